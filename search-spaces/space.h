@@ -1,0 +1,98 @@
+// The knob engine: a search space is a list of knobs plus constraints; a config picks one choice per knob.
+// Configs are addressed by a stable mixed-radix index (knob 0 varies fastest, as in AutoTVM's ConfigSpace),
+// so an index means the same config in every run and on every machine.
+// Thread safety: a Space is immutable after Build() and safe to share between threads.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "common/status.h"
+
+namespace tunefleet {
+
+enum class KnobKind {
+  kSplit,  // an axis split into N factors ("sp" in AutoTVM), choice = vector of factors
+  kList,   // one value out of a list ("ot" in AutoTVM), choice = {value}
+  kBool,   // {0} or {1}
+};
+
+struct Knob {
+  std::string name;
+  KnobKind kind = KnobKind::kList;
+  std::vector<std::vector<int64_t>> choices;  // each: split factors, or one value
+};
+
+// A config: the index of the chosen option of each knob, in knob order.
+using Config = std::vector<uint32_t>;
+
+class Space;
+
+// Read access to one config's values by knob name, used by constraints and templates.
+class ConfigView {
+ public:
+  ConfigView(const Space& space, const Config& config) : space_(space), config_(config) {}
+  // The single value of a list/bool knob; for a split knob, the product of its factors.
+  int64_t Value(const std::string& knob) const;
+  // The factors of a split knob (or the one value of a list knob).
+  const std::vector<int64_t>& Factors(const std::string& knob) const;
+
+ private:
+  const Space& space_;
+  const Config& config_;
+};
+
+// Returns an empty string when the config is acceptable, else the reason it is not.
+using Constraint = std::function<std::string(const ConfigView&)>;
+
+class Space {
+ public:
+  Space() = default;
+
+  // Builders. Split: all ordered factorizations of `extent` into `parts` factors; with `pow2` only powers of
+  // two (then the product may be less than extent: the kernel guards the tail); `max_factor` caps the inner
+  // parts (0 = no cap).
+  Space& AddSplit(const std::string& name, int64_t extent, int parts, bool pow2 = false, int64_t max_factor = 0);
+  Space& AddList(const std::string& name, std::vector<int64_t> values);
+  Space& AddBool(const std::string& name);
+  Space& AddKnob(Knob knob);
+  Space& AddConstraint(std::string name, Constraint c);
+
+  const std::vector<Knob>& knobs() const { return knobs_; }
+  int KnobIndex(const std::string& name) const;  // -1 when absent
+  uint64_t RawSize() const;                      // product of choice counts
+
+  uint64_t IndexOf(const Config& c) const;
+  Config FromIndex(uint64_t index) const;
+
+  // Empty string when every constraint holds, else the first failing constraint's reason.
+  std::string Check(const Config& c) const;
+  bool Valid(const Config& c) const { return Check(c).empty(); }
+  bool ValidIndex(uint64_t index) const { return Valid(FromIndex(index)); }
+
+  // Exact count of valid configs (enumerates lazily; spaces of ~10^6-10^7 raw points are fine).
+  uint64_t CountValid() const;
+  // Uniform sample among valid configs by rejection (nullopt after max_tries rejections).
+  std::optional<uint64_t> SampleValid(std::mt19937_64& rng, int max_tries = 100000) const;
+  // Lazily visits valid configs in index order; the visitor returns false to stop.
+  void ForEachValid(const std::function<bool(uint64_t index)>& visit) const;
+  // Valid configs that differ from `index` in exactly one knob.
+  std::vector<uint64_t> Neighbors(uint64_t index) const;
+
+  // {"knob": [factors] or value, ...} in knob order; FromJson rejects unknown knobs or choices.
+  nlohmann::json ToJson(const Config& c) const;
+  Result<Config> FromJson(const nlohmann::json& j) const;
+
+ private:
+  std::vector<Knob> knobs_;
+  std::vector<std::pair<std::string, Constraint>> constraints_;
+};
+
+}  // namespace tunefleet

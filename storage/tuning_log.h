@@ -1,0 +1,79 @@
+// The SQLite tuning log: one file, WAL, migrations in code. Table and column names are a user-facing contract
+// (people query the log with sqlite3): devices, tasks, templates, sessions, records.
+// Thread safety: a TuningLog is used by one thread at a time; several processes may write one file at once
+// (WAL + busy timeout).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace tunefleet {
+namespace proto { class DeviceInfo; }
+
+struct RecordRow {
+  int64_t id = 0;
+  int64_t session_id = 0;
+  int64_t task_id = 0;
+  int64_t template_id = 0;
+  int64_t device_id = 0;
+  uint64_t config_index = 0;
+  std::string config;          // JSON text
+  int status = 0;              // MeasureStatus 0..8
+  std::vector<double> costs;   // seconds
+  double mean_cost = 0;        // seconds; 0 on failure
+  double compile_time = 0;     // seconds
+  double wall_time = 0;        // seconds
+  std::string message;
+  double timestamp = 0;        // unix seconds
+};
+
+struct BestRow {
+  std::string task;            // spec
+  std::string template_name;
+  int template_version = 0;
+  std::string device_name;
+  std::string device_fingerprint;
+  RecordRow record;
+  double flops = 0;            // of one run of the task (tasks.flops)
+  double gflops() const { return record.mean_cost > 0 ? flops / record.mean_cost / 1e9 : 0; }
+};
+
+class TuningLog {
+ public:
+  // Opens or creates the database and runs pending migrations. An unwritable path or a file that is not a
+  // tunefleet database gives one clear error naming the path.
+  static Result<std::unique_ptr<TuningLog>> Open(const std::string& path);
+  virtual ~TuningLog() = default;
+  TuningLog(const TuningLog&) = delete;
+  TuningLog& operator=(const TuningLog&) = delete;
+
+  // Inserts or finds by fingerprint; returns devices.id.
+  virtual Result<int64_t> UpsertDevice(const proto::DeviceInfo& info) = 0;
+  // Inserts or finds by spec; `workload_json` holds op and params; flops of one run. Returns tasks.id.
+  virtual Result<int64_t> UpsertTask(const std::string& spec, const std::string& op,
+                                     const std::string& workload_json, double flops) = 0;
+  // Inserts or finds by (name, version); returns templates.id.
+  virtual Result<int64_t> UpsertTemplate(const std::string& name, int version) = 0;
+  // A tuning session (one tuner run); `args_json` records the command line. Returns sessions.id.
+  virtual Result<int64_t> BeginSession(const std::string& args_json) = 0;
+  virtual Status EndSession(int64_t session_id, const std::string& state) = 0;
+
+  // Commits one record at once (its own transaction). Returns records.id.
+  virtual Result<int64_t> AddRecord(const RecordRow& r) = 0;
+  // Records of (task, template, device) in id order; device_id 0 = any device.
+  virtual Result<std::vector<RecordRow>> Records(int64_t task_id, int64_t template_id, int64_t device_id) = 0;
+  // Config indices already recorded for (task, template, device), for resume.
+  virtual Result<std::vector<uint64_t>> MeasuredIndices(int64_t task_id, int64_t template_id, int64_t device_id) = 0;
+  // Best successful record per (task, template, device).
+  virtual Result<std::vector<BestRow>> Best() = 0;
+
+ protected:
+  TuningLog() = default;
+};
+
+}  // namespace tunefleet

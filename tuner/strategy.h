@@ -1,0 +1,61 @@
+// Search strategies: decide which configs to measure next. Deciding only; measuring is the dispatcher's job.
+// Thread safety: one strategy per task, used by one thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "search-spaces/device_limits.h"
+#include "search-spaces/space.h"
+#include "search-spaces/task.h"
+
+namespace tunefleet {
+
+class Template;
+
+// One measured config as the strategy sees it.
+struct Observation {
+  uint64_t index = 0;
+  bool ok = false;       // status 0
+  double cost = 0;       // seconds (mean); meaningless when !ok
+};
+
+// A record of another task/device of the same template, for transfer learning.
+struct HistoryRecord {
+  std::string task_spec;
+  std::string device_fingerprint;
+  std::string config_json;
+  bool ok = false;
+  double cost = 0;      // seconds
+  double flops = 0;     // of one run of that task
+};
+
+struct StrategyOptions {
+  std::string name = "xgb";   // xgb | ga | random | grid
+  uint64_t seed = 1;
+  size_t plan_size = 64;      // configs per model refit (xgb)
+  std::string xgb_objective = "rank";  // rank | reg
+};
+
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+  // Up to n distinct valid config indices never proposed before. Empty when the space is exhausted.
+  virtual std::vector<uint64_t> NextBatch(size_t n) = 0;
+  // Results of proposed (or resumed) configs. Also called before the first NextBatch with the records
+  // already in the log (resume): those indices are never proposed.
+  virtual void Update(const std::vector<Observation>& results) = 0;
+  // Transfer learning from other tasks/devices of the same template; default: ignored.
+  virtual void WarmStart(const std::vector<HistoryRecord>& /*history*/) {}
+  // One line for the progress display (e.g. "model refit #3, rank corr 0.82"); empty if none.
+  virtual std::string StatusLine() const { return {}; }
+};
+
+// `tmpl`, `task` and `space` must outlive the strategy.
+Result<std::unique_ptr<Strategy>> MakeStrategy(const StrategyOptions& opts, const Template& tmpl, const Task& task,
+                                               const Space& space, const DeviceLimits& limits);
+
+}  // namespace tunefleet
