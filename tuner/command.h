@@ -1,0 +1,21 @@
+// Subcommands of the `tunefleet` CLI. Each subcommand lives in its own cmd_<name>.cc and registers itself
+// through one function listed in main.cc's table (ninja's kTools[] idea).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace tunefleet {
+
+// Adds one subcommand to `app`. When the subcommand runs, its callback stores the process exit code in
+// `*exit_code` (0 success; 1 runtime failure; 2 bad input). Errors are printed as one line:
+// "tunefleet <cmd>: error: <what>".
+using RegisterCommandFn = void (*)(CLI::App& app, int* exit_code);
+
+// Prints "tunefleet <cmd>: error: <message>" to stderr and returns `code`.
+int CommandError(const char* cmd, const std::string& message, int code = 1);
+
+void RegisterTune(CLI::App& app, int* exit_code);
+void RegisterBest(CLI::App& app, int* exit_code);
+void RegisterQuery(CLI::App& app, int* exit_code);
+
+}  // namespace tunefleet
