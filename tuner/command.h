@@ -14,8 +14,13 @@ using RegisterCommandFn = void (*)(CLI::App& app, int* exit_code);
 // Prints "tunefleet <cmd>: error: <message>" to stderr and returns `code`.
 int CommandError(const char* cmd, const std::string& message, int code = 1);
 
-void RegisterTune(CLI::App& app, int* exit_code);
-void RegisterBest(CLI::App& app, int* exit_code);
-void RegisterQuery(CLI::App& app, int* exit_code);
+void RegisterTune(CLI::App& app, int* exit_code);      // cmd_tune.cc
+void RegisterBest(CLI::App& app, int* exit_code);   // cmd_best.cc
+void RegisterQuery(CLI::App& app, int* exit_code);  // cmd_query.cc
+void RegisterSimulate(CLI::App& app, int* exit_code); // cmd_simulate.cc
+void RegisterTasks(CLI::App& app, int* exit_code);  // cmd_tasks.cc
+void RegisterReport(CLI::App& app, int* exit_code); // cmd_report.cc
+void RegisterExport(CLI::App& app, int* exit_code); // cmd_export.cc
+void RegisterImport(CLI::App& app, int* exit_code); // cmd_import.cc
 
 }  // namespace tunefleet

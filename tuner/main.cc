@@ -10,6 +10,11 @@ constexpr tunefleet::RegisterCommandFn kCommands[] = {
     tunefleet::RegisterTune,
     tunefleet::RegisterBest,
     tunefleet::RegisterQuery,
+    tunefleet::RegisterSimulate,
+    tunefleet::RegisterTasks,
+    tunefleet::RegisterReport,
+    tunefleet::RegisterExport,
+    tunefleet::RegisterImport,
 };
 
 }  // namespace
