@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# deploy/bundle_test.sh BUILD_DIR: checks deploy/bundle.
+#
+# Part 1 (always): given a host binary that links gRPC and protobuf (the build's own grpc_cpp_plugin), we should
+#   pack it with its whole non-glibc closure, and it should load only bundled libraries.
+# Part 2 (when BUILD_DIR/bin/tunefleet-agent is built): given the real agent, we should pack it so that
+#   `env -i bundle/tunefleet-agent --version` works, ldd of the bundled binary resolves every non-glibc library
+#   inside the bundle, OpenCL is not bundled, and the --tar archive works from another folder.
+# Exit: 0 pass; 1 a check failed; 77 part 2 skipped because the agent is not built (part 1 passed).
+set -uo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+build_dir="$(cd "${1:?usage: bundle_test.sh BUILD_DIR}" && pwd)"
+work="$(mktemp -d "${TMPDIR:-/tmp}/bundle_test.XXXXXX")"
+trap 'rm -rf "${work}"' EXIT
+failures=0
+
+Check() {  # Check "what" command...: runs the command, prints PASS/FAIL with what was checked.
+  local what="$1"
+  shift
+  if "$@"; then echo "PASS: ${what}"; else echo "FAIL: ${what}"; failures=$((failures + 1)); fi
+}
+
+# True when every library ldd resolves for binary $2 (run with the bundle's lib/ $1 first) is inside $1 or is a
+# glibc core library of the host; prints offenders.
+ResolvesInside() {
+  local lib_dir="$1" bin="$2" out line name path bad=0
+  out="$(env -i LD_LIBRARY_PATH="${lib_dir}" ldd "${bin}" 2>&1)" || { echo "  ldd failed: ${out}"; return 1; }
+  while IFS= read -r line; do
+    line="${line#"${line%%[![:space:]]*}"}"
+    case "${line}" in
+      *"not found"*) echo "  unresolved: ${line}"; bad=1 ;;
+      *" => "*)
+        name="${line%% => *}"
+        path="${line#* => }"
+        path="${path%% (*}"
+        case "${name}" in
+          libc.so.* | libm.so.* | libpthread.so.* | libdl.so.* | librt.so.* | libresolv.so.* | ld-linux*) ;;
+          *) [[ "${path}" == "${lib_dir}/"* ]] || { echo "  outside the bundle: ${name} => ${path}"; bad=1; } ;;
+        esac
+        ;;
+    esac
+  done <<<"${out}"
+  return "${bad}"
+}
+
+HasNoHostLibs() {  # no glibc core, no OpenCL loader or ICD in lib/ $1
+  local found
+  found="$(find "$1" -maxdepth 1 \( -name 'libc.so*' -o -name 'libm.so*' -o -name 'libpthread.so*' \
+    -o -name 'libdl.so*' -o -name 'librt.so*' -o -name 'ld-linux*' -o -name 'libOpenCL*' -o -name 'libpocl*' \) \
+    -printf '%f ')"
+  [[ -z "${found}" ]] || { echo "  must not be bundled: ${found}"; return 1; }
+}
+
+Has() { [[ -e "$1" ]] || { echo "  missing: $1"; return 1; }; }
+OutputMatches() {  # OutputMatches REGEX command...: the command succeeds and its output matches REGEX
+  local re="$1" out
+  shift
+  out="$("$@" 2>&1)" || { echo "  exit $?: ${out}"; return 1; }
+  [[ "${out}" =~ ${re} ]] || { echo "  output '${out}' does not match /${re}/"; return 1; }
+}
+Fails() { ! "$@" >/dev/null 2>&1; }
+
+echo "== part 1: bundling a gRPC-linked host binary (grpc_cpp_plugin) =="
+plugin="$(command -v grpc_cpp_plugin || true)"
+if [[ -z "${plugin}" ]]; then
+  echo "FAIL: grpc_cpp_plugin not found (it is a build dependency)"
+  exit 1
+fi
+mkdir -p "${work}/fake_build/bin"
+cp "${plugin}" "${work}/fake_build/bin/grpc_cpp_plugin"
+Check "bundle packs a named binary" "${here}/bundle" "${work}/fake_build" "${work}/p1" --bin grpc_cpp_plugin
+Check "the wrapper and the real binary are in place" Has "${work}/p1/bin/grpc_cpp_plugin"
+Check "libstdc++ is bundled" Has "${work}/p1/lib/libstdc++.so.6"
+Check "libprotobuf is bundled" Has "${work}/p1/lib/libprotobuf.so.32"
+Check "no glibc core library nor OpenCL is bundled" HasNoHostLibs "${work}/p1/lib"
+Check "ldd resolves every non-glibc library inside the bundle" \
+  ResolvesInside "${work}/p1/lib" "${work}/p1/bin/grpc_cpp_plugin"
+Check "bundled libraries are real files, not links into the build machine" \
+  test -z "$(find "${work}/p1/lib" -type l)"
+Check "bundle refuses a BUILD_DIR without the binary" Fails "${here}/bundle" "${work}/fake_build" "${work}/p_x"
+Check "bundle exits 2 on bad usage" test "$("${here}/bundle" >/dev/null 2>&1; echo $?)" = 2
+
+agent="${build_dir}/bin/tunefleet-agent"
+if [[ ! -x "${agent}" ]]; then
+  echo "SKIP: part 2: ${agent} is not built (build target tunefleet-agent)"
+  ((failures == 0)) || exit 1
+  exit 77
+fi
+
+echo "== part 2: bundling the real agent =="
+b="${work}/bundle"
+Check "bundle packs the agent with --tar" "${here}/bundle" "${build_dir}" "${b}" --tar
+Check "env -i bundle/tunefleet-agent --version prints the version" \
+  OutputMatches "tunefleet" env -i "${b}/tunefleet-agent" --version
+Check "ldd of the bundled agent resolves every non-glibc library inside the bundle" \
+  ResolvesInside "${b}/lib" "${b}/bin/tunefleet-agent"
+Check "no glibc core library nor OpenCL is bundled" HasNoHostLibs "${b}/lib"
+Check "libstdc++ is bundled" Has "${b}/lib/libstdc++.so.6"
+Check "gRPC is bundled" test -n "$(find "${b}/lib" -name 'libgrpc++.so*')"
+mkdir -p "${work}/elsewhere" "${work}/path"
+Check "the tarball unpacks" tar -C "${work}/elsewhere" -xzf "${work}/bundle.tar.gz"
+Check "the unpacked agent runs from another folder with an empty environment" \
+  OutputMatches "tunefleet" env -i "${work}/elsewhere/bundle/tunefleet-agent" --version
+ln -s "${work}/elsewhere/bundle/tunefleet-agent" "${work}/path/tunefleet-agent"
+Check "the wrapper works through a symlink (e.g. from /usr/local/bin)" \
+  OutputMatches "tunefleet" env -i "${work}/path/tunefleet-agent" --version
+
+if ((failures > 0)); then
+  echo "${failures} check(s) failed"
+  exit 1
+fi
+echo "all checks passed"
