@@ -1,0 +1,161 @@
+#include "tracker/job_dispatcher.h"
+
+#include <algorithm>
+
+namespace tunefleet::tracker {
+
+void JobDispatcher::OpenLease(const std::string& lease_id, const std::vector<LeasedAgent>& agents) {
+  LeaseState& ls = leases_[lease_id];
+  for (const auto& a : agents) {
+    ls.agent_ids.push_back(a.agent_id);
+    AgentState& st = agents_[a.agent_id];  // may still be running a job of an ended lease
+    st.lease_id = lease_id;
+    st.fingerprint = a.fingerprint;
+  }
+}
+
+proto::MeasureEvent JobDispatcher::LostEvent(uint64_t job_id, const std::string& agent_id,
+                                             const std::string& message) const {
+  proto::MeasureEvent ev;
+  ev.set_job_id(job_id);
+  ev.set_agent_id(agent_id);
+  auto it = agents_.find(agent_id);
+  if (it != agents_.end()) ev.set_device_fingerprint(it->second.fingerprint);
+  ev.set_device_lost(true);
+  ev.set_message(message);
+  return ev;
+}
+
+void JobDispatcher::EndJob(BatchId batch, uint64_t job_id, proto::MeasureEvent event, DispatchActions* out) {
+  auto it = batches_.find(batch);
+  if (it == batches_.end() || it->second.unfinished.erase(job_id) == 0) return;  // batch gone: drop
+  out->events.push_back(BatchEvent{batch, std::move(event)});
+  if (it->second.unfinished.empty()) batches_.erase(it);
+}
+
+DispatchActions JobDispatcher::CloseLease(const std::string& lease_id, const std::string& message) {
+  DispatchActions out;
+  auto lit = leases_.find(lease_id);
+  if (lit == leases_.end()) return out;
+  for (const auto& a : lit->second.agent_ids) {
+    auto ait = agents_.find(a);
+    if (ait == agents_.end()) continue;
+    ait->second.lease_id.clear();
+    if (!ait->second.running) agents_.erase(ait);
+  }
+  leases_.erase(lit);
+  for (auto bit = batches_.begin(); bit != batches_.end();) {
+    if (bit->second.lease_id != lease_id) {
+      ++bit;
+      continue;
+    }
+    for (uint64_t job : bit->second.unfinished) out.events.push_back(BatchEvent{bit->first, LostEvent(job, "", message)});
+    bit = batches_.erase(bit);
+  }
+  return out;
+}
+
+Result<BatchId> JobDispatcher::Submit(const std::string& lease_id, std::vector<proto::MeasureJob> jobs,
+                                      DispatchActions* out) {
+  auto lit = leases_.find(lease_id);
+  if (lit == leases_.end()) return Status::NotFound("no lease '" + lease_id + "' (expired or released)");
+  if (jobs.empty()) return Status::InvalidArgument("empty measure batch");
+  BatchState batch{lease_id, {}};
+  for (const auto& j : jobs) {
+    if (!batch.unfinished.insert(j.job_id()).second) {
+      return Status::InvalidArgument("job id " + std::to_string(j.job_id()) + " appears twice in the batch");
+    }
+  }
+  const BatchId id = next_batch_++;
+  batches_[id] = std::move(batch);
+  if (lit->second.agent_ids.empty()) {
+    for (const auto& j : jobs) EndJob(id, j.job_id(), LostEvent(j.job_id(), "", "lease has no agent left"), out);
+    return id;
+  }
+  for (auto& j : jobs) lit->second.queue.push_back(Queued{id, std::move(j)});
+  Dispatch(lease_id, out);
+  return id;
+}
+
+void JobDispatcher::CancelBatch(BatchId batch) {
+  auto bit = batches_.find(batch);
+  if (bit == batches_.end()) return;
+  auto lit = leases_.find(bit->second.lease_id);
+  if (lit != leases_.end()) {
+    std::erase_if(lit->second.queue, [&](const Queued& q) { return q.batch == batch; });
+  }
+  batches_.erase(bit);
+}
+
+void JobDispatcher::Dispatch(const std::string& lease_id, DispatchActions* out) {
+  LeaseState& ls = leases_[lease_id];
+  for (const auto& a : ls.agent_ids) {
+    if (ls.queue.empty()) return;
+    AgentState& st = agents_[a];
+    if (st.running) continue;
+    Queued q = std::move(ls.queue.front());
+    ls.queue.pop_front();
+    st.running = Running{q.batch, q.job.job_id()};
+    Assignment as;
+    as.agent_id = a;
+    as.job.set_job_id(q.job.job_id());
+    *as.job.mutable_program() = std::move(*q.job.mutable_program());
+    out->assignments.push_back(std::move(as));
+  }
+}
+
+std::optional<uint64_t> JobDispatcher::RunningJob(const std::string& agent_id) const {
+  auto it = agents_.find(agent_id);
+  if (it == agents_.end() || !it->second.running) return std::nullopt;
+  return it->second.running->job_id;
+}
+
+DispatchActions JobDispatcher::OnResult(const std::string& agent_id, const proto::JobResult& result) {
+  DispatchActions out;
+  auto it = agents_.find(agent_id);
+  if (it == agents_.end() || !it->second.running) return out;
+  const Running run = *it->second.running;
+  it->second.running.reset();
+  proto::MeasureEvent ev;
+  ev.set_job_id(run.job_id);
+  ev.set_agent_id(agent_id);
+  ev.set_device_fingerprint(it->second.fingerprint);
+  *ev.mutable_result() = result.result();
+  EndJob(run.batch, run.job_id, std::move(ev), &out);
+  const std::string lease_id = it->second.lease_id;
+  if (lease_id.empty()) {
+    agents_.erase(it);  // its lease ended while it ran
+  } else {
+    Dispatch(lease_id, &out);
+  }
+  return out;
+}
+
+DispatchActions JobDispatcher::OnAgentLost(const std::string& agent_id, const std::string& message) {
+  DispatchActions out;
+  auto it = agents_.find(agent_id);
+  if (it == agents_.end()) return out;
+  if (it->second.running) {
+    EndJob(it->second.running->batch, it->second.running->job_id,
+           LostEvent(it->second.running->job_id, agent_id, message), &out);
+  }
+  const std::string lease_id = it->second.lease_id;
+  agents_.erase(it);
+  auto lit = leases_.find(lease_id);
+  if (lit == leases_.end()) return out;
+  std::erase(lit->second.agent_ids, agent_id);
+  if (lit->second.agent_ids.empty()) {
+    for (auto& q : lit->second.queue) {
+      EndJob(q.batch, q.job.job_id(), LostEvent(q.job.job_id(), "", "lease has no agent left: " + message), &out);
+    }
+    lit->second.queue.clear();
+  }
+  return out;
+}
+
+size_t JobDispatcher::queued(const std::string& lease_id) const {
+  auto it = leases_.find(lease_id);
+  return it == leases_.end() ? 0 : it->second.queue.size();
+}
+
+}  // namespace tunefleet::tracker

@@ -1,0 +1,109 @@
+#include "tracker/job_dispatcher.h"
+
+#include <gtest/gtest.h>
+
+namespace tunefleet::tracker {
+namespace {
+
+std::vector<proto::MeasureJob> Jobs(std::initializer_list<uint64_t> ids) {
+  std::vector<proto::MeasureJob> jobs;
+  for (uint64_t id : ids) {
+    proto::MeasureJob j;
+    j.set_job_id(id);
+    j.mutable_program()->set_output_buffer("c");
+    jobs.push_back(std::move(j));
+  }
+  return jobs;
+}
+
+proto::JobResult Ok(uint64_t job_id) {
+  proto::JobResult r;
+  r.set_job_id(job_id);
+  r.mutable_result()->set_mean_cost(1e-3);
+  return r;
+}
+
+class JobDispatcherTest : public ::testing::Test {
+ protected:
+  void SetUp() override { d_.OpenLease("L", {{"a1", "fa"}, {"a2", "fb"}}); }
+  JobDispatcher d_;
+};
+
+TEST_F(JobDispatcherTest, GivenABatchOnTwoAgents_WeShouldRunOneJobPerAgentAndRefillOnResult) {
+  DispatchActions out;
+  auto batch = d_.Submit("L", Jobs({1, 2, 3}), &out);
+  ASSERT_TRUE(batch.ok());
+  ASSERT_EQ(out.assignments.size(), 2u);
+  EXPECT_EQ(out.assignments[0].agent_id, "a1");
+  EXPECT_EQ(out.assignments[0].job.job_id(), 1u);
+  EXPECT_EQ(out.assignments[0].job.program().output_buffer(), "c");
+  EXPECT_EQ(out.assignments[1].job.job_id(), 2u);
+  EXPECT_EQ(d_.queued("L"), 1u);
+
+  auto next = d_.OnResult("a2", Ok(2));
+  ASSERT_EQ(next.events.size(), 1u);
+  EXPECT_EQ(next.events[0].event.job_id(), 2u);
+  EXPECT_EQ(next.events[0].event.device_fingerprint(), "fb");
+  EXPECT_FALSE(next.events[0].event.device_lost());
+  ASSERT_EQ(next.assignments.size(), 1u);
+  EXPECT_EQ(next.assignments[0].agent_id, "a2");
+  EXPECT_EQ(next.assignments[0].job.job_id(), 3u);
+}
+
+TEST_F(JobDispatcherTest, GivenAnAgentLostMidJob_WeShouldEndItsJobAsDeviceLostAndKeepGoingOnTheOther) {
+  DispatchActions out;
+  ASSERT_TRUE(d_.Submit("L", Jobs({1, 2, 3}), &out).ok());
+  auto lost = d_.OnAgentLost("a1", "stream ended");
+  ASSERT_EQ(lost.events.size(), 1u);
+  EXPECT_EQ(lost.events[0].event.job_id(), 1u);
+  EXPECT_TRUE(lost.events[0].event.device_lost());
+  EXPECT_EQ(lost.events[0].event.message(), "stream ended");
+  auto r = d_.OnResult("a2", Ok(2));
+  ASSERT_EQ(r.assignments.size(), 1u);
+  EXPECT_EQ(r.assignments[0].job.job_id(), 3u);
+}
+
+TEST_F(JobDispatcherTest, GivenTheLastAgentLost_WeShouldEndTheQueuedJobsAsDeviceLost) {
+  DispatchActions out;
+  ASSERT_TRUE(d_.Submit("L", Jobs({1, 2, 3, 4}), &out).ok());
+  EXPECT_EQ(d_.OnAgentLost("a1", "gone").events.size(), 1u);
+  auto last = d_.OnAgentLost("a2", "gone");
+  EXPECT_EQ(last.events.size(), 3u);  // job 2 running + jobs 3, 4 queued
+  for (const auto& e : last.events) EXPECT_TRUE(e.event.device_lost());
+}
+
+TEST_F(JobDispatcherTest, GivenARepeatedJobId_WeShouldRejectTheBatch) {
+  DispatchActions out;
+  auto batch = d_.Submit("L", Jobs({7, 7}), &out);
+  EXPECT_EQ(batch.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_TRUE(out.assignments.empty());
+}
+
+TEST_F(JobDispatcherTest, GivenACancelledBatch_WeShouldDropItsQueueAndIgnoreLateResults) {
+  DispatchActions out;
+  auto batch = d_.Submit("L", Jobs({1, 2, 3}), &out);
+  ASSERT_TRUE(batch.ok());
+  d_.CancelBatch(*batch);
+  EXPECT_EQ(d_.queued("L"), 0u);
+  auto late = d_.OnResult("a1", Ok(1));
+  EXPECT_TRUE(late.events.empty());
+  EXPECT_TRUE(late.assignments.empty());
+}
+
+TEST_F(JobDispatcherTest, GivenAClosedLease_WeShouldEndUnfinishedJobsAndKeepTheBusyAgentBusy) {
+  DispatchActions out;
+  ASSERT_TRUE(d_.Submit("L", Jobs({1, 2, 3}), &out).ok());
+  auto closed = d_.CloseLease("L", "lease released");
+  EXPECT_EQ(closed.events.size(), 3u);
+  d_.OpenLease("M", {{"a1", "fa"}});
+  DispatchActions out2;
+  ASSERT_TRUE(d_.Submit("M", Jobs({10}), &out2).ok());
+  EXPECT_TRUE(out2.assignments.empty());  // a1 still runs job 1 of the old lease
+  auto r = d_.OnResult("a1", Ok(1));
+  EXPECT_TRUE(r.events.empty());
+  ASSERT_EQ(r.assignments.size(), 1u);
+  EXPECT_EQ(r.assignments[0].job.job_id(), 10u);
+}
+
+}  // namespace
+}  // namespace tunefleet::tracker

@@ -1,0 +1,153 @@
+#include "tracker/lease_table.h"
+
+#include <algorithm>
+
+namespace tunefleet::tracker {
+
+void LeaseTable::AddAgent(const std::string& agent_id, const std::string& key) {
+  if (agents_.count(agent_id)) return;
+  agents_[agent_id] = AgentSlot{key, ""};
+  KeyState& ks = keys_[key];
+  ks.registered++;
+  ks.free.push_back(agent_id);
+}
+
+std::string LeaseTable::RemoveAgent(const std::string& agent_id) {
+  auto it = agents_.find(agent_id);
+  if (it == agents_.end()) return "";
+  const std::string lease_id = it->second.lease_id;
+  KeyState& ks = keys_[it->second.key];
+  ks.registered--;
+  std::erase(ks.free, agent_id);
+  if (!lease_id.empty()) {
+    auto lit = leases_.find(lease_id);
+    if (lit != leases_.end()) std::erase(lit->second.agent_ids, agent_id);
+  }
+  agents_.erase(it);
+  return lease_id;
+}
+
+uint64_t LeaseTable::Enqueue(AcquireSpec spec) {
+  spec.count = std::max<uint32_t>(spec.count, 1);
+  spec.min_count = std::clamp<uint32_t>(spec.min_count, 1, spec.count);
+  const uint64_t id = next_seq_++;
+  waiter_key_[id] = spec.key;
+  KeyState& ks = keys_[spec.key];
+  ks.queue.insert(Waiter{spec.priority, id, std::move(spec)});
+  return id;
+}
+
+void LeaseTable::CancelWaiter(uint64_t waiter_id) {
+  auto it = waiter_key_.find(waiter_id);
+  if (it == waiter_key_.end()) return;
+  auto& queue = keys_[it->second].queue;
+  std::erase_if(queue, [&](const Waiter& w) { return w.seq == waiter_id; });
+  waiter_key_.erase(it);
+}
+
+std::vector<Grant> LeaseTable::Pump(TimePoint now) {
+  std::vector<Grant> grants;
+  for (auto& [key, ks] : keys_) {
+    while (!ks.queue.empty()) {
+      const Waiter& head = *ks.queue.begin();
+      if (ks.free.size() < head.spec.min_count) break;  // the head blocks the rest
+      const size_t n = std::min<size_t>(head.spec.count, ks.free.size());
+      Lease lease;
+      lease.lease_id = "lease-" + std::to_string(next_lease_++);
+      lease.key = key;
+      lease.client = head.spec.client;
+      lease.expiry = now + std::chrono::duration_cast<Clock::duration>(ttl_);
+      lease.agent_ids.assign(ks.free.begin(), ks.free.begin() + static_cast<long>(n));
+      ks.free.erase(ks.free.begin(), ks.free.begin() + static_cast<long>(n));
+      for (const auto& a : lease.agent_ids) agents_[a].lease_id = lease.lease_id;
+      leases_[lease.lease_id] = lease;
+      grants.push_back(Grant{head.seq, std::move(lease)});
+      waiter_key_.erase(head.seq);
+      ks.queue.erase(ks.queue.begin());
+    }
+  }
+  return grants;
+}
+
+Status LeaseTable::Renew(const std::string& lease_id, TimePoint now) {
+  auto it = leases_.find(lease_id);
+  if (it == leases_.end()) return Status::NotFound("no lease '" + lease_id + "' (expired or released)");
+  it->second.expiry = now + std::chrono::duration_cast<Clock::duration>(ttl_);
+  return Status::OK();
+}
+
+void LeaseTable::FreeAgents(const Lease& lease) {
+  for (const auto& a : lease.agent_ids) {
+    auto it = agents_.find(a);
+    if (it == agents_.end()) continue;
+    it->second.lease_id.clear();
+    keys_[it->second.key].free.push_back(a);
+  }
+}
+
+Status LeaseTable::Release(const std::string& lease_id) {
+  auto it = leases_.find(lease_id);
+  if (it == leases_.end()) return Status::NotFound("no lease '" + lease_id + "' (expired or released)");
+  FreeAgents(it->second);
+  leases_.erase(it);
+  return Status::OK();
+}
+
+std::vector<Lease> LeaseTable::Expire(TimePoint now) {
+  std::vector<Lease> ended;
+  for (auto it = leases_.begin(); it != leases_.end();) {
+    if (it->second.pins == 0 && it->second.expiry <= now) {
+      FreeAgents(it->second);
+      ended.push_back(std::move(it->second));
+      it = leases_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return ended;
+}
+
+Status LeaseTable::Pin(const std::string& lease_id) {
+  auto it = leases_.find(lease_id);
+  if (it == leases_.end()) return Status::NotFound("no lease '" + lease_id + "' (expired or released)");
+  it->second.pins++;
+  return Status::OK();
+}
+
+void LeaseTable::Unpin(const std::string& lease_id, TimePoint now) {
+  auto it = leases_.find(lease_id);
+  if (it == leases_.end()) return;
+  if (it->second.pins > 0) it->second.pins--;
+  it->second.expiry = now + std::chrono::duration_cast<Clock::duration>(ttl_);
+}
+
+const Lease* LeaseTable::Find(const std::string& lease_id) const {
+  auto it = leases_.find(lease_id);
+  return it == leases_.end() ? nullptr : &it->second;
+}
+
+std::string LeaseTable::LeaseOf(const std::string& agent_id) const {
+  auto it = agents_.find(agent_id);
+  return it == agents_.end() ? "" : it->second.lease_id;
+}
+
+KeyCounts LeaseTable::Counts(const std::string& key) const {
+  KeyCounts c;
+  auto it = keys_.find(key);
+  if (it == keys_.end()) return c;
+  c.registered = it->second.registered;
+  c.free = static_cast<uint32_t>(it->second.free.size());
+  c.leased = c.registered - c.free;
+  c.waiting = static_cast<uint32_t>(it->second.queue.size());
+  return c;
+}
+
+std::vector<std::string> LeaseTable::Keys() const {
+  std::vector<std::string> keys;
+  for (const auto& [k, ks] : keys_) {
+    if (ks.registered > 0 || !ks.queue.empty()) keys.push_back(k);
+  }
+  return keys;
+}
+
+}  // namespace tunefleet::tracker

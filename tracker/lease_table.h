@@ -1,0 +1,127 @@
+// LeaseTable: which agents of a key are free, which lease holds which agents, and the per-key queue of
+// acquire requests waiting for agents. Pure logic: no gRPC, no clock (time is a parameter), no threads.
+//
+// Queue order: higher priority first, FIFO among equal priorities. The head of a key's queue blocks the
+// requests behind it (no overtaking), so a request for many devices is never starved by small ones.
+// A waiter is granted min(count, free) agents as soon as at least min_count agents of its key are free.
+//
+// Thread safety: none; the owner serialises calls (TrackerState holds it under its mutex).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace tunefleet::tracker {
+
+using Clock = std::chrono::steady_clock;
+using TimePoint = Clock::time_point;
+using Seconds = std::chrono::duration<double>;
+
+struct AcquireSpec {
+  std::string key;
+  uint32_t count = 1;      // agents wanted; 0 is taken as 1
+  uint32_t min_count = 1;  // grant as soon as this many are free; 0 is taken as 1; capped at count
+  int32_t priority = 0;    // higher first
+  std::string client;      // free text shown in summaries
+};
+
+struct Lease {
+  std::string lease_id;
+  std::string key;
+  std::string client;
+  std::vector<std::string> agent_ids;  // agents still held (an agent that vanished is taken out)
+  TimePoint expiry;
+  int pins = 0;  // running Measure calls; a pinned lease never expires
+};
+
+// A waiter that Pump() satisfied: the lease now exists in the table.
+struct Grant {
+  uint64_t waiter_id = 0;
+  Lease lease;
+};
+
+struct KeyCounts {
+  uint32_t registered = 0;
+  uint32_t free = 0;
+  uint32_t leased = 0;
+  uint32_t waiting = 0;
+};
+
+class LeaseTable {
+ public:
+  explicit LeaseTable(Seconds ttl) : ttl_(ttl) {}
+  LeaseTable(const LeaseTable&) = delete;
+  LeaseTable& operator=(const LeaseTable&) = delete;
+
+  Seconds ttl() const { return ttl_; }
+
+  // A new agent of `key`, free. Call Pump() afterwards: it may satisfy a waiter.
+  void AddAgent(const std::string& agent_id, const std::string& key);
+  // Forgets an agent. Returns the id of the lease that held it ("" when it was free or unknown); that lease
+  // keeps running with its other agents.
+  std::string RemoveAgent(const std::string& agent_id);
+
+  // Queues an acquire request and returns its waiter id. Call Pump() afterwards.
+  uint64_t Enqueue(AcquireSpec spec);
+  // Takes a waiter out of its queue (timed out or caller gone). Unknown ids are ignored.
+  void CancelWaiter(uint64_t waiter_id);
+  bool IsWaiting(uint64_t waiter_id) const { return waiter_key_.count(waiter_id) != 0; }
+
+  // Grants waiters, per key in queue order, while the head of the queue can be satisfied.
+  std::vector<Grant> Pump(TimePoint now);
+
+  // Pushes the lease's expiry to now + ttl. NotFound when the lease is unknown or expired.
+  Status Renew(const std::string& lease_id, TimePoint now);
+  // Ends a lease, freeing its agents. NotFound when unknown. Call Pump() afterwards.
+  Status Release(const std::string& lease_id);
+  // Ends every unpinned lease whose expiry is <= now; returns the ended leases. Call Pump() afterwards.
+  std::vector<Lease> Expire(TimePoint now);
+
+  // A pinned lease does not expire (a Measure is running on it). Unpin renews it.
+  Status Pin(const std::string& lease_id);
+  void Unpin(const std::string& lease_id, TimePoint now);
+
+  // nullptr when unknown. The pointer is valid until the next non-const call.
+  const Lease* Find(const std::string& lease_id) const;
+  // Lease id holding the agent, "" when free or unknown.
+  std::string LeaseOf(const std::string& agent_id) const;
+  KeyCounts Counts(const std::string& key) const;
+  std::vector<std::string> Keys() const;
+
+ private:
+  struct Waiter {
+    int32_t priority;
+    uint64_t seq;  // also the waiter id
+    AcquireSpec spec;
+    bool operator<(const Waiter& o) const {
+      return priority != o.priority ? priority > o.priority : seq < o.seq;
+    }
+  };
+  struct KeyState {
+    std::vector<std::string> free;  // in the order they became free
+    uint32_t registered = 0;
+    std::set<Waiter> queue;
+  };
+  struct AgentSlot {
+    std::string key;
+    std::string lease_id;  // "" when free
+  };
+
+  void FreeAgents(const Lease& lease);
+
+  Seconds ttl_;
+  uint64_t next_seq_ = 1;
+  uint64_t next_lease_ = 1;
+  std::map<std::string, KeyState> keys_;
+  std::map<std::string, AgentSlot> agents_;
+  std::map<std::string, Lease> leases_;
+  std::map<uint64_t, std::string> waiter_key_;  // waiter id -> key
+};
+
+}  // namespace tunefleet::tracker

@@ -1,0 +1,135 @@
+#include "tracker/lease_table.h"
+
+#include <gtest/gtest.h>
+
+namespace tunefleet::tracker {
+namespace {
+
+class LeaseTableTest : public ::testing::Test {
+ protected:
+  LeaseTableTest() : table_(Seconds(30)) {}
+
+  void AddAgents(const std::string& key, int n) {
+    for (int i = 0; i < n; ++i) table_.AddAgent(key + "-" + std::to_string(next_++), key);
+  }
+  uint64_t Want(const std::string& key, uint32_t count, int32_t priority = 0, uint32_t min_count = 0) {
+    return table_.Enqueue(AcquireSpec{key, count, min_count, priority, "test"});
+  }
+  TimePoint At(double s) const { return t0_ + std::chrono::duration_cast<Clock::duration>(Seconds(s)); }
+
+  LeaseTable table_;
+  TimePoint t0_ = Clock::now();
+  int next_ = 0;
+};
+
+TEST_F(LeaseTableTest, GivenFreeAgents_WeShouldGrantAtOnce) {
+  AddAgents("phone", 2);
+  const uint64_t w = Want("phone", 2);
+  auto grants = table_.Pump(At(0));
+  ASSERT_EQ(grants.size(), 1u);
+  EXPECT_EQ(grants[0].waiter_id, w);
+  EXPECT_EQ(grants[0].lease.agent_ids.size(), 2u);
+  EXPECT_EQ(table_.Counts("phone").free, 0u);
+  EXPECT_EQ(table_.Counts("phone").leased, 2u);
+}
+
+TEST_F(LeaseTableTest, GivenWaitersOfMixedPriority_WeShouldServeHigherPriorityThenFifo) {
+  AddAgents("gpu", 1);
+  const uint64_t holder = Want("gpu", 1);
+  auto first = table_.Pump(At(0));
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first[0].waiter_id, holder);
+
+  const uint64_t low = Want("gpu", 1, /*priority=*/0);
+  const uint64_t high_a = Want("gpu", 1, /*priority=*/5);
+  const uint64_t high_b = Want("gpu", 1, /*priority=*/5);
+  EXPECT_TRUE(table_.Pump(At(1)).empty());
+  EXPECT_EQ(table_.Counts("gpu").waiting, 3u);
+
+  std::vector<uint64_t> order;
+  std::string lease = first[0].lease.lease_id;
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(table_.Release(lease).ok());
+    auto g = table_.Pump(At(2 + i));
+    ASSERT_EQ(g.size(), 1u);
+    order.push_back(g[0].waiter_id);
+    lease = g[0].lease.lease_id;
+  }
+  EXPECT_EQ(order, (std::vector<uint64_t>{high_a, high_b, low}));
+}
+
+TEST_F(LeaseTableTest, GivenAnUnrenewedLease_WeShouldExpireItAndFreeItsAgents) {
+  AddAgents("cpu", 1);
+  Want("cpu", 1);
+  auto g = table_.Pump(At(0));
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_TRUE(table_.Expire(At(29)).empty());
+  ASSERT_TRUE(table_.Renew(g[0].lease.lease_id, At(20)).ok());
+  EXPECT_TRUE(table_.Expire(At(49)).empty());
+  auto ended = table_.Expire(At(50));
+  ASSERT_EQ(ended.size(), 1u);
+  EXPECT_EQ(ended[0].lease_id, g[0].lease.lease_id);
+  EXPECT_EQ(table_.Counts("cpu").free, 1u);
+  EXPECT_FALSE(table_.Renew(g[0].lease.lease_id, At(51)).ok());
+}
+
+TEST_F(LeaseTableTest, GivenAPinnedLease_WeShouldNotExpireItUntilUnpinned) {
+  AddAgents("cpu", 1);
+  Want("cpu", 1);
+  auto g = table_.Pump(At(0));
+  ASSERT_TRUE(table_.Pin(g[0].lease.lease_id).ok());
+  EXPECT_TRUE(table_.Expire(At(100)).empty());
+  table_.Unpin(g[0].lease.lease_id, At(100));
+  EXPECT_TRUE(table_.Expire(At(129)).empty());
+  EXPECT_EQ(table_.Expire(At(130)).size(), 1u);
+}
+
+TEST_F(LeaseTableTest, GivenAWaiter_WeShouldGrantItWhenALeaseIsReleased) {
+  AddAgents("phone", 1);
+  Want("phone", 1);
+  auto g = table_.Pump(At(0));
+  const uint64_t waiter = Want("phone", 1);
+  EXPECT_TRUE(table_.Pump(At(1)).empty());
+  EXPECT_TRUE(table_.IsWaiting(waiter));
+  ASSERT_TRUE(table_.Release(g[0].lease.lease_id).ok());
+  auto woke = table_.Pump(At(2));
+  ASSERT_EQ(woke.size(), 1u);
+  EXPECT_EQ(woke[0].waiter_id, waiter);
+  EXPECT_FALSE(table_.IsWaiting(waiter));
+}
+
+TEST_F(LeaseTableTest, GivenMinCount_WeShouldGrantFewerThanCountOnlyWhenMinCountAreFree) {
+  AddAgents("phone", 2);
+  Want("phone", 4, 0, /*min_count=*/3);
+  EXPECT_TRUE(table_.Pump(At(0)).empty());
+  AddAgents("phone", 1);
+  auto g = table_.Pump(At(1));
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].lease.agent_ids.size(), 3u);
+}
+
+TEST_F(LeaseTableTest, GivenABlockedHead_WeShouldNotLetSmallerRequestsOvertakeIt) {
+  AddAgents("phone", 1);
+  const uint64_t big = Want("phone", 2, 0, 2);
+  const uint64_t small = Want("phone", 1);
+  EXPECT_TRUE(table_.Pump(At(0)).empty());
+  table_.CancelWaiter(big);
+  auto g = table_.Pump(At(1));
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].waiter_id, small);
+}
+
+TEST_F(LeaseTableTest, GivenAnAgentRemovedFromALease_WeShouldKeepTheLeaseWithTheOthers) {
+  AddAgents("phone", 2);
+  Want("phone", 2);
+  auto g = table_.Pump(At(0));
+  const std::string gone = g[0].lease.agent_ids[0];
+  EXPECT_EQ(table_.RemoveAgent(gone), g[0].lease.lease_id);
+  const Lease* lease = table_.Find(g[0].lease.lease_id);
+  ASSERT_NE(lease, nullptr);
+  EXPECT_EQ(lease->agent_ids.size(), 1u);
+  EXPECT_EQ(table_.Counts("phone").registered, 1u);
+}
+
+}  // namespace
+}  // namespace tunefleet::tracker
