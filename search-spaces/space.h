@@ -1,7 +1,8 @@
 // The knob engine: a search space is a list of knobs plus constraints; a config picks one choice per knob.
 // Configs are addressed by a stable mixed-radix index (knob 0 varies fastest, as in AutoTVM's ConfigSpace),
 // so an index means the same config in every run and on every machine.
-// Thread safety: a Space is immutable after Build() and safe to share between threads.
+// Thread safety: a Space is built by one thread (the Add* calls); once built, its const methods are safe to
+// call from many threads at once.
 #pragma once
 
 #include <cstdint>
@@ -27,7 +28,10 @@ enum class KnobKind {
 struct Knob {
   std::string name;
   KnobKind kind = KnobKind::kList;
-  std::vector<std::vector<int64_t>> choices;  // each: split factors, or one value
+  std::vector<std::vector<int64_t>> choices;  // each: split factors (outermost first), or one value
+  // Split knobs: the axis length. The outermost factor is the "rest", ceil(extent / product of the inner
+  // ones); AutoTVM writes it as -1 (see Space::ToTvmEntity).
+  int64_t extent = 0;
 };
 
 // A config: the index of the chosen option of each knob, in knob order.
@@ -43,6 +47,8 @@ class ConfigView {
   int64_t Value(const std::string& knob) const;
   // The factors of a split knob (or the one value of a list knob).
   const std::vector<int64_t>& Factors(const std::string& knob) const;
+  int64_t Value(int knob_index) const;
+  const std::vector<int64_t>& Factors(int knob_index) const;
 
  private:
   const Space& space_;
@@ -56,7 +62,7 @@ class Space {
  public:
   Space() = default;
 
-  // Builders. Split: all ordered factorizations of `extent` into `parts` factors; with `pow2` only powers of
+  // Builders (call before sharing the space). Split: all ordered factorizations of `extent` into `parts` factors; with `pow2` only powers of
   // two (then the product may be less than extent: the kernel guards the tail); `max_factor` caps the inner
   // parts (0 = no cap).
   Space& AddSplit(const std::string& name, int64_t extent, int parts, bool pow2 = false, int64_t max_factor = 0);
@@ -86,9 +92,16 @@ class Space {
   // Valid configs that differ from `index` in exactly one knob.
   std::vector<uint64_t> Neighbors(uint64_t index) const;
 
-  // {"knob": [factors] or value, ...} in knob order; FromJson rejects unknown knobs or choices.
+  // {"knob": [factors] or value, ...} (an object: nlohmann::json keeps keys sorted, so the text is canonical).
+  // FromJson rejects unknown knobs, missing knobs and unknown choices; a split written AutoTVM-style with a
+  // leading -1 matches the choice with the same inner factors.
   nlohmann::json ToJson(const Config& c) const;
   Result<Config> FromJson(const nlohmann::json& j) const;
+  // AutoTVM's config entity: [[name, "sp", [-1, inner...]], [name, "ot", value], ...] in knob order.
+  nlohmann::json ToTvmEntity(const Config& c) const;
+
+  // Names of the constraints, in the order they are checked.
+  std::vector<std::string> ConstraintNames() const;
 
  private:
   std::vector<Knob> knobs_;

@@ -32,7 +32,19 @@ struct Task {
   bool operator==(const Task& o) const { return ToSpec() == o.ToSpec(); }
 
   // Parses a spec. Errors name the spec and what is wrong ("gemm:256,x,256: 'x' is not an integer").
+  // The op must have a signature (op_signature.h); Parse stores every parameter of the signature, extras
+  // absent from the spec with their defaults, so params always follow the signature's order.
   static Result<Task> Parse(std::string_view spec);
 };
+
+// Fused activation of an epilogue (dense layers, convolutions). Stored in Task params as its int value
+// ("act=relu" -> 1); the numbers are part of the spec/database contract: append, never renumber.
+enum class Activation : int64_t { kNone = 0, kRelu = 1, kRelu6 = 2, kSigmoid = 3, kTanh = 4, kLeakyRelu = 5 };
+const char* ActivationName(Activation a);  // "none", "relu", "relu6", "sigmoid", "tanh", "leaky_relu"
+// The names in value order, for op signatures that accept "act=<name>".
+const std::vector<std::string>& ActivationNames();
+// OpenCL C expression applying `a` to the float expression `x` (e.g. "fmax(x, 0.0f)"); `x` is evaluated
+// once per occurrence, so pass a plain variable name. kLeakyRelu uses slope 0.1.
+std::string ActivationExpr(Activation a, const std::string& x);
 
 }  // namespace tunefleet

@@ -1,0 +1,39 @@
+// The template registry. To add a template: declare its factory below and add one line to BuildAll().
+#include <memory>
+#include <vector>
+
+#include "search-spaces/template.h"
+
+namespace tunefleet {
+
+// Factories, one per template, each defined in its template's .cc.
+// (gemm.buffer: gemm_template.cc)
+
+namespace {
+
+std::vector<std::unique_ptr<Template>> BuildAll() {
+  std::vector<std::unique_ptr<Template>> all;
+  return all;
+}
+
+}  // namespace
+
+const std::vector<std::unique_ptr<Template>>& AllTemplates() {
+  static const std::vector<std::unique_ptr<Template>> kAll = BuildAll();
+  return kAll;
+}
+
+const Template* FindTemplate(const std::string& name) {
+  for (const auto& t : AllTemplates())
+    if (t->name() == name) return t.get();
+  return nullptr;
+}
+
+std::vector<const Template*> TemplatesFor(const Task& task, const DeviceLimits& limits) {
+  std::vector<const Template*> out;
+  for (const auto& t : AllTemplates())
+    if (t->Supports(task, limits, nullptr)) out.push_back(t.get());
+  return out;
+}
+
+}  // namespace tunefleet
