@@ -43,6 +43,31 @@ struct BestRow {
   double gflops() const { return record.mean_cost > 0 ? flops / record.mean_cost / 1e9 : 0; }
 };
 
+struct DeviceRow {
+  int64_t id = 0;
+  std::string fingerprint;
+  std::string vendor;
+  std::string name;
+  std::string driver;
+  std::string opencl_version;
+  std::string info_json;       // the agent's DeviceInfo, protobuf JSON form
+  double first_seen = 0;       // unix seconds
+};
+
+struct TaskRow {
+  int64_t id = 0;
+  std::string spec;
+  std::string op;
+  std::string workload;        // JSON text
+  double flops = 0;
+};
+
+struct TemplateRow {
+  int64_t id = 0;
+  std::string name;
+  int version = 0;
+};
+
 class TuningLog {
  public:
   // Opens or creates the database and runs pending migrations. An unwritable path or a file that is not a
@@ -65,12 +90,20 @@ class TuningLog {
 
   // Commits one record at once (its own transaction). Returns records.id.
   virtual Result<int64_t> AddRecord(const RecordRow& r) = 0;
-  // Records of (task, template, device) in id order; device_id 0 = any device.
+  // Records of (task, template, device) in id order; an id of 0 matches any (so Records(0, 0, 0) is every
+  // record).
   virtual Result<std::vector<RecordRow>> Records(int64_t task_id, int64_t template_id, int64_t device_id) = 0;
   // Config indices already recorded for (task, template, device), for resume.
   virtual Result<std::vector<uint64_t>> MeasuredIndices(int64_t task_id, int64_t template_id, int64_t device_id) = 0;
   // Best successful record per (task, template, device).
   virtual Result<std::vector<BestRow>> Best() = 0;
+
+  // Listings in id order, for export and reports.
+  virtual Result<std::vector<DeviceRow>> Devices() = 0;
+  virtual Result<std::vector<TaskRow>> Tasks() = 0;
+  virtual Result<std::vector<TemplateRow>> Templates() = 0;
+  // The file this log was opened from.
+  virtual const std::string& path() const = 0;
 
  protected:
   TuningLog() = default;

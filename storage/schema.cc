@@ -1,0 +1,112 @@
+#include "storage/schema.h"
+
+#include <string>
+#include <vector>
+
+namespace tunefleet {
+namespace {
+
+// Every entry is applied once, in order; append only. Times are unix seconds (REAL), costs seconds.
+const std::vector<const char*>& Migrations() {
+  static const std::vector<const char*> kMigrations = {
+      // 1: the initial schema.
+      R"sql(
+      CREATE TABLE devices (
+        id INTEGER PRIMARY KEY,
+        fingerprint TEXT NOT NULL UNIQUE,
+        vendor TEXT NOT NULL DEFAULT '',
+        name TEXT NOT NULL DEFAULT '',
+        driver TEXT NOT NULL DEFAULT '',
+        opencl_version TEXT NOT NULL DEFAULT '',
+        info_json TEXT NOT NULL DEFAULT '{}',
+        first_seen REAL NOT NULL
+      );
+      CREATE TABLE tasks (
+        id INTEGER PRIMARY KEY,
+        spec TEXT NOT NULL UNIQUE,
+        op TEXT NOT NULL,
+        workload TEXT NOT NULL DEFAULT '{}',
+        flops REAL NOT NULL DEFAULT 0
+      );
+      CREATE TABLE templates (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        UNIQUE (name, version)
+      );
+      CREATE TABLE sessions (
+        id INTEGER PRIMARY KEY,
+        started REAL NOT NULL,
+        ended REAL,
+        state TEXT NOT NULL DEFAULT 'running',
+        args TEXT NOT NULL DEFAULT '{}',
+        host TEXT NOT NULL DEFAULT ''
+      );
+      CREATE TABLE records (
+        id INTEGER PRIMARY KEY,
+        session_id INTEGER REFERENCES sessions(id),
+        task_id INTEGER NOT NULL REFERENCES tasks(id),
+        template_id INTEGER NOT NULL REFERENCES templates(id),
+        device_id INTEGER NOT NULL REFERENCES devices(id),
+        config_index INTEGER NOT NULL,
+        config TEXT NOT NULL,
+        status INTEGER NOT NULL,
+        costs TEXT NOT NULL DEFAULT '[]',
+        mean_cost REAL NOT NULL DEFAULT 0,
+        compile_time REAL NOT NULL DEFAULT 0,
+        wall_time REAL NOT NULL DEFAULT 0,
+        message TEXT NOT NULL DEFAULT '',
+        timestamp REAL NOT NULL
+      );
+      CREATE INDEX records_by_workload ON records (task_id, template_id, device_id, config_index);
+      CREATE INDEX records_best ON records (task_id, template_id, device_id, status, mean_cost);
+      CREATE INDEX records_by_session ON records (session_id);
+      )sql",
+  };
+  return kMigrations;
+}
+
+Result<int> UserVersion(SqliteDb& db) {
+  TF_ASSIGN_OR_RETURN(SqliteStmt st, db.Prepare("PRAGMA user_version"));
+  TF_ASSIGN_OR_RETURN(bool row, st.Step());
+  return row ? static_cast<int>(st.Int64(0)) : 0;
+}
+
+Result<int64_t> ForeignTableCount(SqliteDb& db) {
+  TF_ASSIGN_OR_RETURN(SqliteStmt st, db.Prepare("SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%'"));
+  TF_ASSIGN_OR_RETURN(bool row, st.Step());
+  return row ? st.Int64(0) : 0;
+}
+
+}  // namespace
+
+int LatestSchemaVersion() { return static_cast<int>(Migrations().size()); }
+
+Status MigrateSchema(SqliteDb& db) {
+  // Reading the version first also tells a non-database file apart (SQLITE_NOTADB → Corruption).
+  TF_ASSIGN_OR_RETURN(int version, UserVersion(db));
+  if (version > LatestSchemaVersion()) {
+    return Status::InvalidArgument("schema version " + std::to_string(version) +
+                                   " is newer than this tunefleet understands (" +
+                                   std::to_string(LatestSchemaVersion()) + "); upgrade tunefleet");
+  }
+  if (version == LatestSchemaVersion()) return Status::OK();
+  // Each migration re-reads the version under the write lock: another process may have migrated meanwhile.
+  for (;;) {
+    Status s = InTransaction(db, [&]() -> Status {
+      TF_ASSIGN_OR_RETURN(int v, UserVersion(db));
+      if (v >= LatestSchemaVersion()) return Status::OK();
+      if (v == 0) {
+        TF_ASSIGN_OR_RETURN(int64_t others, ForeignTableCount(db));
+        if (others > 0) return Status::InvalidArgument("not a tunefleet database (it holds other tables)");
+      }
+      TF_RETURN_IF_ERROR(db.Exec(Migrations()[v]));
+      return db.Exec("PRAGMA user_version = " + std::to_string(v + 1));
+    });
+    TF_RETURN_IF_ERROR(s);
+    TF_ASSIGN_OR_RETURN(version, UserVersion(db));
+    if (version >= LatestSchemaVersion()) return Status::OK();
+  }
+}
+
+}  // namespace tunefleet

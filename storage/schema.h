@@ -1,0 +1,19 @@
+// The tuning log's schema and its numbered migrations. PRAGMA user_version holds the number of the last
+// migration applied; migration N (1-based) moves a database from version N-1 to N, in one transaction.
+// Table and column names are a user-facing contract (people query them with sqlite3): never rename,
+// only add.
+#pragma once
+
+#include "common/status.h"
+#include "storage/sqlite_handle.h"
+
+namespace tunefleet {
+
+// The schema version this build writes.
+int LatestSchemaVersion();
+
+// Brings `db` up to LatestSchemaVersion(). A database from a newer tunefleet, or an SQLite file holding
+// other tables and no tunefleet version, is refused with a clear error (the caller adds the path).
+Status MigrateSchema(SqliteDb& db);
+
+}  // namespace tunefleet

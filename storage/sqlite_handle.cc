@@ -1,0 +1,162 @@
+#include "storage/sqlite_handle.h"
+
+#include <sqlite3.h>
+
+#include <utility>
+
+namespace tunefleet {
+namespace {
+
+Status ErrorFor(int rc, std::string msg) {
+  switch (rc & 0xff) {
+    case SQLITE_NOTADB:
+    case SQLITE_CORRUPT:
+      return Status::Corruption(std::move(msg));
+    case SQLITE_CANTOPEN:
+    case SQLITE_READONLY:
+    case SQLITE_PERM:
+      return Status::PermissionDenied(std::move(msg));
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return Status::Unavailable(std::move(msg));
+    case SQLITE_CONSTRAINT:
+      return Status::InvalidArgument(std::move(msg));
+    default:
+      return Status::IOError(std::move(msg));
+  }
+}
+
+}  // namespace
+
+SqliteStmt::~SqliteStmt() {
+  if (stmt_) sqlite3_finalize(stmt_);
+}
+
+SqliteStmt::SqliteStmt(SqliteStmt&& o) noexcept
+    : db_(o.db_), stmt_(std::exchange(o.stmt_, nullptr)), bind_error_(std::move(o.bind_error_)) {}
+
+SqliteStmt& SqliteStmt::operator=(SqliteStmt&& o) noexcept {
+  if (this != &o) {
+    if (stmt_) sqlite3_finalize(stmt_);
+    db_ = o.db_;
+    stmt_ = std::exchange(o.stmt_, nullptr);
+    bind_error_ = std::move(o.bind_error_);
+  }
+  return *this;
+}
+
+namespace {
+Status BindResult(sqlite3* db, int rc, int i) {
+  if (rc == SQLITE_OK) return Status::OK();
+  return ErrorFor(rc, "bind parameter " + std::to_string(i) + ": " + sqlite3_errmsg(db));
+}
+}  // namespace
+
+SqliteStmt& SqliteStmt::Bind(int i, int64_t v) {
+  if (bind_error_.ok()) bind_error_ = BindResult(db_, sqlite3_bind_int64(stmt_, i, v), i);
+  return *this;
+}
+
+SqliteStmt& SqliteStmt::Bind(int i, double v) {
+  if (bind_error_.ok()) bind_error_ = BindResult(db_, sqlite3_bind_double(stmt_, i, v), i);
+  return *this;
+}
+
+SqliteStmt& SqliteStmt::Bind(int i, std::string_view v) {
+  if (bind_error_.ok()) {
+    bind_error_ = BindResult(
+        db_, sqlite3_bind_text64(stmt_, i, v.data(), v.size(), SQLITE_TRANSIENT, SQLITE_UTF8), i);
+  }
+  return *this;
+}
+
+SqliteStmt& SqliteStmt::BindNull(int i) {
+  if (bind_error_.ok()) bind_error_ = BindResult(db_, sqlite3_bind_null(stmt_, i), i);
+  return *this;
+}
+
+Result<bool> SqliteStmt::Step() {
+  if (!bind_error_.ok()) return bind_error_;
+  int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  return ErrorFor(rc, sqlite3_errmsg(db_));
+}
+
+Status SqliteStmt::Run() {
+  for (;;) {
+    TF_ASSIGN_OR_RETURN(bool row, Step());
+    if (!row) return Status::OK();
+  }
+}
+
+void SqliteStmt::Reset() {
+  sqlite3_reset(stmt_);
+  sqlite3_clear_bindings(stmt_);
+  bind_error_ = Status::OK();
+}
+
+int64_t SqliteStmt::Int64(int col) const { return sqlite3_column_int64(stmt_, col); }
+double SqliteStmt::Double(int col) const { return sqlite3_column_double(stmt_, col); }
+bool SqliteStmt::IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+
+std::string SqliteStmt::Text(int col) const {
+  const unsigned char* p = sqlite3_column_text(stmt_, col);
+  if (!p) return {};
+  return std::string(reinterpret_cast<const char*>(p), sqlite3_column_bytes(stmt_, col));
+}
+
+Result<SqliteDb> SqliteDb::Open(const std::string& path) {
+  sqlite3* raw = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                           nullptr);
+  SqliteDb db(raw, path);  // owns the handle even on failure (sqlite3_open_v2 allocates one anyway)
+  if (rc != SQLITE_OK) {
+    std::string msg = raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc);
+    return ErrorFor(rc, path + ": cannot open: " + msg);
+  }
+  if (sqlite3_db_readonly(raw, "main") == 1) {
+    return Status::PermissionDenied(path + ": cannot open for writing (read-only file or directory)");
+  }
+  sqlite3_extended_result_codes(raw, 0);
+  return db;
+}
+
+SqliteDb::~SqliteDb() {
+  if (db_) sqlite3_close_v2(db_);
+}
+
+SqliteDb::SqliteDb(SqliteDb&& o) noexcept : db_(std::exchange(o.db_, nullptr)), path_(std::move(o.path_)) {}
+
+SqliteDb& SqliteDb::operator=(SqliteDb&& o) noexcept {
+  if (this != &o) {
+    if (db_) sqlite3_close_v2(db_);
+    db_ = std::exchange(o.db_, nullptr);
+    path_ = std::move(o.path_);
+  }
+  return *this;
+}
+
+Status SqliteDb::Exec(const std::string& sql) {
+  char* err = nullptr;
+  int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err);
+  if (rc == SQLITE_OK) return Status::OK();
+  std::string msg = err ? err : sqlite3_errstr(rc);
+  sqlite3_free(err);
+  return ErrorFor(rc, msg);
+}
+
+Result<SqliteStmt> SqliteDb::Prepare(std::string_view sql) {
+  sqlite3_stmt* stmt = nullptr;
+  int rc = sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr);
+  if (rc != SQLITE_OK) return ErrorFor(rc, std::string(sqlite3_errmsg(db_)));
+  return SqliteStmt(db_, stmt);
+}
+
+int64_t SqliteDb::LastInsertId() const { return sqlite3_last_insert_rowid(db_); }
+
+Status SqliteDb::LastError(std::string_view what) const {
+  return ErrorFor(sqlite3_errcode(db_), std::string(what) + ": " + sqlite3_errmsg(db_));
+}
+
+}  // namespace tunefleet

@@ -1,0 +1,94 @@
+// RAII wrappers for SQLite handles: SqliteDb owns a sqlite3*, SqliteStmt owns a sqlite3_stmt*.
+// Both are move-only; destruction never fails (close/finalize errors are ignored by design: nothing can be
+// done about them and every write has already committed or rolled back).
+// Thread safety: one thread at a time per handle (SQLite's "multi-thread" mode contract).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace tunefleet {
+
+class SqliteStmt {
+ public:
+  SqliteStmt() = default;
+  SqliteStmt(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
+  ~SqliteStmt();
+  SqliteStmt(SqliteStmt&& o) noexcept;
+  SqliteStmt& operator=(SqliteStmt&& o) noexcept;
+  SqliteStmt(const SqliteStmt&) = delete;
+  SqliteStmt& operator=(const SqliteStmt&) = delete;
+
+  // Parameters are 1-based, as in sqlite3_bind_*. Strings are copied (SQLITE_TRANSIENT).
+  SqliteStmt& Bind(int i, int64_t v);
+  SqliteStmt& Bind(int i, double v);
+  SqliteStmt& Bind(int i, std::string_view v);
+  SqliteStmt& BindNull(int i);
+
+  // Steps once: true when a row is available, false when done; an error carries SQLite's message.
+  Result<bool> Step();
+  // Runs to completion, ignoring rows.
+  Status Run();
+  void Reset();
+
+  // Columns are 0-based. NULL reads as 0 / "".
+  int64_t Int64(int col) const;
+  double Double(int col) const;
+  std::string Text(int col) const;
+  bool IsNull(int col) const;
+
+ private:
+  sqlite3* db_ = nullptr;  // not owned
+  sqlite3_stmt* stmt_ = nullptr;
+  Status bind_error_;  // first bind failure, reported by the next Step()
+};
+
+class SqliteDb {
+ public:
+  // Opens (creating when absent) a database file for reading and writing. Errors name the path.
+  static Result<SqliteDb> Open(const std::string& path);
+  SqliteDb() = default;
+  ~SqliteDb();
+  SqliteDb(SqliteDb&& o) noexcept;
+  SqliteDb& operator=(SqliteDb&& o) noexcept;
+  SqliteDb(const SqliteDb&) = delete;
+  SqliteDb& operator=(const SqliteDb&) = delete;
+
+  sqlite3* get() const { return db_; }
+  const std::string& path() const { return path_; }
+  // Runs one or more statements without results.
+  Status Exec(const std::string& sql);
+  Result<SqliteStmt> Prepare(std::string_view sql);
+  int64_t LastInsertId() const;
+  // The last error of this connection as a Status (SQLITE_NOTADB/CORRUPT map to Corruption).
+  Status LastError(std::string_view what) const;
+
+ private:
+  SqliteDb(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  sqlite3* db_ = nullptr;
+  std::string path_;
+};
+
+// Runs a transaction: BEGIN IMMEDIATE (takes the write lock up front, so the busy timeout applies and two
+// writers never deadlock on a lock upgrade), then COMMIT, or ROLLBACK when `body` fails.
+template <typename Fn>
+Status InTransaction(SqliteDb& db, Fn&& body) {
+  TF_RETURN_IF_ERROR(db.Exec("BEGIN IMMEDIATE"));
+  Status s = body();
+  if (!s.ok()) {
+    (void)db.Exec("ROLLBACK");
+    return s;
+  }
+  s = db.Exec("COMMIT");
+  if (!s.ok()) (void)db.Exec("ROLLBACK");
+  return s;
+}
+
+}  // namespace tunefleet

@@ -1,0 +1,309 @@
+// TuningLog over one SQLite file. Every public write is its own transaction (BEGIN IMMEDIATE ... COMMIT), so
+// a crash never loses an acknowledged record and several processes can append to one file (WAL + busy
+// timeout). Errors from SQLite are returned with the database path in front.
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <google/protobuf/util/json_util.h>
+#include <nlohmann/json.hpp>
+
+#include "proto/tunefleet.pb.h"
+#include "storage/schema.h"
+#include "storage/sqlite_handle.h"
+#include "storage/tuning_log.h"
+
+namespace tunefleet {
+namespace {
+
+// How long a writer waits for another writer's lock before giving up.
+constexpr int kBusyTimeoutMs = 30000;
+
+double NowSeconds() {
+  using namespace std::chrono;
+  return duration<double>(system_clock::now().time_since_epoch()).count();
+}
+
+std::string HostName() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof(buf) - 1) != 0) return {};
+  return buf;
+}
+
+std::string CostsToJson(const std::vector<double>& costs) { return nlohmann::json(costs).dump(); }
+
+std::vector<double> CostsFromJson(const std::string& text) {
+  std::vector<double> out;
+  auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_array()) return out;
+  for (const auto& v : j) {
+    if (v.is_number()) out.push_back(v.get<double>());
+  }
+  return out;
+}
+
+// Columns of `records` in RecordRow order; ReadRecord reads them starting at column `c`.
+constexpr const char* kRecordColumns =
+    "r.id, r.session_id, r.task_id, r.template_id, r.device_id, r.config_index, r.config, r.status, r.costs, "
+    "r.mean_cost, r.compile_time, r.wall_time, r.message, r.timestamp";
+
+RecordRow ReadRecord(const SqliteStmt& st, int c) {
+  RecordRow r;
+  r.id = st.Int64(c + 0);
+  r.session_id = st.Int64(c + 1);
+  r.task_id = st.Int64(c + 2);
+  r.template_id = st.Int64(c + 3);
+  r.device_id = st.Int64(c + 4);
+  r.config_index = static_cast<uint64_t>(st.Int64(c + 5));
+  r.config = st.Text(c + 6);
+  r.status = static_cast<int>(st.Int64(c + 7));
+  r.costs = CostsFromJson(st.Text(c + 8));
+  r.mean_cost = st.Double(c + 9);
+  r.compile_time = st.Double(c + 10);
+  r.wall_time = st.Double(c + 11);
+  r.message = st.Text(c + 12);
+  r.timestamp = st.Double(c + 13);
+  return r;
+}
+
+class SqliteTuningLog final : public TuningLog {
+ public:
+  explicit SqliteTuningLog(SqliteDb db) : db_(std::move(db)) {}
+
+  Result<int64_t> UpsertDevice(const proto::DeviceInfo& info) override {
+    if (info.fingerprint().empty()) return Fail(Status::InvalidArgument("device has no fingerprint"));
+    std::string info_json;
+    google::protobuf::util::JsonPrintOptions opts;
+    opts.preserve_proto_field_names = true;
+    if (!google::protobuf::util::MessageToJsonString(info, &info_json, opts).ok()) info_json = "{}";
+    return UpsertReturningId(
+        "INSERT INTO devices (fingerprint, vendor, name, driver, opencl_version, info_json, first_seen) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (fingerprint) DO NOTHING",
+        "SELECT id FROM devices WHERE fingerprint = ?1",
+        [&](SqliteStmt& st) {
+          st.Bind(1, info.fingerprint()).Bind(2, info.vendor()).Bind(3, info.name()).Bind(4, info.driver_version());
+          st.Bind(5, info.device_version()).Bind(6, info_json).Bind(7, NowSeconds());
+        },
+        [&](SqliteStmt& st) { st.Bind(1, info.fingerprint()); });
+  }
+
+  Result<int64_t> UpsertTask(const std::string& spec, const std::string& op, const std::string& workload_json,
+                             double flops) override {
+    return UpsertReturningId(
+        "INSERT INTO tasks (spec, op, workload, flops) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (spec) DO NOTHING",
+        "SELECT id FROM tasks WHERE spec = ?1",
+        [&](SqliteStmt& st) {
+          st.Bind(1, spec).Bind(2, op).Bind(3, workload_json.empty() ? std::string("{}") : workload_json);
+          st.Bind(4, flops);
+        },
+        [&](SqliteStmt& st) { st.Bind(1, spec); });
+  }
+
+  Result<int64_t> UpsertTemplate(const std::string& name, int version) override {
+    return UpsertReturningId(
+        "INSERT INTO templates (name, version) VALUES (?1, ?2) ON CONFLICT (name, version) DO NOTHING",
+        "SELECT id FROM templates WHERE name = ?1 AND version = ?2",
+        [&](SqliteStmt& st) { st.Bind(1, name).Bind(2, static_cast<int64_t>(version)); },
+        [&](SqliteStmt& st) { st.Bind(1, name).Bind(2, static_cast<int64_t>(version)); });
+  }
+
+  Result<int64_t> BeginSession(const std::string& args_json) override {
+    int64_t id = 0;
+    Status s = InTransaction(db_, [&]() -> Status {
+      TF_ASSIGN_OR_RETURN(SqliteStmt st,
+                          db_.Prepare("INSERT INTO sessions (started, state, args, host) VALUES (?1, 'running', ?2, ?3)"));
+      st.Bind(1, NowSeconds()).Bind(2, args_json.empty() ? std::string("{}") : args_json).Bind(3, HostName());
+      TF_RETURN_IF_ERROR(st.Run());
+      id = db_.LastInsertId();
+      return Status::OK();
+    });
+    if (!s.ok()) return Fail(s);
+    return id;
+  }
+
+  Status EndSession(int64_t session_id, const std::string& state) override {
+    Status s = InTransaction(db_, [&]() -> Status {
+      TF_ASSIGN_OR_RETURN(SqliteStmt st, db_.Prepare("UPDATE sessions SET ended = ?1, state = ?2 WHERE id = ?3"));
+      st.Bind(1, NowSeconds()).Bind(2, state).Bind(3, session_id);
+      return st.Run();
+    });
+    return Fail(s);
+  }
+
+  Result<int64_t> AddRecord(const RecordRow& r) override {
+    int64_t id = 0;
+    Status s = InTransaction(db_, [&]() -> Status {
+      TF_ASSIGN_OR_RETURN(
+          SqliteStmt st,
+          db_.Prepare("INSERT INTO records (session_id, task_id, template_id, device_id, config_index, config, "
+                      "status, costs, mean_cost, compile_time, wall_time, message, timestamp) "
+                      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"));
+      if (r.session_id > 0) {
+        st.Bind(1, r.session_id);
+      } else {
+        st.BindNull(1);  // imported records belong to no session
+      }
+      st.Bind(2, r.task_id).Bind(3, r.template_id).Bind(4, r.device_id);
+      st.Bind(5, static_cast<int64_t>(r.config_index)).Bind(6, r.config).Bind(7, static_cast<int64_t>(r.status));
+      st.Bind(8, CostsToJson(r.costs)).Bind(9, r.mean_cost).Bind(10, r.compile_time).Bind(11, r.wall_time);
+      st.Bind(12, r.message).Bind(13, r.timestamp > 0 ? r.timestamp : NowSeconds());
+      TF_RETURN_IF_ERROR(st.Run());
+      id = db_.LastInsertId();
+      return Status::OK();
+    });
+    if (!s.ok()) return Fail(s);
+    return id;
+  }
+
+  Result<std::vector<RecordRow>> Records(int64_t task_id, int64_t template_id, int64_t device_id) override {
+    std::string sql = std::string("SELECT ") + kRecordColumns +
+                      " FROM records r WHERE (?1 = 0 OR r.task_id = ?1) AND (?2 = 0 OR r.template_id = ?2) "
+                      "AND (?3 = 0 OR r.device_id = ?3) ORDER BY r.id";
+    std::vector<RecordRow> out;
+    Status s = Query(sql, [&](SqliteStmt& st) { st.Bind(1, task_id).Bind(2, template_id).Bind(3, device_id); },
+                     [&](const SqliteStmt& st) { out.push_back(ReadRecord(st, 0)); });
+    if (!s.ok()) return s;
+    return out;
+  }
+
+  Result<std::vector<uint64_t>> MeasuredIndices(int64_t task_id, int64_t template_id, int64_t device_id) override {
+    std::vector<uint64_t> out;
+    Status s = Query(
+        "SELECT DISTINCT config_index FROM records WHERE task_id = ?1 AND template_id = ?2 "
+        "AND (?3 = 0 OR device_id = ?3) ORDER BY config_index",
+        [&](SqliteStmt& st) { st.Bind(1, task_id).Bind(2, template_id).Bind(3, device_id); },
+        [&](const SqliteStmt& st) { out.push_back(static_cast<uint64_t>(st.Int64(0))); });
+    if (!s.ok()) return s;
+    return out;
+  }
+
+  Result<std::vector<BestRow>> Best() override {
+    // Lowest mean cost among successful records; ties go to the earliest record.
+    std::string sql = std::string(
+                          "WITH ranked AS (SELECT r.*, ROW_NUMBER() OVER (PARTITION BY r.task_id, r.template_id, "
+                          "r.device_id ORDER BY r.mean_cost, r.id) AS rank FROM records r "
+                          "WHERE r.status = 0 AND r.mean_cost > 0) "
+                          "SELECT t.spec, tp.name, tp.version, d.name, d.fingerprint, t.flops, ") +
+                      kRecordColumns +
+                      " FROM ranked r JOIN tasks t ON t.id = r.task_id JOIN templates tp ON tp.id = r.template_id "
+                      "JOIN devices d ON d.id = r.device_id WHERE r.rank = 1 ORDER BY t.spec, tp.name, d.name, r.id";
+    std::vector<BestRow> out;
+    Status s = Query(sql, [](SqliteStmt&) {}, [&](const SqliteStmt& st) {
+      BestRow b;
+      b.task = st.Text(0);
+      b.template_name = st.Text(1);
+      b.template_version = static_cast<int>(st.Int64(2));
+      b.device_name = st.Text(3);
+      b.device_fingerprint = st.Text(4);
+      b.flops = st.Double(5);
+      b.record = ReadRecord(st, 6);
+      out.push_back(std::move(b));
+    });
+    if (!s.ok()) return s;
+    return out;
+  }
+
+  Result<std::vector<DeviceRow>> Devices() override {
+    std::vector<DeviceRow> out;
+    Status s = Query(
+        "SELECT id, fingerprint, vendor, name, driver, opencl_version, info_json, first_seen FROM devices ORDER BY id",
+        [](SqliteStmt&) {},
+        [&](const SqliteStmt& st) {
+          out.push_back({st.Int64(0), st.Text(1), st.Text(2), st.Text(3), st.Text(4), st.Text(5), st.Text(6),
+                         st.Double(7)});
+        });
+    if (!s.ok()) return s;
+    return out;
+  }
+
+  Result<std::vector<TaskRow>> Tasks() override {
+    std::vector<TaskRow> out;
+    Status s = Query("SELECT id, spec, op, workload, flops FROM tasks ORDER BY id", [](SqliteStmt&) {},
+                     [&](const SqliteStmt& st) {
+                       out.push_back({st.Int64(0), st.Text(1), st.Text(2), st.Text(3), st.Double(4)});
+                     });
+    if (!s.ok()) return s;
+    return out;
+  }
+
+  Result<std::vector<TemplateRow>> Templates() override {
+    std::vector<TemplateRow> out;
+    Status s = Query("SELECT id, name, version FROM templates ORDER BY id", [](SqliteStmt&) {},
+                     [&](const SqliteStmt& st) {
+                       out.push_back({st.Int64(0), st.Text(1), static_cast<int>(st.Int64(2))});
+                     });
+    if (!s.ok()) return s;
+    return out;
+  }
+
+  const std::string& path() const override { return db_.path(); }
+
+ private:
+  Status Fail(const Status& s) const { return s.WithContext(db_.path()); }
+
+  // INSERT ... ON CONFLICT DO NOTHING, then SELECT the id, in one write transaction.
+  template <typename BindInsert, typename BindSelect>
+  Result<int64_t> UpsertReturningId(const char* insert_sql, const char* select_sql, BindInsert bind_insert,
+                                    BindSelect bind_select) {
+    int64_t id = 0;
+    Status s = InTransaction(db_, [&]() -> Status {
+      TF_ASSIGN_OR_RETURN(SqliteStmt ins, db_.Prepare(insert_sql));
+      bind_insert(ins);
+      TF_RETURN_IF_ERROR(ins.Run());
+      TF_ASSIGN_OR_RETURN(SqliteStmt sel, db_.Prepare(select_sql));
+      bind_select(sel);
+      TF_ASSIGN_OR_RETURN(bool row, sel.Step());
+      if (!row) return Status::Internal("upsert found no row");
+      id = sel.Int64(0);
+      return Status::OK();
+    });
+    if (!s.ok()) return Fail(s);
+    return id;
+  }
+
+  template <typename BindFn, typename RowFn>
+  Status Query(const std::string& sql, BindFn bind, RowFn on_row) {
+    Result<SqliteStmt> st = db_.Prepare(sql);
+    if (!st.ok()) return Fail(st.status());
+    bind(*st);
+    for (;;) {
+      Result<bool> row = st->Step();
+      if (!row.ok()) return Fail(row.status());
+      if (!*row) return Status::OK();
+      on_row(*st);
+    }
+  }
+
+  SqliteDb db_;
+};
+
+Status Configure(SqliteDb& db) {
+  TF_RETURN_IF_ERROR(db.Exec("PRAGMA busy_timeout = " + std::to_string(kBusyTimeoutMs)));
+  // journal_mode returns a row; it is the first statement that reads the file, so a non-database fails here.
+  {
+    TF_ASSIGN_OR_RETURN(SqliteStmt st, db.Prepare("PRAGMA journal_mode = WAL"));
+    TF_ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row || st.Text(0) != "wal") return Status::IOError("cannot switch to WAL journal mode");
+  }  // finalized here: an unfinished statement would block the migration's COMMIT
+  TF_RETURN_IF_ERROR(db.Exec("PRAGMA foreign_keys = ON"));
+  return MigrateSchema(db);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<TuningLog>> TuningLog::Open(const std::string& path) {
+  TF_ASSIGN_OR_RETURN(SqliteDb db, SqliteDb::Open(path));
+  Status s = Configure(db);
+  if (!s.ok()) {
+    if (s.code() == Status::Code::kCorruption) {
+      return Status::Corruption(path + ": not a tunefleet tuning log (" + s.message() + ")");
+    }
+    return s.WithContext(path);
+  }
+  return std::unique_ptr<TuningLog>(new SqliteTuningLog(std::move(db)));
+}
+
+}  // namespace tunefleet

@@ -1,0 +1,244 @@
+#include "storage/tuning_log.h"
+
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "proto/tunefleet.pb.h"
+
+namespace tunefleet {
+namespace {
+
+namespace fs = std::filesystem;
+
+class TuningLogTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("tf_storage_" + std::to_string(getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    path_ = (dir_ / "log.db").string();
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::unique_ptr<TuningLog> OpenOrDie() {
+    auto log = TuningLog::Open(path_);
+    EXPECT_TRUE(log.ok()) << log.status().ToString();
+    return std::move(log).value();
+  }
+
+  static proto::DeviceInfo Device(const std::string& name) {
+    proto::DeviceInfo d;
+    d.set_vendor("ACME");
+    d.set_name(name);
+    d.set_driver_version("1.0");
+    d.set_device_version("OpenCL 3.0");
+    d.set_max_work_group_size(256);
+    d.set_fingerprint("fp-" + name);
+    return d;
+  }
+
+  // One (device, task, template) world; ids in dev_, task_, tmpl_.
+  void MakeWorld(TuningLog& log) {
+    dev_ = log.UpsertDevice(Device("gpu0")).value();
+    task_ = log.UpsertTask("gemm:64,64,64:float32", "gemm", R"({"M":64})", 2.0 * 64 * 64 * 64).value();
+    tmpl_ = log.UpsertTemplate("gemm.buffer", 1).value();
+  }
+
+  RecordRow Rec(uint64_t index, int status, double cost) const {
+    RecordRow r;
+    r.task_id = task_;
+    r.template_id = tmpl_;
+    r.device_id = dev_;
+    r.config_index = index;
+    r.config = R"({"tile":[4,16]})";
+    r.status = status;
+    if (status == 0) r.costs = {cost, cost * 1.1};
+    r.mean_cost = status == 0 ? cost * 1.05 : 0;
+    r.compile_time = 0.25;
+    r.wall_time = 0.5;
+    r.message = status == 0 ? "" : "CL_INVALID_WORK_GROUP_SIZE";
+    r.timestamp = 1700000000.5;
+    return r;
+  }
+
+  fs::path dir_;
+  std::string path_;
+  int64_t dev_ = 0, task_ = 0, tmpl_ = 0;
+};
+
+TEST_F(TuningLogTest, GivenARecord_WeShouldReadBackEveryField) {
+  auto log = OpenOrDie();
+  MakeWorld(*log);
+  int64_t session = log->BeginSession(R"({"argv":["tune"]})").value();
+  RecordRow in = Rec(42, 0, 1e-3);
+  in.session_id = session;
+  int64_t id = log->AddRecord(in).value();
+
+  auto rows = log->Records(task_, tmpl_, dev_).value();
+  ASSERT_EQ(rows.size(), 1u);
+  const RecordRow& out = rows[0];
+  EXPECT_EQ(out.id, id);
+  EXPECT_EQ(out.session_id, session);
+  EXPECT_EQ(out.config_index, 42u);
+  EXPECT_EQ(out.config, in.config);
+  EXPECT_EQ(out.costs, in.costs);
+  EXPECT_DOUBLE_EQ(out.mean_cost, in.mean_cost);
+  EXPECT_DOUBLE_EQ(out.compile_time, 0.25);
+  EXPECT_DOUBLE_EQ(out.wall_time, 0.5);
+  EXPECT_DOUBLE_EQ(out.timestamp, 1700000000.5);
+  EXPECT_TRUE(log->EndSession(session, "done").ok());
+}
+
+TEST_F(TuningLogTest, GivenTheSameDeviceTaskAndTemplateTwice_WeShouldGetTheSameIds) {
+  auto log = OpenOrDie();
+  MakeWorld(*log);
+  EXPECT_EQ(log->UpsertDevice(Device("gpu0")).value(), dev_);
+  EXPECT_EQ(log->UpsertTask("gemm:64,64,64:float32", "gemm", "{}", 1).value(), task_);
+  EXPECT_EQ(log->UpsertTemplate("gemm.buffer", 1).value(), tmpl_);
+  EXPECT_NE(log->UpsertTemplate("gemm.buffer", 2).value(), tmpl_);
+  EXPECT_EQ(log->Devices().value().size(), 1u);
+  EXPECT_EQ(log->Templates().value().size(), 2u);
+  auto devices = log->Devices().value();
+  EXPECT_EQ(devices[0].name, "gpu0");
+  EXPECT_NE(devices[0].info_json.find("\"max_work_group_size\""), std::string::npos);
+}
+
+TEST_F(TuningLogTest, GivenAClosedLog_WeShouldFindItsRecordsAfterReopening) {
+  {
+    auto log = OpenOrDie();
+    MakeWorld(*log);
+    ASSERT_TRUE(log->AddRecord(Rec(1, 0, 2e-3)).ok());
+    ASSERT_TRUE(log->AddRecord(Rec(2, 4, 0)).ok());
+  }
+  auto log = OpenOrDie();
+  EXPECT_EQ(log->Records(0, 0, 0).value().size(), 2u);
+  EXPECT_EQ(log->Tasks().value().at(0).spec, "gemm:64,64,64:float32");
+}
+
+TEST_F(TuningLogTest, GivenSuccessesAndFailures_BestShouldPickTheFastestSuccess) {
+  auto log = OpenOrDie();
+  MakeWorld(*log);
+  ASSERT_TRUE(log->AddRecord(Rec(1, 0, 3e-3)).ok());
+  int64_t fastest = log->AddRecord(Rec(2, 0, 1e-3)).value();
+  ASSERT_TRUE(log->AddRecord(Rec(3, 4, 0)).ok());
+  ASSERT_TRUE(log->AddRecord(Rec(4, 0, 2e-3)).ok());
+
+  auto best = log->Best().value();
+  ASSERT_EQ(best.size(), 1u);
+  EXPECT_EQ(best[0].record.id, fastest);
+  EXPECT_EQ(best[0].task, "gemm:64,64,64:float32");
+  EXPECT_EQ(best[0].template_name, "gemm.buffer");
+  EXPECT_EQ(best[0].device_fingerprint, "fp-gpu0");
+  EXPECT_NEAR(best[0].gflops(), 2.0 * 64 * 64 * 64 / 1.05e-3 / 1e9, 1e-9);
+}
+
+TEST_F(TuningLogTest, GivenMeasuredConfigs_WeShouldListTheirIndicesForResume) {
+  auto log = OpenOrDie();
+  MakeWorld(*log);
+  for (uint64_t i : {7, 3, 7, 11}) ASSERT_TRUE(log->AddRecord(Rec(i, 0, 1e-3)).ok());
+  EXPECT_EQ(log->MeasuredIndices(task_, tmpl_, dev_).value(), (std::vector<uint64_t>{3, 7, 11}));
+  EXPECT_EQ(log->MeasuredIndices(task_, tmpl_, 0).value().size(), 3u);
+}
+
+TEST_F(TuningLogTest, GivenARecordOfAnUnknownTask_WeShouldRefuseItByForeignKey) {
+  auto log = OpenOrDie();
+  MakeWorld(*log);
+  RecordRow r = Rec(1, 0, 1e-3);
+  r.task_id = 999;
+  auto id = log->AddRecord(r);
+  ASSERT_FALSE(id.ok());
+  EXPECT_NE(id.status().message().find(path_), std::string::npos);
+}
+
+TEST_F(TuningLogTest, GivenAnOpenLog_WeShouldBeInWalModeAtTheLatestSchema) {
+  auto log = OpenOrDie();
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &raw), SQLITE_OK);
+  auto one = [&](const char* sql) {
+    sqlite3_stmt* st = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(raw, sql, -1, &st, nullptr), SQLITE_OK);
+    EXPECT_EQ(sqlite3_step(st), SQLITE_ROW);
+    std::string v = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    return v;
+  };
+  EXPECT_EQ(one("PRAGMA journal_mode"), "wal");
+  EXPECT_EQ(one("PRAGMA user_version"), "1");
+  EXPECT_EQ(one("SELECT count(*) FROM sqlite_schema WHERE name IN "
+                "('devices','tasks','templates','sessions','records')"),
+            "5");
+  sqlite3_close(raw);
+}
+
+TEST_F(TuningLogTest, GivenTwoConnectionsWritingAtOnce_WeShouldKeepEveryRecord) {
+  {
+    auto log = OpenOrDie();
+    MakeWorld(*log);
+  }
+  constexpr int kPerWriter = 100;
+  auto writer = [&](uint64_t base, bool* ok) {
+    auto log = TuningLog::Open(path_);
+    *ok = log.ok();
+    if (!log.ok()) return;
+    // Each writer upserts the same rows too, as two tuners on one workload would.
+    *ok = (*log)->UpsertTask("gemm:64,64,64:float32", "gemm", "{}", 1).ok();
+    for (int i = 0; i < kPerWriter && *ok; ++i) *ok = (*log)->AddRecord(Rec(base + i, 0, 1e-3)).ok();
+  };
+  bool ok_a = false, ok_b = false;
+  std::thread a(writer, 0, &ok_a), b(writer, 1000, &ok_b);
+  a.join();
+  b.join();
+  EXPECT_TRUE(ok_a);
+  EXPECT_TRUE(ok_b);
+  auto log = OpenOrDie();
+  EXPECT_EQ(log->Records(0, 0, 0).value().size(), 2u * kPerWriter);
+}
+
+TEST_F(TuningLogTest, GivenAPathInAMissingDirectory_OpenShouldFailNamingThePath) {
+  std::string bad = (dir_ / "no-such-dir" / "log.db").string();
+  auto log = TuningLog::Open(bad);
+  ASSERT_FALSE(log.ok());
+  EXPECT_NE(log.status().message().find(bad), std::string::npos) << log.status().ToString();
+}
+
+TEST_F(TuningLogTest, GivenAFileThatIsNotADatabase_OpenShouldReportCorruptionNamingThePath) {
+  std::ofstream(path_) << std::string(4096, 'x');
+  auto log = TuningLog::Open(path_);
+  ASSERT_FALSE(log.ok());
+  EXPECT_EQ(log.status().code(), Status::Code::kCorruption);
+  EXPECT_NE(log.status().message().find(path_), std::string::npos) << log.status().ToString();
+}
+
+TEST_F(TuningLogTest, GivenALogFromANewerTunefleet_OpenShouldRefuseIt) {
+  { auto log = OpenOrDie(); }
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, "PRAGMA user_version = 99", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(raw);
+  auto log = TuningLog::Open(path_);
+  ASSERT_FALSE(log.ok());
+  EXPECT_NE(log.status().message().find("newer"), std::string::npos) << log.status().ToString();
+  EXPECT_NE(log.status().message().find(path_), std::string::npos);
+}
+
+TEST_F(TuningLogTest, GivenAnotherApplicationsDatabase_OpenShouldRefuseIt) {
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, "CREATE TABLE contacts (name TEXT)", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(raw);
+  auto log = TuningLog::Open(path_);
+  ASSERT_FALSE(log.ok());
+  EXPECT_NE(log.status().message().find("not a tunefleet database"), std::string::npos) << log.status().ToString();
+}
+
+}  // namespace
+}  // namespace tunefleet
