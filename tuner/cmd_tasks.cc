@@ -1,11 +1,67 @@
-// PLACEHOLDER until its owner lands the real subcommand; must not survive to a submission.
+// `tunefleet tasks MODEL.onnx`: the tuning tasks of a model, deduplicated, as a table or JSON.
+#include <iostream>
+#include <memory>
+
 #include "tuner/command.h"
+#include "tuner/model_tasks.h"
+#include "tuner/onnx_import.h"
 
 namespace tunefleet {
+namespace {
+
+struct TasksArgs {
+  std::string model;
+  bool json = false;
+  std::vector<std::string> input_shapes;
+  std::string precision = "float32";
+  std::string mixed_ops = "conv2d,dense";
+  bool split_activations = false;
+};
+
+// Returns the exit code: 0, or 2 for any bad input (each reported as one line).
+int RunTasks(const TasksArgs& args) {
+  ImportOptions import;
+  for (const auto& s : args.input_shapes) {
+    auto shape = ParseInputShape(s);
+    if (!shape.ok()) return CommandError("tasks", shape.status().message(), 2);
+    import.input_shapes[shape->first] = shape->second;
+  }
+  TaskListOptions options;
+  auto precision = ParsePrecision(args.precision);
+  if (!precision.ok()) return CommandError("tasks", "--precision: " + precision.status().message(), 2);
+  options.precision.precision = *precision;
+  auto ops = ParseMixedPrecisionOps(args.mixed_ops);
+  if (!ops.ok()) return CommandError("tasks", ops.status().message(), 2);
+  options.precision.ops = *ops;
+  options.split_activations = args.split_activations;
+
+  auto model = ImportOnnxFile(args.model, import);
+  if (!model.ok()) return CommandError("tasks", model.status().message(), 2);
+  std::vector<ModelTask> tasks = BuildModelTasks(*model, options);
+  if (args.json) {
+    std::cout << TasksToJson(tasks).dump(2) << "\n";
+  } else {
+    std::cout << FormatTaskTable(*model, tasks);
+  }
+  return 0;
+}
+
+}  // namespace
 
 void RegisterTasks(CLI::App& app, int* exit_code) {
-  auto* sub = app.add_subcommand("tasks", "(not built yet)");
-  sub->callback([exit_code] { *exit_code = CommandError("tasks", "not built yet"); });
+  auto args = std::make_shared<TasksArgs>();
+  auto* sub = app.add_subcommand("tasks", "List the tuning tasks of an ONNX model (deduplicated, with counts)");
+  sub->add_option("model", args->model, "ONNX model file")->required();
+  sub->add_flag("--json", args->json, "Print a JSON array instead of a table");
+  sub->add_option("--input-shape", args->input_shapes,
+                  "Shape of a graph input with dynamic dims, name:1x3x224x224 (repeatable)");
+  sub->add_option("--precision", args->precision, "float32 | float16 | float16-acc32 (default float32)");
+  sub->add_option("--mixed-precision-ops", args->mixed_ops,
+                  "Op kinds that take --precision, the rest stay float32: conv2d,depthwise_conv2d,dense,pool,all "
+                  "(default conv2d,dense)");
+  sub->add_flag("--split-activations", args->split_activations,
+                "Make the fused activation (act=relu|relu6) part of each task instead of grouping by workload");
+  sub->callback([args, exit_code] { *exit_code = RunTasks(*args); });
 }
 
 }  // namespace tunefleet

@@ -1,0 +1,155 @@
+#include "tuner/model_tasks.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+#include <unordered_map>
+
+namespace tunefleet {
+namespace {
+
+// Short human form of the workload, e.g. "1x64x56x56 * 64x64x3x3 s1 p1" or "1x512 * 1000x512^T".
+std::string Dims(const nlohmann::json& j) {
+  std::string s;
+  for (size_t i = 0; i < j.size(); ++i) s += (i ? "x" : "") + std::to_string(j[i].get<int64_t>());
+  return s;
+}
+
+std::string WorkloadText(const ModelTask& t) {
+  const auto& w = t.workload;
+  if (t.task.op == "gemm") {
+    std::string s = Dims(w.value("a", nlohmann::json::array())) + " * " + Dims(w.value("b", nlohmann::json::array()));
+    if (w.value("transb", false)) s += "^T";
+    return s;
+  }
+  std::string s = Dims(w.value("input", nlohmann::json::array()));
+  if (w.contains("weight")) s += " * " + Dims(w["weight"]);
+  if (w.contains("kernel")) s += " " + std::string(w.value("pool", "")) + " " + Dims(w["kernel"]);
+  s += " s" + std::to_string(w.value("strides", 1)) + " p" + std::to_string(w.value("pad", 0));
+  if (w.value("dilation", 1) != 1) s += " d" + std::to_string(w.value("dilation", 1));
+  if (w.value("groups", 1) != 1) s += " g" + std::to_string(w.value("groups", 1));
+  return s;
+}
+
+}  // namespace
+
+bool PrecisionPolicy::Applies(const Task& task) const {
+  if (task.op == "conv2d") return ops.count("conv2d") > 0;
+  if (task.op == "dwconv2d") return ops.count("conv2d") > 0 || ops.count("depthwise_conv2d") > 0;
+  if (task.op == "gemm") return ops.count("dense") > 0;
+  return ops.count(task.op) > 0;
+}
+
+Result<std::set<std::string>> ParseMixedPrecisionOps(std::string_view csv) {
+  static const std::set<std::string> kKnown = {"conv2d", "depthwise_conv2d", "dense", "pool"};
+  std::set<std::string> out;
+  std::string item;
+  std::istringstream in{std::string(csv)};
+  while (std::getline(in, item, ',')) {
+    if (item.rfind("nn.", 0) == 0) item = item.substr(3);  // tvmc writes nn.conv2d, nn.dense
+    if (item == "gemm" || item == "matmul") item = "dense";
+    if (item == "all") {
+      out.insert(kKnown.begin(), kKnown.end());
+      continue;
+    }
+    if (!kKnown.count(item)) {
+      return Status::InvalidArgument("--mixed-precision-ops: unknown op '" + item +
+                                     "' (known: conv2d, depthwise_conv2d, dense, pool, all)");
+    }
+    out.insert(item);
+  }
+  if (out.empty()) return Status::InvalidArgument("--mixed-precision-ops: empty list");
+  return out;
+}
+
+std::vector<ModelTask> BuildModelTasks(const ImportedModel& model, const TaskListOptions& options) {
+  std::vector<ModelTask> tasks;
+  std::unordered_map<std::string, size_t> by_spec;
+  for (const auto& occ : model.ops) {
+    Task task = occ.task;
+    if (options.split_activations && occ.activation != Activation::kNone) {
+      task.params.emplace_back("act", static_cast<int64_t>(occ.activation));
+      if (auto parsed = Task::Parse(task.ToSpec()); parsed.ok()) task = std::move(*parsed);
+    }
+    if (options.precision.Applies(task)) task.precision = options.precision.precision;
+    const std::string spec = task.ToSpec();
+    auto [it, added] = by_spec.emplace(spec, tasks.size());
+    if (added) {
+      ModelTask t;
+      t.task = std::move(task);
+      t.onnx_ops = occ.onnx_ops;
+      t.workload = occ.workload;
+      tasks.push_back(std::move(t));
+    }
+    ModelTask& t = tasks[it->second];
+    ++t.count;
+    ++t.activations[ActivationName(occ.activation)];
+    t.nodes.push_back(occ.node);
+  }
+  return tasks;
+}
+
+std::string FormatTaskTable(const ImportedModel& model, const std::vector<ModelTask>& tasks) {
+  std::ostringstream out;
+  char line[512];
+  std::snprintf(line, sizeof line, "%4s  %-9s %-40s %5s  %s\n", "#", "op", "workload", "count", "spec");
+  out << line;
+  int64_t occurrences = 0;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const ModelTask& t = tasks[i];
+    occurrences += t.count;
+    std::snprintf(line, sizeof line, "%4zu  %-9s %-40s %5lld  %s", i, t.task.op.c_str(), WorkloadText(t).c_str(),
+                  static_cast<long long>(t.count), t.task.ToSpec().c_str());
+    out << line;
+    if (t.activations.size() > 1 || !t.activations.count("none")) {
+      out << "  [";
+      bool first = true;
+      for (const auto& [act, n] : t.activations) {
+        out << (first ? "" : ", ") << act << " x" << n;
+        first = false;
+      }
+      out << "]";
+    }
+    out << "\n";
+  }
+  out << tasks.size() << " tasks, " << occurrences << " tunable operators in " << model.name << " (opset "
+      << model.opset << ")\n";
+  if (!model.not_tuned.empty()) {
+    int64_t n = 0;
+    std::string list;
+    for (const auto& [op, count] : model.not_tuned) {
+      n += count;
+      list += (list.empty() ? "" : ", ") + op + " x" + std::to_string(count);
+    }
+    out << "not tuned (" << n << " nodes): " << list << "\n";
+  }
+  return out.str();
+}
+
+nlohmann::json TaskWorkloadJson(const ModelTask& task) {
+  nlohmann::json params = nlohmann::json::object();
+  for (const auto& [name, value] : task.task.params) params[name] = value;
+  return {{"op", task.task.op}, {"params", params}, {"count", task.count}, {"onnx", task.workload}};
+}
+
+nlohmann::json TasksToJson(const std::vector<ModelTask>& tasks) {
+  nlohmann::json arr = nlohmann::json::array();
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const ModelTask& t = tasks[i];
+    nlohmann::json params = nlohmann::json::object();
+    for (const auto& [name, value] : t.task.params) params[name] = value;
+    arr.push_back({{"index", i},
+                   {"op", t.task.op},
+                   {"spec", t.task.ToSpec()},
+                   {"count", t.count},
+                   {"precision", PrecisionName(t.task.precision)},
+                   {"params", params},
+                   {"activations", t.activations},
+                   {"onnx_ops", t.onnx_ops},
+                   {"nodes", t.nodes},
+                   {"workload", t.workload}});
+  }
+  return arr;
+}
+
+}  // namespace tunefleet

@@ -1,0 +1,109 @@
+#include "tuner/onnx_graph_view.h"
+
+#include <cstring>
+
+namespace tunefleet {
+namespace {
+
+void AddValueInfo(const onnx::ValueInfoProto& vi, std::unordered_map<std::string, std::vector<int64_t>>* shapes) {
+  if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) return;
+  std::vector<int64_t> dims;
+  for (const auto& d : vi.type().tensor_type().shape().dim()) dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
+  (*shapes)[vi.name()] = std::move(dims);
+}
+
+const onnx::AttributeProto* FindAttr(const onnx::NodeProto& node, const std::string& name) {
+  for (const auto& a : node.attribute()) {
+    if (a.name() == name) return &a;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+OnnxGraphView::OnnxGraphView(const onnx::GraphProto& graph) {
+  // Initializers first: their dims are known even when their data was stripped; value_info may refine.
+  for (const auto& t : graph.initializer()) {
+    shapes_[t.name()] = std::vector<int64_t>(t.dims().begin(), t.dims().end());
+    constants_[t.name()] = &t;
+  }
+  for (const auto& vi : graph.input()) AddValueInfo(vi, &shapes_);
+  for (const auto& vi : graph.value_info()) AddValueInfo(vi, &shapes_);
+  for (const auto& vi : graph.output()) {
+    AddValueInfo(vi, &shapes_);
+    graph_outputs_.insert(vi.name());
+  }
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const auto& node = graph.node(i);
+    for (const auto& in : node.input()) {
+      if (!in.empty()) consumers_[in].push_back(i);
+    }
+    if (node.op_type() == "Constant" && node.output_size() == 1) {
+      if (const auto* a = FindAttr(node, "value"); a != nullptr && a->has_t()) constants_[node.output(0)] = &a->t();
+    }
+  }
+}
+
+std::optional<std::vector<int64_t>> OnnxGraphView::Shape(const std::string& tensor) const {
+  auto it = shapes_.find(tensor);
+  if (it == shapes_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<std::vector<int64_t>> OnnxGraphView::StaticShape(const std::string& tensor) const {
+  auto s = Shape(tensor);
+  if (!s) return std::nullopt;
+  for (int64_t d : *s) {
+    if (d < 0) return std::nullopt;
+  }
+  return s;
+}
+
+const std::vector<int>& OnnxGraphView::Consumers(const std::string& tensor) const {
+  static const std::vector<int> kNone;
+  auto it = consumers_.find(tensor);
+  return it == consumers_.end() ? kNone : it->second;
+}
+
+const onnx::TensorProto* OnnxGraphView::Constant(const std::string& tensor) const {
+  auto it = constants_.find(tensor);
+  return it == constants_.end() ? nullptr : it->second;
+}
+
+std::optional<std::vector<float>> OnnxGraphView::ConstantFloats(const std::string& tensor) const {
+  const onnx::TensorProto* t = Constant(tensor);
+  if (t == nullptr || t->data_type() != onnx::TensorProto::FLOAT) return std::nullopt;
+  int64_t n = 1;
+  for (int64_t d : t->dims()) n *= d;
+  if (t->float_data_size() == n) return std::vector<float>(t->float_data().begin(), t->float_data().end());
+  if (t->has_raw_data() && t->raw_data().size() == static_cast<size_t>(n) * sizeof(float)) {
+    std::vector<float> v(n);
+    std::memcpy(v.data(), t->raw_data().data(), t->raw_data().size());  // ONNX raw data is little-endian
+    return v;
+  }
+  return std::nullopt;
+}
+
+int64_t AttrInt(const onnx::NodeProto& node, const std::string& name, int64_t fallback) {
+  const auto* a = FindAttr(node, name);
+  return a != nullptr && a->type() == onnx::AttributeProto::INT ? a->i() : fallback;
+}
+
+float AttrFloat(const onnx::NodeProto& node, const std::string& name, float fallback) {
+  const auto* a = FindAttr(node, name);
+  return a != nullptr && a->type() == onnx::AttributeProto::FLOAT ? a->f() : fallback;
+}
+
+std::string AttrString(const onnx::NodeProto& node, const std::string& name, const std::string& fallback) {
+  const auto* a = FindAttr(node, name);
+  return a != nullptr && a->type() == onnx::AttributeProto::STRING ? a->s() : fallback;
+}
+
+std::vector<int64_t> AttrInts(const onnx::NodeProto& node, const std::string& name,
+                              const std::vector<int64_t>& fallback) {
+  const auto* a = FindAttr(node, name);
+  if (a == nullptr || a->type() != onnx::AttributeProto::INTS) return fallback;
+  return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+}
+
+}  // namespace tunefleet

@@ -1,0 +1,186 @@
+#include "tuner/onnx_import.h"
+
+#include <cerrno>
+#include <cstring>
+#include <exception>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <onnx/defs/schema.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include "tuner/onnx_graph_view.h"
+#include "tuner/onnx_op_extract.h"
+
+namespace tunefleet {
+namespace {
+
+std::string DimsText(const onnx::TensorShapeProto& shape) {
+  std::string s = "[";
+  for (int i = 0; i < shape.dim_size(); ++i) {
+    if (i) s += ",";
+    const auto& d = shape.dim(i);
+    s += d.has_dim_value() ? std::to_string(d.dim_value()) : (d.dim_param().empty() ? "?" : d.dim_param());
+  }
+  return s + "]";
+}
+
+std::string ShapeText(const std::vector<int64_t>& dims, char sep) {
+  std::string s;
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? std::string(1, sep) : "") + std::to_string(dims[i]);
+  return s;
+}
+
+// The default-domain opset, checked against what this build's operator registry knows.
+Result<int64_t> CheckOpsets(const onnx::ModelProto& model) {
+  const auto& known = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  int64_t opset = 0;
+  for (const auto& imp : model.opset_import()) {
+    const std::string domain = imp.domain() == "ai.onnx" ? "" : imp.domain();
+    auto it = known.find(domain);
+    if (it == known.end()) continue;  // a custom domain: its nodes are listed as not tuned
+    if (imp.version() < 1 || imp.version() > it->second.second) {
+      return Status::InvalidArgument("opset " + std::to_string(imp.version()) + " of domain '" +
+                                     (domain.empty() ? "ai.onnx" : domain) + "' is unknown to this build (it knows " +
+                                     std::to_string(it->second.first) + " to " + std::to_string(it->second.second) +
+                                     ")");
+    }
+    if (domain.empty()) opset = imp.version();
+  }
+  if (opset == 0) return Status::InvalidArgument("no opset_import for the ai.onnx domain (truncated file?)");
+  return opset;
+}
+
+// Applies --input-shape values and rejects graph inputs left with dynamic dims.
+Status FixInputShapes(onnx::GraphProto* graph, const ImportOptions& options) {
+  std::set<std::string> initializers;
+  for (const auto& t : graph->initializer()) initializers.insert(t.name());
+  std::set<std::string> used;
+  std::string names;
+  for (auto& in : *graph->mutable_input()) {
+    if (initializers.count(in.name())) continue;
+    names += (names.empty() ? "" : ", ") + in.name();
+    auto* shape = in.mutable_type()->mutable_tensor_type()->mutable_shape();
+    if (auto it = options.input_shapes.find(in.name()); it != options.input_shapes.end()) {
+      used.insert(in.name());
+      if (shape->dim_size() != 0 && shape->dim_size() != static_cast<int>(it->second.size())) {
+        return Status::InvalidArgument("--input-shape " + in.name() + ":" + ShapeText(it->second, 'x') + " has rank " +
+                                       std::to_string(it->second.size()) + " but the input's shape is " +
+                                       DimsText(*shape));
+      }
+      shape->clear_dim();
+      for (int64_t d : it->second) shape->add_dim()->set_dim_value(d);
+      continue;
+    }
+    bool dynamic = !in.type().tensor_type().has_shape();
+    for (const auto& d : shape->dim()) dynamic = dynamic || !d.has_dim_value() || d.dim_value() <= 0;
+    if (dynamic) {
+      return Status::InvalidArgument("input '" + in.name() + "' has dynamic dims " + DimsText(*shape) +
+                                     "; give them with --input-shape " + in.name() + ":1x3x224x224 (for example)");
+    }
+  }
+  for (const auto& [name, dims] : options.input_shapes) {
+    if (!used.count(name)) {
+      return Status::InvalidArgument("--input-shape names '" + name + "', which is not a graph input (inputs: " +
+                                     names + ")");
+    }
+  }
+  if (!used.empty()) {
+    // Shapes recorded for the old input shape would contradict the new ones: let inference recompute them.
+    graph->clear_value_info();
+    for (auto& out : *graph->mutable_output()) out.mutable_type()->mutable_tensor_type()->clear_shape();
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<std::pair<std::string, std::vector<int64_t>>> ParseInputShape(std::string_view text) {
+  const auto bad = [&](const std::string& why) {
+    return Status::InvalidArgument("--input-shape '" + std::string(text) + "': " + why +
+                                   " (expected name:1x3x224x224)");
+  };
+  size_t colon = text.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) return bad("no 'name:' before the dims");
+  std::string name(text.substr(0, colon));
+  std::string dims(text.substr(colon + 1));
+  if (dims.size() >= 2 && dims.front() == '[' && dims.back() == ']') dims = dims.substr(1, dims.size() - 2);
+  std::vector<int64_t> out;
+  std::string part;
+  std::istringstream in(dims);
+  while (std::getline(in, part, dims.find(',') != std::string::npos ? ',' : 'x')) {
+    char* end = nullptr;
+    errno = 0;
+    long long v = std::strtoll(part.c_str(), &end, 10);
+    if (part.empty() || *end != '\0' || errno != 0 || v <= 0) return bad("'" + part + "' is not a positive size");
+    out.push_back(v);
+  }
+  if (out.empty()) return bad("no dims");
+  return std::make_pair(name, out);
+}
+
+Result<ImportedModel> ImportOnnxFile(const std::string& path, const ImportOptions& options) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return Status::IOError(path + ": cannot open: " + std::strerror(errno));
+  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  if (bytes.empty()) return Status::InvalidArgument(path + ": empty file, not an ONNX model");
+  onnx::ModelProto model;
+  if (!model.ParseFromString(bytes)) {
+    // Every ONNX writer puts ir_version (field 1, varint: tag 0x08) first.
+    if (bytes[0] != '\x08') return Status::InvalidArgument(path + ": not an ONNX model (not a ModelProto protobuf)");
+    return Status::InvalidArgument(path + ": truncated or corrupt ONNX model (protobuf parse failed after " +
+                                   std::to_string(bytes.size()) + " bytes)");
+  }
+  return ImportOnnxModel(model, path, options);
+}
+
+Result<ImportedModel> ImportOnnxModel(onnx::ModelProto& model, const std::string& name, const ImportOptions& options) {
+  if (model.ir_version() <= 0 || !model.has_graph()) {
+    return Status::InvalidArgument(name + ": not an ONNX model (no ir_version or no graph)");
+  }
+  if (model.ir_version() > onnx::IR_VERSION) {
+    return Status::InvalidArgument(name + ": IR version " + std::to_string(model.ir_version()) +
+                                   " is newer than this build supports (" + std::to_string(onnx::IR_VERSION) + ")");
+  }
+  auto opset = CheckOpsets(model);
+  if (!opset.ok()) return opset.status().WithContext(name);
+  TF_RETURN_IF_ERROR(FixInputShapes(model.mutable_graph(), options).WithContext(name));
+  try {
+    // error_mode 1: a node whose shapes contradict its operator is an error, not silently skipped.
+    onnx::ShapeInferenceOptions si(/*check_type_val=*/false, /*strict_mode_val=*/1, /*data_prop_val=*/true);
+    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), si);
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    for (char& c : what) c = c == '\n' ? ' ' : c;
+    return Status::InvalidArgument(name + ": shape inference failed: " + what);
+  }
+
+  ImportedModel out;
+  out.name = name;
+  out.opset = *opset;
+  const auto& graph = model.graph();
+  OnnxGraphView view(graph);
+  std::set<int> fused;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    if (fused.count(i) || graph.node(i).op_type() == "Constant") continue;  // Constant is data, not work
+    ExtractedNode e = ExtractNode(graph, view, i, *opset);
+    if (e.op) {
+      out.ops.push_back(std::move(*e.op));
+      fused.insert(e.fused.begin(), e.fused.end());
+    } else {
+      ++out.not_tuned[e.not_tuned];
+    }
+  }
+  if (out.ops.empty()) {
+    std::string ops;
+    for (const auto& [op, n] : out.not_tuned) ops += (ops.empty() ? "" : ", ") + op + " x" + std::to_string(n);
+    return Status::InvalidArgument(name + ": no tunable operator (Conv, Gemm, MatMul, MaxPool, AveragePool, "
+                                          "GlobalAveragePool) among " + std::to_string(graph.node_size()) +
+                                   " nodes" + (ops.empty() ? "" : ": " + ops));
+  }
+  return out;
+}
+
+}  // namespace tunefleet

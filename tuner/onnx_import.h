@@ -1,0 +1,66 @@
+// Model import: an ONNX file -> the tunable operator occurrences in it (Conv, Gemm/MatMul, pooling), with the
+// shapes found by ONNX shape inference. Deduplication into tasks is model_tasks.h's job.
+//
+// Supported (each becomes one OpOccurrence):
+//   Conv 2-D (regular, grouped, depthwise; stride, padding incl. auto_pad, dilation), fused with its bias and a
+//     following Relu or Clip(0, 6) when the Conv's output feeds only that node;
+//   Gemm (transB, bias C, alpha = 1, beta in {0, 1}) and MatMul (2-D or batched A against 2-D B, or equal batch),
+//     fused with a following Relu / Clip(0, 6) (and for MatMul an Add of a 1-D bias);
+//   MaxPool, AveragePool, GlobalAveragePool (2-D, floor mode).
+// Listed as not tuned, with a reason (NotTuned): every other operator, and supported operators whose attributes a
+// task cannot state faithfully: asymmetric padding, a stride or dilation that differs between H and W, transA,
+// ceil_mode, non-2-D convolutions, shapes unknown after inference.
+// Thread safety: free functions over values; safe to call from several threads.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/status.h"
+#include "search-spaces/task.h"
+
+namespace onnx {
+class ModelProto;
+}
+
+namespace tunefleet {
+
+// One tunable node of the graph (plus the nodes fused into it).
+struct OpOccurrence {
+  std::string node;         // the node's name, or "#<index>" when unnamed
+  std::string onnx_ops;     // the ONNX ops it covers, e.g. "Conv+Relu", "MatMul+Add"
+  Task task;                // float32 task of the workload, activation NOT included (see model_tasks.h)
+  Activation activation = Activation::kNone;  // fused Relu (kRelu) or Clip(0, 6) (kRelu6)
+  nlohmann::json workload;  // shapes and attributes: {"input": [..], "weight": [..], "output": [..], "strides": ..}
+};
+
+struct ImportedModel {
+  std::string name;                         // the file path (or the name given to ImportOnnxModel)
+  int64_t opset = 0;                        // of the default ("ai.onnx") domain
+  std::vector<OpOccurrence> ops;            // tunable nodes in graph order
+  std::map<std::string, int64_t> not_tuned;  // "Add" -> 8, "Conv (asymmetric pads)" -> 1
+};
+
+struct ImportOptions {
+  // Values for the graph inputs' dynamic (or overridden) dims: name -> full shape.
+  std::map<std::string, std::vector<int64_t>> input_shapes;
+};
+
+// Parses one "--input-shape" value "name:1x3x224x224" (also "name:[1,3,224,224]").
+Result<std::pair<std::string, std::vector<int64_t>>> ParseInputShape(std::string_view text);
+
+// Reads, validates and imports an ONNX file. Every error is one line that names the file: not an ONNX file,
+// a truncated file, an opset this build does not know, dynamic dims without an --input-shape, no tunable operator.
+Result<ImportedModel> ImportOnnxFile(const std::string& path, const ImportOptions& options);
+
+// The same for a model already in memory (tests, generated models). `name` is used in messages.
+// `model` is modified in place (input shapes set, shapes inferred).
+Result<ImportedModel> ImportOnnxModel(onnx::ModelProto& model, const std::string& name, const ImportOptions& options);
+
+}  // namespace tunefleet

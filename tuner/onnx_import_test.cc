@@ -1,0 +1,210 @@
+#include "tuner/onnx_import.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <onnx/checker.h>
+
+#include "tuner/test_models.h"
+
+namespace tunefleet {
+namespace {
+
+namespace fs = std::filesystem;
+
+class OnnxImportTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/onnx_import_test.XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string Write(const std::string& name, const std::string& bytes) {
+    std::string path = (dir_ / name).string();
+    std::ofstream(path, std::ios::binary) << bytes;
+    return path;
+  }
+  std::string WriteModel(const std::string& name, const onnx::ModelProto& m) {
+    std::string path = (dir_ / name).string();
+    EXPECT_TRUE(WriteOnnxModel(m, path).ok());
+    return path;
+  }
+  static std::vector<std::string> Specs(const ImportedModel& m) {
+    std::vector<std::string> out;
+    for (const auto& op : m.ops) out.push_back(op.task.ToSpec());
+    return out;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(OnnxImportTest, GivenTheGeneratedModels_WeShouldFindThemValidForTheOnnxChecker) {
+  EXPECT_NO_THROW(onnx::checker::check_model(MakeResNetLikeModel()));
+  EXPECT_NO_THROW(onnx::checker::check_model(MakeMobileNetLikeModel()));
+}
+
+TEST_F(OnnxImportTest, GivenTheResNetLikeFile_WeShouldFindItsConvsPoolAndDenseInGraphOrder) {
+  auto m = ImportOnnxFile(WriteModel("resnet.onnx", MakeResNetLikeModel()), {});
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  ASSERT_EQ(m->ops.size(), 10u);
+  EXPECT_EQ(m->opset, 13);
+  EXPECT_EQ(m->ops[0].task.ToSpec(), "conv2d:1,3,32,32,16,3,3,1,1,bias=1:float32");
+  EXPECT_EQ(m->ops[0].onnx_ops, "Conv+Relu");
+  EXPECT_EQ(m->ops[0].activation, Activation::kRelu);
+  EXPECT_EQ(m->ops[2].onnx_ops, "Conv");  // the block's second conv feeds the residual Add, not a Relu
+  EXPECT_EQ(m->ops[5].task.ToSpec(), "conv2d:1,16,32,32,32,3,3,2,1,bias=1:float32");
+  EXPECT_EQ(m->ops[7].task.ToSpec(), "conv2d:1,16,32,32,32,1,1,2,0,bias=1:float32");
+  EXPECT_EQ(m->ops[8].task.op, "pool");
+  EXPECT_EQ(m->ops[8].task.Get("global"), 1);
+  EXPECT_EQ(m->ops[8].task.Get("H"), 16);
+  EXPECT_EQ(m->ops[9].task.ToSpec(), "gemm:1,10,32,transb=1,bias=1:float32");
+  EXPECT_EQ(m->not_tuned.at("Add"), 3);
+  EXPECT_EQ(m->not_tuned.at("Relu"), 3);  // the Relus after the Adds
+  EXPECT_EQ(m->not_tuned.at("Flatten"), 1);
+}
+
+TEST_F(OnnxImportTest, GivenTheMobileNetLikeModel_WeShouldFindDepthwiseConvsWithReLU6Fused) {
+  onnx::ModelProto model = MakeMobileNetLikeModel();
+  auto m = ImportOnnxModel(model, "mobilenet", {});
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  ASSERT_EQ(m->ops.size(), 9u);
+  EXPECT_EQ(m->ops[1].task.ToSpec(), "dwconv2d:1,16,16,16,3,3,1,1,bias=1:float32");
+  EXPECT_EQ(m->ops[1].onnx_ops, "Conv+Clip");
+  EXPECT_EQ(m->ops[1].activation, Activation::kRelu6);
+  EXPECT_EQ(m->ops[5].task.ToSpec(), "dwconv2d:1,16,16,16,3,3,2,1,bias=1:float32");
+  EXPECT_EQ(m->ops[6].task.ToSpec(), "conv2d:1,16,8,8,32,1,1,1,0,bias=1:float32");
+  EXPECT_EQ(m->not_tuned.count("Clip"), 0u);
+}
+
+TEST_F(OnnxImportTest, GivenAFileThatIsNotOnnx_WeShouldSaySoNamingTheFile) {
+  std::string path = Write("notes.onnx", "this is a text file, not a model\n");
+  auto m = ImportOnnxFile(path, {});
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().message().rfind(path + ": not an ONNX model", 0), 0u) << m.status().message();
+}
+
+TEST_F(OnnxImportTest, GivenATruncatedFile_WeShouldSayTruncated) {
+  std::string bytes;
+  ASSERT_TRUE(MakeResNetLikeModel().SerializeToString(&bytes));
+  std::string path = Write("cut.onnx", bytes.substr(0, bytes.size() / 2));
+  auto m = ImportOnnxFile(path, {});
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find(path + ": truncated"), std::string::npos) << m.status().message();
+}
+
+TEST_F(OnnxImportTest, GivenAMissingFile_WeShouldSayItCannotBeOpened) {
+  auto m = ImportOnnxFile((dir_ / "absent.onnx").string(), {});
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("absent.onnx: cannot open"), std::string::npos);
+}
+
+TEST_F(OnnxImportTest, GivenAnOpsetNewerThanTheLibraryKnows_WeShouldNameTheOpset) {
+  onnx::ModelProto model = MakeResNetLikeModel();
+  model.mutable_opset_import(0)->set_version(99);
+  auto m = ImportOnnxFile(WriteModel("future.onnx", model), {});
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("future.onnx: opset 99 of domain 'ai.onnx' is unknown"), std::string::npos)
+      << m.status().message();
+}
+
+TEST_F(OnnxImportTest, GivenADynamicBatch_WeShouldAskForInputShapeAndUseItWhenGiven) {
+  onnx::ModelProto model = MakeResNetLikeModel();
+  model.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)
+      ->set_dim_param("batch");
+  onnx::ModelProto copy = model;
+  auto m = ImportOnnxModel(model, "dyn.onnx", {});
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().message(),
+            "dyn.onnx: input 'data' has dynamic dims [batch,3,32,32]; give them with --input-shape "
+            "data:1x3x224x224 (for example)");
+
+  ImportOptions options;
+  options.input_shapes["data"] = {4, 3, 32, 32};
+  auto ok = ImportOnnxModel(copy, "dyn.onnx", options);
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok->ops[0].task.Get("N"), 4);
+  EXPECT_EQ(ok->ops[9].task.Get("M"), 4);
+}
+
+TEST_F(OnnxImportTest, GivenAnInputShapeForAnUnknownInput_WeShouldListTheRealInputs) {
+  onnx::ModelProto model = MakeResNetLikeModel();
+  ImportOptions options;
+  options.input_shapes["image"] = {1, 3, 32, 32};
+  auto m = ImportOnnxModel(model, "r.onnx", options);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("'image', which is not a graph input (inputs: data)"), std::string::npos);
+}
+
+TEST_F(OnnxImportTest, GivenAModelWithoutTunableOperators_WeShouldSaySoAndListWhatItHas) {
+  onnx::ModelProto model = MakeResNetLikeModel();
+  auto* graph = model.mutable_graph();
+  graph->clear_node();
+  graph->clear_initializer();
+  auto* relu = graph->add_node();
+  relu->set_op_type("Relu");
+  relu->add_input("data");
+  relu->add_output("y");
+  graph->mutable_output(0)->set_name("y");
+  graph->mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+  auto m = ImportOnnxFile(WriteModel("relu.onnx", model), {});
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("relu.onnx: no tunable operator"), std::string::npos);
+  EXPECT_NE(m.status().message().find("Relu x1"), std::string::npos) << m.status().message();
+}
+
+TEST_F(OnnxImportTest, GivenAsymmetricPads_WeShouldListTheConvAsNotTunedRatherThanGuess) {
+  onnx::ModelProto model = MakeResNetLikeModel();
+  auto* conv = model.mutable_graph()->mutable_node(0);
+  for (auto& a : *conv->mutable_attribute()) {
+    if (a.name() == "pads") {
+      a.clear_ints();
+      for (int64_t p : {0, 0, 2, 2}) a.add_ints(p);
+    }
+  }
+  auto m = ImportOnnxModel(model, "pads.onnx", {});
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->ops.size(), 9u);
+  EXPECT_EQ(m->not_tuned.at("Conv (asymmetric pads)"), 1);
+}
+
+TEST(ParseInputShapeTest, GivenNameAndDims_WeShouldParseBothForms) {
+  auto a = ParseInputShape("input.1:1x3x224x224");
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->first, "input.1");
+  EXPECT_EQ(a->second, (std::vector<int64_t>{1, 3, 224, 224}));
+  auto b = ParseInputShape("x:[2,3,8,8]");
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->second, (std::vector<int64_t>{2, 3, 8, 8}));
+  EXPECT_FALSE(ParseInputShape("1x3x224x224").ok());
+  EXPECT_FALSE(ParseInputShape("x:1xNx3").ok());
+}
+
+// The real torchvision exports of ../shared (weights stripped); absent in a fresh clone.
+TEST(SharedModelsTest, GivenTheStrippedTorchvisionModels_WeShouldReproduceTheKnownWorkloadCounts) {
+  const std::string dir = "/work/shared/models/";
+  if (!fs::exists(dir + "resnet18.stripped.onnx")) GTEST_SKIP() << "no " << dir;
+  struct Want { std::string file; size_t distinct, occurrences, depthwise; };
+  for (const Want& w : {Want{"resnet18.stripped.onnx", 12, 21, 0}, Want{"mobilenet_v2.stripped.onnx", 31, 53, 10}}) {
+    auto m = ImportOnnxFile(dir + w.file, {});
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    std::set<std::string> distinct, dw;
+    size_t n = 0;
+    for (const auto& op : m->ops) {
+      if (op.task.op == "pool") continue;
+      ++n;
+      distinct.insert(op.task.ToSpec());
+      if (op.task.op == "dwconv2d") dw.insert(op.task.ToSpec());
+    }
+    EXPECT_EQ(distinct.size(), w.distinct) << w.file;
+    EXPECT_EQ(n, w.occurrences) << w.file;
+    EXPECT_EQ(dw.size(), w.depthwise) << w.file;
+  }
+}
+
+}  // namespace
+}  // namespace tunefleet

@@ -1,0 +1,24 @@
+// Turns one ONNX node (plus the Relu/Clip/Add nodes fused after it) into a tunable operator occurrence, or says
+// why it is not tuned. Used by onnx_import.cc; the supported set is documented in onnx_import.h.
+// Thread safety: free function over borrowed, unchanging data.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tuner/onnx_graph_view.h"
+#include "tuner/onnx_import.h"
+
+namespace tunefleet {
+
+struct ExtractedNode {
+  std::optional<OpOccurrence> op;  // set when the node is tuned
+  std::string not_tuned;           // else the label it is counted under: "Add", "Conv (asymmetric pads)"
+  std::vector<int> fused;          // indices of the following nodes folded into `op` (not counted again)
+};
+
+// `opset` is the model's default-domain opset (Clip takes its bounds as attributes before 11, as inputs after).
+ExtractedNode ExtractNode(const onnx::GraphProto& graph, const OnnxGraphView& view, int index, int64_t opset);
+
+}  // namespace tunefleet
