@@ -38,6 +38,8 @@ struct StrategyOptions {
   uint64_t seed = 1;
   size_t plan_size = 64;      // configs per model refit (xgb)
   std::string xgb_objective = "rank";  // rank | reg
+  double epsilon = 0.05;      // share of each xgb plan drawn at random instead of from the model
+  int diversity_knobs = 2;    // xgb plan: picks should differ in at least this many knobs (relaxed if needed)
 };
 
 class Strategy {
@@ -57,5 +59,11 @@ class Strategy {
 // `tmpl`, `task` and `space` must outlive the strategy.
 Result<std::unique_ptr<Strategy>> MakeStrategy(const StrategyOptions& opts, const Template& tmpl, const Task& task,
                                                const Space& space, const DeviceLimits& limits);
+
+// The same without a template (e.g. replaying a recorded space, tests): features are the knob values only.
+// With `tmpl` set, `task` and `limits` must be set too. All pointees must outlive the strategy.
+Result<std::unique_ptr<Strategy>> MakeStrategyForSpace(const StrategyOptions& opts, const Template* tmpl,
+                                                       const Task* task, const Space& space,
+                                                       const DeviceLimits* limits);
 
 }  // namespace tunefleet

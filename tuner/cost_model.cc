@@ -1,0 +1,199 @@
+#include "tuner/cost_model.h"
+
+#include <xgboost/c_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+namespace tunefleet {
+namespace {
+
+Status XgbError(const char* what) { return Status::Internal(std::string("xgboost ") + what + ": " + XGBGetLastError()); }
+
+}  // namespace
+
+// ---- XgbMatrix ----------------------------------------------------------------------------------------------
+
+Result<XgbMatrix> XgbMatrix::FromDense(const float* data, size_t rows, size_t cols) {
+  XgbMatrix m;
+  DMatrixHandle h = nullptr;
+  // NaN marks missing values; our features never are NaN, so every value counts.
+  if (XGDMatrixCreateFromMat(data, rows, cols, std::numeric_limits<float>::quiet_NaN(), &h) != 0) {
+    return XgbError("DMatrix create");
+  }
+  m.handle_ = h;
+  return m;
+}
+
+XgbMatrix::~XgbMatrix() {
+  if (handle_ != nullptr) XGDMatrixFree(handle_);
+}
+
+XgbMatrix& XgbMatrix::operator=(XgbMatrix&& o) noexcept {
+  if (this != &o) {
+    if (handle_ != nullptr) XGDMatrixFree(handle_);
+    handle_ = o.handle_;
+    o.handle_ = nullptr;
+  }
+  return *this;
+}
+
+Status XgbMatrix::SetFloatInfo(const char* field, const std::vector<float>& values) {
+  if (XGDMatrixSetFloatInfo(handle_, field, values.data(), values.size()) != 0) return XgbError(field);
+  return Status::OK();
+}
+
+Status XgbMatrix::SetUIntInfo(const char* field, const std::vector<unsigned>& values) {
+  if (XGDMatrixSetUIntInfo(handle_, field, values.data(), values.size()) != 0) return XgbError(field);
+  return Status::OK();
+}
+
+// ---- XgbBooster ---------------------------------------------------------------------------------------------
+
+Result<XgbBooster> XgbBooster::Create(const XgbMatrix& train) {
+  XgbBooster b;
+  DMatrixHandle cache[1] = {train.handle()};
+  BoosterHandle h = nullptr;
+  if (XGBoosterCreate(cache, 1, &h) != 0) return XgbError("booster create");
+  b.handle_ = h;
+  return b;
+}
+
+XgbBooster::~XgbBooster() {
+  if (handle_ != nullptr) XGBoosterFree(handle_);
+}
+
+XgbBooster& XgbBooster::operator=(XgbBooster&& o) noexcept {
+  if (this != &o) {
+    if (handle_ != nullptr) XGBoosterFree(handle_);
+    handle_ = o.handle_;
+    o.handle_ = nullptr;
+  }
+  return *this;
+}
+
+Status XgbBooster::SetParam(const std::string& name, const std::string& value) {
+  if (XGBoosterSetParam(handle_, name.c_str(), value.c_str()) != 0) return XgbError(name.c_str());
+  return Status::OK();
+}
+
+Status XgbBooster::UpdateOneIter(int iter, const XgbMatrix& train) {
+  if (XGBoosterUpdateOneIter(handle_, iter, train.handle()) != 0) return XgbError("update");
+  return Status::OK();
+}
+
+Result<std::vector<float>> XgbBooster::Predict(const XgbMatrix& m) const {
+  bst_ulong len = 0;
+  const float* out = nullptr;
+  if (XGBoosterPredict(handle_, m.handle(), 0, 0, 0, &len, &out) != 0) return XgbError("predict");
+  return std::vector<float>(out, out + len);  // `out` belongs to the booster: copy before the next call
+}
+
+// ---- CostModel ----------------------------------------------------------------------------------------------
+
+CostModel::CostModel(CostModelOptions opts) : opts_(std::move(opts)) {}
+
+Status CostModel::Fit(const TrainingSet& set) {
+  const size_t rows = set.rows();
+  if (rows == 0 || set.dim == 0) return Status::InvalidArgument("cost model: empty training set");
+  if (set.features.size() != rows * set.dim) return Status::InvalidArgument("cost model: ragged training set");
+  std::vector<unsigned> groups = set.group_sizes;
+  if (groups.empty()) groups.push_back(static_cast<unsigned>(rows));
+  if (std::accumulate(groups.begin(), groups.end(), size_t{0}) != rows) {
+    return Status::InvalidArgument("cost model: group sizes do not sum to the row count");
+  }
+  std::vector<float> group_weights = set.group_weights;
+  if (group_weights.empty()) group_weights.assign(groups.size(), 1.0f);
+  if (group_weights.size() != groups.size()) return Status::InvalidArgument("cost model: one weight per group");
+
+  const bool rank = opts_.objective == "rank";
+  if (!rank && opts_.objective != "reg") {
+    return Status::InvalidArgument("cost model: objective must be rank or reg, not '" + opts_.objective + "'");
+  }
+  TF_ASSIGN_OR_RETURN(XgbMatrix train, XgbMatrix::FromDense(set.features.data(), rows, set.dim));
+  TF_RETURN_IF_ERROR(train.SetFloatInfo("label", set.scores));
+  const bool weighted = std::any_of(group_weights.begin(), group_weights.end(), [](float w) { return w != 1.0f; });
+  if (rank) {
+    TF_RETURN_IF_ERROR(train.SetUIntInfo("group", groups));
+    // For ranking objectives XGBoost takes one weight per group.
+    if (weighted) TF_RETURN_IF_ERROR(train.SetFloatInfo("weight", group_weights));
+  } else if (weighted) {
+    std::vector<float> row_weights;
+    row_weights.reserve(rows);
+    for (size_t g = 0; g < groups.size(); ++g) row_weights.insert(row_weights.end(), groups[g], group_weights[g]);
+    TF_RETURN_IF_ERROR(train.SetFloatInfo("weight", row_weights));
+  }
+
+  TF_ASSIGN_OR_RETURN(XgbBooster booster, XgbBooster::Create(train));
+  const std::pair<const char*, std::string> params[] = {
+      {"objective", rank ? "rank:pairwise" : "reg:squarederror"},
+      {"max_depth", std::to_string(opts_.max_depth)},
+      {"eta", std::to_string(opts_.eta)},
+      {"gamma", "0.0001"},
+      {"min_child_weight", "1"},
+      {"subsample", "1"},
+      {"lambda", "1"},
+      {"tree_method", "exact"},
+      {"seed", std::to_string(opts_.seed)},
+      {"nthread", std::to_string(opts_.nthread)},
+      {"verbosity", "0"},
+  };
+  for (const auto& [name, value] : params) TF_RETURN_IF_ERROR(booster.SetParam(name, value));
+  for (int i = 0; i < opts_.rounds; ++i) TF_RETURN_IF_ERROR(booster.UpdateOneIter(i, train));
+  booster_ = std::move(booster);
+  dim_ = set.dim;
+  ++fits_;
+  return Status::OK();
+}
+
+Result<std::vector<float>> CostModel::Predict(const std::vector<float>& features, size_t dim) const {
+  if (!trained()) return Status::Internal("cost model: predict before the first fit");
+  if (dim != dim_ || features.size() % dim != 0) {
+    return Status::InvalidArgument("cost model: feature width " + std::to_string(dim) + ", model has " +
+                                   std::to_string(dim_));
+  }
+  const size_t rows = features.size() / dim;
+  if (rows == 0) return std::vector<float>{};
+  TF_ASSIGN_OR_RETURN(XgbMatrix m, XgbMatrix::FromDense(features.data(), rows, dim));
+  return booster_.Predict(m);
+}
+
+// ---- Spearman -----------------------------------------------------------------------------------------------
+
+namespace {
+
+std::vector<double> AverageRanks(const std::vector<double>& v) {
+  std::vector<size_t> order(v.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return v[a] < v[b]; });
+  std::vector<double> ranks(v.size());
+  for (size_t i = 0; i < order.size();) {
+    size_t j = i;
+    while (j + 1 < order.size() && v[order[j + 1]] == v[order[i]]) ++j;
+    const double avg = (static_cast<double>(i) + static_cast<double>(j)) / 2.0;
+    for (size_t k = i; k <= j; ++k) ranks[order[k]] = avg;
+    i = j + 1;
+  }
+  return ranks;
+}
+
+}  // namespace
+
+double SpearmanCorrelation(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size() || a.size() < 2) return 0;
+  const std::vector<double> ra = AverageRanks(a), rb = AverageRanks(b);
+  const double n = static_cast<double>(a.size());
+  const double mean = (n - 1) / 2.0;
+  double cov = 0, va = 0, vb = 0;
+  for (size_t i = 0; i < ra.size(); ++i) {
+    cov += (ra[i] - mean) * (rb[i] - mean);
+    va += (ra[i] - mean) * (ra[i] - mean);
+    vb += (rb[i] - mean) * (rb[i] - mean);
+  }
+  if (va == 0 || vb == 0) return 0;
+  return cov / std::sqrt(va * vb);
+}
+
+}  // namespace tunefleet

@@ -1,0 +1,99 @@
+// The XGBoost cost model: gradient-boosted trees over config features, predicting a score where higher means
+// faster. Wraps Debian's libxgboost C API (1.7) behind RAII handles; errors come back as Status.
+// Thread safety: a CostModel is used by one thread at a time (XGBoost's predict buffer is per booster).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace tunefleet {
+
+// Owns one DMatrixHandle. Move-only; freeing never fails loudly.
+class XgbMatrix {
+ public:
+  // `data` is row-major rows x cols.
+  static Result<XgbMatrix> FromDense(const float* data, size_t rows, size_t cols);
+  XgbMatrix() = default;
+  ~XgbMatrix();
+  XgbMatrix(XgbMatrix&& o) noexcept : handle_(o.handle_) { o.handle_ = nullptr; }
+  XgbMatrix& operator=(XgbMatrix&& o) noexcept;
+  XgbMatrix(const XgbMatrix&) = delete;
+  XgbMatrix& operator=(const XgbMatrix&) = delete;
+
+  Status SetFloatInfo(const char* field, const std::vector<float>& values);
+  Status SetUIntInfo(const char* field, const std::vector<unsigned>& values);
+  void* handle() const { return handle_; }
+
+ private:
+  void* handle_ = nullptr;  // DMatrixHandle
+};
+
+// Owns one BoosterHandle. Move-only.
+class XgbBooster {
+ public:
+  // A booster whose cache holds `train` (which must outlive training calls).
+  static Result<XgbBooster> Create(const XgbMatrix& train);
+  XgbBooster() = default;
+  ~XgbBooster();
+  XgbBooster(XgbBooster&& o) noexcept : handle_(o.handle_) { o.handle_ = nullptr; }
+  XgbBooster& operator=(XgbBooster&& o) noexcept;
+  XgbBooster(const XgbBooster&) = delete;
+  XgbBooster& operator=(const XgbBooster&) = delete;
+
+  Status SetParam(const std::string& name, const std::string& value);
+  Status UpdateOneIter(int iter, const XgbMatrix& train);
+  // Predictions of `m`, one per row.
+  Result<std::vector<float>> Predict(const XgbMatrix& m) const;
+  bool valid() const { return handle_ != nullptr; }
+
+ private:
+  void* handle_ = nullptr;  // BoosterHandle
+};
+
+struct CostModelOptions {
+  std::string objective = "rank";  // rank (rank:pairwise) | reg (reg:squarederror)
+  int rounds = 60;                 // boosting rounds per fit
+  int max_depth = 4;
+  double eta = 0.3;
+  uint64_t seed = 1;
+  int nthread = 1;  // 1 keeps fits reproducible and polite on shared machines
+};
+
+// One training set: rows of features, a score per row (higher = faster; failed configs get the lowest),
+// rows grouped (rank pairs are formed only within a group, e.g. one task on one device), a weight per group.
+struct TrainingSet {
+  size_t dim = 0;
+  std::vector<float> features;     // rows x dim, row-major
+  std::vector<float> scores;       // one per row
+  std::vector<unsigned> group_sizes;   // sums to rows; empty = one group
+  std::vector<float> group_weights;    // one per group; empty = all 1
+  size_t rows() const { return scores.size(); }
+};
+
+class CostModel {
+ public:
+  explicit CostModel(CostModelOptions opts);
+
+  // Trains a fresh model on `set` (replacing the previous one). InvalidArgument on an empty or ragged set.
+  Status Fit(const TrainingSet& set);
+  // Scores of rows x dim features (higher = predicted faster). FailedPrecondition-like error before Fit.
+  Result<std::vector<float>> Predict(const std::vector<float>& features, size_t dim) const;
+  bool trained() const { return booster_.valid(); }
+  int fits() const { return fits_; }
+  const CostModelOptions& options() const { return opts_; }
+
+ private:
+  CostModelOptions opts_;
+  XgbBooster booster_;
+  size_t dim_ = 0;
+  int fits_ = 0;
+};
+
+// Spearman rank correlation of two equally long series (ties get average ranks); 0 when undefined.
+double SpearmanCorrelation(const std::vector<double>& a, const std::vector<double>& b);
+
+}  // namespace tunefleet

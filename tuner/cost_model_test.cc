@@ -1,0 +1,88 @@
+#include "tuner/cost_model.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "tuner/features.h"
+#include "tuner/strategy_test_space.h"
+
+namespace tunefleet {
+namespace {
+
+// Trains on `train_n` random valid configs of the tiling space and returns Spearman on `test_n` others.
+double HeldOutSpearman(const std::string& objective, size_t train_n, size_t test_n) {
+  const Space s = testing::TilingSpace();
+  FeatureExtractor fx(s, nullptr, nullptr, nullptr);
+  std::vector<uint64_t> valid;
+  s.ForEachValid([&](uint64_t i) {
+    valid.push_back(i);
+    return true;
+  });
+  std::mt19937_64 rng(7);
+  std::shuffle(valid.begin(), valid.end(), rng);
+  const std::vector<uint64_t> train(valid.begin(), valid.begin() + train_n);
+  const std::vector<uint64_t> test(valid.begin() + train_n, valid.begin() + train_n + test_n);
+
+  double best = 1e9;
+  for (uint64_t i : train) best = std::min(best, testing::SyntheticCost(s, i));
+  TrainingSet set;
+  set.dim = fx.dim();
+  set.features = fx.ExtractIndices(train);
+  for (uint64_t i : train) set.scores.push_back(static_cast<float>(best / testing::SyntheticCost(s, i)));
+
+  CostModelOptions opts;
+  opts.objective = objective;
+  CostModel model(opts);
+  EXPECT_TRUE(model.Fit(set).ok());
+  Result<std::vector<float>> pred = model.Predict(fx.ExtractIndices(test), fx.dim());
+  EXPECT_TRUE(pred.ok()) << pred.status().ToString();
+  std::vector<double> p(pred->begin(), pred->end()), truth;
+  for (uint64_t i : test) truth.push_back(-testing::SyntheticCost(s, i));  // higher = faster
+  return SpearmanCorrelation(p, truth);
+}
+
+TEST(CostModelTest, GivenARankModelTrainedOnRandomConfigs_WeShouldRankHeldOutConfigsWell) {
+  EXPECT_GT(HeldOutSpearman("rank", 300, 300), 0.8);
+}
+
+TEST(CostModelTest, GivenARegressionModel_WeShouldAlsoRankHeldOutConfigsWell) {
+  EXPECT_GT(HeldOutSpearman("reg", 300, 300), 0.8);
+}
+
+TEST(CostModelTest, GivenAnEmptyTrainingSet_WeShouldRefuseToFit) {
+  CostModel model(CostModelOptions{});
+  TrainingSet empty;
+  empty.dim = 3;
+  EXPECT_EQ(model.Fit(empty).code(), Status::Code::kInvalidArgument);
+  EXPECT_FALSE(model.trained());
+  EXPECT_FALSE(model.Predict({1, 2, 3}, 3).ok());
+}
+
+TEST(CostModelTest, GivenGroupsWithWeights_WeShouldFitAndPredictEveryRow) {
+  TrainingSet set;
+  set.dim = 1;
+  set.features = {1, 2, 3, 4, 1, 2, 3, 4};
+  set.scores = {0.1f, 0.2f, 0.3f, 0.4f, 0.1f, 0.2f, 0.3f, 0.4f};
+  set.group_sizes = {4, 4};
+  set.group_weights = {0.5f, 1.0f};
+  for (const char* objective : {"rank", "reg"}) {
+    CostModelOptions opts;
+    opts.objective = objective;
+    CostModel model(opts);
+    ASSERT_TRUE(model.Fit(set).ok()) << objective;
+    Result<std::vector<float>> p = model.Predict({1, 4}, 1);
+    ASSERT_TRUE(p.ok());
+    EXPECT_LT((*p)[0], (*p)[1]) << objective;
+  }
+}
+
+TEST(CostModelTest, GivenKnownSeries_WeShouldComputeSpearmanWithTies) {
+  EXPECT_DOUBLE_EQ(SpearmanCorrelation({1, 2, 3, 4}, {10, 20, 30, 40}), 1.0);
+  EXPECT_DOUBLE_EQ(SpearmanCorrelation({1, 2, 3, 4}, {4, 3, 2, 1}), -1.0);
+  EXPECT_NEAR(SpearmanCorrelation({1, 1, 2, 3}, {1, 2, 3, 4}), 0.9486832980505138, 1e-12);
+  EXPECT_EQ(SpearmanCorrelation({1, 1}, {1, 2}), 0.0);
+}
+
+}  // namespace
+}  // namespace tunefleet

@@ -1,0 +1,34 @@
+#include "tuner/strategy.h"
+
+#include "tuner/strategy_ga.h"
+#include "tuner/strategy_grid.h"
+#include "tuner/strategy_random.h"
+#include "tuner/strategy_xgb.h"
+
+namespace tunefleet {
+
+Result<std::unique_ptr<Strategy>> MakeStrategyForSpace(const StrategyOptions& opts, const Template* tmpl,
+                                                       const Task* task, const Space& space,
+                                                       const DeviceLimits* limits) {
+  if (tmpl != nullptr && (task == nullptr || limits == nullptr)) {
+    return Status::InvalidArgument("strategy: a template needs its task and device limits");
+  }
+  if (opts.name == "random") return std::unique_ptr<Strategy>(new RandomStrategy(space, opts.seed));
+  if (opts.name == "grid") return std::unique_ptr<Strategy>(new GridStrategy(space));
+  if (opts.name == "ga") return std::unique_ptr<Strategy>(new GaStrategy(space, opts.seed));
+  if (opts.name == "xgb") {
+    if (opts.xgb_objective != "rank" && opts.xgb_objective != "reg") {
+      return Status::InvalidArgument("--xgb-objective: '" + opts.xgb_objective + "' is not rank or reg");
+    }
+    if (opts.plan_size == 0) return Status::InvalidArgument("strategy: plan size must be positive");
+    return std::unique_ptr<Strategy>(new XgbStrategy(opts, tmpl, task, space, limits));
+  }
+  return Status::InvalidArgument("--tuner: unknown strategy '" + opts.name + "' (xgb, ga, random, grid)");
+}
+
+Result<std::unique_ptr<Strategy>> MakeStrategy(const StrategyOptions& opts, const Template& tmpl, const Task& task,
+                                               const Space& space, const DeviceLimits& limits) {
+  return MakeStrategyForSpace(opts, &tmpl, &task, space, &limits);
+}
+
+}  // namespace tunefleet

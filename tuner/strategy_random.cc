@@ -1,0 +1,15 @@
+#include "tuner/strategy_random.h"
+
+#include "tuner/strategy_common.h"
+
+namespace tunefleet {
+
+std::vector<uint64_t> RandomStrategy::NextBatch(size_t n) { return SampleUnvisited(space_, visited_, n, rng_); }
+
+void RandomStrategy::Update(const std::vector<Observation>& results) {
+  for (const auto& r : results) visited_.insert(r.index);
+}
+
+std::string RandomStrategy::StatusLine() const { return "random: " + std::to_string(visited_.size()) + " visited"; }
+
+}  // namespace tunefleet

@@ -1,0 +1,175 @@
+#include "tuner/strategy.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <functional>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "tuner/strategy_test_space.h"
+#include "tuner/strategy_xgb.h"
+
+namespace tunefleet {
+namespace {
+
+std::unique_ptr<Strategy> Make(const Space& s, const std::string& name, uint64_t seed, size_t plan = 64) {
+  StrategyOptions o;
+  o.name = name;
+  o.seed = seed;
+  o.plan_size = plan;
+  Result<std::unique_ptr<Strategy>> r = MakeStrategyForSpace(o, nullptr, nullptr, s, nullptr);
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  return std::move(r).value();
+}
+
+// Runs `rounds` batches of `batch` configs measured with the synthetic cost; returns every proposal in order.
+std::vector<uint64_t> Tune(Strategy& st, const Space& s, int rounds, size_t batch,
+                           const std::function<double(const Space&, uint64_t)>& cost = testing::SyntheticCost) {
+  std::vector<uint64_t> all;
+  for (int r = 0; r < rounds; ++r) {
+    const std::vector<uint64_t> b = st.NextBatch(batch);
+    std::vector<Observation> obs;
+    for (uint64_t i : b) obs.push_back({i, true, cost(s, i)});
+    st.Update(obs);
+    all.insert(all.end(), b.begin(), b.end());
+  }
+  return all;
+}
+
+double MeanCost(const Space& s, const std::vector<uint64_t>& idx) {
+  double sum = 0;
+  for (uint64_t i : idx) sum += testing::SyntheticCost(s, i);
+  return sum / static_cast<double>(idx.size());
+}
+
+TEST(StrategyTest, GivenAnUnknownName_WeShouldGetOneClearError) {
+  const Space s = testing::TilingSpace();
+  StrategyOptions o;
+  o.name = "bayes";
+  Result<std::unique_ptr<Strategy>> r = MakeStrategyForSpace(o, nullptr, nullptr, s, nullptr);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("unknown strategy 'bayes'"), std::string::npos);
+}
+
+TEST(StrategyTest, GivenAFixedSeed_EveryStrategyShouldProposeTheSamePlans) {
+  const Space s = testing::TilingSpace();
+  for (const char* name : {"xgb", "ga", "random", "grid"}) {
+    auto a = Make(s, name, 42, 32);
+    auto b = Make(s, name, 42, 32);
+    EXPECT_EQ(Tune(*a, s, 5, 16), Tune(*b, s, 5, 16)) << name;
+  }
+  auto c = Make(s, "xgb", 43, 32);
+  auto d = Make(s, "xgb", 42, 32);
+  EXPECT_NE(Tune(*c, s, 5, 16), Tune(*d, s, 5, 16));
+}
+
+TEST(StrategyTest, GivenASmallSpace_EveryStrategyShouldProposeEachValidConfigOnceThenStop) {
+  Space s;
+  s.AddList("a", {1, 2, 4, 8}).AddList("b", {1, 2, 4}).AddConstraint("a*b<=16", [](const ConfigView& v) {
+    return v.Value("a") * v.Value("b") <= 16 ? "" : "too big";
+  });
+  const uint64_t valid = s.CountValid();
+  for (const char* name : {"xgb", "ga", "random", "grid"}) {
+    auto st = Make(s, name, 1, 4);
+    const std::vector<uint64_t> all = Tune(*st, s, 10, 3, [](const Space& sp, uint64_t i) {
+      const Config c = sp.FromIndex(i);
+      const ConfigView v(sp, c);
+      return 1.0 + static_cast<double>(v.Value("a") * v.Value("b") % 5);
+    });
+    EXPECT_EQ(all.size(), valid) << name;
+    EXPECT_EQ(std::set<uint64_t>(all.begin(), all.end()).size(), valid) << name;
+    for (uint64_t i : all) EXPECT_TRUE(s.ValidIndex(i)) << name;
+    EXPECT_TRUE(st->NextBatch(3).empty()) << name;
+  }
+}
+
+TEST(StrategyTest, GivenGrid_WeShouldWalkValidConfigsInIndexOrderSkippingResumedOnes) {
+  Space s;
+  s.AddList("a", {1, 2, 3}).AddList("b", {1, 2}).AddConstraint("not a=2", [](const ConfigView& v) {
+    return v.Value("a") == 2 ? "a is 2" : "";
+  });
+  auto st = Make(s, "grid", 1);
+  st->Update({{3, true, 1.0}});  // resumed: already in the log
+  EXPECT_EQ(st->NextBatch(10), (std::vector<uint64_t>{0, 2, 5}));
+}
+
+TEST(StrategyTest, GivenXgbAfterAFullPlan_WeShouldRefitAndBeatRandomSearch) {
+  const Space s = testing::TilingSpace();
+  auto xgb = Make(s, "xgb", 3);
+  auto rnd = Make(s, "random", 3);
+  const std::vector<uint64_t> x = Tune(*xgb, s, 8, 16);  // two plans of 64
+  const std::vector<uint64_t> r = Tune(*rnd, s, 8, 16);
+  EXPECT_NE(xgb->StatusLine().find("refit #1 at 64 results"), std::string::npos) << xgb->StatusLine();
+  // The second plan comes from the model: clearly faster configs than random ones.
+  const std::vector<uint64_t> x2(x.begin() + 64, x.end()), r2(r.begin() + 64, r.end());
+  EXPECT_LT(MeanCost(s, x2), 0.7 * MeanCost(s, r2));
+  auto* typed = dynamic_cast<XgbStrategy*>(xgb.get());
+  ASSERT_NE(typed, nullptr);
+  Tune(*xgb, s, 4, 16);  // third plan: the quality of the first model's plan is now known
+  EXPECT_GT(typed->last_rank_correlation(), 0.3) << xgb->StatusLine();
+}
+
+TEST(StrategyTest, GivenFailedConfigs_XgbShouldLearnToAvoidThem) {
+  const Space s = testing::TilingSpace();
+  const int vec = s.KnobIndex("vec");
+  auto xgb = Make(s, "xgb", 5);
+  size_t failed_in_second_plan = 0;
+  for (int r = 0; r < 8; ++r) {
+    const std::vector<uint64_t> b = xgb->NextBatch(16);
+    std::vector<Observation> obs;
+    for (uint64_t i : b) {
+      const bool fails = s.FromIndex(i)[vec] == 1;  // every vectorized kernel "fails to compile"
+      if (r >= 4) failed_in_second_plan += fails;
+      obs.push_back({i, !fails, fails ? 0.0 : testing::SyntheticCost(s, i)});
+    }
+    xgb->Update(obs);
+  }
+  EXPECT_LT(failed_in_second_plan, 12u);  // of 64; random search would fail about half
+}
+
+std::vector<HistoryRecord> HistoryOfAnotherDevice(const Space& s) {
+  // Every valid config, measured on a device twice as slow: the ranking is the same as here.
+  std::vector<HistoryRecord> h;
+  s.ForEachValid([&](uint64_t i) {
+    if (i % 3 == 0) h.push_back({"tiling:64,64", "other-device", s.ToJson(s.FromIndex(i)).dump(), true,
+                                  2 * testing::SyntheticCost(s, i), 1e9});
+    return true;
+  });
+  return h;
+}
+
+TEST(StrategyTest, GivenHistoryOfTheSameTemplate_WarmStartShouldChangeAndImproveTheFirstPlan) {
+  const Space s = testing::TilingSpace();
+  auto cold = Make(s, "xgb", 9);
+  auto warm = Make(s, "xgb", 9);
+  warm->WarmStart(HistoryOfAnotherDevice(s));
+  const std::vector<uint64_t> c = cold->NextBatch(64), w = warm->NextBatch(64);
+  EXPECT_NE(c, w);
+  EXPECT_LT(MeanCost(s, w), 0.7 * MeanCost(s, c));
+  EXPECT_NE(warm->StatusLine().find("warm start"), std::string::npos) << warm->StatusLine();
+}
+
+TEST(StrategyTest, GivenHistoryFromASpaceWithOtherFactors_WarmStartShouldMapConfigsToTheNearestChoices) {
+  const Space s = testing::TilingSpace();
+  Space other;  // an axis of 128: some factors (e.g. 128) do not exist in this space
+  other.AddSplit("tile_x", 128, 3).AddSplit("tile_y", 128, 3).AddList("unroll", {1, 2, 4, 8}).AddBool("vec");
+  std::vector<HistoryRecord> h;
+  other.ForEachValid([&](uint64_t i) {
+    // The synthetic cost reads knobs by name, so it prices configs of the other space the same way.
+    if (i % 4 == 0) {
+      h.push_back({"tiling:128,128", "dev", other.ToJson(other.FromIndex(i)).dump(), true,
+                   testing::SyntheticCost(other, i), 1e9});
+    }
+    return true;
+  });
+  auto cold = Make(s, "xgb", 11);
+  auto warm = Make(s, "xgb", 11);
+  warm->WarmStart(h);
+  EXPECT_NE(warm->StatusLine().find("mapped to nearest"), std::string::npos) << warm->StatusLine();
+  EXPECT_LT(MeanCost(s, warm->NextBatch(64)), MeanCost(s, cold->NextBatch(64)));
+}
+
+}  // namespace
+}  // namespace tunefleet

@@ -1,0 +1,83 @@
+// Model-based search (AutoTVM's XGBTuner, done again): an XGBoost model (rank:pairwise by default) over config
+// features is refitted after every plan of `plan_size` new results; simulated annealing over its predictions,
+// minus visited configs, plus an epsilon of random picks and a diversity filter, makes the next plan.
+// Warm start: history of other tasks/devices of the same template trains the first model, one rank group per
+// (task, device), discounted by 1 / (1 + own results / plan_size) as own data arrives.
+// Failed configs are trained on as the worst (score 0).
+// Thread safety: one instance per task, one thread.
+#pragma once
+
+#include <random>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "tuner/annealing.h"
+#include "tuner/cost_model.h"
+#include "tuner/features.h"
+#include "tuner/strategy.h"
+
+namespace tunefleet {
+
+class XgbStrategy final : public Strategy {
+ public:
+  // `space` (and `tmpl`, `task`, `limits` when set) must outlive the strategy. A null template means knob
+  // features only.
+  XgbStrategy(const StrategyOptions& opts, const Template* tmpl, const Task* task, const Space& space,
+              const DeviceLimits* limits);
+
+  std::vector<uint64_t> NextBatch(size_t n) override;
+  void Update(const std::vector<Observation>& results) override;
+  void WarmStart(const std::vector<HistoryRecord>& history) override;
+  std::string StatusLine() const override;
+
+  // Knobs for tests and benchmarks.
+  AnnealingOptions& annealing_options() { return annealing_; }
+  int refits() const { return model_.fits(); }
+  // Ranking quality of the model on the newest plan, measured before the refit; NaN until known.
+  double last_rank_correlation() const { return last_corr_; }
+  // The configs of the plan being handed out (model picks first, then random ones).
+  const std::vector<uint64_t>& current_plan() const { return plan_; }
+
+ private:
+  struct Group {  // rows of one (task, device) from history
+    std::string key;
+    std::vector<float> features;
+    std::vector<float> scores;
+  };
+
+  bool HasTrainingData() const;
+  Status Refit();
+  void EvaluateNewestPlan();
+  void MakePlan();
+  std::vector<ScoredIndex> RankCandidates(size_t keep, uint64_t plan_seed);
+  Result<std::vector<float>> Score(const std::vector<uint64_t>& indices) const;
+
+  StrategyOptions opts_;
+  const Space& space_;
+  FeatureExtractor features_;
+  CostModel model_;
+  AnnealingOptions annealing_;
+  std::mt19937_64 rng_;
+
+  std::unordered_set<uint64_t> visited_;  // proposed or observed
+  std::vector<Observation> observed_;     // own results, arrival order
+  std::vector<float> observed_features_;  // observed_.size() x dim
+  size_t observed_at_fit_ = 0;            // observed_.size() when the model was last fitted
+  bool fit_pending_ = false;              // new data arrived that the model has not seen
+
+  std::vector<Group> history_;
+  size_t history_rows_ = 0;
+  size_t history_inexact_ = 0;  // records mapped to the nearest choices
+  size_t history_skipped_ = 0;  // records that could not be mapped
+
+  std::vector<uint64_t> plan_;
+  size_t plan_pos_ = 0;
+  size_t plans_ = 0;
+  bool last_plan_from_model_ = false;
+  double last_corr_;
+  size_t last_corr_n_ = 0;
+  std::string last_error_;
+};
+
+}  // namespace tunefleet
