@@ -1,11 +1,52 @@
-// PLACEHOLDER until its owner lands the real subcommand; must not survive to a submission.
+// `tunefleet report --db FILE -o report.html`: one self-contained HTML page about what a tuning log holds.
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "storage/tuning_log.h"
 #include "tuner/command.h"
+#include "tuner/report_data.h"
+#include "tuner/report_html.h"
 
 namespace tunefleet {
+namespace {
+
+struct ReportArgs {
+  std::string db;
+  std::string out = "report.html";
+  std::string title;
+};
+
+int RunReport(const ReportArgs& args) {
+  // Opening creates a missing file; a report of a database that does not exist is a typo, not an empty report.
+  if (!std::filesystem::exists(args.db)) return CommandError("report", args.db + ": no such database file", 2);
+  auto log = TuningLog::Open(args.db);
+  if (!log.ok()) return CommandError("report", log.status().message(), 2);
+  auto data = LoadReportData(**log);
+  if (!data.ok()) return CommandError("report", args.db + ": " + data.status().message(), 1);
+  if (!args.title.empty()) data->title = args.title;
+  const std::string html = RenderReportHtml(*data);
+  std::ofstream f(args.out, std::ios::binary | std::ios::trunc);
+  f << html;
+  f.close();
+  if (!f) return CommandError("report", args.out + ": cannot write the report", 1);
+  size_t records = 0;
+  for (const auto& s : data->series) records += s.records.size();
+  std::cout << "wrote " << args.out << ": " << data->series.size() << " series, " << records << " records, "
+            << data->devices.size() << " devices\n";
+  return 0;
+}
+
+}  // namespace
 
 void RegisterReport(CLI::App& app, int* exit_code) {
-  auto* sub = app.add_subcommand("report", "(not built yet)");
-  sub->callback([exit_code] { *exit_code = CommandError("report", "not built yet"); });
+  auto args = std::make_shared<ReportArgs>();
+  auto* sub = app.add_subcommand("report", "Write a self-contained HTML report of a tuning log");
+  sub->add_option("--db", args->db, "Tuning log (SQLite file)")->required();
+  sub->add_option("-o,--output", args->out, "HTML file to write (default report.html)");
+  sub->add_option("--title", args->title, "Title of the page");
+  sub->callback([args, exit_code] { *exit_code = RunReport(*args); });
 }
 
 }  // namespace tunefleet

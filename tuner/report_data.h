@@ -1,0 +1,17 @@
+// Fills the report's data struct (report_html.h) from a tuning log: one series per (task, template, device) that
+// has records, in order of first record; devices with their details; the occurrence count of a task from its
+// workload JSON's "count" (written by the tuner when the task comes from a model, see TaskWorkloadJson).
+// Thread safety: uses `log` from the calling thread only.
+#pragma once
+
+#include <string>
+
+#include "common/status.h"
+#include "storage/tuning_log.h"
+#include "tuner/report_html.h"
+
+namespace tunefleet {
+
+Result<ReportData> LoadReportData(TuningLog& log);
+
+}  // namespace tunefleet

@@ -1,0 +1,169 @@
+#include "tuner/report_html.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+#include "tuner/report_svg.h"
+
+namespace tunefleet {
+namespace {
+
+constexpr const char* kStyle = R"(body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px;color:#222}
+h1{font-size:22px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #ccc}h3{font-size:15px;margin:0 0 6px}
+table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 8px;font-size:13px}
+th{background:#f3f5f7;text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums}
+code{font-size:12px}.task{border:1px solid #ddd;border-radius:6px;padding:12px;margin:14px 0}
+.charts{display:flex;flex-wrap:wrap;gap:12px}.muted{color:#777}.err{color:#b03a2e})";
+
+std::string Fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+struct SeriesStats {
+  int ok = 0;
+  double best_cost = 0;  // seconds, 0 when no success
+  std::map<int, int> by_status;
+  std::map<int, std::string> first_message;
+};
+
+SeriesStats Stats(const ReportSeries& s) {
+  SeriesStats st;
+  for (const auto& r : s.records) {
+    ++st.by_status[r.status];
+    if (r.status == 0 && r.mean_cost > 0) {
+      ++st.ok;
+      if (st.best_cost == 0 || r.mean_cost < st.best_cost) st.best_cost = r.mean_cost;
+    } else if (r.status != 0 && !st.first_message.count(r.status)) {
+      st.first_message[r.status] = r.message;
+    }
+  }
+  return st;
+}
+
+double Gflops(double flops, double seconds) { return seconds > 0 && flops > 0 ? flops / seconds / 1e9 : 0; }
+
+void Devices(const ReportData& d, std::ostringstream& out) {
+  out << "<h2>Devices</h2>";
+  if (d.devices.empty()) {
+    out << "<p class=\"muted\">No device recorded.</p>";
+    return;
+  }
+  out << "<table><tr><th>name</th><th>vendor</th><th>driver</th><th>OpenCL</th><th>fingerprint</th>"
+         "<th>details</th></tr>";
+  for (const auto& dev : d.devices) {
+    out << "<tr><td>" << HtmlEscape(dev.name) << "</td><td>" << HtmlEscape(dev.vendor) << "</td><td>"
+        << HtmlEscape(dev.driver) << "</td><td>" << HtmlEscape(dev.opencl_version) << "</td><td><code>"
+        << HtmlEscape(dev.fingerprint) << "</code></td><td>";
+    for (const auto& [k, v] : dev.details) out << HtmlEscape(k) << ": " << HtmlEscape(v) << "<br>";
+    out << "</td></tr>";
+  }
+  out << "</table>";
+}
+
+// One table per device: the best of each task over its templates, and sum of count x latency.
+void Summary(const ReportData& d, const std::vector<SeriesStats>& stats, std::ostringstream& out) {
+  out << "<h2>Model summary</h2>";
+  std::map<std::string, std::map<std::string, size_t>> best;  // device -> task -> series index
+  std::map<std::string, std::vector<std::string>> order;      // device -> tasks in first-seen order
+  for (size_t i = 0; i < d.series.size(); ++i) {
+    const auto& s = d.series[i];
+    auto& per_task = best[s.device_name];
+    auto it = per_task.find(s.task_spec);
+    if (it == per_task.end()) {
+      per_task[s.task_spec] = i;
+      order[s.device_name].push_back(s.task_spec);
+    } else {
+      double cur = stats[it->second].best_cost, mine = stats[i].best_cost;
+      if (mine > 0 && (cur == 0 || mine < cur)) it->second = i;
+    }
+  }
+  for (const auto& [device, tasks] : order) {
+    out << "<h3>" << HtmlEscape(device.empty() ? "(unknown device)" : device) << "</h3>"
+        << "<table><tr><th>task</th><th>count</th><th>best latency (ms)</th><th>GFLOPS</th><th>template</th>"
+           "<th>count &times; latency (ms)</th></tr>";
+    double total = 0;
+    bool all_known = true;
+    for (const auto& spec : tasks) {
+      size_t i = best[device][spec];
+      const auto& s = d.series[i];
+      const double ms = stats[i].best_cost * 1e3;
+      out << "<tr><td><code>" << HtmlEscape(spec) << "</code></td><td class=\"n\">"
+          << (s.count > 0 ? std::to_string(s.count) : "?") << "</td><td class=\"n\">"
+          << (ms > 0 ? Fixed(ms, 4) : "&mdash;") << "</td><td class=\"n\">"
+          << (ms > 0 ? Fixed(Gflops(s.flops, stats[i].best_cost), 2) : "&mdash;") << "</td><td>"
+          << HtmlEscape(s.template_name) << "</td><td class=\"n\">";
+      if (s.count > 0 && ms > 0) {
+        out << Fixed(s.count * ms, 4);
+        total += s.count * ms;
+      } else {
+        out << "&mdash;";
+        all_known = false;
+      }
+      out << "</td></tr>";
+    }
+    out << "<tr><th colspan=\"5\">&Sigma; count &times; latency" << (all_known ? "" : " (tasks with known count only)")
+        << "</th><td class=\"n\"><b>" << Fixed(total, 4) << "</b></td></tr></table>";
+  }
+}
+
+void Section(const ReportSeries& s, const SeriesStats& st, size_t index, std::ostringstream& out) {
+  out << "<div class=\"task\" id=\"task-" << index << "\"><h3>" << index << ". <code>" << HtmlEscape(s.task_spec)
+      << "</code></h3><p>template <code>" << HtmlEscape(s.template_name) << " v" << s.template_version
+      << "</code> on <b>" << HtmlEscape(s.device_name) << "</b> &middot; " << s.records.size() << " trials, " << st.ok
+      << " ok";
+  if (st.best_cost > 0) {
+    out << " &middot; best " << Fixed(st.best_cost * 1e3, 4) << " ms = " << Fixed(Gflops(s.flops, st.best_cost), 2)
+        << " GFLOPS";
+  }
+  if (s.count > 0) out << " &middot; occurs " << s.count << "&times; in the model";
+  out << "</p><div class=\"charts\">";
+  std::vector<double> curve, ok;
+  for (const auto& r : s.records) {
+    const bool good = r.status == 0 && r.mean_cost > 0;
+    double g = good ? (s.flops > 0 ? Gflops(s.flops, r.mean_cost) : 1e-3 / r.mean_cost) : -1;
+    curve.push_back(g);
+    if (good) ok.push_back(g);
+  }
+  const std::string unit = s.flops > 0 ? "GFLOPS" : "runs/ms";
+  out << TuningCurveSvg(curve, unit) << HistogramSvg(ok, 20, unit) << "</div>";
+  out << "<table><tr><th>status</th><th>configs</th><th>first message</th></tr>";
+  for (const auto& [status, n] : st.by_status) {
+    auto msg = st.first_message.find(status);
+    out << "<tr><td" << (status != 0 ? " class=\"err\"" : "") << ">" << status << " " << MeasureStatusName(status)
+        << "</td><td class=\"n\">" << n << "</td><td><code>"
+        << HtmlEscape(msg == st.first_message.end() ? "" : msg->second.substr(0, 300)) << "</code></td></tr>";
+  }
+  out << "</table></div>";
+}
+
+}  // namespace
+
+const char* MeasureStatusName(int status) {
+  static const char* const kNames[] = {"ok",           "invalid config",  "host generation failed",
+                                       "device compile failed", "runtime error", "wrong answer",
+                                       "build timeout", "run timeout",     "unknown"};
+  return status >= 0 && status <= 8 ? kNames[status] : "unknown";
+}
+
+std::string RenderReportHtml(const ReportData& d) {
+  std::vector<SeriesStats> stats;
+  for (const auto& s : d.series) stats.push_back(Stats(s));
+  std::ostringstream out;
+  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" << HtmlEscape(d.title)
+      << "</title><style>" << kStyle << "</style></head><body><h1>" << HtmlEscape(d.title) << "</h1><p class=\"muted\">"
+      << HtmlEscape(d.source) << (d.generated.empty() ? "" : " &middot; generated " + HtmlEscape(d.generated))
+      << " &middot; " << d.series.size() << " tuned (task, template, device) series</p>";
+  Summary(d, stats, out);
+  Devices(d, out);
+  out << "<h2>Tasks</h2>";
+  if (d.series.empty()) out << "<p class=\"muted\">No measurement recorded.</p>";
+  for (size_t i = 0; i < d.series.size(); ++i) Section(d.series[i], stats[i], i, out);
+  out << "</body></html>\n";
+  return out.str();
+}
+
+}  // namespace tunefleet

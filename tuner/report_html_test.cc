@@ -1,0 +1,131 @@
+#include "tuner/report_html.h"
+
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <set>
+#include <vector>
+
+#include "tuner/report_svg.h"
+
+namespace tunefleet {
+namespace {
+
+size_t CountOf(const std::string& haystack, const std::string& needle) {
+  size_t n = 0;
+  for (size_t pos = haystack.find(needle); pos != std::string::npos; pos = haystack.find(needle, pos + 1)) ++n;
+  return n;
+}
+
+// Checks that every element is closed in order (HTML void elements and self-closed SVG elements excepted), that no
+// raw '<' or '&' stands in text, and that nothing refers to the network. Returns the first problem, or "".
+std::string CheckWellFormed(const std::string& html) {
+  static const std::set<std::string> kVoid = {"meta", "br", "!DOCTYPE"};
+  std::vector<std::string> stack;
+  for (size_t i = 0; i < html.size(); ++i) {
+    if (html[i] == '&') {
+      size_t semi = html.find(';', i);
+      if (semi == std::string::npos || semi - i > 8) return "bare '&' at " + std::to_string(i);
+      continue;
+    }
+    if (html[i] != '<') continue;
+    size_t end = html.find('>', i);
+    if (end == std::string::npos) return "unclosed tag at " + std::to_string(i);
+    std::string tag = html.substr(i + 1, end - i - 1);
+    i = end;
+    const bool closing = !tag.empty() && tag[0] == '/';
+    const bool self_closed = !tag.empty() && tag.back() == '/';
+    std::string name = tag.substr(closing ? 1 : 0, tag.find_first_of(" /", closing ? 1 : 0) - (closing ? 1 : 0));
+    if (name.empty() || (!std::isalpha(static_cast<unsigned char>(name[0])) && name[0] != '!')) {
+      return "raw '<' at " + std::to_string(i);
+    }
+    if (closing) {
+      if (stack.empty() || stack.back() != name) return "</" + name + "> closes <" + (stack.empty() ? "" : stack.back()) + ">";
+      stack.pop_back();
+    } else if (!self_closed && !kVoid.count(name)) {
+      stack.push_back(name);
+    }
+  }
+  if (!stack.empty()) return "<" + stack.back() + "> never closed";
+  if (html.find("http://") != std::string::npos && CountOf(html, "http://") != CountOf(html, "xmlns=\"http://www.w3.org/2000/svg\"")) {
+    return "refers to the network";
+  }
+  if (html.find("https://") != std::string::npos || html.find("<script") != std::string::npos) return "script or URL";
+  return "";
+}
+
+ReportSeries Series(const std::string& spec, const std::string& device, int64_t count,
+                    const std::vector<std::pair<int, double>>& status_and_ms) {
+  ReportSeries s;
+  s.task_spec = spec;
+  s.op = spec.substr(0, spec.find(':'));
+  s.template_name = "gemm.buffer";
+  s.template_version = 1;
+  s.device_name = device;
+  s.flops = 2e6;
+  s.count = count;
+  for (auto [status, ms] : status_and_ms) {
+    s.records.push_back({status, status == 0 ? ms * 1e-3 : 0, status == 0 ? "" : "clBuildProgram: error <42>"});
+  }
+  return s;
+}
+
+ReportData TwoTasksOnOneDevice() {
+  ReportData d;
+  d.source = "tune.db";
+  d.devices.push_back({"pthread-cpu", "GenuineIntel", "PoCL 3.1", "OpenCL 3.0", "ab12", {{"compute_units", "2"}}});
+  d.series.push_back(Series("gemm:64,64,64:float32", "pthread-cpu", 4, {{0, 2.0}, {3, 0}, {0, 1.0}, {5, 0}, {0, 1.5}}));
+  d.series.push_back(Series("conv2d:1,16,32,32,16,3,3,1,1:float32", "pthread-cpu", 1, {{0, 2.0}, {4, 0}}));
+  return d;
+}
+
+TEST(ReportHtmlTest, GivenTwoTasks_WeShouldWriteWellFormedHtmlWithOneCurveAndOneHistogramPerTask) {
+  std::string html = RenderReportHtml(TwoTasksOnOneDevice());
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_EQ(CheckWellFormed(html), "");
+  EXPECT_EQ(CountOf(html, "<svg class=\"curve\""), 2u);
+  EXPECT_EQ(CountOf(html, "<svg class=\"histogram\""), 2u);
+}
+
+TEST(ReportHtmlTest, GivenCountsAndBestLatencies_WeShouldSumCountTimesLatency) {
+  std::string html = RenderReportHtml(TwoTasksOnOneDevice());
+  // gemm: best 1.0 ms x 4 + conv: 2.0 ms x 1 = 6 ms.
+  EXPECT_NE(html.find("<b>6.0000</b>"), std::string::npos);
+  EXPECT_NE(html.find("best 1.0000 ms = 2.00 GFLOPS"), std::string::npos);
+}
+
+TEST(ReportHtmlTest, GivenFailures_WeShouldCountThemByStatusAndEscapeTheirMessages) {
+  std::string html = RenderReportHtml(TwoTasksOnOneDevice());
+  EXPECT_NE(html.find("3 device compile failed"), std::string::npos);
+  EXPECT_NE(html.find("5 wrong answer"), std::string::npos);
+  EXPECT_NE(html.find("error &lt;42&gt;"), std::string::npos);
+  EXPECT_EQ(html.find("error <42>"), std::string::npos);
+}
+
+TEST(ReportHtmlTest, GivenAnUnknownCount_WeShouldMarkTheSumAsPartial) {
+  ReportData d = TwoTasksOnOneDevice();
+  d.series[1].count = 0;
+  std::string html = RenderReportHtml(d);
+  EXPECT_NE(html.find("(tasks with known count only)"), std::string::npos);
+  EXPECT_NE(html.find("<b>4.0000</b>"), std::string::npos);
+}
+
+TEST(ReportHtmlTest, GivenAnEmptyLog_WeShouldStillWriteAValidPage) {
+  std::string html = RenderReportHtml(ReportData{});
+  EXPECT_EQ(CheckWellFormed(html), "");
+  EXPECT_NE(html.find("No measurement recorded."), std::string::npos);
+  EXPECT_EQ(CountOf(html, "<svg"), 0u);
+}
+
+TEST(ReportSvgTest, GivenTrials_WeShouldDrawTheRunningBestAsAStepLine) {
+  std::string svg = TuningCurveSvg({-1, 1.0, 0.5, 2.0}, "GFLOPS");
+  EXPECT_EQ(CheckWellFormed(svg), "");
+  EXPECT_EQ(CountOf(svg, "<circle"), 3u);  // the three successful trials
+  EXPECT_EQ(CountOf(svg, "<polyline"), 1u);
+  std::string hist = HistogramSvg({1, 1, 2, 10}, 10, "GFLOPS");
+  EXPECT_EQ(CheckWellFormed(hist), "");
+  EXPECT_EQ(CountOf(hist, "<rect"), 3u);  // bins of 1, 2 and 10
+}
+
+}  // namespace
+}  // namespace tunefleet

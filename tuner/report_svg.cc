@@ -1,0 +1,146 @@
+#include "tuner/report_svg.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace tunefleet {
+namespace {
+
+constexpr double kWidth = 520, kHeight = 220;
+constexpr double kLeft = 56, kRight = 12, kTop = 12, kBottom = 38;
+constexpr double kPlotW = kWidth - kLeft - kRight, kPlotH = kHeight - kTop - kBottom;
+
+std::string Num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", v);
+  return buf;
+}
+
+std::string SvgOpen(const std::string& cls, const std::string& title) {
+  return "<svg class=\"" + cls + "\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" + Num(kWidth) +
+         "\" height=\"" + Num(kHeight) + "\" viewBox=\"0 0 " + Num(kWidth) + " " + Num(kHeight) +
+         "\" role=\"img\"><title>" + HtmlEscape(title) + "</title>";
+}
+
+std::string Text(double x, double y, const std::string& s, const std::string& anchor, const std::string& extra = "") {
+  return "<text x=\"" + Num(x) + "\" y=\"" + Num(y) + "\" text-anchor=\"" + anchor + "\" font-size=\"11\"" + extra +
+         ">" + HtmlEscape(s) + "</text>";
+}
+
+// Axes with 5 ticks on y (0..y_max) and up to 6 integer-ish ticks on x (x_min..x_max).
+std::string Axes(double x_min, double x_max, double y_max, const std::string& x_label, const std::string& y_label) {
+  std::string s = "<g stroke=\"#444\" fill=\"none\"><line x1=\"" + Num(kLeft) + "\" y1=\"" + Num(kTop + kPlotH) +
+                  "\" x2=\"" + Num(kLeft + kPlotW) + "\" y2=\"" + Num(kTop + kPlotH) + "\"/><line x1=\"" + Num(kLeft) +
+                  "\" y1=\"" + Num(kTop) + "\" x2=\"" + Num(kLeft) + "\" y2=\"" + Num(kTop + kPlotH) + "\"/></g>";
+  for (int i = 0; i <= 4; ++i) {
+    double y = kTop + kPlotH - kPlotH * i / 4.0;
+    s += "<line x1=\"" + Num(kLeft) + "\" y1=\"" + Num(y) + "\" x2=\"" + Num(kLeft + kPlotW) + "\" y2=\"" + Num(y) +
+         "\" stroke=\"#ddd\"/>";
+    s += Text(kLeft - 4, y + 4, ShortNumber(y_max * i / 4.0), "end");
+  }
+  for (int i = 0; i <= 5; ++i) {
+    double v = x_min + (x_max - x_min) * i / 5.0;
+    s += Text(kLeft + kPlotW * i / 5.0, kTop + kPlotH + 14, ShortNumber(v), "middle");
+  }
+  s += Text(kLeft + kPlotW / 2, kHeight - 4, x_label, "middle");
+  s += Text(12, kTop + kPlotH / 2, y_label, "middle",
+            " transform=\"rotate(-90 12 " + Num(kTop + kPlotH / 2) + ")\"");
+  return s;
+}
+
+}  // namespace
+
+std::string HtmlEscape(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string ShortNumber(double v) {
+  char buf[32];
+  double a = std::fabs(v);
+  if (a >= 100 || v == std::floor(v)) {
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+  } else if (a >= 1) {
+    std::snprintf(buf, sizeof buf, "%.3g", v);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.3g", v);
+  }
+  return buf;
+}
+
+std::string TuningCurveSvg(const std::vector<double>& values, const std::string& y_label) {
+  const size_t n = values.size();
+  double y_max = 0;
+  for (double v : values) y_max = std::max(y_max, v);
+  if (y_max <= 0) y_max = 1;
+  const double x_max = std::max<double>(n, 2);
+  auto px = [&](double trial) { return kLeft + kPlotW * (trial - 1) / (x_max - 1); };
+  auto py = [&](double v) { return kTop + kPlotH - kPlotH * v / y_max; };
+
+  std::string s = SvgOpen("curve", "best " + y_label + " so far over " + std::to_string(n) + " trials");
+  s += Axes(1, x_max, y_max, "trial", y_label);
+  std::string dots, fails, line;
+  double best = 0;
+  bool started = false;
+  for (size_t i = 0; i < n; ++i) {
+    const double t = static_cast<double>(i + 1);
+    if (values[i] < 0) {
+      fails += "<line x1=\"" + Num(px(t)) + "\" y1=\"" + Num(kTop + kPlotH) + "\" x2=\"" + Num(px(t)) + "\" y2=\"" +
+               Num(kTop + kPlotH - 5) + "\"/>";
+      if (!started) continue;
+    } else {
+      dots += "<circle cx=\"" + Num(px(t)) + "\" cy=\"" + Num(py(values[i])) + "\" r=\"1.8\"/>";
+      if (values[i] > best || !started) {
+        if (started) line += " " + Num(px(t)) + "," + Num(py(best));  // horizontal step, then up
+        best = std::max(best, values[i]);
+        started = true;
+      }
+    }
+    line += " " + Num(px(t)) + "," + Num(py(best));
+  }
+  s += "<g stroke=\"#c0392b\" stroke-width=\"1\">" + fails + "</g>";
+  s += "<g fill=\"#9ab\" fill-opacity=\"0.7\">" + dots + "</g>";
+  if (!line.empty()) {
+    s += "<polyline fill=\"none\" stroke=\"#1f6fb2\" stroke-width=\"2\" points=\"" + line.substr(1) + "\"/>";
+  }
+  return s + "</svg>";
+}
+
+std::string HistogramSvg(const std::vector<double>& values, int bins, const std::string& x_label) {
+  bins = std::max(bins, 1);
+  double x_max = 0;
+  for (double v : values) x_max = std::max(x_max, v);
+  if (x_max <= 0) x_max = 1;
+  std::vector<int> counts(bins, 0);
+  for (double v : values) {
+    int b = std::min(bins - 1, static_cast<int>(v / x_max * bins));
+    ++counts[std::max(b, 0)];
+  }
+  int c_max = std::max(1, *std::max_element(counts.begin(), counts.end()));
+  std::string s = SvgOpen("histogram", "distribution of " + x_label + " over " + std::to_string(values.size()) +
+                                           " successful configs");
+  s += Axes(0, x_max, c_max, x_label, "configs");
+  s += "<g fill=\"#5b9bd5\" stroke=\"#fff\" stroke-width=\"0.5\">";
+  const double w = kPlotW / bins;
+  for (int b = 0; b < bins; ++b) {
+    if (counts[b] == 0) continue;
+    double h = kPlotH * counts[b] / c_max;
+    s += "<rect x=\"" + Num(kLeft + w * b) + "\" y=\"" + Num(kTop + kPlotH - h) + "\" width=\"" + Num(w) +
+         "\" height=\"" + Num(h) + "\"><title>" + std::to_string(counts[b]) + " configs</title></rect>";
+  }
+  return s + "</g></svg>";
+}
+
+}  // namespace tunefleet
