@@ -40,6 +40,10 @@ int RunTasks(const TasksArgs& args) {
   std::vector<ModelTask> tasks = BuildModelTasks(*model, options);
   if (args.json) {
     std::cout << TasksToJson(tasks).dump(2) << "\n";
+    // The array is the contract on stdout; what was left out still deserves a word.
+    std::string left;
+    for (const auto& [op, n] : model->not_tuned) left += (left.empty() ? "" : ", ") + op + " x" + std::to_string(n);
+    if (!left.empty()) std::cerr << "tunefleet tasks: note: not tuned: " << left << "\n";
   } else {
     std::cout << FormatTaskTable(*model, tasks);
   }
