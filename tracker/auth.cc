@@ -1,0 +1,23 @@
+#include "tracker/auth.h"
+
+#include <spdlog/spdlog.h>
+
+namespace tunefleet::tracker {
+namespace {
+
+// Compares in time independent of where the strings differ, so the token cannot be guessed byte by byte.
+bool SameSecret(const std::string& a, const std::string& b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ (i < b.size() ? b[i] : 0));
+  return diff == 0;
+}
+
+}  // namespace
+
+grpc::Status TokenCheck::Check(const std::string& given, const grpc::ServerContext& ctx, const char* rpc) const {
+  if (token_.empty() || SameSecret(token_, given)) return grpc::Status::OK;
+  spdlog::warn("{} from {}: invalid token", rpc, ctx.peer());
+  return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "invalid token");
+}
+
+}  // namespace tunefleet::tracker

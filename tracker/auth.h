@@ -1,0 +1,24 @@
+// The optional shared token. Every RPC carries it (a `token` field in the request, or in RegisterAgent).
+// Thread safety: immutable after construction; safe to share.
+#pragma once
+
+#include <grpcpp/server_context.h>
+
+#include <string>
+
+namespace tunefleet::tracker {
+
+class TokenCheck {
+ public:
+  explicit TokenCheck(std::string token) : token_(std::move(token)) {}
+
+  bool required() const { return !token_.empty(); }
+  // OK when no token is configured or `given` matches; otherwise UNAUTHENTICATED "invalid token", and a
+  // warning naming the peer and the RPC is logged.
+  grpc::Status Check(const std::string& given, const grpc::ServerContext& ctx, const char* rpc) const;
+
+ private:
+  const std::string token_;
+};
+
+}  // namespace tunefleet::tracker

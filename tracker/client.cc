@@ -1,0 +1,155 @@
+#include "tracker/client.h"
+
+#include <grpcpp/create_channel.h>
+#include <grpcpp/security/credentials.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace tunefleet {
+namespace {
+
+std::chrono::system_clock::time_point After(double seconds) {
+  return std::chrono::system_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+}
+
+std::string Secs(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f s", s);
+  return buf;
+}
+
+}  // namespace
+
+TrackerClient::TrackerClient(std::string target, TrackerClientOptions options, std::shared_ptr<grpc::Channel> channel)
+    : target_(std::move(target)),
+      options_(std::move(options)),
+      channel_(std::move(channel)),
+      stub_(proto::Tracker::NewStub(channel_)) {}
+
+Result<std::unique_ptr<TrackerClient>> TrackerClient::Connect(const std::string& target, const std::string& token,
+                                                              double connect_timeout) {
+  TrackerClientOptions o;
+  o.token = token;
+  o.connect_timeout = connect_timeout;
+  return Connect(target, o);
+}
+
+Result<std::unique_ptr<TrackerClient>> TrackerClient::Connect(const std::string& target,
+                                                              const TrackerClientOptions& options) {
+  if (target.empty() || target.find(':') == std::string::npos) {
+    return Status::InvalidArgument("tracker address '" + target + "' is not host:port");
+  }
+  std::shared_ptr<grpc::ChannelCredentials> creds = grpc::InsecureChannelCredentials();
+  if (!options.tls_ca_file.empty()) {
+    std::ifstream in(options.tls_ca_file, std::ios::binary);
+    if (!in) return Status::IOError("cannot read TLS root certificates '" + options.tls_ca_file + "'");
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    grpc::SslCredentialsOptions ssl;
+    ssl.pem_root_certs = ss.str();
+    creds = grpc::SslCredentials(ssl);
+  }
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(options.max_message_mb * 1024 * 1024);
+  args.SetMaxSendMessageSize(options.max_message_mb * 1024 * 1024);
+  auto channel = grpc::CreateCustomChannel(target, creds, args);
+  if (!channel->WaitForConnected(After(options.connect_timeout))) {
+    return Status::Unavailable("cannot reach tracker at " + target + ": no connection within " +
+                               Secs(options.connect_timeout));
+  }
+  return std::unique_ptr<TrackerClient>(new TrackerClient(target, options, std::move(channel)));
+}
+
+Status TrackerClient::FromGrpc(const grpc::Status& s, const char* call) const {
+  if (s.ok()) return Status::OK();
+  const std::string msg = std::string("tracker ") + target_ + ": " + call + ": " + s.error_message();
+  switch (s.error_code()) {
+    case grpc::StatusCode::NOT_FOUND: return Status::NotFound(msg);
+    case grpc::StatusCode::INVALID_ARGUMENT: return Status::InvalidArgument(msg);
+    case grpc::StatusCode::DEADLINE_EXCEEDED: return Status::DeadlineExceeded(msg);
+    case grpc::StatusCode::UNAUTHENTICATED:
+    case grpc::StatusCode::PERMISSION_DENIED: return Status::PermissionDenied(msg);
+    case grpc::StatusCode::UNAVAILABLE:
+    case grpc::StatusCode::CANCELLED: return Status::Unavailable(msg);
+    default: return Status::Internal(msg);
+  }
+}
+
+Result<Lease> TrackerClient::Acquire(const std::string& key, uint32_t count, uint32_t min_count, int32_t priority,
+                                     double wait_s, const std::string& client) {
+  proto::AcquireRequest req;
+  req.set_key(key);
+  req.set_count(count);
+  req.set_min_count(min_count);
+  req.set_priority(priority);
+  req.set_wait(wait_s);
+  req.set_client(client);
+  req.set_token(options_.token);
+  proto::AcquireReply reply;
+  grpc::ClientContext ctx;
+  // The tracker answers by itself after `wait_s`; the margin covers the network.
+  ctx.set_deadline(After(wait_s + options_.call_timeout));
+  TF_RETURN_IF_ERROR(FromGrpc(stub_->Acquire(&ctx, req, &reply), "acquire"));
+  Lease lease;
+  lease.lease_id = reply.lease_id();
+  lease.devices.assign(reply.devices().begin(), reply.devices().end());
+  lease.ttl = reply.ttl();
+  return lease;
+}
+
+Status TrackerClient::Measure(const std::string& lease_id, std::vector<proto::MeasureJob> jobs,
+                              const std::function<void(const proto::MeasureEvent&)>& on_event) {
+  proto::MeasureBatch batch;
+  batch.set_lease_id(lease_id);
+  batch.set_token(options_.token);
+  for (auto& j : jobs) *batch.add_jobs() = std::move(j);
+  grpc::ClientContext ctx;  // no deadline: each job has its own timeout on the agent
+  auto reader = stub_->Measure(&ctx, batch);
+  proto::MeasureEvent ev;
+  int seen = 0;
+  while (reader->Read(&ev)) {
+    ++seen;
+    on_event(ev);
+  }
+  TF_RETURN_IF_ERROR(FromGrpc(reader->Finish(), "measure"));
+  if (seen != batch.jobs_size()) {
+    return Status::Internal("tracker " + target_ + ": measure: " + std::to_string(seen) + " events for " +
+                            std::to_string(batch.jobs_size()) + " jobs");
+  }
+  return Status::OK();
+}
+
+Status TrackerClient::Renew(const Lease& lease) {
+  proto::RenewRequest req;
+  req.set_lease_id(lease.lease_id);
+  req.set_token(options_.token);
+  proto::RenewReply reply;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(After(options_.call_timeout));
+  return FromGrpc(stub_->Renew(&ctx, req, &reply), "renew");
+}
+
+Status TrackerClient::Release(const Lease& lease) {
+  proto::ReleaseRequest req;
+  req.set_lease_id(lease.lease_id);
+  req.set_token(options_.token);
+  proto::ReleaseReply reply;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(After(options_.call_timeout));
+  return FromGrpc(stub_->Release(&ctx, req, &reply), "release");
+}
+
+Result<proto::SummaryReply> TrackerClient::Summary() {
+  proto::SummaryRequest req;
+  req.set_token(options_.token);
+  proto::SummaryReply reply;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(After(options_.call_timeout));
+  TF_RETURN_IF_ERROR(FromGrpc(stub_->Summary(&ctx, req, &reply), "summary"));
+  return reply;
+}
+
+}  // namespace tunefleet

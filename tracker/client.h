@@ -1,0 +1,67 @@
+// TrackerClient: the tuner's side of the tracker (Acquire / Measure / Renew / Release / Summary).
+// Every gRPC failure comes back as a Status whose text names the tracker and the call.
+//
+// Thread safety: a TrackerClient may be used from several threads at once (gRPC channels and stubs are
+// thread-safe); e.g. a LeaseKeepAlive renews while another thread runs Measure.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "proto/tunefleet.grpc.pb.h"
+
+namespace tunefleet {
+
+struct Lease {
+  std::string lease_id;
+  std::vector<proto::LeasedDevice> devices;
+  double ttl = 0;  // seconds; renew before it runs out
+};
+
+struct TrackerClientOptions {
+  std::string token;           // sent with every call; empty when the tracker needs none
+  double connect_timeout = 5;  // seconds
+  double call_timeout = 30;    // seconds, for Renew / Release / Summary
+  std::string tls_ca_file;     // PEM roots; non-empty: connect with TLS
+  int max_message_mb = 64;
+};
+
+class TrackerClient {
+ public:
+  // Connects to `target` ("host:port"). Fails within `connect_timeout` seconds with
+  // "cannot reach tracker at host:port: ..." when nothing answers there.
+  static Result<std::unique_ptr<TrackerClient>> Connect(const std::string& target, const std::string& token,
+                                                        double connect_timeout);
+  static Result<std::unique_ptr<TrackerClient>> Connect(const std::string& target, const TrackerClientOptions& options);
+
+  TrackerClient(const TrackerClient&) = delete;
+  TrackerClient& operator=(const TrackerClient&) = delete;
+
+  const std::string& target() const { return target_; }
+
+  // Waits up to `wait_s` seconds for `count` agents of `key` (at least `min_count`, 0 = 1).
+  // NotFound when the key has no agent at all, DeadlineExceeded when all of them stayed busy.
+  Result<Lease> Acquire(const std::string& key, uint32_t count, uint32_t min_count, int32_t priority, double wait_s,
+                        const std::string& client);
+  // Sends the batch on the lease and calls `on_event` (on the calling thread) once per job as its event
+  // arrives. Blocks until every job has its event, or the call fails.
+  Status Measure(const std::string& lease_id, std::vector<proto::MeasureJob> jobs,
+                 const std::function<void(const proto::MeasureEvent&)>& on_event);
+  Status Renew(const Lease& lease);
+  Status Release(const Lease& lease);
+  Result<proto::SummaryReply> Summary();
+
+ private:
+  TrackerClient(std::string target, TrackerClientOptions options, std::shared_ptr<grpc::Channel> channel);
+  Status FromGrpc(const grpc::Status& s, const char* call) const;
+
+  const std::string target_;
+  const TrackerClientOptions options_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<proto::Tracker::Stub> stub_;
+};
+
+}  // namespace tunefleet

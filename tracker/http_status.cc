@@ -1,0 +1,176 @@
+#include "tracker/http_status.h"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/asio.hpp>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include "tracker/tracker_state.h"
+
+namespace tunefleet::tracker {
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+std::string Html(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+// Prometheus label values escape backslash, quote and newline.
+std::string Label(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string RenderStatusPage(const proto::SummaryReply& summary) {
+  std::ostringstream o;
+  o << "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>tunefleet tracker</title></head><body>\n"
+    << "<h1>tunefleet tracker " << Html(summary.tracker_version()) << "</h1>\n<h2>Keys</h2>\n"
+    << "<table border=\"1\"><tr><th>key</th><th>free</th><th>leased</th><th>waiting</th></tr>\n";
+  for (const auto& k : summary.keys()) {
+    o << "<tr><td>" << Html(k.key()) << "</td><td>" << k.free() << "</td><td>" << k.leased() << "</td><td>"
+      << k.waiting() << "</td></tr>\n";
+  }
+  o << "</table>\n<h2>Agents</h2>\n<table border=\"1\"><tr><th>agent</th><th>key</th><th>device</th><th>state</th>"
+    << "<th>lease holder</th><th>jobs done</th><th>last seen (s)</th><th>peer</th></tr>\n";
+  for (const auto& a : summary.agents()) {
+    char age[32];
+    std::snprintf(age, sizeof age, "%.1f", a.last_seen_age());
+    o << "<tr><td>" << Html(a.agent_id()) << "</td><td>" << Html(a.key()) << "</td><td>" << Html(a.device().name())
+      << "</td><td>" << Html(a.state()) << "</td><td>" << Html(a.lease_holder()) << "</td><td>" << a.jobs_done()
+      << "</td><td>" << age << "</td><td>" << Html(a.peer()) << "</td></tr>\n";
+  }
+  o << "</table>\n</body></html>\n";
+  return o.str();
+}
+
+std::string RenderMetrics(const proto::SummaryReply& summary, uint64_t jobs_done) {
+  std::ostringstream o;
+  std::map<std::pair<std::string, std::string>, int> by_state;  // (key, state) -> agents
+  for (const auto& a : summary.agents()) by_state[{a.key(), a.state()}]++;
+  o << "# HELP tunefleet_agents Registered agents by key and state.\n# TYPE tunefleet_agents gauge\n";
+  for (const auto& [ks, n] : by_state) {
+    o << "tunefleet_agents{key=\"" << Label(ks.first) << "\",state=\"" << Label(ks.second) << "\"} " << n << "\n";
+  }
+  o << "# HELP tunefleet_leased_agents Agents held by a lease, by key.\n# TYPE tunefleet_leased_agents gauge\n";
+  for (const auto& k : summary.keys()) o << "tunefleet_leased_agents{key=\"" << Label(k.key()) << "\"} " << k.leased() << "\n";
+  o << "# HELP tunefleet_waiting_acquires Acquire requests queued, by key.\n# TYPE tunefleet_waiting_acquires gauge\n";
+  for (const auto& k : summary.keys()) o << "tunefleet_waiting_acquires{key=\"" << Label(k.key()) << "\"} " << k.waiting() << "\n";
+  o << "# HELP tunefleet_agent_jobs_done Results relayed per agent.\n# TYPE tunefleet_agent_jobs_done counter\n";
+  for (const auto& a : summary.agents()) {
+    o << "tunefleet_agent_jobs_done{agent=\"" << Label(a.agent_id()) << "\",key=\"" << Label(a.key()) << "\"} "
+      << a.jobs_done() << "\n";
+  }
+  o << "# HELP tunefleet_jobs_done_total Results relayed since the tracker started.\n"
+    << "# TYPE tunefleet_jobs_done_total counter\ntunefleet_jobs_done_total " << jobs_done << "\n";
+  return o.str();
+}
+
+struct HttpStatus::Impl {
+  TrackerState* state;
+  asio::io_context io;
+  tcp::acceptor acceptor{io};
+  std::thread thread;
+  bool stopped = false;  // touched only by the owner's thread
+
+  void Accept() {
+    acceptor.async_accept([this](boost::system::error_code ec, tcp::socket socket) {
+      if (ec) return;  // acceptor closed
+      Serve(std::make_shared<tcp::socket>(std::move(socket)));
+      Accept();
+    });
+  }
+
+  void Serve(std::shared_ptr<tcp::socket> socket) {
+    auto buf = std::make_shared<asio::streambuf>(16 * 1024);  // a request line + headers, bounded
+    asio::async_read_until(*socket, *buf, "\r\n\r\n", [this, socket, buf](boost::system::error_code ec, size_t) {
+      if (ec) return;
+      std::istream in(buf.get());
+      std::string method, path;
+      in >> method >> path;
+      auto reply = std::make_shared<std::string>(Respond(method, path));
+      asio::async_write(*socket, asio::buffer(*reply), [socket, reply](boost::system::error_code, size_t) {
+        boost::system::error_code ignored;
+        socket->shutdown(tcp::socket::shutdown_both, ignored);
+      });
+    });
+  }
+
+  std::string Respond(const std::string& method, const std::string& path) {
+    std::string status = "200 OK", type = "text/html; charset=utf-8", body;
+    if (method != "GET") {
+      status = "405 Method Not Allowed";
+      type = "text/plain";
+      body = "only GET\n";
+    } else if (path == "/" || path == "/index.html") {
+      body = RenderStatusPage(state->Summary());
+    } else if (path == "/metrics") {
+      type = "text/plain; version=0.0.4";
+      body = RenderMetrics(state->Summary(), state->counters().jobs_done);
+    } else {
+      status = "404 Not Found";
+      type = "text/plain";
+      body = "not found\n";
+    }
+    return "HTTP/1.0 " + status + "\r\nContent-Type: " + type + "\r\nContent-Length: " + std::to_string(body.size()) +
+           "\r\nConnection: close\r\n\r\n" + body;
+  }
+};
+
+HttpStatus::HttpStatus(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Result<std::unique_ptr<HttpStatus>> HttpStatus::Start(const std::string& host, int port, TrackerState* state) {
+  auto impl = std::make_unique<Impl>();
+  impl->state = state;
+  boost::system::error_code ec;
+  const auto address = asio::ip::make_address(host, ec);
+  if (ec) return Status::InvalidArgument("HTTP port: bad address '" + host + "': " + ec.message());
+  const tcp::endpoint endpoint(address, static_cast<unsigned short>(port));
+  impl->acceptor.open(endpoint.protocol(), ec);
+  if (!ec) impl->acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
+  if (!ec) impl->acceptor.bind(endpoint, ec);
+  if (!ec) impl->acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    return Status::Unavailable("cannot listen for HTTP on " + host + ":" + std::to_string(port) + ": " + ec.message());
+  }
+  impl->Accept();
+  Impl* raw = impl.get();
+  impl->thread = std::thread([raw] { raw->io.run(); });
+  return std::unique_ptr<HttpStatus>(new HttpStatus(std::move(impl)));
+}
+
+HttpStatus::~HttpStatus() { Stop(); }
+
+int HttpStatus::port() const { return impl_->acceptor.local_endpoint().port(); }
+
+void HttpStatus::Stop() {
+  if (impl_->stopped) return;
+  impl_->stopped = true;
+  impl_->io.stop();
+  if (impl_->thread.joinable()) impl_->thread.join();
+}
+
+}  // namespace tunefleet::tracker

@@ -1,0 +1,45 @@
+#include "tracker/lease_keep_alive.h"
+
+#include <algorithm>
+
+namespace tunefleet {
+
+LeaseKeepAlive::LeaseKeepAlive(TrackerClient* client, Lease lease)
+    : client_(client), lease_(std::move(lease)), thread_([this] { Loop(); }) {}
+
+LeaseKeepAlive::~LeaseKeepAlive() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+void LeaseKeepAlive::Loop() {
+  // ttl/3 leaves two more chances before the lease runs out; never spin faster than 100 ms.
+  const auto period = std::chrono::milliseconds(std::max<int64_t>(100, static_cast<int64_t>(lease_.ttl * 1000 / 3)));
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!cv_.wait_for(lock, period, [this] { return stop_; })) {
+    lock.unlock();
+    Status s = client_->Renew(lease_);
+    lock.lock();
+    if (s.ok()) {
+      renewals_++;
+    } else {
+      last_error_ = s;
+    }
+  }
+}
+
+Status LeaseKeepAlive::last_error() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_error_;
+}
+
+int LeaseKeepAlive::renewals() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return renewals_;
+}
+
+}  // namespace tunefleet

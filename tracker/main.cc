@@ -1,0 +1,39 @@
+// tunefleet-tracker: the tracker daemon. main() only parses flags and calls Run().
+#include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <iostream>
+
+#include "tracker/server.h"
+
+int main(int argc, char** argv) {
+  tunefleet::tracker::ServerOptions o;
+  CLI::App app{"tunefleet-tracker: registry of OpenCL agents, leases and measurement relay", "tunefleet-tracker"};
+  app.set_version_flag("--version", std::string("tunefleet-tracker ") + TUNEFLEET_VERSION);
+  app.add_option("--host", o.host, "address to listen on")->capture_default_str();
+  app.add_option("--port", o.port, "gRPC port (0: any free port)")->capture_default_str()->check(CLI::Range(0, 65535));
+  app.add_option("--token", o.token, "shared secret every agent and tuner must send (default: $TUNEFLEET_TOKEN)");
+  app.add_option("--lease-ttl", o.lease_ttl, "seconds a lease lives without renewal")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--heartbeat-timeout", o.heartbeat_timeout, "seconds of agent silence before it is dropped")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--http-port", o.http_port, "serve a status page and /metrics on this port (0: any free port)")
+      ->check(CLI::Range(0, 65535));
+  app.add_option("--tls-cert", o.tls_cert_file, "PEM certificate chain (enables TLS, with --tls-key)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--tls-key", o.tls_key_file, "PEM private key")->check(CLI::ExistingFile);
+  app.add_option("--max-message-mb", o.max_message_mb, "largest gRPC message, in MiB")
+      ->capture_default_str()->check(CLI::Range(1, 2047));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() != 0) {
+      std::cerr << "tunefleet-tracker: error: " << e.what() << " (see --help)\n";
+      return 2;
+    }
+    return app.exit(e);
+  }
+  if (o.token.empty()) {
+    if (const char* env = std::getenv("TUNEFLEET_TOKEN")) o.token = env;
+  }
+  return tunefleet::tracker::Run(o);
+}

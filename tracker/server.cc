@@ -1,0 +1,115 @@
+#include "tracker/server.h"
+
+#include <grpcpp/security/server_credentials.h>
+#include <grpcpp/server.h>
+#include <grpcpp/server_builder.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "tracker/http_status.h"
+#include "tracker/tracker_service.h"
+
+namespace tunefleet::tracker {
+namespace {
+
+Result<std::string> ReadFile(const std::string& path, const char* what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::IOError(std::string("cannot read ") + what + " '" + path + "'");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Result<std::shared_ptr<grpc::ServerCredentials>> Credentials(const ServerOptions& o) {
+  if (o.tls_cert_file.empty() && o.tls_key_file.empty()) return grpc::InsecureServerCredentials();
+  if (o.tls_cert_file.empty() || o.tls_key_file.empty()) {
+    return Status::InvalidArgument("TLS needs both --tls-cert and --tls-key");
+  }
+  TF_ASSIGN_OR_RETURN(std::string cert, ReadFile(o.tls_cert_file, "TLS certificate"));
+  TF_ASSIGN_OR_RETURN(std::string key, ReadFile(o.tls_key_file, "TLS key"));
+  grpc::SslServerCredentialsOptions ssl;
+  ssl.pem_key_cert_pairs.push_back({key, cert});
+  return grpc::SslServerCredentials(ssl);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<TrackerServer>> TrackerServer::Start(const ServerOptions& o) {
+  if (o.port < 0 || o.port > 65535) return Status::InvalidArgument("port out of range: " + std::to_string(o.port));
+  if (o.lease_ttl <= 0) return Status::InvalidArgument("lease ttl must be > 0");
+  if (o.heartbeat_timeout <= 0) return Status::InvalidArgument("heartbeat timeout must be > 0");
+  if (o.max_message_mb <= 0) return Status::InvalidArgument("max message size must be > 0 MB");
+  TF_ASSIGN_OR_RETURN(auto creds, Credentials(o));
+
+  std::unique_ptr<TrackerServer> s(new TrackerServer());
+  ServiceOptions so;
+  so.state.lease_ttl = o.lease_ttl;
+  so.state.heartbeat_timeout = o.heartbeat_timeout;
+  so.token = o.token;
+  s->service_ = std::make_unique<TrackerService>(so);
+
+  grpc::ServerBuilder builder;
+  const std::string address = o.host + ":" + std::to_string(o.port);
+  builder.AddListeningPort(address, creds, &s->port_);
+  builder.RegisterService(s->service_.get());
+  builder.SetMaxReceiveMessageSize(o.max_message_mb * 1024 * 1024);
+  builder.SetMaxSendMessageSize(o.max_message_mb * 1024 * 1024);
+  s->server_ = builder.BuildAndStart();
+  if (!s->server_ || s->port_ == 0) {
+    s->service_->Stop();
+    return Status::Unavailable("cannot listen on " + address + " (in use, or not a local address)");
+  }
+  spdlog::info("tunefleet-tracker {} listening on {}:{}{}{}", TUNEFLEET_VERSION, o.host, s->port_,
+               o.tls_cert_file.empty() ? "" : " (TLS)", o.token.empty() ? "" : " (token required)");
+  if (o.http_port >= 0) {
+    auto http = HttpStatus::Start(o.host, o.http_port, &s->service_->state());
+    if (!http.ok()) {
+      s->Shutdown(1);
+      return http.status();
+    }
+    s->http_ = std::move(http).value();
+    s->http_port_ = s->http_->port();
+    spdlog::info("status page on http://{}:{}/ (metrics at /metrics)", o.host, s->http_port_);
+  }
+  return s;
+}
+
+TrackerServer::~TrackerServer() { Shutdown(5); }
+
+void TrackerServer::Shutdown(double deadline_s) {
+  if (shut_down_) return;
+  shut_down_ = true;
+  if (http_) http_->Stop();
+  service_->Stop();  // ends agent sessions, Measure streams and waiting Acquires promptly
+  if (server_) {
+    server_->Shutdown(std::chrono::system_clock::now() +
+                      std::chrono::milliseconds(static_cast<int64_t>(deadline_s * 1000)));
+    server_->Wait();
+  }
+}
+
+int Run(const ServerOptions& options) {
+  // Block the stop signals in every thread (gRPC's threads inherit the mask) and wait for them here.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  auto server = TrackerServer::Start(options);
+  if (!server.ok()) {
+    spdlog::error("cannot start the tracker: {}", server.status().message());
+    return 1;
+  }
+  int sig = 0;
+  sigwait(&stop_signals, &sig);
+  spdlog::info("{} received; shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
+  (*server)->Shutdown(5);
+  spdlog::info("tracker stopped");
+  return 0;
+}
+
+}  // namespace tunefleet::tracker

@@ -1,0 +1,234 @@
+// In-process tracker on a free loopback port, real gRPC clients: TestAgent (stands in for the OpenCL agent,
+// see test_agent.h) and TrackerClient (the tuner's client).
+#include <gtest/gtest.h>
+
+#include <future>
+#include <set>
+#include <thread>
+
+#include "tracker/client.h"
+#include "tracker/server.h"
+#include "tracker/test_agent.h"
+
+namespace tunefleet::tracker {
+namespace {
+
+class TrackerServiceTest : public ::testing::Test {
+ protected:
+  void StartTracker(const std::string& token = "", double heartbeat_timeout = 15) {
+    ServerOptions o;
+    o.host = "127.0.0.1";
+    o.port = 0;
+    o.token = token;
+    o.heartbeat_timeout = heartbeat_timeout;
+    auto s = TrackerServer::Start(o);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    server_ = std::move(s).value();
+    target_ = "127.0.0.1:" + std::to_string(server_->port());
+  }
+  std::unique_ptr<TrackerClient> Client(const std::string& token = "") {
+    auto c = TrackerClient::Connect(target_, token, 5);
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    return c.ok() ? std::move(c).value() : nullptr;
+  }
+  std::unique_ptr<TestAgent> Agent(const std::string& key, TestAgent::Mode mode = TestAgent::Mode::kAnswer,
+                                   const std::string& token = "") {
+    auto a = std::make_unique<TestAgent>(target_, key, token, mode);
+    EXPECT_FALSE(a->WaitRegistered().empty());
+    return a;
+  }
+  static std::vector<proto::MeasureJob> Jobs(int n) {
+    std::vector<proto::MeasureJob> jobs(n);
+    for (int i = 0; i < n; ++i) jobs[i].set_job_id(static_cast<uint64_t>(i));
+    return jobs;
+  }
+
+  std::unique_ptr<TrackerServer> server_;
+  std::string target_;
+};
+
+TEST_F(TrackerServiceTest, GivenTwoAgents_WeShouldMeasureABatchOfNJobsIntoNEvents) {
+  StartTracker();
+  auto a1 = Agent("pocl");
+  auto a2 = Agent("pocl");
+  auto client = Client();
+  auto lease = client->Acquire("pocl", 2, 0, 0, 5, "test@host");
+  ASSERT_TRUE(lease.ok()) << lease.status().ToString();
+  EXPECT_EQ(lease->devices.size(), 2u);
+
+  std::vector<proto::MeasureEvent> events;
+  Status s = client->Measure(lease->lease_id, Jobs(7), [&](const proto::MeasureEvent& e) { events.push_back(e); });
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_EQ(events.size(), 7u);
+  std::set<uint64_t> ids;
+  std::set<std::string> agents;
+  for (const auto& e : events) {
+    EXPECT_FALSE(e.device_lost());
+    EXPECT_DOUBLE_EQ(e.result().mean_cost(), 1e-3 * static_cast<double>(e.job_id() + 1));
+    EXPECT_EQ(e.device_fingerprint(), "fp-pocl");
+    ids.insert(e.job_id());
+    agents.insert(e.agent_id());
+  }
+  EXPECT_EQ(ids.size(), 7u);
+  EXPECT_EQ(agents.size(), 2u);  // both agents were idle when the batch came
+  EXPECT_EQ(a1->jobs_seen() + a2->jobs_seen(), 7);
+  EXPECT_TRUE(client->Release(*lease).ok());
+}
+
+TEST_F(TrackerServiceTest, GivenAnAgentKilledMidBatch_WeShouldGetDeviceLostForItsJobAndTheRestFromTheOther) {
+  StartTracker();
+  auto good = Agent("pocl");
+  auto doomed = Agent("pocl", TestAgent::Mode::kDieOnJob);
+  auto client = Client();
+  auto lease = client->Acquire("pocl", 2, 0, 0, 5, "test");
+  ASSERT_TRUE(lease.ok()) << lease.status().ToString();
+
+  std::vector<proto::MeasureEvent> events;
+  Status s = client->Measure(lease->lease_id, Jobs(5), [&](const proto::MeasureEvent& e) { events.push_back(e); });
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_EQ(events.size(), 5u);
+  int lost = 0;
+  for (const auto& e : events) {
+    if (e.device_lost()) {
+      ++lost;
+      EXPECT_FALSE(e.message().empty());
+      EXPECT_FALSE(e.has_result());
+    }
+  }
+  EXPECT_EQ(lost, 1);
+  EXPECT_EQ(doomed->jobs_seen(), 1);
+  EXPECT_EQ(good->jobs_seen(), 4);
+
+  auto summary = client->Summary();
+  ASSERT_TRUE(summary.ok());
+  EXPECT_EQ(summary->agents_size(), 1);  // the lease and the registry lost the dead agent
+}
+
+TEST_F(TrackerServiceTest, GivenALeaseWhoseOnlyAgentDies_WeShouldEndEveryJobAsDeviceLost) {
+  StartTracker();
+  auto doomed = Agent("pocl", TestAgent::Mode::kDieOnJob);
+  auto client = Client();
+  auto lease = client->Acquire("pocl", 1, 0, 0, 5, "test");
+  ASSERT_TRUE(lease.ok());
+  int lost = 0, total = 0;
+  Status s = client->Measure(lease->lease_id, Jobs(3), [&](const proto::MeasureEvent& e) {
+    ++total;
+    lost += e.device_lost() ? 1 : 0;
+  });
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(total, 3);
+  EXPECT_EQ(lost, 3);
+}
+
+TEST_F(TrackerServiceTest, GivenAWrongToken_WeShouldAnswerUnauthenticated) {
+  StartTracker("s3cret");
+  auto bad_client = Client("wrong");
+  auto summary = bad_client->Summary();
+  ASSERT_FALSE(summary.ok());
+  EXPECT_EQ(summary.status().code(), Status::Code::kPermissionDenied);
+  EXPECT_NE(summary.status().message().find("invalid token"), std::string::npos);
+
+  TestAgent bad_agent(target_, "pocl", "wrong", TestAgent::Mode::kAnswer);
+  EXPECT_EQ(bad_agent.WaitRegistered(), "");
+  EXPECT_EQ(bad_agent.WaitEnded().error_code(), grpc::StatusCode::UNAUTHENTICATED);
+
+  auto good = Agent("pocl", TestAgent::Mode::kAnswer, "s3cret");
+  auto ok = Client("s3cret")->Summary();
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok->agents_size(), 1);
+}
+
+TEST_F(TrackerServiceTest, GivenRegisteredAgents_SummaryShouldListThemAndTheQueuePerKey) {
+  StartTracker();
+  auto a = Agent("phone");
+  auto b = Agent("phone");
+  auto c = Agent("gpu");
+  auto client = Client();
+  auto lease = client->Acquire("phone", 1, 0, 0, 5, "alice@lab");
+  ASSERT_TRUE(lease.ok());
+  auto summary = client->Summary();
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  ASSERT_EQ(summary->agents_size(), 3);
+  int leased = 0;
+  for (const auto& ag : summary->agents()) {
+    EXPECT_FALSE(ag.peer().empty());
+    EXPECT_EQ(ag.device().name(), "test-device-" + ag.key());
+    if (ag.state() == "leased") {
+      ++leased;
+      EXPECT_EQ(ag.lease_holder(), "alice@lab");
+    }
+  }
+  EXPECT_EQ(leased, 1);
+  ASSERT_EQ(summary->keys_size(), 2);
+  for (const auto& k : summary->keys()) {
+    if (k.key() == "phone") {
+      EXPECT_EQ(k.free(), 1u);
+      EXPECT_EQ(k.leased(), 1u);
+    } else {
+      EXPECT_EQ(k.key(), "gpu");
+      EXPECT_EQ(k.free(), 1u);
+    }
+  }
+}
+
+TEST_F(TrackerServiceTest, GivenNoAgentForTheKey_AcquireShouldFailAfterTheWait) {
+  StartTracker();
+  auto client = Client();
+  auto lease = client->Acquire("nope", 1, 0, 0, 0.3, "test");
+  ASSERT_FALSE(lease.ok());
+  EXPECT_EQ(lease.status().code(), Status::Code::kNotFound);
+  EXPECT_NE(lease.status().message().find("no agent for key 'nope' after 0.3 s (0 registered)"), std::string::npos)
+      << lease.status().message();
+}
+
+TEST_F(TrackerServiceTest, GivenABusyKey_AWaitingAcquireShouldBeGrantedWhenTheLeaseIsReleased) {
+  StartTracker();
+  auto agent = Agent("pocl");
+  auto client = Client();
+  auto first = client->Acquire("pocl", 1, 0, 0, 5, "first");
+  ASSERT_TRUE(first.ok());
+  auto busy = client->Acquire("pocl", 1, 0, 0, 0.2, "impatient");
+  EXPECT_EQ(busy.status().code(), Status::Code::kDeadlineExceeded);
+
+  auto second = std::async(std::launch::async, [&] { return client->Acquire("pocl", 1, 0, 0, 60, "second"); });
+  // Release once the second request is queued, so the grant can only come from the release.
+  while (true) {
+    auto s = client->Summary();
+    ASSERT_TRUE(s.ok());
+    if (s->keys_size() == 1 && s->keys(0).waiting() == 1) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_TRUE(client->Release(*first).ok());
+  auto granted = second.get();
+  ASSERT_TRUE(granted.ok()) << granted.status().ToString();
+  EXPECT_EQ(granted->devices.size(), 1u);
+  EXPECT_FALSE(client->Renew(*first).ok());  // released leases are gone
+  EXPECT_TRUE(client->Renew(*granted).ok());
+}
+
+TEST_F(TrackerServiceTest, GivenASilentAgent_WeShouldDropItAfterTheHeartbeatTimeout) {
+  StartTracker("", /*heartbeat_timeout=*/0.5);
+  auto silent = Agent("pocl", TestAgent::Mode::kSilent);
+  // The tracker ends the stream of an agent that sends nothing (no heartbeat) for the timeout.
+  silent->WaitEnded();
+  auto summary = Client()->Summary();
+  ASSERT_TRUE(summary.ok());
+  EXPECT_EQ(summary->agents_size(), 0);
+}
+
+TEST_F(TrackerServiceTest, GivenAFirstMessageThatIsNotRegisterAgent_WeShouldDropThePeer) {
+  StartTracker();
+  auto channel = grpc::CreateChannel(target_, grpc::InsecureChannelCredentials());
+  auto stub = proto::Tracker::NewStub(channel);
+  grpc::ClientContext ctx;
+  auto stream = stub->AgentSession(&ctx);
+  proto::AgentMessage hb;
+  hb.mutable_heartbeat()->set_jobs_done(1);
+  stream->Write(hb);
+  proto::TrackerMessage m;
+  EXPECT_FALSE(stream->Read(&m));
+  EXPECT_EQ(stream->Finish().error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+}  // namespace
+}  // namespace tunefleet::tracker

@@ -1,0 +1,256 @@
+#include "tracker/tracker_state.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+
+namespace tunefleet::tracker {
+namespace {
+
+std::string FormatSeconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f s", s);
+  return buf;
+}
+
+}  // namespace
+
+TrackerState::TrackerState(const StateOptions& options)
+    : options_(options), leases_(Seconds(options.lease_ttl)) {}
+
+std::string TrackerState::AddAgent(const proto::RegisterAgent& msg, const std::string& peer,
+                                   std::shared_ptr<AgentMailbox> mailbox) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const Registration reg = registry_.Register(msg, peer, Clock::now());
+  if (!reg.previous_agent_id.empty()) {
+    spdlog::info("agent {} is device '{}' (key '{}') reconnecting from {}, previously {}", reg.agent_id,
+                 msg.device().name(), msg.key(), peer, reg.previous_agent_id);
+  } else {
+    spdlog::info("agent {} registered: key '{}', device '{}', from {}", reg.agent_id, msg.key(),
+                 msg.device().name(), peer);
+  }
+  if (stopping_) mailbox->Close();
+  agent_mail_[reg.agent_id] = std::move(mailbox);
+  leases_.AddAgent(reg.agent_id, msg.key());
+  DeliverGrants(leases_.Pump(Clock::now()));
+  return reg.agent_id;
+}
+
+Status TrackerState::OnAgentMessage(const std::string& agent_id, const proto::AgentMessage& msg) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!registry_.Find(agent_id)) return Status::NotFound("agent " + agent_id + " is no longer registered");
+  registry_.Touch(agent_id, Clock::now());
+  if (msg.has_heartbeat()) return Status::OK();
+  if (msg.has_result()) {
+    const auto running = dispatcher_.RunningJob(agent_id);
+    if (!running || *running != msg.result().job_id()) {
+      const std::string why = "result for job " + std::to_string(msg.result().job_id()) + " it was not running";
+      RemoveAgentLocked(agent_id, why);
+      return Status::InvalidArgument(why);
+    }
+    registry_.CountJob(agent_id);
+    jobs_done_++;
+    Execute(dispatcher_.OnResult(agent_id, msg.result()));
+    return Status::OK();
+  }
+  const std::string why = msg.has_register_() ? "RegisterAgent sent twice" : "empty message";
+  RemoveAgentLocked(agent_id, why);
+  return Status::InvalidArgument(why);
+}
+
+void TrackerState::RemoveAgent(const std::string& agent_id, const std::string& reason) {
+  std::lock_guard<std::mutex> lock(mu_);
+  RemoveAgentLocked(agent_id, reason);
+}
+
+void TrackerState::RemoveAgentLocked(const std::string& agent_id, const std::string& reason) {
+  const AgentRecord* rec = registry_.Find(agent_id);
+  if (!rec) return;
+  const std::string what = "agent " + agent_id + " (" + rec->device.name() + ", " + rec->peer + ") lost: " + reason;
+  spdlog::warn("{}", what);
+  registry_.Remove(agent_id);
+  leases_.RemoveAgent(agent_id);
+  Execute(dispatcher_.OnAgentLost(agent_id, what));
+  auto it = agent_mail_.find(agent_id);
+  if (it != agent_mail_.end()) {
+    it->second->Close();
+    agent_mail_.erase(it);
+  }
+}
+
+void TrackerState::Execute(DispatchActions actions) {
+  for (auto& a : actions.assignments) {
+    auto it = agent_mail_.find(a.agent_id);
+    if (it == agent_mail_.end()) continue;  // cannot happen: the dispatcher only knows registered agents
+    proto::TrackerMessage m;
+    *m.mutable_job() = std::move(a.job);
+    it->second->Push(std::move(m));
+  }
+  for (auto& e : actions.events) {
+    auto it = event_mail_.find(e.batch);
+    if (it != event_mail_.end()) it->second->Push(std::move(e.event));
+  }
+}
+
+void TrackerState::DeliverGrants(std::vector<Grant> grants) {
+  if (grants.empty()) return;
+  for (auto& g : grants) {
+    std::vector<JobDispatcher::LeasedAgent> agents;
+    for (const auto& a : g.lease.agent_ids) {
+      const AgentRecord* rec = registry_.Find(a);
+      agents.push_back({a, rec ? rec->device.fingerprint() : ""});
+    }
+    dispatcher_.OpenLease(g.lease.lease_id, agents);
+    granted_[g.waiter_id] = std::move(g.lease);
+  }
+  grant_cv_.notify_all();
+}
+
+void TrackerState::CloseLeaseLocked(const std::string& lease_id, const std::string& message) {
+  Execute(dispatcher_.CloseLease(lease_id, message));
+}
+
+Result<proto::AcquireReply> TrackerState::Acquire(const proto::AcquireRequest& request,
+                                                 const std::function<bool()>& cancelled) {
+  if (request.key().empty()) return Status::InvalidArgument("acquire: empty key");
+  const double wait = std::max(0.0, request.wait());
+  const TimePoint deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(Seconds(wait));
+  std::unique_lock<std::mutex> lock(mu_);
+  if (stopping_) return Status::Unavailable("tracker is shutting down");
+  AcquireSpec spec{request.key(), request.count(), request.min_count(), request.priority(), request.client()};
+  const uint64_t waiter = leases_.Enqueue(spec);
+  DeliverGrants(leases_.Pump(Clock::now()));
+  while (true) {
+    auto git = granted_.find(waiter);
+    if (git != granted_.end()) {
+      Lease lease = std::move(git->second);
+      granted_.erase(git);
+      if (cancelled()) {  // nobody will use it
+        (void)leases_.Release(lease.lease_id);
+        CloseLeaseLocked(lease.lease_id, "acquiring client went away");
+        DeliverGrants(leases_.Pump(Clock::now()));
+        return Status::Unavailable("acquire cancelled by the client");
+      }
+      proto::AcquireReply reply;
+      reply.set_lease_id(lease.lease_id);
+      reply.set_ttl(options_.lease_ttl);
+      for (const auto& a : lease.agent_ids) {
+        auto* d = reply.add_devices();
+        d->set_agent_id(a);
+        if (const AgentRecord* rec = registry_.Find(a)) *d->mutable_device() = rec->device;
+      }
+      spdlog::info("lease {} granted to '{}': {} agent(s) of key '{}'", lease.lease_id, lease.client,
+                   lease.agent_ids.size(), lease.key);
+      return reply;
+    }
+    const TimePoint now = Clock::now();
+    if (stopping_ || now >= deadline || cancelled()) {
+      leases_.CancelWaiter(waiter);
+      if (stopping_) return Status::Unavailable("tracker is shutting down");
+      if (cancelled()) return Status::Unavailable("acquire cancelled by the client");
+      const uint32_t registered = leases_.Counts(request.key()).registered;
+      const std::string msg = "no agent for key '" + request.key() + "' after " + FormatSeconds(wait) + " (" +
+                              std::to_string(registered) + " registered)";
+      return registered == 0 ? Status::NotFound(msg) : Status::DeadlineExceeded(msg);
+    }
+    grant_cv_.wait_until(lock, std::min(deadline, now + std::chrono::milliseconds(200)));
+  }
+}
+
+Result<BatchId> TrackerState::StartMeasure(const proto::MeasureBatch& batch, std::shared_ptr<EventMailbox> events) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stopping_) return Status::Unavailable("tracker is shutting down");
+  TF_RETURN_IF_ERROR(leases_.Pin(batch.lease_id()));
+  std::vector<proto::MeasureJob> jobs(batch.jobs().begin(), batch.jobs().end());
+  DispatchActions out;
+  auto id = dispatcher_.Submit(batch.lease_id(), std::move(jobs), &out);
+  if (!id.ok()) {
+    leases_.Unpin(batch.lease_id(), Clock::now());
+    return id.status();
+  }
+  event_mail_[*id] = std::move(events);
+  Execute(std::move(out));
+  return id;
+}
+
+void TrackerState::EndMeasure(const std::string& lease_id, BatchId batch) {
+  std::lock_guard<std::mutex> lock(mu_);
+  dispatcher_.CancelBatch(batch);
+  event_mail_.erase(batch);
+  leases_.Unpin(lease_id, Clock::now());
+}
+
+Result<double> TrackerState::Renew(const std::string& lease_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  TF_RETURN_IF_ERROR(leases_.Renew(lease_id, Clock::now()));
+  return options_.lease_ttl;
+}
+
+Status TrackerState::Release(const std::string& lease_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  TF_RETURN_IF_ERROR(leases_.Release(lease_id));
+  spdlog::info("lease {} released", lease_id);
+  CloseLeaseLocked(lease_id, "lease released");
+  DeliverGrants(leases_.Pump(Clock::now()));
+  return Status::OK();
+}
+
+proto::SummaryReply TrackerState::Summary() {
+  std::lock_guard<std::mutex> lock(mu_);
+  const TimePoint now = Clock::now();
+  proto::SummaryReply reply;
+  reply.set_tracker_version(TUNEFLEET_VERSION);
+  for (const auto& [id, rec] : registry_.agents()) {
+    auto* a = reply.add_agents();
+    a->set_agent_id(id);
+    a->set_key(rec.key);
+    *a->mutable_device() = rec.device;
+    const std::string lease_id = leases_.LeaseOf(id);
+    const Lease* lease = leases_.Find(lease_id);
+    a->set_state(dispatcher_.RunningJob(id) ? "busy" : lease ? "leased" : "free");
+    if (lease) a->set_lease_holder(lease->client);
+    a->set_jobs_done(rec.jobs_done);
+    a->set_last_seen_age(Seconds(now - rec.last_seen).count());
+    a->set_peer(rec.peer);
+  }
+  for (const auto& key : leases_.Keys()) {
+    const KeyCounts c = leases_.Counts(key);
+    auto* k = reply.add_keys();
+    k->set_key(key);
+    k->set_free(c.free);
+    k->set_leased(c.leased);
+    k->set_waiting(c.waiting);
+  }
+  return reply;
+}
+
+void TrackerState::Tick(TimePoint now) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& id : registry_.Stale(now, Seconds(options_.heartbeat_timeout))) {
+    RemoveAgentLocked(id, "no message for " + FormatSeconds(options_.heartbeat_timeout));
+  }
+  for (const auto& lease : leases_.Expire(now)) {
+    spdlog::info("lease {} of '{}' expired (not renewed within {})", lease.lease_id, lease.client,
+                 FormatSeconds(options_.lease_ttl));
+    CloseLeaseLocked(lease.lease_id, "lease expired");
+  }
+  DeliverGrants(leases_.Pump(now));
+}
+
+void TrackerState::Stop() {
+  std::lock_guard<std::mutex> lock(mu_);
+  stopping_ = true;
+  for (auto& [id, box] : agent_mail_) box->Close();
+  for (auto& [id, box] : event_mail_) box->Close();
+  grant_cv_.notify_all();
+}
+
+TrackerState::Counters TrackerState::counters() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Counters c;
+  c.jobs_done = jobs_done_;
+  for (const auto& key : leases_.Keys()) c.leased_agents += leases_.Counts(key).leased;
+  return c;
+}
+
+}  // namespace tunefleet::tracker

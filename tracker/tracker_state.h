@@ -1,0 +1,94 @@
+// TrackerState: the tracker's whole state behind one mutex: the agent registry, the lease table, the job
+// dispatcher, and the write queues (mailboxes) of the open streams. It carries out what the pure-logic
+// parts decide: jobs go into an agent's mailbox, events into a Measure call's mailbox; the gRPC handler
+// threads drain those mailboxes onto the wire outside the lock.
+//
+// Thread safety: every public method may be called from any thread. Acquire blocks (up to the request's
+// wait); nothing else blocks beyond the mutex.
+#pragma once
+
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "common/status.h"
+#include "proto/tunefleet.pb.h"
+#include "tracker/agent_registry.h"
+#include "tracker/job_dispatcher.h"
+#include "tracker/lease_table.h"
+#include "tracker/mailbox.h"
+
+namespace tunefleet::tracker {
+
+using AgentMailbox = Mailbox<proto::TrackerMessage>;
+using EventMailbox = Mailbox<proto::MeasureEvent>;
+
+struct StateOptions {
+  double lease_ttl = 30;          // seconds
+  double heartbeat_timeout = 15;  // seconds without any message before an agent is dropped
+};
+
+class TrackerState {
+ public:
+  explicit TrackerState(const StateOptions& options);
+  TrackerState(const TrackerState&) = delete;
+  TrackerState& operator=(const TrackerState&) = delete;
+
+  // --- agents ---
+  // Registers an agent whose stream writes from `mailbox`; returns its id. The mailbox is closed when the
+  // agent is removed (stream end, heartbeat timeout, misbehaviour, shutdown).
+  std::string AddAgent(const proto::RegisterAgent& msg, const std::string& peer,
+                       std::shared_ptr<AgentMailbox> mailbox);
+  // A heartbeat or result from a registered agent. A result for a job the agent is not running is a
+  // protocol violation: the agent is removed and the error says why.
+  Status OnAgentMessage(const std::string& agent_id, const proto::AgentMessage& msg);
+  // Idempotent. Its running job ends as device_lost; its lease loses it.
+  void RemoveAgent(const std::string& agent_id, const std::string& reason);
+
+  // --- tuners ---
+  // Waits up to request.wait() seconds for agents. `cancelled` is polled while waiting.
+  Result<proto::AcquireReply> Acquire(const proto::AcquireRequest& request, const std::function<bool()>& cancelled);
+  // Queues the batch on its lease; its events arrive in `events`, one per job. Pins the lease.
+  Result<BatchId> StartMeasure(const proto::MeasureBatch& batch, std::shared_ptr<EventMailbox> events);
+  // Ends a StartMeasure (finished or abandoned): drops what is left of the batch, unpins and renews the lease.
+  void EndMeasure(const std::string& lease_id, BatchId batch);
+  Result<double> Renew(const std::string& lease_id);  // ttl in seconds
+  Status Release(const std::string& lease_id);
+  proto::SummaryReply Summary();
+
+  // --- housekeeping ---
+  // Drops silent agents and expires unrenewed leases. Called periodically.
+  void Tick(TimePoint now);
+  // Shutdown: closes every mailbox and wakes every waiting Acquire.
+  void Stop();
+
+  // Counters for the status page and metrics.
+  struct Counters {
+    uint64_t jobs_done = 0;
+    uint64_t leased_agents = 0;
+  };
+  Counters counters();
+
+ private:
+  void RemoveAgentLocked(const std::string& agent_id, const std::string& reason);
+  void Execute(DispatchActions actions);
+  void DeliverGrants(std::vector<Grant> grants);
+  void CloseLeaseLocked(const std::string& lease_id, const std::string& message);
+
+  const StateOptions options_;
+  std::mutex mu_;
+  std::condition_variable grant_cv_;  // notified when a waiter is granted or on Stop
+  bool stopping_ = false;
+  AgentRegistry registry_;
+  LeaseTable leases_;
+  JobDispatcher dispatcher_;
+  std::map<std::string, std::shared_ptr<AgentMailbox>> agent_mail_;  // by agent id
+  std::map<BatchId, std::shared_ptr<EventMailbox>> event_mail_;     // by batch
+  std::map<uint64_t, Lease> granted_;                               // waiter id -> its lease, until taken
+  uint64_t jobs_done_ = 0;
+};
+
+}  // namespace tunefleet::tracker
