@@ -1,0 +1,104 @@
+// TrackerClient against nothing, and against an in-process tracker on a free loopback port.
+#include "tracker/client.h"
+
+#include <gtest/gtest.h>
+
+#include <boost/asio.hpp>
+#include <thread>
+
+#include "tracker/lease_keep_alive.h"
+#include "tracker/server.h"
+#include "tracker/test_agent.h"
+
+namespace tunefleet {
+namespace {
+
+// A loopback port with nothing listening: bound once to learn a free number, then closed.
+int UnusedPort() {
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::acceptor a(io, {boost::asio::ip::make_address("127.0.0.1"), 0});
+  return a.local_endpoint().port();
+}
+
+TEST(TrackerClientTest, GivenNothingListening_ConnectShouldFailWithinTheTimeoutNamingTheAddress) {
+  const std::string target = "127.0.0.1:" + std::to_string(UnusedPort());
+  auto c = TrackerClient::Connect(target, "", 0.5);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), Status::Code::kUnavailable);
+  EXPECT_NE(c.status().message().find("cannot reach tracker at " + target + ":"), std::string::npos)
+      << c.status().message();
+}
+
+TEST(TrackerClientTest, GivenAnAddressWithoutPort_ConnectShouldRejectIt) {
+  auto c = TrackerClient::Connect("localhost", "", 0.5);
+  EXPECT_EQ(c.status().code(), Status::Code::kInvalidArgument);
+}
+
+class TrackerClientLeaseTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    tracker::ServerOptions o;
+    o.host = "127.0.0.1";
+    o.port = 0;
+    o.lease_ttl = 1;  // seconds: short, so that expiry is reached quickly
+    auto s = tracker::TrackerServer::Start(o);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    server_ = std::move(s).value();
+    target_ = "127.0.0.1:" + std::to_string(server_->port());
+    agent_ = std::make_unique<tracker::TestAgent>(target_, "pocl", "", tracker::TestAgent::Mode::kAnswer);
+    ASSERT_FALSE(agent_->WaitRegistered().empty());
+    auto c = TrackerClient::Connect(target_, "", 5);
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    client_ = std::move(c).value();
+  }
+
+  std::unique_ptr<tracker::TrackerServer> server_;
+  std::string target_;
+  std::unique_ptr<tracker::TestAgent> agent_;
+  std::unique_ptr<TrackerClient> client_;
+};
+
+TEST_F(TrackerClientLeaseTest, GivenAnUnrenewedLease_WeShouldSeeItExpireAndTheAgentFreed) {
+  auto lease = client_->Acquire("pocl", 1, 0, 0, 5, "test");
+  ASSERT_TRUE(lease.ok()) << lease.status().ToString();
+  EXPECT_DOUBLE_EQ(lease->ttl, 1.0);
+  // Poll (no timing assertion): the lease must go away on its own, and the agent become free again.
+  bool expired = false;
+  for (int i = 0; i < 200 && !expired; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    auto s = client_->Summary();
+    ASSERT_TRUE(s.ok());
+    expired = s->agents_size() == 1 && s->agents(0).state() == "free";
+  }
+  EXPECT_TRUE(expired);
+  EXPECT_EQ(client_->Renew(*lease).code(), Status::Code::kNotFound);
+  EXPECT_EQ(client_->Release(*lease).code(), Status::Code::kNotFound);
+}
+
+TEST_F(TrackerClientLeaseTest, GivenAKeepAlive_WeShouldKeepTheLeasePastItsTtl) {
+  auto lease = client_->Acquire("pocl", 1, 0, 0, 5, "test");
+  ASSERT_TRUE(lease.ok()) << lease.status().ToString();
+  {
+    LeaseKeepAlive keep(client_.get(), *lease);
+    while (keep.renewals() < 6) std::this_thread::sleep_for(std::chrono::milliseconds(50));  // > 2 ttl
+    EXPECT_TRUE(keep.last_error().ok()) << keep.last_error().ToString();
+  }
+  EXPECT_TRUE(client_->Renew(*lease).ok());
+  std::vector<proto::MeasureJob> jobs(2);
+  jobs[0].set_job_id(10);
+  jobs[1].set_job_id(11);
+  int events = 0;
+  EXPECT_TRUE(client_->Measure(lease->lease_id, jobs, [&](const proto::MeasureEvent&) { ++events; }).ok());
+  EXPECT_EQ(events, 2);
+  EXPECT_TRUE(client_->Release(*lease).ok());
+}
+
+TEST_F(TrackerClientLeaseTest, GivenAnUnknownLease_MeasureShouldFailWithNotFound) {
+  std::vector<proto::MeasureJob> jobs(1);
+  Status s = client_->Measure("lease-999", jobs, [](const proto::MeasureEvent&) {});
+  EXPECT_EQ(s.code(), Status::Code::kNotFound);
+  EXPECT_NE(s.message().find("lease-999"), std::string::npos) << s.message();
+}
+
+}  // namespace
+}  // namespace tunefleet
