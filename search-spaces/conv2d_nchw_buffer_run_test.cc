@@ -1,0 +1,47 @@
+// conv2d_nchw.buffer on the real OpenCL device (PoCL here): sampled configs match the reference.
+#include "search-spaces/conv2d_nchw_buffer.h"
+
+#include <nlohmann/json.hpp>
+
+#include "search-spaces/conv_common_run_testing.h"
+
+namespace tunefleet {
+namespace {
+
+class Conv2dNchwBufferRun : public testing::DeviceTest {};
+
+TEST_F(Conv2dNchwBufferRun, GivenA3x3PaddedLayerWithOddSizesSampledConfigsShouldMatchTheReference) {
+  ExpectSampleMatches(Conv2dNchwBufferTemplate(), "conv2d:1,3,7,9,6,3,3,1,1", 3, 11);
+}
+
+TEST_F(Conv2dNchwBufferRun, GivenStride2DilationBiasAndReluSampledConfigsShouldMatchTheReference) {
+  ExpectSampleMatches(Conv2dNchwBufferTemplate(), "conv2d:2,5,11,10,4,3,3,2,2,dilation=2,bias=1,relu=1", 3, 12);
+}
+
+TEST_F(Conv2dNchwBufferRun, GivenA1x1LayerSampledConfigsShouldMatchTheReference) {
+  ExpectSampleMatches(Conv2dNchwBufferTemplate(), "conv2d:1,8,6,6,12,1,1,1,0", 3, 13);
+}
+
+TEST_F(Conv2dNchwBufferRun, GivenGroupsAndDepthwiseSampledConfigsShouldMatchTheReference) {
+  ExpectSampleMatches(Conv2dNchwBufferTemplate(), "conv2d:1,6,5,5,4,3,3,1,1,groups=2", 2, 14);
+  ExpectSampleMatches(Conv2dNchwBufferTemplate(), "dwconv2d:1,5,6,6,3,3,1,1", 2, 15);
+}
+
+TEST_F(Conv2dNchwBufferRun, GivenExplicitUnrollTheGeneratedCopiesShouldMatchTheReference) {
+  const Task task = testing::ParseTask("conv2d:1,2,5,5,4,3,3,1,1");
+  Conv2dNchwBufferTemplate tmpl;
+  Result<Space> space = tmpl.MakeSpace(task, Limits());
+  ASSERT_TRUE(space.ok());
+  nlohmann::json j = {{"tile_f", {1, 2, 1, 2}},    {"tile_y", {1, 1, 5, 1}}, {"tile_x", {1, 1, 1, 5}},
+                      {"tile_rc", {1, 2}},         {"tile_ry", {1, 3}},      {"tile_rx", {3, 1}},
+                      {"auto_unroll_max_step", 512}, {"unroll_explicit", 1}};
+  Result<Config> c = space->FromJson(j);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  Result<proto::KernelProgram> prog = tmpl.Generate(task, *space, *c);
+  ASSERT_TRUE(prog.ok()) << prog.status().ToString();
+  const proto::MeasureResult r = RunOnce(*prog);
+  EXPECT_EQ(r.status(), proto::OK) << r.message();
+}
+
+}  // namespace
+}  // namespace tunefleet

@@ -1,0 +1,54 @@
+// Test helpers for the convolution-family templates (header-only, test binaries only).
+// RunSample executes a template's candidates on the first OpenCL device (PoCL here) through the agent's real
+// executor; it is used only by *_run_test.cc files, which link tf_agent.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "search-spaces/task.h"
+#include "search-spaces/template.h"
+
+namespace tunefleet::testing {
+
+inline Task ParseTask(const std::string& spec) {
+  Result<Task> t = Task::Parse(spec);
+  EXPECT_TRUE(t.ok()) << spec << ": " << t.status().ToString();
+  return t.ok() ? *t : Task{};
+}
+
+// Limits of a small GPU-like device with images and fp16, for generation-only tests.
+inline DeviceLimits GpuLikeLimits() {
+  DeviceLimits l;
+  l.max_work_group_size = 1024;
+  l.max_work_item_sizes[0] = l.max_work_item_sizes[1] = l.max_work_item_sizes[2] = 1024;
+  l.local_mem_bytes = 32 * 1024;
+  l.image_support = true;
+  l.image2d_max_width = 16384;
+  l.image2d_max_height = 16384;
+  l.fp16 = true;
+  l.is_gpu = true;
+  return l;
+}
+
+// `count` distinct valid configs drawn with a fixed seed (fewer when the space holds fewer).
+inline std::vector<Config> SampleConfigs(const Space& space, int count, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<uint64_t> seen;
+  std::vector<Config> out;
+  for (int tries = 0; tries < count * 20 && static_cast<int>(out.size()) < count; ++tries) {
+    std::optional<uint64_t> i = space.SampleValid(rng);
+    if (!i) break;
+    bool dup = false;
+    for (uint64_t s : seen) dup = dup || s == *i;
+    if (dup) continue;
+    seen.push_back(*i);
+    out.push_back(space.FromIndex(*i));
+  }
+  return out;
+}
+
+}  // namespace tunefleet::testing
