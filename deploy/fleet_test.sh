@@ -103,16 +103,16 @@ fi
 echo "== part 2: real agents on the stand-in devices, real tracker on 127.0.0.1 =="
 port="$(FreePort)" || { echo "FAIL: no free port"; exit 1; }
 "${here}/bundle" "${build_dir}" "${work}/bundle" --all >/dev/null || { echo "FAIL: deploy/bundle"; exit 1; }
-"${work}/bundle/tunefleet-tracker" --host 127.0.0.1 --port "${port}" >"${work}/tracker.log" 2>&1 &
+env -u TUNEFLEET_TOKEN "${work}/bundle/tunefleet-tracker" --host 127.0.0.1 --port "${port}" >"${work}/tracker.log" 2>&1 &
 tracker_pid=$!
 export TUNEFLEET="${work}/bundle/tunefleet"
 for _ in $(seq 100); do
-  "${TUNEFLEET}" query --json --tracker "127.0.0.1:${port}" >/dev/null 2>&1 && break
+  "${TUNEFLEET}" query --json --rpc-tracker "127.0.0.1:${port}" >/dev/null 2>&1 && break
   kill -0 "${tracker_pid}" 2>/dev/null || break
   sleep 0.2
 done
 Check "the tracker answers tunefleet query --json" \
-  ExitsWith 0 "${TUNEFLEET}" query --json --tracker "127.0.0.1:${port}"
+  ExitsWith 0 "${TUNEFLEET}" query --json --rpc-tracker "127.0.0.1:${port}"
 
 Check "up starts both agents and waits until the tracker lists them" \
   OutputMatches "all 2 device\(s\) registered" \
@@ -127,7 +127,7 @@ sed 's/^/  | /' "${work}/status.out"
 Check "status shows fake-0 running and registered" StatusRow fake-0 "running [0-9]+ +yes"
 Check "status shows fake-1 running and registered" StatusRow fake-1 "running [0-9]+ +yes"
 Check "the tracker lists two agents under the key" \
-  OutputMatches "^2$" sh -c "'${TUNEFLEET}' query --json --tracker 127.0.0.1:${port} |
+  OutputMatches "^2$" sh -c "'${TUNEFLEET}' query --json --rpc-tracker 127.0.0.1:${port} |
     jq '[.agents[] | select(.key == \"fleet-test\")] | length'"
 pid0="$(cat "${FAKE_ADB_ROOT}/fake-0/data/local/tmp/tunefleet/agent.pid")"
 Check "a second up leaves the running agents alone" \
