@@ -172,6 +172,62 @@ TEST_F(OnnxImportTest, GivenAsymmetricPads_WeShouldListTheConvAsNotTunedRatherTh
   EXPECT_EQ(m->not_tuned.at("Conv (asymmetric pads)"), 1);
 }
 
+// x[2,8] -> MatMul(W[8,4]) -> Add(b[4]) -> Relu, and a batched MatMul of two activations [3,2,8] x [3,8,4].
+onnx::ModelProto DenseModel() {
+  onnx::ModelProto m;
+  m.set_ir_version(7);
+  m.add_opset_import()->set_version(13);
+  auto* g = m.mutable_graph();
+  auto input = [&](const std::string& name, std::vector<int64_t> dims) {
+    auto* in = g->add_input();
+    in->set_name(name);
+    auto* tt = in->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
+  };
+  auto weight = [&](const std::string& name, std::vector<int64_t> dims) {
+    auto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    int64_t n = 1;
+    for (int64_t d : dims) {
+      t->add_dims(d);
+      n *= d;
+    }
+    for (int64_t i = 0; i < n; ++i) t->add_float_data(0.5f);
+  };
+  auto node = [&](const std::string& op, std::vector<std::string> in, const std::string& out) {
+    auto* n = g->add_node();
+    n->set_op_type(op);
+    for (const auto& i : in) n->add_input(i);
+    n->add_output(out);
+  };
+  input("x", {2, 8});
+  input("p", {3, 2, 8});
+  input("q", {3, 8, 4});
+  weight("W", {8, 4});
+  weight("b", {4});
+  node("MatMul", {"x", "W"}, "xw");
+  node("Add", {"xw", "b"}, "xwb");
+  node("Relu", {"xwb"}, "y");
+  node("MatMul", {"p", "q"}, "pq");
+  g->add_output()->set_name("y");
+  g->add_output()->set_name("pq");
+  return m;
+}
+
+TEST_F(OnnxImportTest, GivenMatMulAddRelu_WeShouldGetOneDenseTaskWithBiasAndTheBatchedMatMulWithBatch) {
+  onnx::ModelProto model = DenseModel();
+  auto m = ImportOnnxModel(model, "dense", {});
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  ASSERT_EQ(m->ops.size(), 2u);
+  EXPECT_EQ(m->ops[0].task.ToSpec(), "gemm:2,4,8,bias=1:float32");
+  EXPECT_EQ(m->ops[0].onnx_ops, "MatMul+Add+Relu");
+  EXPECT_EQ(m->ops[0].activation, Activation::kRelu);
+  EXPECT_EQ(m->ops[1].task.ToSpec(), "gemm:2,4,8,batch=3:float32");
+  EXPECT_TRUE(m->not_tuned.empty());
+}
+
 TEST(ParseInputShapeTest, GivenNameAndDims_WeShouldParseBothForms) {
   auto a = ParseInputShape("input.1:1x3x224x224");
   ASSERT_TRUE(a.ok());

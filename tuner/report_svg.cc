@@ -28,8 +28,9 @@ std::string Text(double x, double y, const std::string& s, const std::string& an
          ">" + HtmlEscape(s) + "</text>";
 }
 
-// Axes with 5 ticks on y (0..y_max) and up to 6 integer-ish ticks on x (x_min..x_max).
-std::string Axes(double x_min, double x_max, double y_max, const std::string& x_label, const std::string& y_label) {
+// Axes with 5 ticks on y (0..y_max) and 6 on x (x_min..x_max); `integer_x` rounds the x labels (trial numbers).
+std::string Axes(double x_min, double x_max, double y_max, const std::string& x_label, const std::string& y_label,
+                 bool integer_x) {
   std::string s = "<g stroke=\"#444\" fill=\"none\"><line x1=\"" + Num(kLeft) + "\" y1=\"" + Num(kTop + kPlotH) +
                   "\" x2=\"" + Num(kLeft + kPlotW) + "\" y2=\"" + Num(kTop + kPlotH) + "\"/><line x1=\"" + Num(kLeft) +
                   "\" y1=\"" + Num(kTop) + "\" x2=\"" + Num(kLeft) + "\" y2=\"" + Num(kTop + kPlotH) + "\"/></g>";
@@ -41,7 +42,8 @@ std::string Axes(double x_min, double x_max, double y_max, const std::string& x_
   }
   for (int i = 0; i <= 5; ++i) {
     double v = x_min + (x_max - x_min) * i / 5.0;
-    s += Text(kLeft + kPlotW * i / 5.0, kTop + kPlotH + 14, ShortNumber(v), "middle");
+    if (integer_x) v = std::round(v);
+    s += Text(kLeft + kPlotW * (v - x_min) / (x_max - x_min), kTop + kPlotH + 14, ShortNumber(v), "middle");
   }
   s += Text(kLeft + kPlotW / 2, kHeight - 4, x_label, "middle");
   s += Text(12, kTop + kPlotH / 2, y_label, "middle",
@@ -72,8 +74,6 @@ std::string ShortNumber(double v) {
   double a = std::fabs(v);
   if (a >= 100 || v == std::floor(v)) {
     std::snprintf(buf, sizeof buf, "%.0f", v);
-  } else if (a >= 1) {
-    std::snprintf(buf, sizeof buf, "%.3g", v);
   } else {
     std::snprintf(buf, sizeof buf, "%.3g", v);
   }
@@ -90,7 +90,7 @@ std::string TuningCurveSvg(const std::vector<double>& values, const std::string&
   auto py = [&](double v) { return kTop + kPlotH - kPlotH * v / y_max; };
 
   std::string s = SvgOpen("curve", "best " + y_label + " so far over " + std::to_string(n) + " trials");
-  s += Axes(1, x_max, y_max, "trial", y_label);
+  s += Axes(1, x_max, y_max, "trial", y_label, /*integer_x=*/true);
   std::string dots, fails, line;
   double best = 0;
   bool started = false;
@@ -131,7 +131,7 @@ std::string HistogramSvg(const std::vector<double>& values, int bins, const std:
   int c_max = std::max(1, *std::max_element(counts.begin(), counts.end()));
   std::string s = SvgOpen("histogram", "distribution of " + x_label + " over " + std::to_string(values.size()) +
                                            " successful configs");
-  s += Axes(0, x_max, c_max, x_label, "configs");
+  s += Axes(0, x_max, c_max, x_label, "configs", /*integer_x=*/false);
   s += "<g fill=\"#5b9bd5\" stroke=\"#fff\" stroke-width=\"0.5\">";
   const double w = kPlotW / bins;
   for (int b = 0; b < bins; ++b) {
