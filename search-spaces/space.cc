@@ -86,8 +86,29 @@ Space& Space::AddKnob(Knob knob) {
 }
 
 Space& Space::AddConstraint(std::string name, Constraint c) {
-  constraints_.emplace_back(std::move(name), std::move(c));
+  constraints_.push_back({std::move(name), std::move(c), nullptr});
   return *this;
+}
+
+Space& Space::AddConstraint(std::string name, std::function<bool(const ConfigView&)> holds, Constraint why) {
+  constraints_.push_back({std::move(name), std::move(why), std::move(holds)});
+  return *this;
+}
+
+bool Space::InRange(const Config& c) const {
+  if (c.size() != knobs_.size()) return false;
+  for (size_t i = 0; i < knobs_.size(); ++i)
+    if (c[i] >= knobs_[i].choices.size()) return false;
+  return true;
+}
+
+bool Space::Valid(const Config& c) const {
+  if (!InRange(c)) return false;
+  ConfigView view(*this, c);
+  for (const auto& e : constraints_) {
+    if (e.holds ? !e.holds(view) : !e.why(view).empty()) return false;
+  }
+  return true;
 }
 
 int Space::KnobIndex(const std::string& name) const {
@@ -125,9 +146,11 @@ std::string Space::Check(const Config& c) const {
     if (c[i] >= knobs_[i].choices.size()) return "knob " + knobs_[i].name + " has no choice " + std::to_string(c[i]);
   }
   ConfigView view(*this, c);
-  for (const auto& [name, constraint] : constraints_) {
-    std::string why = constraint(view);
-    if (!why.empty()) return name + ": " + why;
+  for (const auto& e : constraints_) {
+    if (e.holds && e.holds(view)) continue;
+    std::string why = e.why(view);
+    if (!why.empty()) return e.name + ": " + why;
+    if (e.holds) return e.name + ": rejected";  // a predicate without an explanation
   }
   return {};
 }
@@ -246,7 +269,7 @@ nlohmann::json Space::ToTvmEntity(const Config& c) const {
 
 std::vector<std::string> Space::ConstraintNames() const {
   std::vector<std::string> names;
-  for (const auto& [n, c] : constraints_) names.push_back(n);
+  for (const auto& e : constraints_) names.push_back(e.name);
   return names;
 }
 

@@ -70,6 +70,9 @@ class Space {
   Space& AddBool(const std::string& name);
   Space& AddKnob(Knob knob);
   Space& AddConstraint(std::string name, Constraint c);
+  // The same with a fast predicate: `holds` decides validity (Valid, CountValid, sampling: no strings built);
+  // `why` is called only to explain a config that `holds` rejected.
+  Space& AddConstraint(std::string name, std::function<bool(const ConfigView&)> holds, Constraint why);
 
   const std::vector<Knob>& knobs() const { return knobs_; }
   int KnobIndex(const std::string& name) const;  // -1 when absent
@@ -80,7 +83,7 @@ class Space {
 
   // Empty string when every constraint holds, else the first failing constraint's reason.
   std::string Check(const Config& c) const;
-  bool Valid(const Config& c) const { return Check(c).empty(); }
+  bool Valid(const Config& c) const;  // same verdict as Check(c).empty(), without building the reason
   bool ValidIndex(uint64_t index) const { return Valid(FromIndex(index)); }
 
   // Exact count of valid configs (enumerates lazily; spaces of ~10^6-10^7 raw points are fine).
@@ -105,7 +108,13 @@ class Space {
 
  private:
   std::vector<Knob> knobs_;
-  std::vector<std::pair<std::string, Constraint>> constraints_;
+  struct ConstraintEntry {
+    std::string name;
+    Constraint why;
+    std::function<bool(const ConfigView&)> holds;  // may be empty: then `why` decides
+  };
+  bool InRange(const Config& c) const;
+  std::vector<ConstraintEntry> constraints_;
 };
 
 }  // namespace tunefleet

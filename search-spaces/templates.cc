@@ -7,12 +7,13 @@
 namespace tunefleet {
 
 // Factories, one per template, each defined in its template's .cc.
-// (gemm.buffer: gemm_template.cc)
+std::unique_ptr<Template> MakeGemmBufferTemplate();  // gemm_template.cc
 
 namespace {
 
 std::vector<std::unique_ptr<Template>> BuildAll() {
   std::vector<std::unique_ptr<Template>> all;
+  all.push_back(MakeGemmBufferTemplate());
   return all;
 }
 
