@@ -1,0 +1,49 @@
+#include "tracker/summary_format.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+namespace tunefleet {
+namespace {
+
+proto::SummaryReply OneLeasedAgent() {
+  proto::SummaryReply s;
+  s.set_tracker_version("0.1.0");
+  auto* a = s.add_agents();
+  a->set_agent_id("agent-1");
+  a->set_key("pocl");
+  a->mutable_device()->set_name("cpu-haswell");
+  a->set_state("leased");
+  a->set_lease_holder("alice@lab");
+  a->set_jobs_done(3);
+  a->set_last_seen_age(1.25);
+  auto* k = s.add_keys();
+  k->set_key("pocl");
+  k->set_leased(1);
+  k->set_waiting(2);
+  return s;
+}
+
+TEST(SummaryFormatTest, GivenALeasedAgent_TheTableShouldShowItsHolderAndTheKeyQueue) {
+  const std::string t = SummaryAsTable(OneLeasedAgent());
+  EXPECT_NE(t.find("AGENT    KEY   DEVICE       STATE   LEASE HOLDER  JOBS DONE  LAST SEEN\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("agent-1  pocl  cpu-haswell  leased  alice@lab     3          1.2 s ago\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("KEY   FREE  LEASED  WAITING\npocl  0     1       2\n"), std::string::npos) << t;
+}
+
+TEST(SummaryFormatTest, GivenNoAgents_TheTableShouldSaySo) {
+  EXPECT_NE(SummaryAsTable(proto::SummaryReply()).find("no agents registered"), std::string::npos);
+}
+
+TEST(SummaryFormatTest, GivenALeasedAgent_TheJsonShouldCarryEveryColumn) {
+  const auto j = nlohmann::json::parse(SummaryAsJson(OneLeasedAgent()));
+  EXPECT_EQ(j["agents"][0]["lease_holder"], "alice@lab");
+  EXPECT_EQ(j["agents"][0]["jobs_done"], 3);
+  EXPECT_EQ(j["agents"][0]["device"], "cpu-haswell");
+  EXPECT_EQ(j["keys"][0]["waiting"], 2);
+  EXPECT_EQ(j["tracker_version"], "0.1.0");
+}
+
+}  // namespace
+}  // namespace tunefleet
