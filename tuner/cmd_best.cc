@@ -1,11 +1,56 @@
-// PLACEHOLDER until its owner lands the real subcommand; must not survive to a submission.
+// `tunefleet best --db FILE [--json] [--task SPEC]`: the fastest successful config per (task, template,
+// device) recorded in a tuning log.
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "search-spaces/task.h"
+#include "storage/tuning_log.h"
 #include "tuner/command.h"
+#include "tuner/export_best.h"
 
 namespace tunefleet {
+namespace {
+
+struct BestOptions {
+  std::string db;
+  std::string task;
+  bool json = false;
+};
+
+int RunBest(const BestOptions& o) {
+  std::string task = o.task;
+  if (!task.empty()) {
+    // Accept any spelling of the spec that parses; compare canonical forms.
+    auto parsed = Task::Parse(task);
+    if (!parsed.ok()) return CommandError("best", "--task " + parsed.status().message(), 2);
+    task = parsed->ToSpec();
+  }
+  auto log = TuningLog::Open(o.db);
+  if (!log.ok()) return CommandError("best", log.status().message());
+  auto rows = (*log)->Best();
+  if (!rows.ok()) return CommandError("best", rows.status().message());
+  auto best = FilterBestByTask(std::move(rows).value(), task);
+  if (o.json) {
+    std::cout << BestToJson(best).dump(2) << "\n";
+  } else if (best.empty()) {
+    std::cerr << "tunefleet best: no successful records" << (task.empty() ? "" : " for " + task) << " in "
+              << o.db << "\n";
+  } else {
+    std::cout << FormatBestTable(best);
+  }
+  return 0;
+}
+
+}  // namespace
 
 void RegisterBest(CLI::App& app, int* exit_code) {
-  auto* sub = app.add_subcommand("best", "(not built yet)");
-  sub->callback([exit_code] { *exit_code = CommandError("best", "not built yet"); });
+  auto opts = std::make_shared<BestOptions>();
+  auto* sub = app.add_subcommand("best", "Best config per (task, template, device) in a tuning log");
+  sub->add_option("--db", opts->db, "Tuning log (SQLite file)")->required();
+  sub->add_option("--task", opts->task, "Only this task (spec, e.g. gemm:256,256,256:float32)");
+  sub->add_flag("--json", opts->json, "Print JSON instead of a table");
+  sub->callback([opts, exit_code] { *exit_code = RunBest(*opts); });
 }
 
 }  // namespace tunefleet

@@ -1,0 +1,89 @@
+#include "tuner/export_autotvm.h"
+
+#include <set>
+
+#include "search-spaces/device_limits.h"
+#include "tuner/export_source.h"
+
+namespace tunefleet {
+namespace {
+
+// AutoTVM's cost for a failed measurement.
+constexpr double kErrorCost = 1e9;
+
+}  // namespace
+
+nlohmann::ordered_json AutotvmLine(const std::string& target, const TvmWorkload& workload,
+                                   const nlohmann::json& entity, const RecordRow& record) {
+  nlohmann::ordered_json line;
+  line["input"] = nlohmann::ordered_json::array(
+      {target, workload.task_name, nlohmann::ordered_json::parse(workload.args.dump()), nlohmann::ordered_json::object()});
+  nlohmann::ordered_json config;
+  config["index"] = record.config_index;
+  config["code_hash"] = nullptr;
+  config["entity"] = nlohmann::ordered_json::parse(entity.dump());
+  line["config"] = std::move(config);
+  nlohmann::ordered_json costs = nlohmann::ordered_json::array();
+  if (record.status == 0 && !record.costs.empty()) {
+    for (double c : record.costs) costs.push_back(c);
+  } else if (record.status == 0) {
+    costs.push_back(record.mean_cost);
+  } else {
+    costs.push_back(kErrorCost);
+  }
+  line["result"] = nlohmann::ordered_json::array({costs, record.status, record.wall_time, record.timestamp});
+  line["version"] = 0.2;
+  line["tvm_version"] = kAutotvmTvmVersion;
+  return line;
+}
+
+Result<ExportCounts> ExportAutotvm(TuningLog& log, const AutotvmExportOptions& opts, std::ostream& out,
+                                   std::ostream& notes) {
+  TemplateLookup lookup = opts.lookup ? opts.lookup : [](const std::string& n) { return FindTemplate(n); };
+  TF_ASSIGN_OR_RETURN(auto items, CollectExportItems(log, opts.best_only));
+  ExportCounts counts;
+  std::set<std::string> noted;
+  auto skip = [&](const ExportItem& it, const std::string& why) {
+    ++counts.skipped;
+    std::string key = it.task.spec + "|" + it.tmpl.name;
+    if (noted.insert(key).second) notes << "skipped " << it.task.spec << " (" << it.tmpl.name << "): " << why << "\n";
+  };
+  for (const ExportItem& it : items) {
+    if (!MirrorsTvm(it.tmpl.name)) {
+      skip(it, "template does not mirror TVM's knobs");
+      continue;
+    }
+    auto task = Task::Parse(it.task.spec);
+    if (!task.ok()) {
+      skip(it, task.status().message());
+      continue;
+    }
+    auto workload = TvmWorkloadFor(*task, it.tmpl.name);
+    if (!workload.ok()) {
+      skip(it, workload.status().message());
+      continue;
+    }
+    const Template* tmpl = lookup(it.tmpl.name);
+    if (!tmpl) {
+      skip(it, "template is not built into this tunefleet");
+      continue;
+    }
+    auto space = tmpl->MakeSpace(*task, DeviceLimits::From(it.info));
+    if (!space.ok()) {
+      skip(it, space.status().message());
+      continue;
+    }
+    auto config = nlohmann::json::parse(it.record.config, nullptr, /*allow_exceptions=*/false);
+    auto entity = TvmEntity(*space, config);
+    if (!entity.ok()) {
+      skip(it, "record " + std::to_string(it.record.id) + ": " + entity.status().message());
+      continue;
+    }
+    out << AutotvmLine(TvmTarget(it.info), *workload, *entity, it.record).dump() << "\n";
+    ++counts.written;
+  }
+  if (!out) return Status::IOError("writing the AutoTVM log failed");
+  return counts;
+}
+
+}  // namespace tunefleet

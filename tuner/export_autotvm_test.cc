@@ -1,0 +1,106 @@
+#include "tuner/export_autotvm.h"
+
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "tuner/export_testing.h"
+
+namespace tunefleet {
+namespace {
+
+constexpr const char* kConv = "conv2d:1,32,16,16,32,3,3,1,1:float16";
+constexpr const char* kAdrenoTarget =
+    "opencl -keys=adreno,opencl,gpu -device=adreno -max_num_threads=1024 -texture_spatial_limit=16384 "
+    "-thread_warp_size=1";
+
+class ExportAutotvmTest : public ::testing::Test {
+ protected:
+  void SetUp() override { log_ = std::move(TuningLog::Open(dir_.File("log.db"))).value(); }
+
+  std::string Export(bool best_only = false) {
+    std::ostringstream out;
+    notes_.str("");
+    auto counts = ExportAutotvm(*log_, {best_only, LookupMirrorTemplate}, out, notes_);
+    EXPECT_TRUE(counts.ok()) << counts.status().ToString();
+    return out.str();
+  }
+
+  uint64_t ConvIndex() {
+    auto space = LookupMirrorTemplate("conv2d_nchwc.image2d")->MakeSpace(Task::Parse(kConv).value(), {}).value();
+    return space.IndexOf(space.FromJson(ConvConfig()).value());
+  }
+
+  TempDir dir_;
+  std::unique_ptr<TuningLog> log_;
+  std::ostringstream notes_;
+};
+
+TEST_F(ExportAutotvmTest, GivenAnAdrenoDevice_WeShouldWriteTvmsAdrenoTarget) {
+  EXPECT_EQ(TvmTarget(AdrenoDevice()), kAdrenoTarget);
+}
+
+TEST_F(ExportAutotvmTest, GivenAnotherGpu_WeShouldWriteAPlainOpenclTarget) {
+  proto::DeviceInfo d;
+  d.set_vendor("NVIDIA Corporation");
+  d.set_name("NVIDIA H200");
+  d.set_device_type("GPU");
+  d.set_max_work_group_size(1024);
+  d.set_fingerprint("h200");
+  EXPECT_EQ(TvmTarget(d), "opencl -keys=opencl,gpu -max_num_threads=1024 -thread_warp_size=32");
+  d.set_vendor("ARM");
+  d.set_name("Mali-G710");
+  d.set_max_work_group_size(512);
+  EXPECT_EQ(TvmTarget(d), "opencl -keys=opencl,gpu -max_num_threads=512 -thread_warp_size=1");
+}
+
+TEST_F(ExportAutotvmTest, GivenADepthwiseTask_WeShouldWriteTvmsArgs) {
+  auto w = TvmWorkloadFor(Task::Parse("dwconv2d:1,32,28,28,3,3,2,1:float16-acc32").value(),
+                          "depthwise_conv2d_nchwc.image2d");
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  EXPECT_EQ(w->task_name, "depthwise_conv2d_nchwc_acc32.image2d");
+  EXPECT_EQ(w->args.dump(),
+            R"([["TENSOR",[1,32,28,28],"float16"],["TENSOR",[32,1,3,3],"float16"],[2,2],[1,1,1,1],[1,1],"float32"])");
+}
+
+TEST_F(ExportAutotvmTest, GivenASuccessfulRecord_WeShouldWriteTheGoldenLine) {
+  AddTestRecord(*log_, AdrenoDevice(), kConv, "conv2d_nchwc.image2d", ConvConfig(), 0, {0.00025, 0.0003},
+                1700000000.25);
+  std::string expected =
+      std::string(R"({"input":[")") + kAdrenoTarget +
+      R"(","conv2d_nchwc.image2d",[["TENSOR",[1,32,16,16],"float16"],["TENSOR",[32,32,3,3],"float16"],)"
+      R"([1,1],[1,1,1,1],[1,1],"float16"],{}],"config":{"index":)" +
+      std::to_string(ConvIndex()) +
+      R"(,"code_hash":null,"entity":[["tile_fc","sp",[-1,4,4]],["tile_y","sp",[-1,2,2]],["tile_x","sp",[-1,1,8]],)"
+      R"(["tile_rcc","sp",[-1,4]],["tile_ry","sp",[-1,1]],["tile_rx","sp",[-1,3]],)"
+      R"(["auto_unroll_max_step","ot",512],["unroll_explicit","ot",1]]},)"
+      R"("result":[[0.00025,0.0003],0,1.5,1700000000.25],"version":0.2,"tvm_version":"0.8.0"})"
+      "\n";
+  EXPECT_EQ(Export(), expected);
+}
+
+TEST_F(ExportAutotvmTest, GivenAFailedRecord_WeShouldWriteAnErrorCostAndTheErrorNumber) {
+  AddTestRecord(*log_, AdrenoDevice(), kConv, "conv2d_nchwc.image2d", ConvConfig(), 4, {}, 1700000001);
+  auto line = nlohmann::json::parse(Export());
+  EXPECT_EQ(line["result"].dump(), "[[1000000000.0],4,1.5,1700000001.0]");
+}
+
+TEST_F(ExportAutotvmTest, GivenSeveralRecords_BestOnlyShouldWriteTheFastestSuccess) {
+  AddTestRecord(*log_, AdrenoDevice(), kConv, "conv2d_nchwc.image2d", ConvConfig(), 0, {0.002}, 1);
+  AddTestRecord(*log_, AdrenoDevice(), kConv, "conv2d_nchwc.image2d", ConvConfig(), 0, {0.001}, 2);
+  AddTestRecord(*log_, AdrenoDevice(), kConv, "conv2d_nchwc.image2d", ConvConfig(), 3, {}, 3);
+  std::string all = Export(false), best = Export(true);
+  EXPECT_EQ(std::count(all.begin(), all.end(), '\n'), 3);
+  ASSERT_EQ(std::count(best.begin(), best.end(), '\n'), 1);
+  EXPECT_EQ(nlohmann::json::parse(best)["result"][0][0].get<double>(), 0.001);
+}
+
+TEST_F(ExportAutotvmTest, GivenAGemmRecord_WeShouldSkipItWithANote) {
+  AddTestRecord(*log_, AdrenoDevice(), "gemm:64,64,64:float32", "gemm.buffer", {{"tile", 4}}, 0, {0.001}, 1);
+  EXPECT_EQ(Export(), "");
+  EXPECT_NE(notes_.str().find("gemm.buffer"), std::string::npos) << notes_.str();
+  EXPECT_NE(notes_.str().find("does not mirror"), std::string::npos) << notes_.str();
+}
+
+}  // namespace
+}  // namespace tunefleet

@@ -1,0 +1,68 @@
+#include "tuner/export_best.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+namespace tunefleet {
+namespace {
+
+std::string Fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
+  return buf;
+}
+
+// The config as compact JSON; a config that is not JSON (should not happen) is shown as stored.
+nlohmann::json ConfigJson(const std::string& text) {
+  auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return j.is_discarded() ? nlohmann::json(text) : j;
+}
+
+}  // namespace
+
+std::vector<BestRow> FilterBestByTask(std::vector<BestRow> rows, const std::string& task_spec) {
+  if (task_spec.empty()) return rows;
+  rows.erase(std::remove_if(rows.begin(), rows.end(), [&](const BestRow& r) { return r.task != task_spec; }),
+             rows.end());
+  return rows;
+}
+
+std::string FormatBestTable(const std::vector<BestRow>& rows) {
+  std::vector<std::vector<std::string>> cells = {{"task", "template", "device", "best_ms", "gflops", "record", "config"}};
+  for (const auto& r : rows) {
+    cells.push_back({r.task, r.template_name + "@" + std::to_string(r.template_version), r.device_name,
+                     Fixed(r.record.mean_cost * 1e3, 4), Fixed(r.gflops(), 2), std::to_string(r.record.id),
+                     ConfigJson(r.record.config).dump()});
+  }
+  std::vector<size_t> width(cells[0].size(), 0);
+  for (const auto& row : cells)
+    for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  std::ostringstream out;
+  for (const auto& row : cells) {
+    for (size_t i = 0; i < row.size(); ++i) {
+      out << row[i];
+      if (i + 1 < row.size()) out << std::string(width[i] - row[i].size() + 2, ' ');
+    }
+    out << "\n";
+  }
+  return out.str();
+}
+
+nlohmann::json BestToJson(const std::vector<BestRow>& rows) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& r : rows) {
+    out.push_back({{"task", r.task},
+                   {"template", r.template_name},
+                   {"template_version", r.template_version},
+                   {"device", r.device_name},
+                   {"device_fingerprint", r.device_fingerprint},
+                   {"best_ms", r.record.mean_cost * 1e3},
+                   {"gflops", r.gflops()},
+                   {"record_id", r.record.id},
+                   {"config", ConfigJson(r.record.config)}});
+  }
+  return out;
+}
+
+}  // namespace tunefleet

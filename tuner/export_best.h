@@ -1,0 +1,25 @@
+// The `best` view of a tuning log: the fastest successful config per (task, template, device), as an
+// aligned text table or as JSON. Pure formatting over storage's BestRow; no I/O.
+// Thread safety: free functions over values.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "storage/tuning_log.h"
+
+namespace tunefleet {
+
+// Keeps the rows whose task spec equals `task_spec` (all rows when it is empty).
+std::vector<BestRow> FilterBestByTask(std::vector<BestRow> rows, const std::string& task_spec);
+
+// Columns: task, template (name@version), device, best_ms, gflops, record, config. One row per line.
+std::string FormatBestTable(const std::vector<BestRow>& rows);
+
+// [{"task", "template", "template_version", "device", "device_fingerprint", "best_ms", "gflops",
+//   "record_id", "config" (object)}...]
+nlohmann::json BestToJson(const std::vector<BestRow>& rows);
+
+}  // namespace tunefleet

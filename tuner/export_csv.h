@@ -1,0 +1,25 @@
+// Export of a tuning log as CSV for analysis (spreadsheets, pandas): one row per record with its task,
+// template, device and results. RFC 4180 quoting; times in seconds; costs as a JSON array in one field.
+// Thread safety: free functions; the log is used by the calling thread only.
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include "common/status.h"
+#include "storage/tuning_log.h"
+
+namespace tunefleet {
+
+// The header line's columns, in order.
+inline constexpr const char* kCsvHeader =
+    "record_id,session_id,task,op,template,template_version,device,device_fingerprint,config_index,config,"
+    "status,mean_cost,gflops,costs,compile_time,wall_time,timestamp,message";
+
+// Quotes a field when it holds a comma, quote, CR or LF (quotes doubled).
+std::string CsvField(const std::string& s);
+
+// Writes the header and one row per record (or per best record); returns the number of rows.
+Result<size_t> ExportCsv(TuningLog& log, bool best_only, std::ostream& out);
+
+}  // namespace tunefleet

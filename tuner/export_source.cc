@@ -1,0 +1,51 @@
+#include "tuner/export_source.h"
+
+#include <map>
+#include <set>
+
+#include <google/protobuf/util/json_util.h>
+
+namespace tunefleet {
+
+Result<std::vector<ExportItem>> CollectExportItems(TuningLog& log, bool best_only) {
+  TF_ASSIGN_OR_RETURN(auto tasks, log.Tasks());
+  TF_ASSIGN_OR_RETURN(auto templates, log.Templates());
+  TF_ASSIGN_OR_RETURN(auto devices, log.Devices());
+  TF_ASSIGN_OR_RETURN(auto records, log.Records(0, 0, 0));
+  std::set<int64_t> keep;
+  if (best_only) {
+    TF_ASSIGN_OR_RETURN(auto best, log.Best());
+    for (const auto& b : best) keep.insert(b.record.id);
+  }
+  std::map<int64_t, const TaskRow*> task_by_id;
+  for (const auto& t : tasks) task_by_id[t.id] = &t;
+  std::map<int64_t, const TemplateRow*> tmpl_by_id;
+  for (const auto& t : templates) tmpl_by_id[t.id] = &t;
+  std::map<int64_t, std::pair<const DeviceRow*, proto::DeviceInfo>> dev_by_id;
+  for (const auto& d : devices) {
+    proto::DeviceInfo info;
+    google::protobuf::util::JsonParseOptions opts;
+    opts.ignore_unknown_fields = true;
+    if (!google::protobuf::util::JsonStringToMessage(d.info_json, &info, opts).ok()) info.Clear();
+    // The columns are authoritative for identity.
+    info.set_fingerprint(d.fingerprint);
+    if (info.name().empty()) info.set_name(d.name);
+    if (info.vendor().empty()) info.set_vendor(d.vendor);
+    dev_by_id[d.id] = {&d, std::move(info)};
+  }
+
+  std::vector<ExportItem> out;
+  for (auto& r : records) {
+    if (best_only && !keep.count(r.id)) continue;
+    auto t = task_by_id.find(r.task_id);
+    auto tp = tmpl_by_id.find(r.template_id);
+    auto d = dev_by_id.find(r.device_id);
+    if (t == task_by_id.end() || tp == tmpl_by_id.end() || d == dev_by_id.end()) {
+      return Status::Corruption(log.path() + ": record " + std::to_string(r.id) + " refers to a missing row");
+    }
+    out.push_back({*t->second, *tp->second, *d->second.first, d->second.second, std::move(r)});
+  }
+  return out;
+}
+
+}  // namespace tunefleet

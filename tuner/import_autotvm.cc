@@ -1,0 +1,150 @@
+#include "tuner/import_autotvm.h"
+
+#include <map>
+#include <numeric>
+#include <set>
+#include <tuple>
+
+#include <nlohmann/json.hpp>
+
+#include "search-spaces/device_limits.h"
+
+namespace tunefleet {
+namespace {
+
+// One parsed line.
+struct TvmLine {
+  std::string target;
+  std::string task_name;
+  nlohmann::json args;
+  nlohmann::json entity;
+  std::vector<double> costs;
+  int error_no = 0;
+  double all_cost = 0;
+  double timestamp = 0;
+};
+
+Result<TvmLine> ParseLine(const std::string& text) {
+  auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return Status::InvalidArgument("not JSON");
+  TvmLine l;
+  // v0.2 keys; v0.1 used "i" (input), "config", "r" (result).
+  const auto& input = j.contains("input") ? j["input"] : j.contains("i") ? j["i"] : nlohmann::json();
+  const auto& result = j.contains("result") ? j["result"] : j.contains("r") ? j["r"] : nlohmann::json();
+  if (!input.is_array() || input.size() < 3 || !input[0].is_string() || !input[1].is_string()) {
+    return Status::InvalidArgument("no \"input\": [target, task, args, ...]");
+  }
+  if (!j.contains("config") || !j["config"].is_object() || !j["config"].contains("entity")) {
+    return Status::InvalidArgument("no \"config\" with an \"entity\"");
+  }
+  if (!result.is_array() || result.size() < 4 || !result[0].is_array() || !result[1].is_number_integer()) {
+    return Status::InvalidArgument("no \"result\": [costs, error_no, all_cost, timestamp]");
+  }
+  l.target = input[0].get<std::string>();
+  l.task_name = input[1].get<std::string>();
+  l.args = input[2];
+  l.entity = j["config"]["entity"];
+  l.error_no = result[1].get<int>();
+  if (l.error_no == 0) {
+    for (const auto& c : result[0]) {
+      if (c.is_number()) l.costs.push_back(c.get<double>());
+    }
+  }
+  l.all_cost = result[2].is_number() ? result[2].get<double>() : 0;
+  l.timestamp = result[3].is_number() ? result[3].get<double>() : 0;
+  if (l.error_no < 0 || l.error_no > 8) return Status::InvalidArgument("error_no out of range");
+  return l;
+}
+
+// Row ids and the space for one (target, task, template), cached across lines.
+struct Workload {
+  int64_t device_id = 0, task_id = 0, template_id = 0;
+  std::shared_ptr<const Space> space;
+  std::set<std::pair<uint64_t, double>> seen;  // (config index, timestamp) already in the log
+};
+
+}  // namespace
+
+Result<ImportCounts> ImportAutotvm(std::istream& in, const std::string& source, TuningLog& log,
+                                   const TemplateLookup& lookup_in, std::ostream& notes) {
+  TemplateLookup lookup = lookup_in ? lookup_in : [](const std::string& n) { return FindTemplate(n); };
+  ImportCounts counts;
+  std::map<std::tuple<std::string, std::string, std::string>, Workload> cache;
+  std::set<std::string> noted;
+  int64_t session = 0;
+  std::string text;
+  for (int line_no = 1; std::getline(in, text); ++line_no) {
+    if (text.find_first_not_of(" \t\r") == std::string::npos || text[0] == '#') continue;
+    const std::string where = source + ":" + std::to_string(line_no);
+    auto parsed = ParseLine(text);
+    if (!parsed.ok()) return parsed.status().WithContext(where);
+    TvmLine line = std::move(parsed).value();
+    auto tvm_task = TaskFromTvmWorkload(line.task_name, line.args);
+    if (!tvm_task.ok()) {
+      ++counts.skipped;
+      if (noted.insert(line.task_name).second) notes << where << ": skipped: " << tvm_task.status().message() << "\n";
+      continue;
+    }
+    const std::string spec = tvm_task->task.ToSpec();
+    auto key = std::make_tuple(line.target, spec, tvm_task->template_name);
+    auto found = cache.find(key);
+    if (found == cache.end()) {
+      const Template* tmpl = lookup(tvm_task->template_name);
+      if (!tmpl) {
+        ++counts.skipped;
+        if (noted.insert(tvm_task->template_name).second) {
+          notes << where << ": skipped: template " << tvm_task->template_name << " is not built into this tunefleet\n";
+        }
+        continue;
+      }
+      auto device = DeviceFromTvmTarget(line.target);
+      if (!device.ok()) return device.status().WithContext(where);
+      auto space = tmpl->MakeSpace(tvm_task->task, DeviceLimits::From(*device));
+      if (!space.ok()) return space.status().WithContext(where);
+      Workload w;
+      w.space = std::make_shared<const Space>(std::move(space).value());
+      TF_ASSIGN_OR_RETURN(w.device_id, log.UpsertDevice(*device));
+      nlohmann::json workload = {{"op", tvm_task->task.op}, {"precision", PrecisionName(tvm_task->task.precision)}};
+      for (const auto& [name, value] : tvm_task->task.params) workload["params"][name] = value;
+      TF_ASSIGN_OR_RETURN(w.task_id, log.UpsertTask(spec, tvm_task->task.op, workload.dump(),
+                                                    tmpl->Flops(tvm_task->task)));
+      TF_ASSIGN_OR_RETURN(w.template_id, log.UpsertTemplate(tmpl->name(), tmpl->version()));
+      TF_ASSIGN_OR_RETURN(auto existing, log.Records(w.task_id, w.template_id, w.device_id));
+      for (const auto& r : existing) w.seen.insert({r.config_index, r.timestamp});
+      found = cache.emplace(key, std::move(w)).first;
+    }
+    Workload& w = found->second;
+    auto config = ConfigFromTvmEntity(*w.space, line.entity);
+    if (!config.ok()) return config.status().WithContext(where);
+    auto cfg = w.space->FromJson(*config);
+    if (!cfg.ok()) return cfg.status().WithContext(where);
+    const uint64_t index = w.space->IndexOf(*cfg);
+    if (!w.seen.insert({index, line.timestamp}).second) {
+      ++counts.duplicate;
+      continue;
+    }
+    if (session == 0) {
+      TF_ASSIGN_OR_RETURN(session, log.BeginSession(nlohmann::json({{"import", source}, {"format", "autotvm"}}).dump()));
+    }
+    RecordRow r;
+    r.session_id = session;
+    r.task_id = w.task_id;
+    r.template_id = w.template_id;
+    r.device_id = w.device_id;
+    r.config_index = index;
+    r.config = config->dump();
+    r.status = line.error_no;
+    r.costs = line.costs;
+    r.mean_cost = line.costs.empty() ? 0
+                                     : std::accumulate(line.costs.begin(), line.costs.end(), 0.0) / line.costs.size();
+    r.wall_time = line.all_cost;
+    r.message = line.error_no == 0 ? "" : "imported from AutoTVM log (error_no " + std::to_string(line.error_no) + ")";
+    r.timestamp = line.timestamp;
+    TF_RETURN_IF_ERROR(log.AddRecord(r).status());
+    ++counts.added;
+  }
+  if (session != 0) TF_RETURN_IF_ERROR(log.EndSession(session, "done"));
+  return counts;
+}
+
+}  // namespace tunefleet

@@ -1,0 +1,29 @@
+// Import of AutoTVM log lines (v0.1/v0.2 JSON lines) into a tuning log: the reverse of export_autotvm.
+// Each line becomes one record of a new session; its device is known only by its target string
+// (fingerprint "autotvm:<target>"). Lines already imported (same task, template, device, config and
+// timestamp) are not added twice. Lines of TVM tasks without a tunefleet template are skipped with a note.
+// Thread safety: the log is used by the calling thread only.
+#pragma once
+
+#include <istream>
+#include <ostream>
+#include <string>
+
+#include "common/status.h"
+#include "storage/tuning_log.h"
+#include "tuner/export_autotvm.h"
+
+namespace tunefleet {
+
+struct ImportCounts {
+  size_t added = 0;
+  size_t duplicate = 0;
+  size_t skipped = 0;
+};
+
+// `source` names the input in notes and errors ("FILE:LINE: ..."). A line that is not JSON or not an
+// AutoTVM record is an error naming the line; nothing before it is lost (each record commits at once).
+Result<ImportCounts> ImportAutotvm(std::istream& in, const std::string& source, TuningLog& log,
+                                   const TemplateLookup& lookup, std::ostream& notes);
+
+}  // namespace tunefleet

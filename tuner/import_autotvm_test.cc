@@ -1,0 +1,98 @@
+#include "tuner/import_autotvm.h"
+
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "tuner/export_testing.h"
+
+namespace tunefleet {
+namespace {
+
+class ImportAutotvmTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<TuningLog> Open(const std::string& name) {
+    auto log = TuningLog::Open(dir_.File(name));
+    EXPECT_TRUE(log.ok()) << log.status().ToString();
+    return std::move(log).value();
+  }
+  static std::string Export(TuningLog& log) {
+    std::ostringstream out, notes;
+    EXPECT_TRUE(ExportAutotvm(log, {false, LookupMirrorTemplate}, out, notes).ok());
+    return out.str();
+  }
+  Result<ImportCounts> Import(const std::string& text, TuningLog& log) {
+    std::istringstream in(text);
+    return ImportAutotvm(in, "tvm.log", log, LookupMirrorTemplate, notes_);
+  }
+
+  TempDir dir_;
+  std::ostringstream notes_;
+};
+
+TEST_F(ImportAutotvmTest, GivenAnExportedLog_ImportThenExportShouldGiveTheSameLines) {
+  auto first = Open("first.db");
+  AddTestRecord(*first, AdrenoDevice(), "conv2d:1,32,16,16,32,3,3,1,1:float16", "conv2d_nchwc.image2d",
+                ConvConfig(), 0, {0.00025, 0.0003}, 1700000000.25);
+  AddTestRecord(*first, AdrenoDevice(), "conv2d:1,32,16,16,32,3,3,1,1:float16", "conv2d_nchwc.image2d",
+                ConvConfig(), 5, {}, 1700000001);
+  AddTestRecord(*first, AdrenoDevice(), "dwconv2d:1,32,28,28,3,3,2,1:float16", "depthwise_conv2d_nchwc.image2d",
+                {{"tile_fc", {32, 1, 1}}, {"tile_y", {7, 1, 2}}, {"tile_x", {1, 14, 1}}, {"tile_ry", {1, 3}},
+                 {"tile_rx", {3, 1}}, {"auto_unroll_max_step", 0}, {"unroll_explicit", 0}},
+                0, {0.0001}, 1700000002);
+  std::string lines = Export(*first);
+  ASSERT_EQ(std::count(lines.begin(), lines.end(), '\n'), 3);
+
+  auto second = Open("second.db");
+  auto counts = Import(lines, *second);
+  ASSERT_TRUE(counts.ok()) << counts.status().ToString();
+  EXPECT_EQ(counts->added, 3u);
+  EXPECT_EQ(Export(*second), lines);
+}
+
+TEST_F(ImportAutotvmTest, GivenTheSameFileTwice_WeShouldNotDuplicateRecords) {
+  auto first = Open("first.db");
+  AddTestRecord(*first, AdrenoDevice(), "conv2d:1,32,16,16,32,3,3,1,1:float16", "conv2d_nchwc.image2d",
+                ConvConfig(), 0, {0.001}, 1700000000);
+  std::string lines = Export(*first);
+  auto second = Open("second.db");
+  ASSERT_TRUE(Import(lines, *second).ok());
+  auto again = Import(lines, *second);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->added, 0u);
+  EXPECT_EQ(again->duplicate, 1u);
+  EXPECT_EQ(second->Records(0, 0, 0).value().size(), 1u);
+}
+
+TEST_F(ImportAutotvmTest, GivenALineOfAnUnknownTvmTask_WeShouldSkipItWithANote) {
+  auto log = Open("log.db");
+  auto counts = Import(
+      R"({"input": ["opencl", "dense_small_batch.gpu", [["TENSOR", [1, 64], "float32"]], {}], )"
+      R"("config": {"index": 1, "code_hash": null, "entity": []}, "result": [[0.1], 0, 1.0, 1.0], "version": 0.2})",
+      *log);
+  ASSERT_TRUE(counts.ok()) << counts.status().ToString();
+  EXPECT_EQ(counts->skipped, 1u);
+  EXPECT_NE(notes_.str().find("dense_small_batch.gpu"), std::string::npos) << notes_.str();
+}
+
+TEST_F(ImportAutotvmTest, GivenABrokenLine_WeShouldNameTheFileAndLine) {
+  auto log = Open("log.db");
+  auto counts = Import("\n{\"input\": 3}\n", *log);
+  ASSERT_FALSE(counts.ok());
+  EXPECT_NE(counts.status().message().find("tvm.log:2"), std::string::npos) << counts.status().ToString();
+}
+
+TEST_F(ImportAutotvmTest, GivenAnEntityThatIsNotInTheSpace_WeShouldSayWhichKnob) {
+  auto first = Open("first.db");
+  AddTestRecord(*first, AdrenoDevice(), "conv2d:1,32,16,16,32,3,3,1,1:float16", "conv2d_nchwc.image2d",
+                ConvConfig(), 0, {0.001}, 1700000000);
+  std::string line = Export(*first);
+  line.replace(line.find("[-1,4,4]"), 8, "[-1,5,4]");
+  auto second = Open("second.db");
+  auto counts = Import(line, *second);
+  ASSERT_FALSE(counts.ok());
+  EXPECT_NE(counts.status().message().find("tile_fc"), std::string::npos) << counts.status().ToString();
+}
+
+}  // namespace
+}  // namespace tunefleet
