@@ -45,10 +45,12 @@ mkdir -p "${shims}/onnx"
 cat >"${shims}/onnx/ONNXConfig.cmake" <<'EOF'
 # Written by deploy/cross-aarch64.sh: no arm64 ONNX can be installed beside the host's; these empty targets only
 # let the project configure. Targets that link them (the tuner) are not built in this cross build.
-if(NOT TARGET ONNX::onnx)
-  add_library(ONNX::onnx INTERFACE IMPORTED)
-  add_library(ONNX::onnx_proto INTERFACE IMPORTED)
-endif()
+# Both spellings: Debian's config names them onnx/onnx_proto, upstream's ONNX::onnx/ONNX::onnx_proto.
+foreach(t onnx onnx_proto ONNX::onnx ONNX::onnx_proto)
+  if(NOT TARGET ${t})
+    add_library(${t} INTERFACE IMPORTED)
+  endif()
+endforeach()
 EOF
 touch "${shims}/xgboost-not-available-for-aarch64.so"
 
