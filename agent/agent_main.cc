@@ -1,0 +1,166 @@
+#include "agent/agent_main.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <climits>
+#include <cstdio>
+#include <thread>
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "agent/cl_api.h"
+#include "agent/device_info.h"
+#include "agent/session.h"
+#include "agent/worker_main.h"
+#include "agent/worker_supervisor.h"
+
+namespace tunefleet::agent {
+namespace {
+
+struct Flags {
+  std::string tracker;
+  std::string key;
+  std::string token;
+  std::string opencl_lib;
+  int platform = 0;
+  int device = 0;
+  int job_timeout_s = 60;
+  bool list_devices = false;
+  bool version = false;
+  bool worker = false;
+  int worker_fd = -1;
+};
+
+// The path of this executable, for starting workers.
+std::string SelfPath(const char* argv0) {
+  char path[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+  if (n <= 0) return argv0;
+  path[n] = '\0';
+  return path;
+}
+
+int ListDevices(const Flags& flags) {
+  Result<std::unique_ptr<ClApi>> api = ClApi::Load(flags.opencl_lib);
+  if (!api.ok()) {
+    std::fprintf(stderr, "tunefleet-agent: %s\n", api.status().message().c_str());
+    return 1;
+  }
+  Result<std::string> listing = DeviceListing(**api);
+  if (!listing.ok()) {
+    std::fprintf(stderr, "tunefleet-agent: %s\n", listing.status().message().c_str());
+    return 1;
+  }
+  std::fputs(listing->c_str(), stdout);
+  return 0;
+}
+
+int Serve(const Flags& flags, const char* argv0) {
+  // Block the stop signals in every thread (gRPC's included); one thread takes them with sigtimedwait.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  // The worker is started before any gRPC channel or thread exists, and by exec (posix_spawn), never a bare fork.
+  WorkerSupervisor::Options worker;
+  worker.argv = {SelfPath(argv0), "--worker", "--platform", std::to_string(flags.platform), "--device",
+                 std::to_string(flags.device)};
+  if (!flags.opencl_lib.empty()) {
+    worker.argv.push_back("--opencl-lib");
+    worker.argv.push_back(flags.opencl_lib);
+  }
+  worker.default_job_timeout = std::chrono::seconds(flags.job_timeout_s);
+  Result<std::unique_ptr<WorkerSupervisor>> supervisor = WorkerSupervisor::Start(worker);
+  if (!supervisor.ok()) {
+    spdlog::error("cannot open the OpenCL device: {}", supervisor.status().message());
+    return 1;
+  }
+  const proto::DeviceInfo& device = (*supervisor)->device();
+  spdlog::info("device: {} ({}, {}), fingerprint {}", device.name(), device.platform_name(), device.driver_version(),
+               device.fingerprint());
+
+  SessionOptions options;
+  options.tracker = flags.tracker;
+  options.key = flags.key;
+  options.token = flags.token;
+  options.agent_version = TUNEFLEET_VERSION;
+  Session session(options, device, supervisor->get());
+
+  std::atomic<bool> done{false};
+  std::atomic<int> received{0};
+  std::thread signals([&] {
+    const timespec tick{0, 200 * 1000 * 1000};
+    while (!done) {
+      const int signal_number = sigtimedwait(&stop_signals, nullptr, &tick);
+      if (signal_number > 0) {
+        received = signal_number;
+        spdlog::info("{}: stopping", signal_number == SIGINT ? "SIGINT" : "SIGTERM");
+        session.Stop();
+        (*supervisor)->Cancel();
+        return;
+      }
+    }
+  });
+
+  Status status = session.Run();
+  done = true;
+  signals.join();
+  if (!status.ok()) {
+    spdlog::error("{}", status.message());
+    return 2;
+  }
+  spdlog::info("stopped after {} job(s)", session.jobs_done());
+  return 0;
+}
+
+}  // namespace
+
+int AgentMain(int argc, char** argv) {
+  Flags flags;
+  CLI::App app{"tunefleet-agent: runs OpenCL tuning jobs from a tunefleet tracker on this device"};
+  app.add_option("--tracker", flags.tracker, "tracker address host:port (e.g. 127.0.0.1:9190)");
+  app.add_option("--key", flags.key, "device key the tuner acquires by (e.g. pixel7-adreno)");
+  app.add_option("--token", flags.token, "shared secret, when the tracker requires one");
+  app.add_option("--platform", flags.platform, "OpenCL platform index (see --list-devices)")->check(CLI::NonNegativeNumber);
+  app.add_option("--device", flags.device, "OpenCL device index within the platform")->check(CLI::NonNegativeNumber);
+  app.add_option("--opencl-lib", flags.opencl_lib, "path of libOpenCL.so (default: $TUNEFLEET_OPENCL_LIB, system)");
+  app.add_option("--job-timeout", flags.job_timeout_s, "seconds a job may take when it names no timeout")
+      ->check(CLI::PositiveNumber);
+  app.add_flag("--list-devices", flags.list_devices, "list OpenCL platforms and devices with their indices");
+  app.add_flag("--version", flags.version, "print the version");
+  app.add_flag("--worker", flags.worker, "internal: run as the job worker")->group("");
+  app.add_option("--worker-fd", flags.worker_fd, "internal: the worker's socket")->group("");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+
+  if (flags.worker) {
+    if (flags.worker_fd < 0) {
+      std::fprintf(stderr, "tunefleet-agent: --worker needs --worker-fd\n");
+      return 1;
+    }
+    return RunWorker(WorkerOptions{flags.worker_fd, flags.opencl_lib, flags.platform, flags.device});
+  }
+  if (flags.version) {
+    std::printf("tunefleet-agent %s\n", TUNEFLEET_VERSION);
+    return 0;
+  }
+  if (flags.list_devices) return ListDevices(flags);
+  if (flags.tracker.empty() || flags.key.empty()) {
+    std::fprintf(stderr, "tunefleet-agent: --tracker host:port and --key KEY are required (see --help)\n");
+    return 1;
+  }
+  spdlog::set_default_logger(spdlog::stderr_color_mt("tunefleet-agent"));
+  return Serve(flags, argv[0]);
+}
+
+}  // namespace tunefleet::agent

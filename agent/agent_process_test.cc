@@ -1,0 +1,198 @@
+// The tunefleet-agent binary as a real process: flags, startup errors, the reconnect loop, signals, and a session
+// with a minimal in-test tracker (the real tracker's integration test lives in tests/).
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <cstdio>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "agent/cl_api.h"
+#include "agent/device_info.h"
+#include "agent/test_programs.h"
+#include "proto/tunefleet.grpc.pb.h"
+
+extern char** environ;
+
+namespace tunefleet::agent {
+namespace {
+
+// Runs the agent with `args`; returns its exit status and everything it printed.
+int RunAgent(const std::string& args, std::string* output) {
+  FILE* pipe = popen((std::string(TUNEFLEET_AGENT_BINARY) + " " + args + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return -1;
+  char buffer[4096];
+  size_t n = 0;
+  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) output->append(buffer, n);
+  const int status = pclose(pipe);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+pid_t SpawnAgent(std::vector<std::string> args) {
+  args.insert(args.begin(), TUNEFLEET_AGENT_BINARY);
+  std::vector<char*> argv;
+  for (std::string& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  EXPECT_EQ(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ), 0);
+  return pid;
+}
+
+int WaitExit(pid_t pid) {
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// A loopback port nobody listens on.
+int ClosedPort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+bool HaveOpenCl() {
+  Result<std::unique_ptr<ClApi>> api = ClApi::Load();
+  return api.ok() && PickDevice(**api, 0, 0).ok();
+}
+
+// A minimal tracker: rejects every agent when `reject`, else registers it, sends one job and records the result.
+class FakeTracker final : public proto::Tracker::Service {
+ public:
+  explicit FakeTracker(bool reject) : reject_(reject) {}
+
+  grpc::Status AgentSession(grpc::ServerContext*,
+                            grpc::ServerReaderWriter<proto::TrackerMessage, proto::AgentMessage>* stream) override {
+    proto::AgentMessage message;
+    if (!stream->Read(&message) || !message.has_register_()) return {grpc::StatusCode::INVALID_ARGUMENT, "no hello"};
+    if (reject_) return {grpc::StatusCode::PERMISSION_DENIED, "bad token"};
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      registration_ = message.register_();
+    }
+    proto::TrackerMessage reply;
+    reply.mutable_registered()->set_agent_id("agent-1");
+    stream->Write(reply);
+    proto::TrackerMessage job;
+    job.mutable_job()->set_job_id(42);
+    *job.mutable_job()->mutable_program() = TestVectorAdd();
+    stream->Write(job);
+    while (stream->Read(&message)) {
+      if (message.has_result()) {
+        std::lock_guard<std::mutex> lock(mu_);
+        result_ = message.result();
+        cv_.notify_all();
+      }
+    }
+    return grpc::Status::OK;
+  }
+
+  // Waits (without a time bound: CTest's timeout guards) for the job's result.
+  proto::JobResult WaitForResult() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [this] { return result_.has_value(); });
+    return *result_;
+  }
+  proto::RegisterAgent registration() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return registration_;
+  }
+
+ private:
+  const bool reject_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  proto::RegisterAgent registration_;
+  std::optional<proto::JobResult> result_;
+};
+
+struct TrackerServer {
+  explicit TrackerServer(bool reject) : service(reject) {
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+    builder.RegisterService(&service);
+    server = builder.BuildAndStart();
+  }
+  ~TrackerServer() { server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2)); }
+  std::string address() const { return "127.0.0.1:" + std::to_string(port); }
+
+  FakeTracker service;
+  int port = 0;
+  std::unique_ptr<grpc::Server> server;
+};
+
+TEST(AgentProcessTest, GivenVersion_WeShouldPrintItAndExitZero) {
+  std::string output;
+  EXPECT_EQ(RunAgent("--version", &output), 0);
+  EXPECT_NE(output.find(TUNEFLEET_VERSION), std::string::npos) << output;
+}
+
+TEST(AgentProcessTest, GivenNoTracker_WeShouldExplainTheMissingFlags) {
+  std::string output;
+  EXPECT_NE(RunAgent("--key k", &output), 0);
+  EXPECT_NE(output.find("--tracker"), std::string::npos) << output;
+}
+
+TEST(AgentProcessTest, GivenAnOpenClLibraryThatDoesNotExist_WeShouldFailWithOneClearLine) {
+  std::string output;
+  EXPECT_NE(RunAgent("--list-devices --opencl-lib /nonexistent/libOpenCL.so", &output), 0);
+  EXPECT_NE(output.find("cannot load OpenCL"), std::string::npos) << output;
+  EXPECT_EQ(output.find('\n'), output.size() - 1) << output;
+}
+
+TEST(AgentProcessTest, GivenListDevices_WeShouldPrintIndexedPlatformsAndDevices) {
+  if (!HaveOpenCl()) GTEST_SKIP() << "no OpenCL platform";
+  std::string output;
+  EXPECT_EQ(RunAgent("--list-devices", &output), 0);
+  EXPECT_NE(output.find("platform 0:"), std::string::npos) << output;
+  EXPECT_NE(output.find("device 0:"), std::string::npos) << output;
+}
+
+TEST(AgentProcessTest, GivenNoTrackerListening_WeShouldRetryUntilSigtermThenExitCleanly) {
+  if (!HaveOpenCl()) GTEST_SKIP() << "no OpenCL platform";
+  pid_t pid = SpawnAgent({"--tracker", "127.0.0.1:" + std::to_string(ClosedPort()), "--key", "k"});
+  sleep(2);  // long enough to fail a few connection attempts; the assertion is on the exit, not on timing
+  kill(pid, SIGTERM);
+  EXPECT_EQ(WaitExit(pid), 0);
+}
+
+TEST(AgentProcessTest, GivenATrackerThatRejectsTheToken_WeShouldExitNonZero) {
+  if (!HaveOpenCl()) GTEST_SKIP() << "no OpenCL platform";
+  TrackerServer tracker(/*reject=*/true);
+  pid_t pid = SpawnAgent({"--tracker", tracker.address(), "--key", "k", "--token", "wrong"});
+  EXPECT_EQ(WaitExit(pid), 2);
+}
+
+TEST(AgentProcessTest, GivenATrackerWithAJob_WeShouldRegisterRunItAndSendTheResult) {
+  if (!HaveOpenCl()) GTEST_SKIP() << "no OpenCL platform";
+  TrackerServer tracker(/*reject=*/false);
+  pid_t pid = SpawnAgent({"--tracker", tracker.address(), "--key", "cpu-pocl", "--token", "t"});
+  proto::JobResult result = tracker.service.WaitForResult();
+  EXPECT_EQ(result.job_id(), 42u);
+  EXPECT_EQ(result.result().status(), proto::OK) << result.result().message();
+  EXPECT_EQ(result.result().costs_size(), 1);
+  proto::RegisterAgent registration = tracker.service.registration();
+  EXPECT_EQ(registration.key(), "cpu-pocl");
+  EXPECT_EQ(registration.token(), "t");
+  EXPECT_EQ(registration.agent_version(), TUNEFLEET_VERSION);
+  EXPECT_FALSE(registration.device().fingerprint().empty());
+  kill(pid, SIGINT);
+  EXPECT_EQ(WaitExit(pid), 0);
+}
+
+}  // namespace
+}  // namespace tunefleet::agent

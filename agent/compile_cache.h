@@ -1,0 +1,56 @@
+// A cache of built cl_programs keyed by hash(source, build options, device fingerprint, driver version).
+// A tuner sends the same kernel source many times (reference programs, setup kernels, repeated candidates);
+// building it once per worker saves most of the compile time on phones.
+//
+// Ownership: owns the cached Programs; Get() returns a borrowed cl_program valid until the cache is destroyed or
+// the entry is evicted (least recently inserted first, beyond `capacity`), i.e. use it before the next Get().
+// Thread safety: none; one worker thread uses it.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <unordered_map>
+
+#include "agent/cl_handles.h"
+#include "common/status.h"
+
+namespace tunefleet::agent {
+
+class CompileCache {
+ public:
+  // `device_identity`: the device fingerprint and driver version, part of every key.
+  CompileCache(const ClApi* api, cl_context context, cl_device_id device, std::string device_identity,
+               size_t capacity = 256);
+  CompileCache(const CompileCache&) = delete;
+  CompileCache& operator=(const CompileCache&) = delete;
+
+  struct Hit {
+    cl_program program = nullptr;  // borrowed, see above
+    double compile_seconds = 0;    // 0 on a cache hit
+  };
+  // Builds (or finds) the program. Build failures are not cached; their Status carries the bounded build log.
+  Result<Hit> Get(const std::string& source, const std::string& options);
+
+  size_t size() const { return entries_.size(); }
+  uint64_t hits() const { return hits_; }
+
+ private:
+  struct Entry {
+    std::string source;
+    std::string options;
+    Program program;
+  };
+  uint64_t Key(const std::string& source, const std::string& options) const;
+
+  const ClApi* api_;
+  cl_context context_;
+  cl_device_id device_;
+  std::string device_identity_;
+  size_t capacity_;
+  std::unordered_map<uint64_t, Entry> entries_;
+  std::deque<uint64_t> order_;  // insertion order, for eviction
+  uint64_t hits_ = 0;
+};
+
+}  // namespace tunefleet::agent

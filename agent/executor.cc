@@ -1,0 +1,174 @@
+#include "agent/executor.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "agent/compare.h"
+#include "agent/device_info.h"
+#include "agent/fnv_hash.h"
+#include "agent/program_instance.h"
+
+namespace tunefleet::agent {
+namespace {
+
+constexpr size_t kMaxCachedReferences = 64;
+constexpr uint32_t kMaxNumber = 1u << 20;   // cap on `number` when growing it for min_repeat_ms
+constexpr int kMaxCalibrationRounds = 12;
+
+// Tolerances used when the program gives neither atol nor rtol.
+void DefaultTolerance(proto::ElemType type, double* atol, double* rtol) {
+  switch (type) {
+    case proto::FLOAT16:
+      *atol = 1e-2;
+      *rtol = 1e-2;
+      break;
+    case proto::INT32:
+      *atol = 0;
+      *rtol = 0;
+      break;
+    default:
+      *atol = 1e-4;
+      *rtol = 1e-3;
+      break;
+  }
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Executor>> Executor::Create(std::unique_ptr<ClApi> api, cl_device_id device) {
+  std::unique_ptr<Executor> executor(new Executor());
+  executor->api_ = std::move(api);
+  executor->device_ = device;
+  TF_ASSIGN_OR_RETURN(executor->info_, DescribeDevice(*executor->api_, device));
+  TF_ASSIGN_OR_RETURN(executor->context_, CreateContext(*executor->api_, device));
+  TF_ASSIGN_OR_RETURN(executor->queue_, CreateProfilingQueue(*executor->api_, executor->context_(), device));
+  executor->cache_ = std::make_unique<CompileCache>(
+      executor->api_.get(), executor->context_(), device,
+      executor->info_.fingerprint() + "/" + executor->info_.driver_version());
+  return executor;
+}
+
+Result<std::unique_ptr<Executor>> Executor::Open(const std::string& opencl_lib, int platform_index,
+                                                 int device_index) {
+  TF_ASSIGN_OR_RETURN(std::unique_ptr<ClApi> api, ClApi::Load(opencl_lib));
+  TF_ASSIGN_OR_RETURN(cl_device_id device, PickDevice(*api, platform_index, device_index));
+  return Create(std::move(api), device);
+}
+
+Executor::~Executor() {
+  // Programs, queue and context must go before the library that releases them.
+  references_.clear();
+  cache_.reset();
+  queue_.Reset();
+  context_.Reset();
+}
+
+proto::MeasureResult Executor::Execute(const proto::KernelProgram& program) {
+  const auto start = std::chrono::steady_clock::now();
+  proto::MeasureResult result;
+  if (Run(program, &result)) result.set_status(proto::OK);
+  if (result.status() != proto::OK) {
+    result.clear_costs();
+    result.set_mean_cost(0);
+  }
+  result.set_wall_time(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  return result;
+}
+
+bool Executor::Run(const proto::KernelProgram& program, proto::MeasureResult* result) {
+  const DeviceContext device{api_.get(), context_(), device_, queue_(), &info_, cache_.get()};
+  std::unique_ptr<ProgramInstance> instance = ProgramInstance::Prepare(device, program, result);
+  if (!instance) return false;
+
+  // One correctness run, before timing, so kernels that accumulate into their output are judged like the reference.
+  if (!instance->Enqueue(proto::KernelLaunch::SETUP, nullptr, result) ||
+      !instance->Enqueue(proto::KernelLaunch::TIMED, nullptr, result) || !instance->Finish(result) ||
+      !instance->CheckCanaries(result)) {
+    return false;
+  }
+  if (program.has_reference() && !program.output_buffer().empty()) {
+    std::vector<float> output;
+    if (!instance->ReadBuffer(program.output_buffer(), &output, result)) return false;
+    const std::vector<float>* want = ReferenceOutput(program.reference(), result);
+    if (want == nullptr) return false;
+    double atol = program.atol();
+    double rtol = program.rtol();
+    if (atol == 0 && rtol == 0) DefaultTolerance(instance->BufferType(program.output_buffer()), &atol, &rtol);
+    const CompareResult compared = CompareOutputs(output, *want, program.compare_count(), atol, rtol);
+    result->set_max_abs_error(compared.max_abs_error);
+    if (!compared.ok) return Fail(result, proto::WRONG_ANSWER, compared.message);
+  }
+
+  if (!Measure(*instance, program.timing(), result)) return false;
+  return instance->CheckCanaries(result);
+}
+
+const std::vector<float>* Executor::ReferenceOutput(const proto::KernelProgram& reference,
+                                                    proto::MeasureResult* result) {
+  const std::string serialized = reference.SerializeAsString();
+  const uint64_t key = FnvHash().Add(serialized).value();
+  auto found = references_.find(key);
+  if (found != references_.end() && found->second.serialized == serialized) return &found->second.output;
+
+  // The reference's failure is not the candidate's: report it as UNKNOWN_ERROR with the reference's own status.
+  proto::MeasureResult own;
+  const DeviceContext device{api_.get(), context_(), device_, queue_(), &info_, cache_.get()};
+  std::unique_ptr<ProgramInstance> instance = ProgramInstance::Prepare(device, reference, &own);
+  std::vector<float> output;
+  const bool ok = instance && instance->Enqueue(proto::KernelLaunch::SETUP, nullptr, &own) &&
+                  instance->Enqueue(proto::KernelLaunch::TIMED, nullptr, &own) && instance->Finish(&own) &&
+                  instance->CheckCanaries(&own) && instance->ReadBuffer(reference.output_buffer(), &output, &own);
+  if (!ok) {
+    Fail(result, proto::UNKNOWN_ERROR,
+         "reference program failed (" + proto::MeasureStatus_Name(own.status()) + "): " + own.message());
+    return nullptr;
+  }
+  if (references_.size() >= kMaxCachedReferences) references_.clear();
+  Reference& entry = references_[key];
+  entry.serialized = serialized;
+  entry.output = std::move(output);
+  return &entry.output;
+}
+
+bool Executor::Measure(ProgramInstance& instance, const proto::TimingSpec& timing, proto::MeasureResult* result) {
+  const uint32_t warmup = timing.warmup() ? timing.warmup() : 1;
+  uint32_t number = timing.number() ? timing.number() : 1;
+  const uint32_t repeat = timing.repeat() ? timing.repeat() : 3;
+  const double min_repeat_ns = timing.min_repeat_ms() * 1e6;
+
+  for (uint32_t i = 0; i < warmup; ++i) {
+    if (!instance.Enqueue(proto::KernelLaunch::TIMED, nullptr, result)) return false;
+  }
+  if (!instance.Finish(result)) return false;
+
+  // One repeat: `number` runs, each the summed device time of all TIMED launches; returns the total.
+  auto run_repeat = [&](uint32_t runs, uint64_t* total_ns) {
+    *total_ns = 0;
+    for (uint32_t r = 0; r < runs; ++r) {
+      if (!instance.Enqueue(proto::KernelLaunch::TIMED, total_ns, result)) return false;
+    }
+    return true;
+  };
+
+  double sum = 0;
+  for (uint32_t rep = 0; rep < repeat; ++rep) {
+    uint64_t total_ns = 0;
+    if (!run_repeat(number, &total_ns)) return false;
+    // Grow `number` until one repeat lasts min_repeat_ms (only the first repeat calibrates).
+    for (int round = 0; rep == 0 && total_ns < min_repeat_ns && number < kMaxNumber && round < kMaxCalibrationRounds;
+         ++round) {
+      const double per_run = std::max(1.0, static_cast<double>(total_ns) / number);
+      const double wanted = std::ceil(min_repeat_ns * 1.1 / per_run);
+      number = static_cast<uint32_t>(std::min<double>(kMaxNumber, std::max<double>(number * 2.0, wanted)));
+      if (!run_repeat(number, &total_ns)) return false;
+    }
+    const double cost = static_cast<double>(total_ns) * 1e-9 / number;
+    result->add_costs(cost);
+    sum += cost;
+  }
+  result->set_mean_cost(sum / repeat);
+  return true;
+}
+
+}  // namespace tunefleet::agent

@@ -1,0 +1,63 @@
+// The executor: runs kernel programs on one OpenCL device and measures them (see DESIGN.md, "the kernel program").
+// Per job: check limits, build through the compile cache, fill buffers from their seeds, run the SETUP launches
+// once and the TIMED launches once, compare the output with the (cached) reference output, then warm up and time
+// the TIMED launches with profiling events.
+//
+// Ownership: owns the ClApi, the context, the profiling queue, the compile cache and the reference-output cache.
+// Thread safety: none; one thread (the worker) calls Execute at a time.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "agent/cl_handles.h"
+#include "agent/compile_cache.h"
+#include "common/status.h"
+#include "proto/tunefleet.pb.h"
+
+namespace tunefleet::agent {
+
+class Executor {
+ public:
+  // An executor on `device`, which must belong to a platform of `api`.
+  static Result<std::unique_ptr<Executor>> Create(std::unique_ptr<ClApi> api, cl_device_id device);
+  // Loads OpenCL (ClApi::Load(opencl_lib)) and opens device `device_index` of platform `platform_index`.
+  static Result<std::unique_ptr<Executor>> Open(const std::string& opencl_lib = "", int platform_index = 0,
+                                                int device_index = 0);
+
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  const proto::DeviceInfo& device_info() const { return info_; }
+
+  // Never fails as a function: every failure is a status in the result. Always fills compile_time and wall_time;
+  // on OK also costs (seconds, one per repeat) and mean_cost.
+  proto::MeasureResult Execute(const proto::KernelProgram& program);
+
+  size_t TEST_cached_programs() const { return cache_->size(); }
+
+ private:
+  struct Reference {
+    std::string serialized;  // the full reference program, to rule out hash collisions
+    std::vector<float> output;
+  };
+
+  Executor() = default;
+  bool Run(const proto::KernelProgram& program, proto::MeasureResult* result);
+  // The reference program's output, from the cache or by running it once.
+  const std::vector<float>* ReferenceOutput(const proto::KernelProgram& reference, proto::MeasureResult* result);
+  bool Measure(class ProgramInstance& instance, const proto::TimingSpec& timing, proto::MeasureResult* result);
+
+  std::unique_ptr<ClApi> api_;  // first member: destroyed last
+  cl_device_id device_ = nullptr;
+  proto::DeviceInfo info_;
+  Context context_;
+  Queue queue_;
+  std::unique_ptr<CompileCache> cache_;
+  std::unordered_map<uint64_t, Reference> references_;
+};
+
+}  // namespace tunefleet::agent

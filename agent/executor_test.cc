@@ -1,0 +1,232 @@
+// Executor on the real OpenCL device (PoCL on CI machines): small programs, few compiles.
+#include "agent/executor.h"
+
+#include <gtest/gtest.h>
+
+namespace tunefleet::agent {
+namespace {
+
+constexpr char kAdd[] = R"(
+__kernel void add(__global const float* a, __global const float* b, __global float* c, int n) {
+  int i = get_global_id(0);
+  if (i < n) c[i] = a[i] + b[i];
+})";
+constexpr char kAddReference[] = R"(
+__kernel void ref_add(__global const float* a, __global const float* b, __global float* c, int n) {
+  for (int i = get_global_id(0); i < n; i += get_global_size(0)) c[i] = b[i] + a[i];
+})";
+constexpr char kSub[] = R"(
+__kernel void add(__global const float* a, __global const float* b, __global float* c, int n) {
+  int i = get_global_id(0);
+  if (i < n) c[i] = a[i] - b[i];
+})";
+constexpr char kUnguarded[] = R"(
+__kernel void add(__global const float* a, __global const float* b, __global float* c, int n) {
+  int i = get_global_id(0);
+  c[i] = a[i] + b[i];
+})";
+constexpr char kHalfAdd[] = R"(
+__kernel void add(__global const half* a, __global const half* b, __global half* c, int n) {
+  int i = get_global_id(0);
+  if (i < n) vstore_half(vload_half(i, a) + vload_half(i, b), i, c);
+})";
+
+constexpr int kN = 256;
+
+class ExecutorTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    Result<std::unique_ptr<Executor>> opened = Executor::Open();
+    if (opened.ok()) {
+      executor_ = std::move(opened).value().release();
+    } else {
+      skip_reason_ = new std::string(opened.status().ToString());
+    }
+  }
+  static void TearDownTestSuite() {
+    delete executor_;
+    executor_ = nullptr;
+    delete skip_reason_;
+    skip_reason_ = nullptr;
+  }
+  void SetUp() override {
+    if (executor_ == nullptr) GTEST_SKIP() << "no OpenCL device: " << *skip_reason_;
+  }
+
+  // "c = a + b" over kN elements with `source` as the candidate kernel `add` and a trusted reference.
+  static proto::KernelProgram VectorAdd(const std::string& source, proto::ElemType type = proto::FLOAT32) {
+    proto::KernelProgram program = Program(source, "add", type, kN, {kN}, {64});
+    *program.mutable_reference() = Program(kAddReference, "ref_add", proto::FLOAT32, kN, {64}, {});
+    program.set_rtol(1e-3f);
+    program.set_atol(1e-3f);
+    return program;
+  }
+
+  static proto::KernelProgram Program(const std::string& source, const std::string& entry, proto::ElemType type,
+                                      int n, std::vector<uint64_t> global, std::vector<uint64_t> local) {
+    proto::KernelProgram program;
+    for (const char* name : {"a", "b", "c"}) {
+      proto::BufferSpec* buffer = program.add_buffers();
+      buffer->set_name(name);
+      buffer->set_type(type);
+      buffer->set_count(n);
+      if (name[0] != 'c') {
+        buffer->set_init(proto::BufferSpec::RANDOM);
+        buffer->set_seed(name[0]);
+        buffer->set_lo(-1);
+        buffer->set_hi(1);
+      }
+    }
+    proto::KernelLaunch* launch = program.add_launches();
+    launch->set_source(source);
+    launch->set_entry(entry);
+    for (const char* name : {"a", "b", "c"}) launch->add_args()->set_buffer(name);
+    launch->add_args()->set_i32(n);
+    for (uint64_t g : global) launch->add_global_size(g);
+    for (uint64_t l : local) launch->add_local_size(l);
+    program.set_output_buffer("c");
+    return program;
+  }
+
+  static Executor* executor_;
+  static std::string* skip_reason_;
+};
+
+Executor* ExecutorTest::executor_ = nullptr;
+std::string* ExecutorTest::skip_reason_ = nullptr;
+
+TEST_F(ExecutorTest, GivenACorrectKernel_WeShouldReportOkWithCostsAndACompileTime) {
+  proto::MeasureResult result = executor_->Execute(VectorAdd(kAdd));
+  ASSERT_EQ(result.status(), proto::OK) << result.message();
+  EXPECT_EQ(result.costs_size(), 3);
+  for (double cost : result.costs()) EXPECT_GT(cost, 0);
+  EXPECT_GT(result.mean_cost(), 0);
+  EXPECT_GT(result.compile_time(), 0);
+  EXPECT_GT(result.wall_time(), 0);
+  EXPECT_LE(result.max_abs_error(), 1e-3);
+}
+
+TEST_F(ExecutorTest, GivenTheSameSourceTwice_WeShouldHitTheCompileCache) {
+  proto::KernelProgram program = VectorAdd(kAdd);
+  program.mutable_timing()->set_repeat(2);
+  program.mutable_timing()->set_number(2);
+  ASSERT_EQ(executor_->Execute(program).status(), proto::OK);
+  proto::MeasureResult again = executor_->Execute(program);
+  ASSERT_EQ(again.status(), proto::OK) << again.message();
+  EXPECT_EQ(again.compile_time(), 0);
+  EXPECT_EQ(again.costs_size(), 2);
+}
+
+TEST_F(ExecutorTest, GivenAWrongKernel_WeShouldReportWrongAnswer) {
+  proto::MeasureResult result = executor_->Execute(VectorAdd(kSub));
+  EXPECT_EQ(result.status(), proto::WRONG_ANSWER);
+  EXPECT_GT(result.max_abs_error(), 1e-3);
+  EXPECT_NE(result.message().find("element"), std::string::npos) << result.message();
+  EXPECT_EQ(result.costs_size(), 0);
+}
+
+TEST_F(ExecutorTest, GivenASyntaxError_WeShouldReportTheCompileFailureWithTheBuildLog) {
+  proto::MeasureResult result = executor_->Execute(VectorAdd("__kernel void add(__global float* c) { c[0] = oops; }"));
+  EXPECT_EQ(result.status(), proto::DEVICE_COMPILE_FAILED);
+  EXPECT_NE(result.message().find("clBuildProgram: CL_BUILD_PROGRAM_FAILURE"), std::string::npos) << result.message();
+  EXPECT_NE(result.message().find("oops"), std::string::npos) << result.message();
+  EXPECT_LE(result.message().size(), 4096u + 200u);
+}
+
+TEST_F(ExecutorTest, GivenALocalSizeOverTheDeviceLimit_WeShouldRejectItAsAnInvalidConfig) {
+  const uint64_t too_big = executor_->device_info().max_work_group_size() * 2;
+  proto::KernelProgram program = VectorAdd(kAdd);
+  program.mutable_launches(0)->set_global_size(0, too_big);
+  program.mutable_launches(0)->set_local_size(0, too_big);
+  proto::MeasureResult result = executor_->Execute(program);
+  EXPECT_EQ(result.status(), proto::INVALID_CONFIG);
+  EXPECT_NE(result.message().find("local size"), std::string::npos) << result.message();
+}
+
+TEST_F(ExecutorTest, GivenAGlobalSizeNotMultipleOfTheLocalSize_WeShouldRejectItAsAnInvalidConfig) {
+  proto::KernelProgram program = VectorAdd(kAdd);
+  program.mutable_launches(0)->set_global_size(0, 100);
+  EXPECT_EQ(executor_->Execute(program).status(), proto::INVALID_CONFIG);
+}
+
+TEST_F(ExecutorTest, GivenAnOutOfBoundsWrite_WeShouldCatchItWithTheCanary) {
+  proto::KernelProgram program = VectorAdd(kUnguarded);
+  program.mutable_launches(0)->set_global_size(0, kN + 64);  // 64 items past the end of c
+  proto::MeasureResult result = executor_->Execute(program);
+  EXPECT_EQ(result.status(), proto::WRONG_ANSWER);
+  EXPECT_NE(result.message().find("out-of-bounds write into buffer 'c'"), std::string::npos) << result.message();
+}
+
+TEST_F(ExecutorTest, GivenMissingArguments_WeShouldReportARuntimeErrorNamingTheCall) {
+  proto::KernelProgram program = VectorAdd(kAdd);
+  program.mutable_launches(0)->mutable_args()->RemoveLast();
+  proto::MeasureResult result = executor_->Execute(program);
+  EXPECT_EQ(result.status(), proto::RUNTIME_ERROR);
+  EXPECT_NE(result.message().find("clEnqueueNDRangeKernel: CL_INVALID_KERNEL_ARGS"), std::string::npos)
+      << result.message();
+}
+
+TEST_F(ExecutorTest, GivenHalfBuffers_WeShouldCompareThemWithAFloatReference) {
+  proto::MeasureResult result = executor_->Execute(VectorAdd(kHalfAdd, proto::FLOAT16));
+  ASSERT_EQ(result.status(), proto::OK) << result.message();
+  EXPECT_LE(result.max_abs_error(), 1e-2);
+}
+
+TEST_F(ExecutorTest, GivenAMinRepeatTime_WeShouldGrowNumberUntilARepeatLastsThatLong) {
+  proto::KernelProgram program = VectorAdd(kAdd);
+  program.mutable_timing()->set_repeat(1);
+  program.mutable_timing()->set_min_repeat_ms(5);
+  proto::MeasureResult result = executor_->Execute(program);
+  ASSERT_EQ(result.status(), proto::OK) << result.message();
+  ASSERT_EQ(result.costs_size(), 1);
+  EXPECT_GT(result.costs(0), 0);
+}
+
+TEST_F(ExecutorTest, GivenAnUnknownBuffer_WeShouldReportAMalformedProgram) {
+  proto::KernelProgram program = VectorAdd(kAdd);
+  program.mutable_launches(0)->mutable_args(0)->set_buffer("nope");
+  proto::MeasureResult result = executor_->Execute(program);
+  EXPECT_EQ(result.status(), proto::HOST_GENERATION_FAILED);
+  EXPECT_NE(result.message().find("nope"), std::string::npos);
+}
+
+TEST_F(ExecutorTest, GivenAnImageFilledBySetup_WeShouldReadItInTheTimedLaunch) {
+  if (!executor_->device_info().image_support()) GTEST_SKIP() << "device has no images";
+  constexpr char kToImage[] = R"(
+__kernel void to_image(__global const float* a, __write_only image2d_t img) {
+  int x = get_global_id(0);
+  write_imagef(img, (int2)(x, 0), (float4)(a[x], 0, 0, 0));
+})";
+  constexpr char kFromImage[] = R"(
+__kernel void from_image(__read_only image2d_t img, __global float* c) {
+  int x = get_global_id(0);
+  c[x] = read_imagef(img, CLK_NORMALIZED_COORDS_FALSE | CLK_FILTER_NEAREST, (int2)(x, 0)).x;
+})";
+  constexpr char kCopy[] = "__kernel void copy(__global const float* a, __global float* c) { c[get_global_id(0)] = a[get_global_id(0)]; }";
+  proto::KernelProgram program = Program(kToImage, "to_image", proto::FLOAT32, 64, {64}, {});
+  proto::ImageSpec* image = program.add_images();
+  image->set_name("img");
+  image->set_width(64);
+  image->set_height(1);
+  proto::KernelLaunch* setup = program.mutable_launches(0);
+  setup->set_phase(proto::KernelLaunch::SETUP);
+  setup->clear_args();
+  setup->add_args()->set_buffer("a");
+  setup->add_args()->set_image("img");
+  proto::KernelLaunch* timed = program.add_launches();
+  timed->set_source(kFromImage);
+  timed->set_entry("from_image");
+  timed->add_args()->set_image("img");
+  timed->add_args()->set_buffer("c");
+  timed->add_global_size(64);
+  proto::KernelProgram* reference = program.mutable_reference();
+  *reference = Program(kCopy, "copy", proto::FLOAT32, 64, {64}, {});
+  reference->mutable_launches(0)->clear_args();
+  reference->mutable_launches(0)->add_args()->set_buffer("a");
+  reference->mutable_launches(0)->add_args()->set_buffer("c");
+  proto::MeasureResult result = executor_->Execute(program);
+  EXPECT_EQ(result.status(), proto::OK) << result.message();
+}
+
+}  // namespace
+}  // namespace tunefleet::agent

@@ -1,0 +1,319 @@
+#include "agent/program_instance.h"
+
+#include <set>
+#include <sstream>
+
+#include "agent/cl_error.h"
+#include "agent/host_buffer.h"
+
+namespace tunefleet::agent {
+
+bool Fail(proto::MeasureResult* result, proto::MeasureStatus status, std::string message) {
+  result->set_status(status);
+  result->set_message(std::move(message));
+  return false;
+}
+
+namespace {
+
+bool FailCl(proto::MeasureResult* result, const Status& status) {
+  return Fail(result, proto::RUNTIME_ERROR, status.message());
+}
+
+// "32x32=1024" for a local size.
+std::string Geometry(const std::array<size_t, 3>& size, cl_uint dims) {
+  std::ostringstream text;
+  size_t product = 1;
+  for (cl_uint d = 0; d < dims; ++d) {
+    text << (d ? "x" : "") << size[d];
+    product *= size[d];
+  }
+  if (dims > 1) text << "=" << product;
+  return text.str();
+}
+
+size_t Product(const std::array<size_t, 3>& size, cl_uint dims) {
+  size_t product = 1;
+  for (cl_uint d = 0; d < dims; ++d) product *= size[d];
+  return product;
+}
+
+}  // namespace
+
+std::unique_ptr<ProgramInstance> ProgramInstance::Prepare(const DeviceContext& device,
+                                                          const proto::KernelProgram& program,
+                                                          proto::MeasureResult* result) {
+  std::unique_ptr<ProgramInstance> instance(new ProgramInstance(device));
+  if (!instance->CheckProgram(program, result) || !instance->BuildKernels(program, result) ||
+      !instance->CreateMemory(program, result) || !instance->SetArgs(program, result)) {
+    return nullptr;
+  }
+  return instance;
+}
+
+// Names, geometry and device limits: everything that can be rejected before compiling.
+bool ProgramInstance::CheckProgram(const proto::KernelProgram& program, proto::MeasureResult* result) {
+  std::set<std::string> buffers, images;
+  for (const auto& buffer : program.buffers()) {
+    if (buffer.count() == 0) return Fail(result, proto::HOST_GENERATION_FAILED, "buffer '" + buffer.name() + "' is empty");
+    if (!buffers.insert(buffer.name()).second) {
+      return Fail(result, proto::HOST_GENERATION_FAILED, "buffer '" + buffer.name() + "' is declared twice");
+    }
+    if (buffer.count() * ElementBytes(buffer.type()) > device_.info->max_alloc_bytes()) {
+      return Fail(result, proto::INVALID_CONFIG, "buffer '" + buffer.name() + "' exceeds CL_DEVICE_MAX_MEM_ALLOC_SIZE " +
+                                                     std::to_string(device_.info->max_alloc_bytes()));
+    }
+  }
+  for (const auto& image : program.images()) {
+    if (!device_.info->image_support()) return Fail(result, proto::INVALID_CONFIG, "the device has no image support");
+    if (image.width() == 0 || image.height() == 0 || image.width() > device_.info->image2d_max_width() ||
+        image.height() > device_.info->image2d_max_height()) {
+      return Fail(result, proto::INVALID_CONFIG,
+                  "image '" + image.name() + "' is " + std::to_string(image.width()) + "x" +
+                      std::to_string(image.height()) + ", the device allows up to " +
+                      std::to_string(device_.info->image2d_max_width()) + "x" +
+                      std::to_string(device_.info->image2d_max_height()));
+    }
+    if (!images.insert(image.name()).second) {
+      return Fail(result, proto::HOST_GENERATION_FAILED, "image '" + image.name() + "' is declared twice");
+    }
+  }
+  if (!program.output_buffer().empty() && !buffers.count(program.output_buffer())) {
+    return Fail(result, proto::HOST_GENERATION_FAILED, "output buffer '" + program.output_buffer() + "' is not declared");
+  }
+
+  for (const auto& launch : program.launches()) {
+    const std::string where = "kernel '" + launch.entry() + "'";
+    const int dims = launch.global_size_size();
+    if (dims < 1 || dims > 3) {
+      return Fail(result, proto::HOST_GENERATION_FAILED, where + ": global size must have 1 to 3 dimensions");
+    }
+    if (launch.local_size_size() != 0 && launch.local_size_size() != dims) {
+      return Fail(result, proto::HOST_GENERATION_FAILED, where + ": local size and global size differ in dimensions");
+    }
+    uint64_t local_bytes = 0;
+    for (const auto& arg : launch.args()) {
+      if (arg.has_buffer() && !buffers.count(arg.buffer())) {
+        return Fail(result, proto::HOST_GENERATION_FAILED, where + ": unknown buffer '" + arg.buffer() + "'");
+      }
+      if (arg.has_image() && !images.count(arg.image())) {
+        return Fail(result, proto::HOST_GENERATION_FAILED, where + ": unknown image '" + arg.image() + "'");
+      }
+      if (arg.value_case() == proto::KernelArg::VALUE_NOT_SET) {
+        return Fail(result, proto::HOST_GENERATION_FAILED, where + ": an argument has no value");
+      }
+      if (arg.has_local_bytes()) local_bytes += arg.local_bytes();
+    }
+    if (local_bytes > device_.info->local_mem_bytes()) {
+      return Fail(result, proto::INVALID_CONFIG,
+                  where + ": local memory " + std::to_string(local_bytes) + " B > CL_DEVICE_LOCAL_MEM_SIZE " +
+                      std::to_string(device_.info->local_mem_bytes()));
+    }
+
+    Launch out;
+    out.entry = launch.entry();
+    out.phase = launch.phase();
+    out.dims = static_cast<cl_uint>(dims);
+    out.has_local = launch.local_size_size() != 0;
+    for (int d = 0; d < dims; ++d) {
+      out.global[d] = launch.global_size(d);
+      if (out.global[d] == 0) return Fail(result, proto::HOST_GENERATION_FAILED, where + ": global size 0");
+      if (!out.has_local) continue;
+      out.local[d] = launch.local_size(d);
+      if (out.local[d] == 0) return Fail(result, proto::INVALID_CONFIG, where + ": local size 0");
+      if (d < device_.info->max_work_item_sizes_size() && out.local[d] > device_.info->max_work_item_sizes(d)) {
+        return Fail(result, proto::INVALID_CONFIG,
+                    where + ": local size[" + std::to_string(d) + "] " + std::to_string(out.local[d]) +
+                        " > CL_DEVICE_MAX_WORK_ITEM_SIZES[" + std::to_string(d) + "] " +
+                        std::to_string(device_.info->max_work_item_sizes(d)));
+      }
+      if (out.global[d] % out.local[d] != 0) {
+        return Fail(result, proto::INVALID_CONFIG,
+                    where + ": global size " + Geometry(out.global, out.dims) + " is not a multiple of local size " +
+                        Geometry(out.local, out.dims) + " in dimension " + std::to_string(d));
+      }
+    }
+    if (out.has_local && Product(out.local, out.dims) > device_.info->max_work_group_size()) {
+      return Fail(result, proto::INVALID_CONFIG,
+                  where + ": local size " + Geometry(out.local, out.dims) + " > CL_DEVICE_MAX_WORK_GROUP_SIZE " +
+                      std::to_string(device_.info->max_work_group_size()));
+    }
+    launches_.push_back(std::move(out));
+  }
+  return true;
+}
+
+bool ProgramInstance::BuildKernels(const proto::KernelProgram& program, proto::MeasureResult* result) {
+  for (int i = 0; i < program.launches_size(); ++i) {
+    const proto::KernelLaunch& launch = program.launches(i);
+    Launch& out = launches_[i];
+    Result<CompileCache::Hit> built = device_.cache->Get(launch.source(), launch.build_options());
+    if (!built.ok()) {
+      return Fail(result, proto::DEVICE_COMPILE_FAILED, "kernel '" + launch.entry() + "': " + built.status().message());
+    }
+    result->set_compile_time(result->compile_time() + built->compile_seconds);
+    Result<Kernel> kernel = CreateKernel(*device_.api, built->program, launch.entry());
+    if (!kernel.ok()) return Fail(result, proto::DEVICE_COMPILE_FAILED, kernel.status().message());
+    out.kernel = std::move(kernel).value();
+
+    // Register pressure shows up here: the compiled kernel may allow fewer work-items than the device.
+    size_t kernel_max = 0;
+    Status query = ClStatus("clGetKernelWorkGroupInfo",
+                            device_.api->clGetKernelWorkGroupInfo(out.kernel(), device_.device, CL_KERNEL_WORK_GROUP_SIZE,
+                                                                  sizeof(kernel_max), &kernel_max, nullptr));
+    if (!query.ok()) return FailCl(result, query);
+    if (out.has_local && Product(out.local, out.dims) > kernel_max) {
+      return Fail(result, proto::INVALID_CONFIG,
+                  "kernel '" + out.entry + "': local size " + Geometry(out.local, out.dims) +
+                      " > CL_KERNEL_WORK_GROUP_SIZE " + std::to_string(kernel_max) + " (register pressure?)");
+    }
+    cl_ulong static_local = 0;
+    query = ClStatus("clGetKernelWorkGroupInfo",
+                     device_.api->clGetKernelWorkGroupInfo(out.kernel(), device_.device, CL_KERNEL_LOCAL_MEM_SIZE,
+                                                           sizeof(static_local), &static_local, nullptr));
+    if (query.ok() && static_local > device_.info->local_mem_bytes()) {
+      return Fail(result, proto::INVALID_CONFIG,
+                  "kernel '" + out.entry + "': local memory " + std::to_string(static_local) +
+                      " B > CL_DEVICE_LOCAL_MEM_SIZE " + std::to_string(device_.info->local_mem_bytes()));
+    }
+  }
+  return true;
+}
+
+bool ProgramInstance::CreateMemory(const proto::KernelProgram& program, proto::MeasureResult* result) {
+  const std::vector<uint8_t> canary = CanaryPattern();
+  for (const auto& spec : program.buffers()) {
+    std::vector<uint8_t> contents = InitialContents(spec);
+    const size_t payload = contents.size();
+    contents.insert(contents.end(), canary.begin(), canary.end());
+    Result<Mem> mem = CreateBuffer(*device_.api, device_.context, contents.size());
+    if (!mem.ok()) return FailCl(result, mem.status().WithContext("buffer '" + spec.name() + "'"));
+    Status write = ClStatus("clEnqueueWriteBuffer",
+                            device_.api->clEnqueueWriteBuffer(device_.queue, (*mem)(), CL_TRUE, 0, contents.size(),
+                                                              contents.data(), 0, nullptr, nullptr));
+    if (!write.ok()) return FailCl(result, write);
+    buffers_.push_back(Buffer{spec, payload, std::move(mem).value()});
+  }
+  for (const auto& spec : program.images()) {
+    const bool half = spec.type() == proto::FLOAT16;
+    Result<Mem> mem = CreateImage2D(*device_.api, device_.context, half, spec.width(), spec.height());
+    if (!mem.ok()) return FailCl(result, mem.status().WithContext("image '" + spec.name() + "'"));
+    // Images start as zeros; setup launches fill them.
+    std::vector<uint8_t> zeros(spec.width() * spec.height() * 4 * (half ? 2 : 4), 0);
+    const size_t origin[3] = {0, 0, 0};
+    const size_t region[3] = {spec.width(), spec.height(), 1};
+    Status write = ClStatus("clEnqueueWriteImage",
+                            device_.api->clEnqueueWriteImage(device_.queue, (*mem)(), CL_TRUE, origin, region, 0, 0,
+                                                             zeros.data(), 0, nullptr, nullptr));
+    if (!write.ok()) return FailCl(result, write);
+    images_.push_back(Image{spec, std::move(mem).value()});
+  }
+  return true;
+}
+
+bool ProgramInstance::SetArgs(const proto::KernelProgram& program, proto::MeasureResult* result) {
+  for (int i = 0; i < program.launches_size(); ++i) {
+    const proto::KernelLaunch& launch = program.launches(i);
+    cl_kernel kernel = launches_[i].kernel();
+    for (int a = 0; a < launch.args_size(); ++a) {
+      const proto::KernelArg& arg = launch.args(a);
+      cl_int err = CL_SUCCESS;
+      if (arg.has_buffer()) {
+        err = device_.api->clSetKernelArg(kernel, a, sizeof(cl_mem), FindBuffer(arg.buffer())->mem.ptr());
+      } else if (arg.has_image()) {
+        err = device_.api->clSetKernelArg(kernel, a, sizeof(cl_mem), FindImage(arg.image())->mem.ptr());
+      } else if (arg.has_i32()) {
+        const cl_int value = arg.i32();
+        err = device_.api->clSetKernelArg(kernel, a, sizeof(value), &value);
+      } else if (arg.has_f32()) {
+        const cl_float value = arg.f32();
+        err = device_.api->clSetKernelArg(kernel, a, sizeof(value), &value);
+      } else {
+        err = device_.api->clSetKernelArg(kernel, a, arg.local_bytes(), nullptr);
+      }
+      if (err != CL_SUCCESS) {
+        return Fail(result, proto::RUNTIME_ERROR,
+                    "clSetKernelArg(kernel '" + launch.entry() + "', arg " + std::to_string(a) + "): " + ClErrorName(err));
+      }
+    }
+  }
+  return true;
+}
+
+bool ProgramInstance::Enqueue(proto::KernelLaunch::Phase phase, uint64_t* device_ns, proto::MeasureResult* result) {
+  std::vector<Event> events;
+  for (const Launch& launch : launches_) {
+    if (launch.phase != phase) continue;
+    cl_event raw = nullptr;
+    const cl_int err = device_.api->clEnqueueNDRangeKernel(device_.queue, launch.kernel(), launch.dims, nullptr,
+                                                           launch.global.data(),
+                                                           launch.has_local ? launch.local.data() : nullptr, 0,
+                                                           nullptr, device_ns ? &raw : nullptr);
+    if (err != CL_SUCCESS) {
+      return Fail(result, proto::RUNTIME_ERROR,
+                  "clEnqueueNDRangeKernel: " + ClErrorName(err) + " (kernel '" + launch.entry + "')");
+    }
+    if (raw != nullptr) events.emplace_back(device_.api, raw);
+  }
+  if (device_ns == nullptr) return true;
+  if (!Finish(result)) return false;
+  for (const Event& event : events) {
+    Result<uint64_t> ns = EventDurationNs(*device_.api, event());
+    if (!ns.ok()) return FailCl(result, ns.status());
+    *device_ns += *ns;
+  }
+  return true;
+}
+
+bool ProgramInstance::Finish(proto::MeasureResult* result) {
+  Status status = ClStatus("clFinish", device_.api->clFinish(device_.queue));
+  return status.ok() || FailCl(result, status);
+}
+
+bool ProgramInstance::ReadBuffer(const std::string& name, std::vector<float>* values, proto::MeasureResult* result) {
+  const Buffer* buffer = FindBuffer(name);
+  if (buffer == nullptr) return Fail(result, proto::HOST_GENERATION_FAILED, "unknown buffer '" + name + "'");
+  std::vector<uint8_t> bytes(buffer->bytes);
+  Status read = ClStatus("clEnqueueReadBuffer",
+                         device_.api->clEnqueueReadBuffer(device_.queue, buffer->mem(), CL_TRUE, 0, bytes.size(),
+                                                          bytes.data(), 0, nullptr, nullptr));
+  if (!read.ok()) return FailCl(result, read);
+  *values = ToFloats(buffer->spec.type(), bytes.data(), buffer->spec.count());
+  return true;
+}
+
+bool ProgramInstance::CheckCanaries(proto::MeasureResult* result) {
+  const std::vector<uint8_t> canary = CanaryPattern();
+  std::vector<uint8_t> tail(canary.size());
+  for (const Buffer& buffer : buffers_) {
+    Status read = ClStatus("clEnqueueReadBuffer",
+                           device_.api->clEnqueueReadBuffer(device_.queue, buffer.mem(), CL_TRUE, buffer.bytes,
+                                                            tail.size(), tail.data(), 0, nullptr, nullptr));
+    if (!read.ok()) return FailCl(result, read);
+    if (tail != canary) {
+      return Fail(result, proto::WRONG_ANSWER, "out-of-bounds write into buffer '" + buffer.spec.name() + "'");
+    }
+  }
+  return true;
+}
+
+proto::ElemType ProgramInstance::BufferType(const std::string& name) const {
+  const Buffer* buffer = FindBuffer(name);
+  return buffer ? buffer->spec.type() : proto::FLOAT32;
+}
+
+const ProgramInstance::Buffer* ProgramInstance::FindBuffer(const std::string& name) const {
+  for (const Buffer& buffer : buffers_) {
+    if (buffer.spec.name() == name) return &buffer;
+  }
+  return nullptr;
+}
+
+const ProgramInstance::Image* ProgramInstance::FindImage(const std::string& name) const {
+  for (const Image& image : images_) {
+    if (image.spec.name() == name) return &image;
+  }
+  return nullptr;
+}
+
+}  // namespace tunefleet::agent

@@ -1,0 +1,136 @@
+#include "agent/session.h"
+
+#include <grpcpp/grpcpp.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <thread>
+
+#include "proto/tunefleet.grpc.pb.h"
+
+namespace tunefleet::agent {
+namespace {
+
+using Stream = grpc::ClientReaderWriter<proto::AgentMessage, proto::TrackerMessage>;
+
+bool IsRejection(grpc::StatusCode code) {
+  return code == grpc::StatusCode::PERMISSION_DENIED || code == grpc::StatusCode::UNAUTHENTICATED;
+}
+
+}  // namespace
+
+Session::Session(SessionOptions options, proto::DeviceInfo device, JobRunner* runner)
+    : options_(std::move(options)), device_(std::move(device)), runner_(runner) {}
+
+void Session::Stop() {
+  std::lock_guard<std::mutex> lock(mu_);
+  stopping_ = true;
+  if (active_call_ != nullptr) active_call_->TryCancel();
+  stop_cv_.notify_all();
+}
+
+Status Session::Run() {
+  auto backoff = options_.initial_backoff;
+  for (;;) {
+    bool registered = false;
+    Status status = Connect(&registered);
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (stopping_) return Status::OK();
+    }
+    if (status.code() == Status::Code::kPermissionDenied) return status;
+    if (registered) backoff = options_.initial_backoff;
+    spdlog::warn("tracker {}: {}; reconnecting in {:.1f} s", options_.tracker, status.message(),
+                 backoff.count() / 1000.0);
+    std::unique_lock<std::mutex> lock(mu_);
+    if (stop_cv_.wait_for(lock, backoff, [this] { return stopping_; })) return Status::OK();
+    backoff = std::min(backoff * 2, options_.max_backoff);
+  }
+}
+
+Status Session::Connect(bool* registered) {
+  auto channel = grpc::CreateChannel(options_.tracker, grpc::InsecureChannelCredentials());
+  auto stub = proto::Tracker::NewStub(channel);
+  grpc::ClientContext context;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return Status::OK();
+    active_call_ = &context;
+  }
+  std::unique_ptr<Stream> stream = stub->AgentSession(&context);
+  std::mutex write_mu;  // one writer at a time: results (this thread) and heartbeats (helper thread)
+
+  proto::AgentMessage hello;
+  proto::RegisterAgent* reg = hello.mutable_register_();
+  reg->set_key(options_.key);
+  *reg->mutable_device() = device_;
+  reg->set_agent_version(options_.agent_version);
+  reg->set_token(options_.token);
+  bool ok = stream->Write(hello);
+
+  std::mutex hb_mu;
+  std::condition_variable hb_cv;
+  bool hb_stop = false;
+  std::thread heartbeats;
+
+  proto::TrackerMessage message;
+  while (ok && stream->Read(&message)) {
+    if (message.has_registered()) {
+      if (!*registered) {
+        *registered = true;
+        spdlog::info("registered with tracker {} as {} (key {}, device {})", options_.tracker,
+                     message.registered().agent_id(), options_.key, device_.name());
+        heartbeats = std::thread([&] {
+          std::unique_lock<std::mutex> lock(hb_mu);
+          while (!hb_cv.wait_for(lock, options_.heartbeat_interval, [&] { return hb_stop; })) {
+            proto::AgentMessage beat;
+            beat.mutable_heartbeat()->set_jobs_done(jobs_done_);
+            std::lock_guard<std::mutex> write_lock(write_mu);
+            if (!stream->Write(beat)) break;
+          }
+        });
+      }
+    } else if (message.has_job()) {
+      const proto::Job& job = message.job();
+      spdlog::info("job {}: {} launch(es)", job.job_id(), job.program().launches_size());
+      proto::AgentMessage reply;
+      proto::JobResult* result = reply.mutable_result();
+      result->set_job_id(job.job_id());
+      *result->mutable_result() = runner_->Run(job.program());
+      ++jobs_done_;
+      spdlog::info("job {}: {} mean {:.3g} s{}{}", job.job_id(), proto::MeasureStatus_Name(result->result().status()),
+                   result->result().mean_cost(), result->result().message().empty() ? "" : ": ",
+                   result->result().message().substr(0, 200));
+      std::lock_guard<std::mutex> write_lock(write_mu);
+      ok = stream->Write(reply);
+    }
+  }
+
+  {
+    std::lock_guard<std::mutex> lock(hb_mu);
+    hb_stop = true;
+  }
+  hb_cv.notify_all();
+  if (heartbeats.joinable()) heartbeats.join();
+  if (ok) {
+    // We stopped reading because the server ended the stream; let it close our side too.
+    std::lock_guard<std::mutex> write_lock(write_mu);
+    stream->WritesDone();
+  } else {
+    context.TryCancel();
+  }
+  grpc::Status status = stream->Finish();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    active_call_ = nullptr;
+  }
+  if (IsRejection(status.error_code())) {
+    return Status::PermissionDenied("tracker " + options_.tracker + " rejected the agent: " + status.error_message());
+  }
+  if (status.ok()) return Status::Unavailable("the tracker closed the session");
+  return Status::Unavailable(status.error_message().empty() ? "stream broke (code " +
+                                                                  std::to_string(status.error_code()) + ")"
+                                                            : status.error_message());
+}
+
+}  // namespace tunefleet::agent

@@ -1,0 +1,68 @@
+// The agent's session with the tracker: one long-lived AgentSession stream. Registers (key, device, version,
+// token), heartbeats every few seconds, runs jobs one at a time through a JobRunner and sends their results.
+// When the tracker is unreachable or the stream breaks, it reconnects with exponential backoff (0.5 s doubling to
+// a 10 s cap, reset after a successful registration). A failed job is just a result; it never ends the session.
+//
+// Thread safety: Run() on one thread (it also runs the jobs, so the JobRunner sees a single thread);
+// Stop() from any thread. Heartbeats are written from a helper thread, serialised with results by a mutex.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "agent/worker_supervisor.h"
+#include "common/status.h"
+#include "proto/tunefleet.pb.h"
+
+namespace grpc {
+class ClientContext;
+}
+
+namespace tunefleet::agent {
+
+struct SessionOptions {
+  std::string tracker;  // host:port
+  std::string key;
+  std::string token;
+  std::string agent_version;
+  std::chrono::milliseconds heartbeat_interval{3000};
+  std::chrono::milliseconds initial_backoff{500};
+  std::chrono::milliseconds max_backoff{10000};
+};
+
+class Session {
+ public:
+  // `runner` must outlive the session.
+  Session(SessionOptions options, proto::DeviceInfo device, JobRunner* runner);
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Serves until Stop() (returns OK) or until the tracker rejects the agent's credentials (returns
+  // PermissionDenied with the tracker's message). Every other failure is retried.
+  Status Run();
+
+  // Ends Run() soon: cancels the stream and the backoff wait. Thread-safe, idempotent.
+  void Stop();
+
+  uint64_t jobs_done() const { return jobs_done_; }
+
+ private:
+  // One connection: connect, register, serve. Sets *registered when the tracker accepted the registration.
+  Status Connect(bool* registered);
+
+  const SessionOptions options_;
+  const proto::DeviceInfo device_;
+  JobRunner* const runner_;
+  std::atomic<uint64_t> jobs_done_{0};
+
+  std::mutex mu_;
+  std::condition_variable stop_cv_;
+  bool stopping_ = false;                      // guarded by mu_
+  grpc::ClientContext* active_call_ = nullptr;  // guarded by mu_; the stream to cancel on Stop()
+};
+
+}  // namespace tunefleet::agent

@@ -1,0 +1,70 @@
+#include "agent/worker_main.h"
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "agent/executor.h"
+#include "agent/frame_io.h"
+
+namespace tunefleet::agent {
+namespace {
+
+constexpr char kFaultMarker[] = "TUNEFLEET_FAULT";
+
+bool HasFaultMarker(const proto::KernelProgram& program) {
+  for (const auto& launch : program.launches()) {
+    if (launch.source().find(kFaultMarker) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// The test-only fault hook (see the header). Returns only when no fault applies.
+void MaybeInjectFault(const proto::KernelProgram& program) {
+  const char* fault = std::getenv("TUNEFLEET_TEST_FAULT");
+  if (fault == nullptr || !HasFaultMarker(program)) return;
+  if (std::strcmp(fault, "crash") == 0) raise(SIGSEGV);
+  if (std::strcmp(fault, "hang") == 0) {
+    for (;;) pause();
+  }
+}
+
+}  // namespace
+
+int RunWorker(const WorkerOptions& options) {
+  // Die with the agent, even when it is killed without closing the socket.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() == 1) return 1;
+  // A crashing driver must not leave core files on a phone.
+  rlimit no_core{0, 0};
+  setrlimit(RLIMIT_CORE, &no_core);
+
+  Result<std::unique_ptr<Executor>> executor = Executor::Open(options.opencl_lib, options.platform, options.device);
+  if (!executor.ok()) {
+    (void)WriteFrame(options.fd, FrameKind::kError, executor.status().message());
+    return 1;
+  }
+  if (!WriteFrame(options.fd, FrameKind::kHello, (*executor)->device_info().SerializeAsString()).ok()) return 1;
+
+  for (;;) {
+    Result<Frame> frame = ReadFrame(options.fd);
+    if (!frame.ok()) return frame.status().code() == Status::Code::kUnavailable ? 0 : 1;
+    if (frame->kind != FrameKind::kJob) return 1;
+    proto::KernelProgram program;
+    proto::MeasureResult result;
+    if (!program.ParseFromString(frame->payload)) {
+      result.set_status(proto::HOST_GENERATION_FAILED);
+      result.set_message("the worker could not parse the kernel program");
+    } else {
+      MaybeInjectFault(program);
+      result = (*executor)->Execute(program);
+    }
+    if (!WriteFrame(options.fd, FrameKind::kResult, result.SerializeAsString()).ok()) return 1;
+  }
+}
+
+}  // namespace tunefleet::agent

@@ -1,0 +1,25 @@
+// The worker: a child process of the agent that owns the OpenCL context and compile cache and runs one job at a
+// time, so a driver crash or hang costs only the worker (the supervisor replaces it), never the agent.
+//
+// Protocol on `fd` (frame_io.h): the worker sends kHello(DeviceInfo) once ready, or kError(text) and exits 1; then
+// for each kJob(KernelProgram) it answers kResult(MeasureResult). It exits 0 when the agent closes the socket.
+//
+// Test-only fault hook: with env TUNEFLEET_TEST_FAULT=crash|hang, a job whose kernel source contains the marker
+// TUNEFLEET_FAULT makes the worker raise SIGSEGV (crash) or sleep forever (hang) instead of running it.
+#pragma once
+
+#include <string>
+
+namespace tunefleet::agent {
+
+struct WorkerOptions {
+  int fd = -1;             // the connected socket to the agent
+  std::string opencl_lib;  // empty: ClApi's default search
+  int platform = 0;
+  int device = 0;
+};
+
+// Runs the worker loop; returns the process exit code.
+int RunWorker(const WorkerOptions& options);
+
+}  // namespace tunefleet::agent

@@ -1,0 +1,207 @@
+#include "agent/worker_supervisor.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "agent/frame_io.h"
+
+extern char** environ;
+
+namespace tunefleet::agent {
+namespace {
+
+constexpr int kWorkerFd = 3;
+
+Status Errno(const std::string& what) { return Status::IOError(what + ": " + std::strerror(errno)); }
+
+proto::MeasureResult Failed(proto::MeasureStatus status, std::string message) {
+  proto::MeasureResult result;
+  result.set_status(status);
+  result.set_message(std::move(message));
+  return result;
+}
+
+}  // namespace
+
+std::string SignalName(int signal_number) {
+  switch (signal_number) {
+    case SIGSEGV: return "SIGSEGV";
+    case SIGABRT: return "SIGABRT";
+    case SIGBUS: return "SIGBUS";
+    case SIGFPE: return "SIGFPE";
+    case SIGILL: return "SIGILL";
+    case SIGKILL: return "SIGKILL";
+    case SIGTERM: return "SIGTERM";
+    case SIGINT: return "SIGINT";
+    case SIGPIPE: return "SIGPIPE";
+    case SIGTRAP: return "SIGTRAP";
+    case SIGSYS: return "SIGSYS";
+    default: return "signal " + std::to_string(signal_number);
+  }
+}
+
+Result<std::unique_ptr<WorkerSupervisor>> WorkerSupervisor::Start(Options options) {
+  if (options.argv.empty()) return Status::InvalidArgument("no worker command");
+  std::unique_ptr<WorkerSupervisor> supervisor(new WorkerSupervisor(std::move(options)));
+  if (pipe2(supervisor->cancel_pipe_, O_CLOEXEC) != 0) return Errno("pipe2");
+  TF_RETURN_IF_ERROR(supervisor->Spawn());
+  return supervisor;
+}
+
+WorkerSupervisor::~WorkerSupervisor() {
+  if (socket_ >= 0) close(socket_);  // the worker sees EOF and exits 0
+  socket_ = -1;
+  if (pid_ > 0) {
+    // Give it a moment to leave on its own (releasing the driver cleanly), then insist.
+    for (int i = 0; i < 50; ++i) {
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        break;
+      }
+      usleep(20 * 1000);
+    }
+    if (pid_ > 0) Reap(true);
+  }
+  for (int fd : cancel_pipe_) {
+    if (fd >= 0) close(fd);
+  }
+}
+
+Status WorkerSupervisor::Spawn() {
+  int fds[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) return Errno("socketpair");
+  // dup2 onto the same number would keep O_CLOEXEC; move the child end off fd 3 first.
+  if (fds[1] == kWorkerFd) {
+    const int moved = fcntl(fds[1], F_DUPFD_CLOEXEC, kWorkerFd + 1);
+    close(fds[1]);
+    fds[1] = moved;
+  }
+
+  std::vector<std::string> args = options_.argv;
+  args.push_back("--worker-fd");
+  args.push_back(std::to_string(kWorkerFd));
+  std::vector<char*> argv;
+  for (std::string& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], kWorkerFd);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  // The agent blocks SIGINT/SIGTERM for its signal thread; the worker starts clean, in its own process group so a
+  // terminal's Ctrl-C reaches only the agent (which then closes the worker down).
+  sigset_t empty, defaults;
+  sigemptyset(&empty);
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGINT);
+  sigaddset(&defaults, SIGTERM);
+  sigaddset(&defaults, SIGPIPE);
+  posix_spawnattr_setsigmask(&attr, &empty);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+
+  pid_t pid = -1;
+  const int err = posix_spawn(&pid, argv[0], &actions, &attr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  close(fds[1]);
+  if (err != 0) {
+    close(fds[0]);
+    return Status::IOError("cannot start the worker " + args[0] + ": " + std::strerror(err));
+  }
+  pid_ = pid;
+  socket_ = fds[0];
+
+  Result<Frame> hello = ReadFrame(socket_, std::chrono::steady_clock::now() + options_.startup_timeout, -1);
+  if (!hello.ok() || hello->kind != FrameKind::kHello || !device_.ParseFromString(hello->payload)) {
+    std::string why = !hello.ok()                        ? hello.status().message()
+                      : hello->kind == FrameKind::kError ? hello->payload
+                                                         : "unexpected first message";
+    const int status = Reap(!hello.ok() || hello->kind != FrameKind::kError);
+    if (WIFSIGNALED(status)) why += " (worker died: " + SignalName(WTERMSIG(status)) + ")";
+    return Status::Unavailable(why);
+  }
+  return Status::OK();
+}
+
+int WorkerSupervisor::Reap(bool kill_first) {
+  int status = 0;
+  if (pid_ > 0) {
+    if (kill_first) kill(pid_, SIGKILL);
+    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  pid_ = -1;
+  if (socket_ >= 0) close(socket_);
+  socket_ = -1;
+  return status;
+}
+
+proto::MeasureResult WorkerSupervisor::Run(const proto::KernelProgram& program) {
+  const auto start = std::chrono::steady_clock::now();
+  auto finish = [&](proto::MeasureResult result) {
+    // Replace a worker that died or was killed now, so the next job does not pay for its start.
+    if (pid_ <= 0 && !cancelled_) (void)Spawn();
+    if (result.wall_time() == 0) {
+      result.set_wall_time(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
+    return result;
+  };
+  if (cancelled_) return finish(Failed(proto::UNKNOWN_ERROR, "the agent is shutting down"));
+  if (pid_ <= 0) {
+    Status spawned = Spawn();
+    if (!spawned.ok()) return finish(Failed(proto::RUNTIME_ERROR, "worker unavailable: " + spawned.message()));
+  }
+
+  const auto timeout = program.timing().timeout_ms() ? std::chrono::milliseconds(program.timing().timeout_ms())
+                                                     : options_.default_job_timeout;
+  Result<Frame> reply = Status::Unavailable("job not sent");
+  Status sent = WriteFrame(socket_, FrameKind::kJob, program.SerializeAsString());
+  if (sent.ok()) reply = ReadFrame(socket_, start + timeout, cancel_pipe_[0]);
+
+  if (reply.ok() && reply->kind == FrameKind::kResult) {
+    proto::MeasureResult result;
+    if (result.ParseFromString(reply->payload)) return finish(result);
+    Reap(true);
+    return finish(Failed(proto::UNKNOWN_ERROR, "the worker sent an unreadable result"));
+  }
+  if (!reply.ok() && reply.status().code() == Status::Code::kDeadlineExceeded) {
+    Reap(true);
+    return finish(Failed(proto::RUN_TIMEOUT, "job exceeded its timeout of " + std::to_string(timeout.count()) +
+                                                 " ms; the worker was killed and replaced"));
+  }
+  if (!reply.ok() && cancelled_) {
+    Reap(true);
+    return finish(Failed(proto::RUN_TIMEOUT, "cancelled: the agent is shutting down"));
+  }
+  // The worker died (or spoke nonsense): find out how, and replace it on the next job.
+  const bool died = !sent.ok() || (!reply.ok() && reply.status().code() == Status::Code::kUnavailable);
+  const int status = Reap(!died);
+  std::string why = "worker died: ";
+  if (died && WIFSIGNALED(status)) {
+    why += SignalName(WTERMSIG(status));
+  } else if (died && WIFEXITED(status)) {
+    why += "exit code " + std::to_string(WEXITSTATUS(status));
+  } else {
+    why = "worker failed: " + (reply.ok() ? std::string("unexpected message") : reply.status().message());
+  }
+  return finish(Failed(proto::RUNTIME_ERROR, why));
+}
+
+void WorkerSupervisor::Cancel() {
+  cancelled_ = true;
+  const char byte = 1;
+  (void)!write(cancel_pipe_[1], &byte, 1);
+}
+
+}  // namespace tunefleet::agent

@@ -1,0 +1,76 @@
+// The agent side of crash isolation: starts the worker process (posix_spawn of the agent binary with --worker, so
+// no gRPC state is ever forked), sends it one job at a time, and acts as the watchdog: a job that outlives its
+// timeout gets the worker SIGKILLed and replaced (RUN_TIMEOUT); a worker that dies mid-job is reported as
+// RUNTIME_ERROR "worker died: SIGSEGV" and replaced. The agent itself never goes down with a job.
+//
+// Ownership: owns the worker process and its socket; the destructor closes the socket and reaps the worker.
+// Thread safety: Run() from one thread at a time, and always the same thread (the worker is tied to the thread
+// that spawned it by PR_SET_PDEATHSIG); Cancel() from any thread.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "proto/tunefleet.pb.h"
+
+namespace tunefleet::agent {
+
+// What runs a job; the session depends on this, not on processes.
+class JobRunner {
+ public:
+  virtual ~JobRunner() = default;
+  virtual proto::MeasureResult Run(const proto::KernelProgram& program) = 0;
+};
+
+class WorkerSupervisor final : public JobRunner {
+ public:
+  struct Options {
+    // The worker command: the agent binary and its worker flags, e.g. {"/path/tunefleet-agent", "--worker", ...}.
+    // The socket is passed as fd 3 and "--worker-fd 3" is appended.
+    std::vector<std::string> argv;
+    std::chrono::milliseconds default_job_timeout{60000};  // when a job's timing.timeout_ms is 0
+    std::chrono::milliseconds startup_timeout{60000};      // until the worker says hello
+  };
+
+  // Starts the worker and waits for its hello; fails with the worker's own error line (e.g. OpenCL not loadable).
+  static Result<std::unique_ptr<WorkerSupervisor>> Start(Options options);
+  ~WorkerSupervisor() override;
+  WorkerSupervisor(const WorkerSupervisor&) = delete;
+  WorkerSupervisor& operator=(const WorkerSupervisor&) = delete;
+
+  // The device the worker opened.
+  const proto::DeviceInfo& device() const { return device_; }
+
+  // Runs one job in the worker under the watchdog; restarts the worker when it died or was killed.
+  proto::MeasureResult Run(const proto::KernelProgram& program) override;
+
+  // Aborts the job in flight (its worker is killed; Run returns RUN_TIMEOUT "cancelled"), and makes later Runs
+  // fail fast. For shutdown: safe from any thread and from a signal-handling thread.
+  void Cancel();
+
+  pid_t TEST_worker_pid() const { return pid_; }
+
+ private:
+  explicit WorkerSupervisor(Options options) : options_(std::move(options)) {}
+  Status Spawn();
+  // Kills (when `kill_first`) and reaps the worker; returns its wait status.
+  int Reap(bool kill_first);
+
+  Options options_;
+  proto::DeviceInfo device_;
+  pid_t pid_ = -1;
+  int socket_ = -1;
+  int cancel_pipe_[2] = {-1, -1};  // Cancel() writes one byte; the watchdog polls the read end
+  std::atomic<bool> cancelled_{false};
+};
+
+// "SIGSEGV" for SIGSEGV; "signal N" for others it does not name.
+std::string SignalName(int signal_number);
+
+}  // namespace tunefleet::agent

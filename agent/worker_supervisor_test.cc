@@ -1,0 +1,91 @@
+// The watchdog with the real worker process (the agent binary with --worker) on the real OpenCL device.
+#include "agent/worker_supervisor.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <stdlib.h>
+
+#include "agent/cl_api.h"
+#include "agent/device_info.h"
+#include "agent/test_programs.h"
+
+namespace tunefleet::agent {
+namespace {
+
+constexpr char kFaultComment[] = "// TUNEFLEET_FAULT\n";
+
+class WorkerSupervisorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Result<std::unique_ptr<ClApi>> api = ClApi::Load();
+    if (!api.ok()) GTEST_SKIP() << "no OpenCL: " << api.status().ToString();
+    if (Result<cl_device_id> device = PickDevice(**api, 0, 0); !device.ok()) {
+      GTEST_SKIP() << "no OpenCL device: " << device.status().ToString();
+    }
+  }
+  void TearDown() override { unsetenv("TUNEFLEET_TEST_FAULT"); }
+
+  // A supervisor over the real agent binary, with the fault hook set to `fault` ("" for none).
+  static std::unique_ptr<WorkerSupervisor> StartWorker(const char* fault, const std::string& opencl_lib = "") {
+    if (*fault) setenv("TUNEFLEET_TEST_FAULT", fault, 1);
+    WorkerSupervisor::Options options;
+    options.argv = {TUNEFLEET_AGENT_BINARY, "--worker"};
+    if (!opencl_lib.empty()) options.argv.insert(options.argv.end(), {"--opencl-lib", opencl_lib});
+    Result<std::unique_ptr<WorkerSupervisor>> supervisor = WorkerSupervisor::Start(options);
+    EXPECT_TRUE(supervisor.ok()) << supervisor.status().ToString();
+    return supervisor.ok() ? std::move(supervisor).value() : nullptr;
+  }
+};
+
+TEST_F(WorkerSupervisorTest, GivenAHealthyWorker_WeShouldRunJobsAndReportTheDevice) {
+  std::unique_ptr<WorkerSupervisor> supervisor = StartWorker("");
+  ASSERT_NE(supervisor, nullptr);
+  EXPECT_FALSE(supervisor->device().fingerprint().empty());
+  proto::MeasureResult result = supervisor->Run(TestVectorAdd());
+  EXPECT_EQ(result.status(), proto::OK) << result.message();
+  EXPECT_EQ(result.costs_size(), 1);
+}
+
+TEST_F(WorkerSupervisorTest, GivenAWorkerThatCrashes_WeShouldReportTheSignalAndRunTheNextJob) {
+  std::unique_ptr<WorkerSupervisor> supervisor = StartWorker("crash");
+  ASSERT_NE(supervisor, nullptr);
+  const pid_t first = supervisor->TEST_worker_pid();
+  proto::MeasureResult crashed = supervisor->Run(TestVectorAdd(64, kFaultComment));
+  EXPECT_EQ(crashed.status(), proto::RUNTIME_ERROR);
+  EXPECT_EQ(crashed.message(), "worker died: SIGSEGV");
+  EXPECT_NE(supervisor->TEST_worker_pid(), first);  // replaced
+
+  proto::MeasureResult next = supervisor->Run(TestVectorAdd());
+  EXPECT_EQ(next.status(), proto::OK) << next.message();
+}
+
+TEST_F(WorkerSupervisorTest, GivenAJobThatHangs_WeShouldKillTheWorkerAtTheTimeoutAndCarryOn) {
+  std::unique_ptr<WorkerSupervisor> supervisor = StartWorker("hang");
+  ASSERT_NE(supervisor, nullptr);
+  proto::KernelProgram hang = TestVectorAdd(64, kFaultComment);
+  hang.mutable_timing()->set_timeout_ms(1000);
+  proto::MeasureResult result = supervisor->Run(hang);
+  EXPECT_EQ(result.status(), proto::RUN_TIMEOUT);
+  EXPECT_NE(result.message().find("timeout"), std::string::npos) << result.message();
+
+  proto::MeasureResult next = supervisor->Run(TestVectorAdd());
+  EXPECT_EQ(next.status(), proto::OK) << next.message();
+}
+
+TEST_F(WorkerSupervisorTest, GivenAnOpenClLibraryThatDoesNotExist_WeShouldFailToStartNamingIt) {
+  WorkerSupervisor::Options options;
+  options.argv = {TUNEFLEET_AGENT_BINARY, "--worker", "--opencl-lib", "/nonexistent/libOpenCL.so"};
+  Result<std::unique_ptr<WorkerSupervisor>> supervisor = WorkerSupervisor::Start(options);
+  ASSERT_FALSE(supervisor.ok());
+  EXPECT_NE(supervisor.status().message().find("/nonexistent/libOpenCL.so"), std::string::npos)
+      << supervisor.status().ToString();
+}
+
+TEST(SignalNameTest, GivenCommonSignals_WeShouldNameThem) {
+  EXPECT_EQ(SignalName(SIGSEGV), "SIGSEGV");
+  EXPECT_EQ(SignalName(SIGABRT), "SIGABRT");
+  EXPECT_EQ(SignalName(SIGKILL), "SIGKILL");
+}
+
+}  // namespace
+}  // namespace tunefleet::agent
