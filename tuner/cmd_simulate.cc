@@ -1,11 +1,73 @@
-// PLACEHOLDER until its owner lands the real subcommand; must not survive to a submission.
+// `tunefleet simulate`: replays a fully recorded space from the tuning log to compare a strategy with a
+// baseline, without a device. The last line of stdout is the summary:
+//   trials-to-95%: <tuner> <median> <baseline> <median> ratio <baseline median / tuner median>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "search-spaces/template.h"
+#include "storage/tuning_log.h"
 #include "tuner/command.h"
+#include "tuner/simulate.h"
 
 namespace tunefleet {
+namespace {
+
+struct SimulateArgs {
+  std::string db;
+  ReplaySelection sel;
+  SimulateOptions opts;
+};
+
+int RunSimulate(const SimulateArgs& a) {
+  Result<std::unique_ptr<TuningLog>> log = TuningLog::Open(a.db);
+  if (!log.ok()) return CommandError("simulate", log.status().message(), 2);
+  Result<std::unique_ptr<ReplayWorld>> world = LoadReplayWorld(**log, a.sel);
+  if (!world.ok()) return CommandError("simulate", a.db + ": " + world.status().message(), 2);
+  const ReplayWorld& w = **world;
+
+  const uint64_t valid = w.space.CountValid();
+  std::cout << "replaying " << w.task.ToSpec() << " on " << w.tmpl->name() << ": " << w.table.by_index.size()
+            << " recorded configs of " << valid << " valid";
+  if (!w.history.empty()) std::cout << ", " << w.history.size() << " history records for warm start";
+  std::cout << "\n";
+  if (w.table.by_index.size() < valid) {
+    std::cerr << "tunefleet simulate: warning: " << valid - w.table.by_index.size()
+              << " valid configs have no record; proposing one counts as a failed trial\n";
+  }
+
+  Result<SimulationReport> report = Simulate(w, a.opts);
+  if (!report.ok()) return CommandError("simulate", report.status().message(), 1);
+  for (const StrategyRuns* runs : {&report->tuner, &report->baseline}) {
+    std::cout << runs->name << ": trials per seed";
+    for (uint64_t t : runs->trials) std::cout << " " << t;
+    std::cout << "\n";
+  }
+  std::cout << SummaryLine(a.opts, *report) << std::endl;
+  return 0;
+}
+
+}  // namespace
 
 void RegisterSimulate(CLI::App& app, int* exit_code) {
-  auto* sub = app.add_subcommand("simulate", "(not built yet)");
-  sub->callback([exit_code] { *exit_code = CommandError("simulate", "not built yet"); });
+  auto args = std::make_shared<SimulateArgs>();
+  auto* sub = app.add_subcommand("simulate", "Replay a fully recorded space to compare search strategies offline");
+  sub->add_option("--db", args->db, "Tuning log (SQLite) holding every valid config of the space")->required();
+  sub->add_option("--task", args->sel.task_spec, "Task spec to replay (default: the only one in the log)");
+  sub->add_option("--template", args->sel.template_name, "Template name (default: the only one in the log)");
+  sub->add_option("--device", args->sel.device, "Device fingerprint or id (default: the one with most records)");
+  sub->add_option("--tuner", args->opts.tuner, "Strategy under test: xgb, ga, random, grid")
+      ->capture_default_str();
+  sub->add_option("--baseline", args->opts.baseline, "Strategy to compare with")->capture_default_str();
+  sub->add_option("--seeds", args->opts.seeds, "Runs per strategy (seeds 1..K)")->capture_default_str();
+  sub->add_option("--target", args->opts.target, "Share of the best recorded performance to reach")
+      ->capture_default_str();
+  sub->add_option("--batch", args->opts.batch, "Configs asked per round")->capture_default_str();
+  sub->add_option("--plan-size", args->opts.plan_size, "xgb: results per model refit")->capture_default_str();
+  sub->add_option("--xgb-objective", args->opts.xgb_objective, "xgb: rank or reg")->capture_default_str();
+  sub->add_option("--transfer-from", args->sel.transfer_from,
+                  "Warm-start the tuner from this task's records of the same template");
+  sub->callback([args, exit_code] { *exit_code = RunSimulate(*args); });
 }
 
 }  // namespace tunefleet

@@ -1,0 +1,240 @@
+#include "tuner/simulate.h"
+
+#include <google/protobuf/util/json_util.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "proto/tunefleet.pb.h"
+#include "search-spaces/template.h"
+
+namespace tunefleet {
+
+ReplayTable BuildReplayTable(const Space& space, const std::vector<RecordRow>& records) {
+  ReplayTable t;
+  for (const RecordRow& r : records) {
+    uint64_t index = r.config_index;
+    const nlohmann::json j = nlohmann::json::parse(r.config, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_discarded()) {
+      Result<Config> c = space.FromJson(j);
+      if (c.ok()) index = space.IndexOf(*c);
+    }
+    if (index >= space.RawSize()) {
+      ++t.unmapped;
+      continue;
+    }
+    const bool ok = r.status == 0 && r.mean_cost > 0;
+    auto [it, inserted] = t.by_index.emplace(index, Observation{index, ok, ok ? r.mean_cost : 0});
+    if (!inserted && ok && (!it->second.ok || r.mean_cost < it->second.cost)) it->second = {index, true, r.mean_cost};
+    if (ok && (t.best_cost == 0 || r.mean_cost < t.best_cost)) t.best_cost = r.mean_cost;
+  }
+  return t;
+}
+
+Result<uint64_t> TrialsToTarget(Strategy& strategy, const ReplayTable& table, double target, size_t batch,
+                                uint64_t* unrecorded) {
+  if (table.best_cost <= 0) return Status::InvalidArgument("no successful record to replay");
+  uint64_t trials = 0;
+  for (;;) {
+    const std::vector<uint64_t> proposed = strategy.NextBatch(batch);
+    if (proposed.empty()) {
+      return Status::NotFound("the strategy exhausted the space after " + std::to_string(trials) +
+                              " trials without reaching the target");
+    }
+    std::vector<Observation> results;
+    for (uint64_t idx : proposed) {
+      ++trials;
+      auto it = table.by_index.find(idx);
+      if (it == table.by_index.end()) {
+        if (unrecorded != nullptr) ++*unrecorded;
+        results.push_back({idx, false, 0});  // as if the device had rejected it
+        continue;
+      }
+      results.push_back(it->second);
+      if (it->second.ok && table.best_cost / it->second.cost >= target - 1e-12) return trials;
+    }
+    strategy.Update(results);
+  }
+}
+
+namespace {
+
+double Median(std::vector<uint64_t> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? static_cast<double>(v[n / 2]) : (static_cast<double>(v[n / 2 - 1]) + v[n / 2]) / 2.0;
+}
+
+Result<StrategyRuns> RunSeeds(const ReplayWorld& w, const SimulateOptions& opts, const std::string& name,
+                              bool warm_start, uint64_t* unrecorded) {
+  StrategyRuns runs;
+  runs.name = name;
+  for (int seed = 1; seed <= opts.seeds; ++seed) {
+    StrategyOptions so;
+    so.name = name;
+    so.seed = static_cast<uint64_t>(seed);
+    so.plan_size = opts.plan_size;
+    so.xgb_objective = opts.xgb_objective;
+    TF_ASSIGN_OR_RETURN(std::unique_ptr<Strategy> st,
+                        MakeStrategyForSpace(so, w.tmpl, w.tmpl ? &w.task : nullptr, w.space,
+                                             w.tmpl ? &w.limits : nullptr));
+    if (warm_start && !w.history.empty()) st->WarmStart(w.history);
+    Result<uint64_t> t = TrialsToTarget(*st, w.table, opts.target, opts.batch, unrecorded);
+    if (!t.ok()) return t.status().WithContext(name + " seed " + std::to_string(seed));
+    runs.trials.push_back(*t);
+  }
+  runs.median = Median(runs.trials);
+  return runs;
+}
+
+std::string FormatNumber(double v) {
+  char buf[32];
+  if (v == std::floor(v)) {
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.1f", v);
+  }
+  return buf;
+}
+
+}  // namespace
+
+Result<SimulationReport> Simulate(const ReplayWorld& world, const SimulateOptions& opts) {
+  if (opts.seeds < 1) return Status::InvalidArgument("--seeds must be at least 1");
+  if (!(opts.target > 0 && opts.target <= 1)) return Status::InvalidArgument("--target must be in (0, 1]");
+  if (opts.batch == 0) return Status::InvalidArgument("--batch must be positive");
+  SimulationReport report;
+  // Only the tuner under test gets the history: the baseline is the plain reference point.
+  TF_ASSIGN_OR_RETURN(report.tuner, RunSeeds(world, opts, opts.tuner, true, &report.unrecorded));
+  TF_ASSIGN_OR_RETURN(report.baseline, RunSeeds(world, opts, opts.baseline, false, &report.unrecorded));
+  return report;
+}
+
+std::string SummaryLine(const SimulateOptions& opts, const SimulationReport& report) {
+  char ratio[32];
+  std::snprintf(ratio, sizeof ratio, "%.2f", report.ratio());
+  return "trials-to-" + FormatNumber(std::round(opts.target * 1000) / 10) + "%: " + report.tuner.name + " " +
+         FormatNumber(report.tuner.median) + " " + report.baseline.name + " " + FormatNumber(report.baseline.median) +
+         " ratio " + ratio;
+}
+
+// ---- Loading from the tuning log ------------------------------------------------------------------------------
+
+namespace {
+
+std::string Canonical(const std::string& spec) {
+  Result<Task> t = Task::Parse(spec);
+  return t.ok() ? t->ToSpec() : spec;
+}
+
+Result<TaskRow> FindTaskRow(const std::vector<TaskRow>& tasks, const std::string& spec) {
+  for (const TaskRow& t : tasks) {
+    if (t.spec == spec || Canonical(t.spec) == Canonical(spec)) return t;
+  }
+  return Status::NotFound("task '" + spec + "' is not in the log");
+}
+
+template <typename Row, typename NameFn>
+std::string Names(const std::vector<Row>& rows, NameFn name) {
+  std::string s;
+  for (const Row& r : rows) s += (s.empty() ? "" : ", ") + name(r);
+  return s;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ReplayWorld>> LoadReplayWorld(TuningLog& log, const ReplaySelection& sel) {
+  auto w = std::make_unique<ReplayWorld>();
+  TF_ASSIGN_OR_RETURN(std::vector<TemplateRow> templates, log.Templates());
+  TF_ASSIGN_OR_RETURN(std::vector<TaskRow> tasks, log.Tasks());
+  TF_ASSIGN_OR_RETURN(std::vector<DeviceRow> devices, log.Devices());
+
+  // Template: by name (the newest version in the log), or the only one.
+  std::optional<TemplateRow> tmpl_row;
+  for (const TemplateRow& t : templates) {
+    if ((sel.template_name.empty() || t.name == sel.template_name) && (!tmpl_row || t.version > tmpl_row->version)) {
+      if (sel.template_name.empty() && tmpl_row && tmpl_row->name != t.name) {
+        return Status::InvalidArgument("several templates in the log: " +
+                                       Names(templates, [](const TemplateRow& r) { return r.name; }) +
+                                       "; pick one with --template");
+      }
+      tmpl_row = t;
+    }
+  }
+  if (!tmpl_row) {
+    return Status::NotFound(sel.template_name.empty() ? "the log holds no template"
+                                                      : "template '" + sel.template_name + "' is not in the log");
+  }
+  w->tmpl = FindTemplate(tmpl_row->name);
+  if (w->tmpl == nullptr) return Status::NotFound("template '" + tmpl_row->name + "' is not built into tunefleet");
+
+  // Task: by spec, or the only one with records of this template.
+  TaskRow task_row;
+  if (!sel.task_spec.empty()) {
+    TF_ASSIGN_OR_RETURN(task_row, FindTaskRow(tasks, sel.task_spec));
+  } else {
+    std::vector<TaskRow> with_records;
+    for (const TaskRow& t : tasks) {
+      TF_ASSIGN_OR_RETURN(std::vector<uint64_t> idx, log.MeasuredIndices(t.id, tmpl_row->id, 0));
+      if (!idx.empty()) with_records.push_back(t);
+    }
+    if (with_records.size() != 1) {
+      return Status::InvalidArgument(
+          with_records.empty() ? "the log holds no records of template " + tmpl_row->name
+                               : "several tasks in the log: " +
+                                     Names(with_records, [](const TaskRow& r) { return r.spec; }) +
+                                     "; pick one with --task");
+    }
+    task_row = with_records.front();
+  }
+  TF_ASSIGN_OR_RETURN(w->task, Task::Parse(task_row.spec));
+  TF_ASSIGN_OR_RETURN(std::vector<RecordRow> records, log.Records(task_row.id, tmpl_row->id, 0));
+  if (records.empty()) return Status::NotFound("no records of " + task_row.spec + " with " + tmpl_row->name);
+
+  // Device: the one named, or the one with the most records.
+  std::map<int64_t, size_t> per_device;
+  for (const RecordRow& r : records) ++per_device[r.device_id];
+  int64_t device_id = 0;
+  for (const DeviceRow& d : devices) {
+    if (!sel.device.empty() && (d.fingerprint == sel.device || std::to_string(d.id) == sel.device)) device_id = d.id;
+  }
+  if (!sel.device.empty() && device_id == 0) return Status::NotFound("device '" + sel.device + "' is not in the log");
+  if (device_id == 0) {
+    size_t most = 0;
+    for (const auto& [id, n] : per_device) {
+      if (n > most) most = n, device_id = id;
+    }
+  }
+  std::map<int64_t, std::string> fingerprint;
+  for (const DeviceRow& d : devices) {
+    fingerprint[d.id] = d.fingerprint;
+    if (d.id != device_id) continue;
+    proto::DeviceInfo info;
+    if (google::protobuf::util::JsonStringToMessage(d.info_json, &info).ok()) w->limits = DeviceLimits::From(info);
+  }
+
+  TF_ASSIGN_OR_RETURN(w->space, w->tmpl->MakeSpace(w->task, w->limits));
+  std::vector<RecordRow> mine;
+  for (const RecordRow& r : records) {
+    if (r.device_id == device_id) mine.push_back(r);
+  }
+  w->table = BuildReplayTable(w->space, mine);
+
+  if (!sel.transfer_from.empty()) {
+    TF_ASSIGN_OR_RETURN(TaskRow from, FindTaskRow(tasks, sel.transfer_from));
+    TF_ASSIGN_OR_RETURN(std::vector<RecordRow> hist, log.Records(from.id, tmpl_row->id, 0));
+    for (const RecordRow& r : hist) {
+      if (from.id == task_row.id && r.device_id == device_id) continue;  // never the answers themselves
+      w->history.push_back({from.spec, fingerprint[r.device_id], r.config, r.status == 0 && r.mean_cost > 0,
+                            r.mean_cost, from.flops});
+    }
+    if (w->history.empty()) return Status::NotFound("no records to transfer from " + sel.transfer_from);
+  }
+  return w;
+}
+
+}  // namespace tunefleet

@@ -1,0 +1,91 @@
+// Offline replay of a fully recorded search space: strategies propose configs, the recorded results answer
+// them instantly, and we count how many trials each strategy needs to reach a target share of the best
+// recorded performance. No device needed. Used by `tunefleet simulate` to compare strategies honestly.
+// Thread safety: free functions over caller-owned values.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "common/status.h"
+#include "search-spaces/device_limits.h"
+#include "search-spaces/space.h"
+#include "search-spaces/task.h"
+#include "storage/tuning_log.h"
+#include "tuner/strategy.h"
+
+namespace tunefleet {
+
+class Template;
+
+// The recorded outcome of every config of one (task, template, device).
+struct ReplayTable {
+  std::unordered_map<uint64_t, Observation> by_index;  // a config measured twice keeps its best ok result
+  double best_cost = 0;                                // seconds; 0 when nothing ran
+  size_t unmapped = 0;                                 // records whose config is not in the space
+};
+
+// Keys records by their config JSON mapped through `space` (falling back to the stored config_index).
+ReplayTable BuildReplayTable(const Space& space, const std::vector<RecordRow>& records);
+
+struct SimulateOptions {
+  std::string tuner = "xgb";
+  std::string baseline = "random";
+  int seeds = 5;                  // runs per strategy, seeds 1..seeds
+  double target = 0.95;           // share of the best recorded performance (best_cost / cost)
+  size_t batch = 16;              // configs per NextBatch, as a tuner with 16 devices would ask
+  size_t plan_size = 64;
+  std::string xgb_objective = "rank";
+};
+
+struct StrategyRuns {
+  std::string name;
+  std::vector<uint64_t> trials;  // per seed: trials until the target was first reached
+  double median = 0;
+};
+
+struct SimulationReport {
+  StrategyRuns tuner;
+  StrategyRuns baseline;
+  uint64_t unrecorded = 0;  // proposals of valid configs with no record (replayed as failures), all runs
+  double ratio() const { return tuner.median > 0 ? baseline.median / tuner.median : 0; }
+};
+
+// Everything a replay needs. `tmpl` may be null (knob features only); `task` and `limits` are used with it.
+struct ReplayWorld {
+  const Template* tmpl = nullptr;
+  Task task;
+  DeviceLimits limits;
+  Space space;
+  ReplayTable table;
+  std::vector<HistoryRecord> history;  // for warm start (transfer learning); may be empty
+};
+
+// Trials one strategy needs to reach the target; FailedPrecondition-like error when nothing recorded ran.
+Result<uint64_t> TrialsToTarget(Strategy& strategy, const ReplayTable& table, double target, size_t batch,
+                                uint64_t* unrecorded);
+
+// Runs both strategies over seeds 1..opts.seeds; warm-starts each run with world.history when it is set.
+Result<SimulationReport> Simulate(const ReplayWorld& world, const SimulateOptions& opts);
+
+// "trials-to-95%: <tuner> <median> <baseline> <median> ratio <r>", ratio = baseline median / tuner median.
+std::string SummaryLine(const SimulateOptions& opts, const SimulationReport& report);
+
+// Which recorded space to replay. Empty strings mean "the only one in the log".
+struct ReplaySelection {
+  std::string task_spec;
+  std::string template_name;
+  std::string device;          // fingerprint or devices.id; empty = the device with the most records
+  std::string transfer_from;   // task spec whose records (same template) warm-start the tuner; may equal the
+                               // replayed task, then only other devices' records are used
+};
+
+// Resolves the selection against the log, builds the template's space for the task and device limits, and
+// loads the records. Errors name what is ambiguous or missing ("several tasks in the log: ...; pick one
+// with --task").
+Result<std::unique_ptr<ReplayWorld>> LoadReplayWorld(TuningLog& log, const ReplaySelection& sel);
+
+}  // namespace tunefleet

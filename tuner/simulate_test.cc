@@ -1,0 +1,144 @@
+#include "tuner/simulate.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "proto/tunefleet.pb.h"
+#include "tuner/strategy_test_space.h"
+
+namespace tunefleet {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A tuning log on disk, written and read through the storage API.
+class SimulateTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("tf_simulate_" + std::to_string(getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    Result<std::unique_ptr<TuningLog>> log = TuningLog::Open((dir_ / "log.db").string());
+    ASSERT_TRUE(log.ok()) << log.status().ToString();
+    log_ = std::move(log).value();
+    proto::DeviceInfo d;
+    d.set_name("pocl-cpu");
+    d.set_fingerprint("fp-pocl");
+    device_ = log_->UpsertDevice(d).value();
+    task_ = log_->UpsertTask("tiny:4,2", "tiny", "{}", 1e6).value();
+    tmpl_ = log_->UpsertTemplate("tiny.test", 1).value();
+    session_ = log_->BeginSession("{}").value();
+  }
+  void TearDown() override {
+    log_.reset();
+    fs::remove_all(dir_);
+  }
+
+  void Record(const Space& s, uint64_t index, int status, double cost) {
+    RecordRow r;
+    r.session_id = session_;
+    r.task_id = task_;
+    r.template_id = tmpl_;
+    r.device_id = device_;
+    r.config_index = index;
+    r.config = s.ToJson(s.FromIndex(index)).dump();
+    r.status = status;
+    r.mean_cost = cost;
+    if (status == 0) r.costs = {cost};
+    ASSERT_TRUE(log_->AddRecord(r).ok());
+  }
+
+  // The replay world of everything recorded so far, read back from the file.
+  std::unique_ptr<ReplayWorld> World(const Space& s) {
+    auto w = std::make_unique<ReplayWorld>();
+    w->space = s;
+    Result<std::vector<RecordRow>> rows = log_->Records(task_, tmpl_, device_);
+    EXPECT_TRUE(rows.ok());
+    w->table = BuildReplayTable(w->space, *rows);
+    return w;
+  }
+
+  fs::path dir_;
+  std::unique_ptr<TuningLog> log_;
+  int64_t device_ = 0, task_ = 0, tmpl_ = 0, session_ = 0;
+};
+
+// a in {1,2,3,4} x b in {1,2}, (a=4, b=2) invalid: 7 valid configs, indices 0..6.
+Space Tiny() {
+  Space s;
+  s.AddList("a", {1, 2, 3, 4}).AddList("b", {1, 2}).AddConstraint("not a=4,b=2", [](const ConfigView& v) {
+    return v.Value("a") == 4 && v.Value("b") == 2 ? "too big" : "";
+  });
+  return s;
+}
+
+TEST_F(SimulateTest, GivenATinyRecordedSpace_GridShouldNeedTheKnownNumberOfTrials) {
+  const Space s = Tiny();
+  // Best is index 5 (1.0 ms); index 2 is within 95% of it (1.04 ms); index 1 failed to compile.
+  const double costs[] = {3e-3, 0, 1.04e-3, 2e-3, 5e-3, 1e-3, 4e-3};
+  for (uint64_t i = 0; i < 7; ++i) Record(s, i, i == 1 ? 3 : 0, costs[i]);
+  auto w = World(s);
+  EXPECT_EQ(w->table.by_index.size(), 7u);
+  EXPECT_DOUBLE_EQ(w->table.best_cost, 1e-3);
+
+  SimulateOptions o;
+  o.tuner = "grid";
+  o.baseline = "grid";
+  o.seeds = 3;
+  o.batch = 2;
+  Result<SimulationReport> r = Simulate(*w, o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->tuner.trials, (std::vector<uint64_t>{3, 3, 3}));
+  EXPECT_EQ(SummaryLine(o, *r), "trials-to-95%: grid 3 grid 3 ratio 1.00");
+
+  o.target = 1.0;  // only the best counts: grid reaches index 5 at its 6th trial
+  r = Simulate(*w, o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(SummaryLine(o, *r), "trials-to-100%: grid 6 grid 6 ratio 1.00");
+}
+
+TEST_F(SimulateTest, GivenAnUnrecordedConfig_WeShouldReplayItAsAFailedTrial) {
+  const Space s = Tiny();
+  for (uint64_t i = 1; i < 7; ++i) Record(s, i, 0, i == 6 ? 1e-3 : 2e-3);  // index 0 never recorded
+  auto w = World(s);
+  SimulateOptions o;
+  o.tuner = "grid";
+  o.baseline = "random";
+  o.seeds = 1;
+  o.batch = 1;
+  Result<SimulationReport> r = Simulate(*w, o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->tuner.trials, (std::vector<uint64_t>{7}));
+  EXPECT_GE(r->unrecorded, 1u);
+}
+
+// Thousands of single-record commits are slow on disk, so this replay table is built in memory.
+TEST(SimulateReplayTest, GivenAFullyRecordedTilingSpace_XgbShouldNeedFewerTrialsThanRandom) {
+  auto w = std::make_unique<ReplayWorld>();
+  w->space = testing::TilingSpace();
+  std::vector<RecordRow> rows;
+  w->space.ForEachValid([&](uint64_t i) {
+    RecordRow r;
+    r.config_index = i;
+    r.config = w->space.ToJson(w->space.FromIndex(i)).dump();
+    r.mean_cost = testing::SyntheticCost(w->space, i);
+    rows.push_back(r);
+    return true;
+  });
+  w->table = BuildReplayTable(w->space, rows);
+  SimulateOptions o;
+  o.seeds = 3;
+  Result<SimulationReport> r = Simulate(*w, o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  std::cout << SummaryLine(o, *r) << "\n";
+  EXPECT_GT(r->ratio(), 1.5) << SummaryLine(o, *r);
+}
+
+}  // namespace
+}  // namespace tunefleet
