@@ -27,7 +27,11 @@ bool HasFaultMarker(const proto::KernelProgram& program) {
 void MaybeInjectFault(const proto::KernelProgram& program) {
   const char* fault = std::getenv("TUNEFLEET_TEST_FAULT");
   if (fault == nullptr || !HasFaultMarker(program)) return;
-  if (std::strcmp(fault, "crash") == 0) raise(SIGSEGV);
+  if (std::strcmp(fault, "crash") == 0) {
+    // The driver may have installed its own SIGSEGV handler (LLVM does); a crash must still be a crash.
+    signal(SIGSEGV, SIG_DFL);
+    raise(SIGSEGV);
+  }
   if (std::strcmp(fault, "hang") == 0) {
     for (;;) pause();
   }

@@ -149,9 +149,10 @@ int WorkerSupervisor::Reap(bool kill_first) {
 
 proto::MeasureResult WorkerSupervisor::Run(const proto::KernelProgram& program) {
   const auto start = std::chrono::steady_clock::now();
+  bool spawn_failed = false;
   auto finish = [&](proto::MeasureResult result) {
     // Replace a worker that died or was killed now, so the next job does not pay for its start.
-    if (pid_ <= 0 && !cancelled_) (void)Spawn();
+    if (pid_ <= 0 && !cancelled_ && !spawn_failed) (void)Spawn();
     if (result.wall_time() == 0) {
       result.set_wall_time(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     }
@@ -160,6 +161,7 @@ proto::MeasureResult WorkerSupervisor::Run(const proto::KernelProgram& program) 
   if (cancelled_) return finish(Failed(proto::UNKNOWN_ERROR, "the agent is shutting down"));
   if (pid_ <= 0) {
     Status spawned = Spawn();
+    spawn_failed = !spawned.ok();
     if (!spawned.ok()) return finish(Failed(proto::RUNTIME_ERROR, "worker unavailable: " + spawned.message()));
   }
 
