@@ -8,6 +8,8 @@
 #include <memory>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "agent/executor.h"
 #include "search-spaces/conv_common_testing.h"
 #include "search-spaces/device_limits.h"

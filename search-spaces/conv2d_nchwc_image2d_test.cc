@@ -1,0 +1,108 @@
+// Generation-side tests of conv2d_nchwc.image2d: no device needed.
+#include "search-spaces/conv2d_nchwc_image2d.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+
+#include <nlohmann/json.hpp>
+
+#include "search-spaces/conv_common_testing.h"
+
+namespace tunefleet {
+namespace {
+
+using testing::GpuLikeLimits;
+using testing::ParseTask;
+
+// (b, v, t) splits of n.
+std::vector<std::array<int64_t, 3>> Splits3(int64_t n) {
+  std::vector<std::array<int64_t, 3>> out;
+  for (int64_t v = 1; v <= n; ++v)
+    for (int64_t t = 1; t <= n; ++t)
+      if (n % (v * t) == 0) out.push_back({n / (v * t), v, t});
+  return out;
+}
+
+TEST(Conv2dNchwcImage2d, GivenASmallTaskTheValidCountShouldMatchAnIndependentCount) {
+  // K = 8 -> 2 channel blocks (even: thread part >= 2); 6x6 output; C = 5 -> 2 input blocks; 3x3 kernel.
+  const Task task = ParseTask("conv2d:1,5,6,6,8,3,3,1,1");
+  Conv2dNchwcImage2dTemplate tmpl;
+  Result<Space> space = tmpl.MakeSpace(task, GpuLikeLimits());
+  ASSERT_TRUE(space.ok()) << space.status().ToString();
+  uint64_t expected = 0;
+  for (auto f : Splits3(2)) {
+    if (!(f[1] <= 8 && f[2] >= 2 && f[2] < 256)) continue;
+    for (auto y : Splits3(6)) {
+      if (!(y[1] <= 8 && y[2] <= 16)) continue;
+      for (auto x : Splits3(6)) {
+        if (!(x[1] <= 8 && x[2] <= 16)) continue;
+        const int64_t wg = f[2] * y[2] * x[2];
+        if (f[1] * y[1] * x[1] <= 24 && wg >= 32 && wg < 1024) expected += 2 * 2 * 2 * 3 * 2;
+      }
+    }
+  }
+  EXPECT_GT(expected, 0u);
+  EXPECT_EQ(space->CountValid(), expected);
+}
+
+TEST(Conv2dNchwcImage2d, GivenTvmKnobNamesTheSpaceShouldListThemInTvmOrder) {
+  Result<Space> space = Conv2dNchwcImage2dTemplate().MakeSpace(ParseTask("conv2d:1,16,8,8,16,3,3,1,1"),
+                                                               GpuLikeLimits());
+  ASSERT_TRUE(space.ok());
+  std::vector<std::string> names;
+  for (const auto& k : space->knobs()) names.push_back(k.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"tile_fc", "tile_y", "tile_x", "tile_rcc", "tile_ry", "tile_rx",
+                                             "auto_unroll_max_step", "unroll_explicit"}));
+}
+
+TEST(Conv2dNchwcImage2d, GivenTooFewThreadsWeShouldRejectTheConfigBeforeCompiling) {
+  const Task task = ParseTask("conv2d:1,8,16,16,8,3,3,1,1");
+  Conv2dNchwcImage2dTemplate tmpl;
+  Result<Space> space = tmpl.MakeSpace(task, GpuLikeLimits());
+  ASSERT_TRUE(space.ok());
+  nlohmann::json j = {{"tile_fc", {1, 1, 2}}, {"tile_y", {16, 1, 1}}, {"tile_x", {16, 1, 1}},
+                      {"tile_rcc", {2, 1}},  {"tile_ry", {3, 1}},    {"tile_rx", {3, 1}},
+                      {"auto_unroll_max_step", 0}, {"unroll_explicit", 0}};
+  Result<Config> c = space->FromJson(j);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_NE(space->Check(*c).find("work-group of 2 items"), std::string::npos) << space->Check(*c);
+  EXPECT_FALSE(tmpl.Generate(task, *space, *c).ok());
+}
+
+TEST(Conv2dNchwcImage2d, GivenNoImagesOrNoFp16WeShouldSayWhy) {
+  Conv2dNchwcImage2dTemplate tmpl;
+  DeviceLimits lim = GpuLikeLimits();
+  lim.image_support = false;
+  std::string why;
+  EXPECT_FALSE(tmpl.Supports(ParseTask("conv2d:1,8,16,16,8,3,3,1,1"), lim, &why));
+  EXPECT_NE(why.find("no image support"), std::string::npos) << why;
+  lim = GpuLikeLimits();
+  lim.image2d_max_height = 64;  // 1 * 2 blocks * 40 rows = 80 > 64
+  EXPECT_FALSE(tmpl.Supports(ParseTask("conv2d:1,8,40,40,8,3,3,1,1"), lim, &why));
+  lim = GpuLikeLimits();
+  lim.fp16 = false;
+  EXPECT_FALSE(tmpl.Supports(ParseTask("conv2d:1,8,16,16,8,3,3,1,1:float16"), lim, &why));
+  EXPECT_EQ(why, "device has no cl_khr_fp16");
+}
+
+TEST(Conv2dNchwcImage2d, GivenFloat16TheKernelShouldReadHalfImagesAndPackInSetupLaunches) {
+  const Task task = ParseTask("conv2d:1,8,16,16,8,3,3,1,1:float16");
+  Conv2dNchwcImage2dTemplate tmpl;
+  Result<Space> space = tmpl.MakeSpace(task, GpuLikeLimits());
+  ASSERT_TRUE(space.ok());
+  Result<proto::KernelProgram> prog = tmpl.Generate(task, *space, tmpl.Fallback(task, *space));
+  ASSERT_TRUE(prog.ok()) << prog.status().ToString();
+  ASSERT_EQ(prog->launches_size(), 3);
+  EXPECT_EQ(prog->launches(0).phase(), proto::KernelLaunch::SETUP);
+  EXPECT_EQ(prog->launches(1).phase(), proto::KernelLaunch::SETUP);
+  EXPECT_EQ(prog->launches(2).phase(), proto::KernelLaunch::TIMED);
+  EXPECT_NE(prog->launches(2).source().find("read_imageh"), std::string::npos);
+  ASSERT_EQ(prog->images_size(), 2);
+  EXPECT_EQ(prog->images(0).type(), proto::FLOAT16);
+  EXPECT_EQ(prog->images(0).width(), 16u);
+  EXPECT_EQ(prog->images(0).height(), 2u * 16u);
+}
+
+}  // namespace
+}  // namespace tunefleet
