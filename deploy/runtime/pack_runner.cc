@@ -1,0 +1,136 @@
+#include "deploy/runtime/pack_runner.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace tunefleet::runtime {
+namespace {
+
+Status ClError(const char* call, cl_int err, const std::string& what = "") {
+  return Status::Internal(std::string(call) + " failed with OpenCL error " + std::to_string(err) +
+                          (what.empty() ? "" : " (" + what + ")"));
+}
+
+// Build logs can be long; keep the head, which names the first error.
+constexpr size_t kMaxBuildLog = 4096;
+
+std::string BuildLog(cl_program program, cl_device_id device) {
+  size_t size = 0;
+  if (clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size) != CL_SUCCESS) return {};
+  std::string log(size, '\0');
+  clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr);
+  while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+  if (log.size() > kMaxBuildLog) log = log.substr(0, kMaxBuildLog) + "...";
+  return log;
+}
+
+Result<ClMem> MakeImage(cl_context context, const PackImage& im) {
+  cl_image_format format{CL_RGBA, im.type == ElemType::kFloat16 ? static_cast<cl_channel_type>(CL_HALF_FLOAT)
+                                                                 : static_cast<cl_channel_type>(CL_FLOAT)};
+  cl_image_desc desc{};
+  desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+  desc.image_width = im.width;
+  desc.image_height = im.height;
+  cl_int err = CL_SUCCESS;
+  cl_mem mem = clCreateImage(context, CL_MEM_READ_WRITE, &format, &desc, nullptr, &err);
+  if (err != CL_SUCCESS) return ClError("clCreateImage", err, im.name);
+  return ClMem(mem);
+}
+
+Result<ClMem> MakeZeroBuffer(cl_context context, const PackBuffer& b) {
+  std::vector<unsigned char> zeros(std::max<uint64_t>(1, b.count * ElemBytes(b.type)), 0);
+  cl_int err = CL_SUCCESS;
+  cl_mem mem = clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, zeros.size(), zeros.data(), &err);
+  if (err != CL_SUCCESS) return ClError("clCreateBuffer", err, b.name);
+  return ClMem(mem);
+}
+
+}  // namespace
+
+Result<PackRunner> PackRunner::Build(cl_context context, cl_device_id device, const PackedKernel& kernel,
+                                     const std::vector<std::string>& app_buffers) {
+  PackRunner r;
+  r.kernel_ = &kernel;
+  const PackProgram& prog = kernel.program;
+  for (const PackBuffer& b : prog.buffers) {
+    bool provided = std::find(app_buffers.begin(), app_buffers.end(), b.name) != app_buffers.end();
+    if (provided) continue;
+    if (b.random_init) {
+      return Status::InvalidArgument(kernel.task + ": input buffer '" + b.name + "' must be provided");
+    }
+    TF_ASSIGN_OR_RETURN(r.scratch_[b.name], MakeZeroBuffer(context, b));
+  }
+  for (const PackImage& im : prog.images) {
+    TF_ASSIGN_OR_RETURN(r.scratch_[im.name], MakeImage(context, im));
+  }
+  for (const PackLaunch& l : prog.launches) {
+    const char* src = l.source.c_str();
+    size_t len = l.source.size();
+    cl_int err = CL_SUCCESS;
+    ClProgram program(clCreateProgramWithSource(context, 1, &src, &len, &err));
+    if (err != CL_SUCCESS) return ClError("clCreateProgramWithSource", err, l.entry);
+    err = clBuildProgram(program.get(), 1, &device, l.build_options.c_str(), nullptr, nullptr);
+    if (err != CL_SUCCESS) return ClError("clBuildProgram", err, l.entry + ": " + BuildLog(program.get(), device));
+    ClKernel k(clCreateKernel(program.get(), l.entry.c_str(), &err));
+    if (err != CL_SUCCESS) return ClError("clCreateKernel", err, l.entry);
+    r.programs_.push_back(std::move(program));
+    r.kernels_.push_back(std::move(k));
+  }
+  return r;
+}
+
+Status PackRunner::Run(cl_command_queue queue, const std::map<std::string, cl_mem>& buffers) {
+  const PackProgram& prog = kernel_->program;
+  // Checks sizes once: a program built for a larger workload must never write past the app's buffers.
+  for (const auto& [name, mem] : buffers) {
+    const PackBuffer* b = prog.FindBuffer(name);
+    if (!b) return Status::InvalidArgument(kernel_->task + ": the program has no buffer '" + name + "'");
+    size_t size = 0;
+    cl_int err = clGetMemObjectInfo(mem, CL_MEM_SIZE, sizeof(size), &size, nullptr);
+    if (err != CL_SUCCESS) return ClError("clGetMemObjectInfo", err, name);
+    if (size < b->count * ElemBytes(b->type)) {
+      return Status::InvalidArgument(kernel_->task + ": buffer '" + name + "' holds " + std::to_string(size) +
+                                     " bytes, the program needs " + std::to_string(b->count * ElemBytes(b->type)));
+    }
+  }
+  auto memory = [&](const std::string& name) -> cl_mem {
+    if (auto it = buffers.find(name); it != buffers.end()) return it->second;
+    if (auto it = scratch_.find(name); it != scratch_.end()) return it->second.get();
+    return nullptr;
+  };
+  // Setup launches first, then the timed ones, each group in pack order.
+  for (bool setup_pass : {true, false}) {
+    for (size_t i = 0; i < prog.launches.size(); ++i) {
+      const PackLaunch& l = prog.launches[i];
+      if (l.setup != setup_pass) continue;
+      cl_kernel k = kernels_[i].get();
+      for (cl_uint a = 0; a < l.args.size(); ++a) {
+        const PackArg& arg = l.args[a];
+        cl_int err = CL_SUCCESS;
+        switch (arg.kind) {
+          case PackArg::Kind::kBuffer:
+          case PackArg::Kind::kImage: {
+            cl_mem mem = memory(arg.name);
+            if (!mem) return Status::InvalidArgument(kernel_->task + ": no memory named '" + arg.name + "'");
+            err = clSetKernelArg(k, a, sizeof(cl_mem), &mem);
+            break;
+          }
+          case PackArg::Kind::kI32: err = clSetKernelArg(k, a, sizeof(cl_int), &arg.i32); break;
+          case PackArg::Kind::kF32: err = clSetKernelArg(k, a, sizeof(cl_float), &arg.f32); break;
+          case PackArg::Kind::kLocalBytes: err = clSetKernelArg(k, a, arg.local_bytes, nullptr); break;
+        }
+        if (err != CL_SUCCESS) return ClError("clSetKernelArg", err, l.entry + " arg " + std::to_string(a));
+      }
+      std::vector<size_t> global(l.global_size.begin(), l.global_size.end());
+      std::vector<size_t> local(l.local_size.begin(), l.local_size.end());
+      cl_int err = clEnqueueNDRangeKernel(queue, k, static_cast<cl_uint>(global.size()), nullptr, global.data(),
+                                          local.empty() ? nullptr : local.data(), 0, nullptr, nullptr);
+      if (err != CL_SUCCESS) return ClError("clEnqueueNDRangeKernel", err, l.entry);
+    }
+  }
+  cl_int err = clFinish(queue);
+  if (err != CL_SUCCESS) return ClError("clFinish", err);
+  return Status::OK();
+}
+
+}  // namespace tunefleet::runtime

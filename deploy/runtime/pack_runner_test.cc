@@ -1,0 +1,100 @@
+// Runs a packed GEMM on the first OpenCL device (PoCL here) through the application-facing runtime and
+// checks its numbers against a CPU product.
+#include "deploy/runtime/pack_runner.h"
+
+#include <cmath>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "deploy/runtime/gemm_pack_testing.h"
+
+namespace tunefleet::runtime {
+namespace {
+
+// The application's side: its own context, queue and buffers.
+class PackRunnerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    cl_platform_id platform = nullptr;
+    ASSERT_EQ(clGetPlatformIDs(1, &platform, nullptr), CL_SUCCESS);
+    ASSERT_EQ(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device_, nullptr), CL_SUCCESS);
+    cl_int err = CL_SUCCESS;
+    context_ = clCreateContext(nullptr, 1, &device_, nullptr, nullptr, &err);
+    ASSERT_EQ(err, CL_SUCCESS);
+    queue_ = clCreateCommandQueue(context_, device_, 0, &err);
+    ASSERT_EQ(err, CL_SUCCESS);
+  }
+  void TearDown() override {
+    if (queue_) clReleaseCommandQueue(queue_);
+    if (context_) clReleaseContext(context_);
+  }
+  ClMem Buffer(const std::vector<float>& host) {
+    cl_int err = CL_SUCCESS;
+    cl_mem m = clCreateBuffer(context_, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, host.size() * sizeof(float),
+                              const_cast<float*>(host.data()), &err);
+    EXPECT_EQ(err, CL_SUCCESS);
+    return ClMem(m);
+  }
+
+  cl_device_id device_ = nullptr;
+  cl_context context_ = nullptr;
+  cl_command_queue queue_ = nullptr;
+};
+
+TEST_F(PackRunnerTest, GivenAPackedGemm_WeShouldComputeTheProductOnTheAppsBuffers) {
+  constexpr int M = 24, N = 20, K = 12;  // not multiples of the 8x8 work-group: the kernel guards the tail
+  auto pack = KernelPack::Parse(GemmPack({GemmPackEntry(M, N, K)}).dump());
+  ASSERT_TRUE(pack.ok()) << pack.status().ToString();
+  auto match = pack->Find("gemm:24,20,12:float32");
+  ASSERT_TRUE(match.ok());
+
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> a(M * K), b(K * N), c(M * N, 0);
+  for (auto& v : a) v = u(rng);
+  for (auto& v : b) v = u(rng);
+  ClMem da = Buffer(a), db = Buffer(b), dc = Buffer(c);
+
+  auto runner = PackRunner::Build(context_, device_, *match->kernel, {"A", "B", "C"});
+  ASSERT_TRUE(runner.ok()) << runner.status().ToString();
+  Status s = runner->Run(queue_, {{"A", da.get()}, {"B", db.get()}, {"C", dc.get()}});
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_EQ(clEnqueueReadBuffer(queue_, dc.get(), CL_TRUE, 0, c.size() * sizeof(float), c.data(), 0, nullptr,
+                                nullptr),
+            CL_SUCCESS);
+
+  double max_err = 0;
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      double want = 0;
+      for (int k = 0; k < K; ++k) want += double(a[i * K + k]) * b[k * N + j];
+      max_err = std::max(max_err, std::fabs(want - c[i * N + j]));
+    }
+  EXPECT_LT(max_err, 1e-4);
+}
+
+TEST_F(PackRunnerTest, GivenABufferSmallerThanTheProgramNeeds_RunShouldRefuseIt) {
+  auto pack = KernelPack::Parse(GemmPack({GemmPackEntry(16, 16, 16)}).dump());
+  ASSERT_TRUE(pack.ok());
+  auto runner = PackRunner::Build(context_, device_, pack->kernels()[0], {"A", "B", "C"});
+  ASSERT_TRUE(runner.ok()) << runner.status().ToString();
+  ClMem small = Buffer(std::vector<float>(8)), ok = Buffer(std::vector<float>(256));
+  Status s = runner->Run(queue_, {{"A", small.get()}, {"B", ok.get()}, {"C", ok.get()}});
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("buffer 'A'"), std::string::npos) << s.ToString();
+}
+
+TEST_F(PackRunnerTest, GivenAKernelThatDoesNotCompile_BuildShouldReturnTheBuildLog) {
+  nlohmann::json entry = GemmPackEntry(8, 8, 8);
+  entry["program"]["launches"][1]["source"] = "__kernel void gemm(__global float* C) { C[0] = undefined_name; }";
+  auto pack = KernelPack::Parse(GemmPack({entry}).dump());
+  ASSERT_TRUE(pack.ok());
+  auto runner = PackRunner::Build(context_, device_, pack->kernels()[0], {"A", "B", "C"});
+  ASSERT_FALSE(runner.ok());
+  EXPECT_NE(runner.status().message().find("clBuildProgram"), std::string::npos);
+  EXPECT_NE(runner.status().message().find("undefined_name"), std::string::npos) << runner.status().ToString();
+}
+
+}  // namespace
+}  // namespace tunefleet::runtime
