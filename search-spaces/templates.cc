@@ -8,12 +8,18 @@ namespace tunefleet {
 
 // Factories, one per template, each defined in its template's .cc.
 std::unique_ptr<Template> MakeGemmBufferTemplate();  // gemm_template.cc
+std::unique_ptr<Template> NewConv2dNchwBufferTemplate();             // conv2d_nchw_buffer.cc
+std::unique_ptr<Template> NewConv2dNchwcImage2dTemplate();           // conv2d_nchwc_image2d.cc
+std::unique_ptr<Template> NewDepthwiseConv2dNchwcImage2dTemplate();  // depthwise_conv2d_nchwc_image2d.cc
 
 namespace {
 
 std::vector<std::unique_ptr<Template>> BuildAll() {
   std::vector<std::unique_ptr<Template>> all;
   all.push_back(MakeGemmBufferTemplate());
+  all.push_back(NewConv2dNchwBufferTemplate());
+  all.push_back(NewConv2dNchwcImage2dTemplate());
+  all.push_back(NewDepthwiseConv2dNchwcImage2dTemplate());
   return all;
 }
 
