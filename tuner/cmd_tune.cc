@@ -1,11 +1,184 @@
-// PLACEHOLDER until its owner lands the real subcommand; must not survive to a submission.
+// `tunefleet tune`: tune explicit tasks (--task) or every task of an ONNX model, through the tracker.
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <iostream>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
 #include "tuner/command.h"
+#include "tuner/model_tasks.h"
+#include "tuner/onnx_import.h"
+#include "tuner/tune_run.h"
 
 namespace tunefleet {
+namespace {
+
+struct TuneArgs {
+  std::string model;
+  std::vector<std::string> task_specs;
+  std::string tracker = "127.0.0.1:9190";
+  std::string key;
+  std::string token;
+  std::string db = "tunefleet.db";
+  std::string template_name;
+  std::string trials = "200";
+  double time_budget = 0;
+  std::string tuner = "xgb";
+  uint32_t number = 4, repeat = 3, min_repeat_ms = 0;
+  double timeout = 20;
+  uint64_t early_stopping = 0;
+  double wait = 60, device_wait = 300;
+  uint32_t devices = 1;
+  int32_t priority = 0;
+  size_t batch = 16;
+  uint64_t seed = 1;
+  bool fresh = false, no_transfer = false;
+  std::string precision = "float32";
+  std::string mixed_ops = "conv2d,dense";
+  std::vector<std::string> input_shapes;
+};
+
+// SIGINT/SIGTERM: the first one asks the run to stop after the batch in flight; a second one kills.
+// A process-wide flag is the one thing a signal handler may touch.
+std::atomic<bool> g_interrupted{false};
+extern "C" void OnSignal(int sig) {
+  if (g_interrupted.exchange(true)) {
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+  }
+}
+
+Result<std::vector<TuneTask>> CollectTasks(const TuneArgs& a) {
+  std::vector<TuneTask> tasks;
+  TF_ASSIGN_OR_RETURN(Precision precision, ParsePrecision(a.precision));
+  for (const std::string& spec : a.task_specs) {
+    TF_ASSIGN_OR_RETURN(Task t, Task::Parse(spec));
+    tasks.push_back({t, 1});
+  }
+  if (!a.model.empty()) {
+    ImportOptions import;
+    for (const auto& s : a.input_shapes) {
+      TF_ASSIGN_OR_RETURN(auto shape, ParseInputShape(s));
+      import.input_shapes[shape.first] = shape.second;
+    }
+    TaskListOptions options;
+    options.precision.precision = precision;
+    TF_ASSIGN_OR_RETURN(options.precision.ops, ParseMixedPrecisionOps(a.mixed_ops));
+    TF_ASSIGN_OR_RETURN(ImportedModel model, ImportOnnxFile(a.model, import));
+    for (const ModelTask& mt : BuildModelTasks(model, options)) tasks.push_back({mt.task, mt.count});
+  }
+  if (tasks.empty()) return Status::InvalidArgument("nothing to tune: give --task SPEC or a model file");
+  return tasks;
+}
+
+int RunTuneCommand(const TuneArgs& a) {
+  if (a.key.empty()) return CommandError("tune", "--rpc-key is required", 2);
+  Result<std::vector<TuneTask>> tasks = CollectTasks(a);
+  if (!tasks.ok()) return CommandError("tune", tasks.status().message(), 2);
+
+  TuneOptions o;
+  o.tasks = std::move(tasks).value();
+  o.session.tracker = a.tracker;
+  o.session.key = a.key;
+  o.session.token = a.token;
+  o.session.devices = a.devices;
+  o.session.priority = a.priority;
+  o.session.wait = a.wait;
+  o.session.device_wait = a.device_wait;
+  char host[256] = "?";
+  gethostname(host, sizeof host - 1);
+  o.session.client = std::string("tunefleet tune pid ") + std::to_string(getpid()) + "@" + host;
+  o.db = a.db;
+  o.template_name = a.template_name;
+  if (a.trials == "all") {
+    o.all_trials = true;
+  } else {
+    try {
+      size_t used = 0;
+      long long n = std::stoll(a.trials, &used);
+      if (used != a.trials.size() || n <= 0) throw std::invalid_argument("");
+      o.trials = static_cast<uint64_t>(n);
+    } catch (const std::exception&) {
+      return CommandError("tune", "--trials '" + a.trials + "': expected a positive number or 'all'", 2);
+    }
+  }
+  o.time_budget = a.time_budget;
+  o.early_stopping = a.early_stopping;
+  o.batch_size = a.batch;
+  o.tuner.strategy.name = a.tuner;
+  o.tuner.strategy.seed = a.seed;
+  o.tuner.measure.number = a.number;
+  o.tuner.measure.repeat = a.repeat;
+  o.tuner.measure.min_repeat_ms = a.min_repeat_ms;
+  o.tuner.measure.timeout_ms = static_cast<uint32_t>(a.timeout * 1000);
+  o.tuner.fresh = a.fresh;
+  o.tuner.transfer = !a.no_transfer;
+  o.args_json = nlohmann::json{{"model", a.model}, {"tasks", a.task_specs}, {"tracker", a.tracker},
+                                {"key", a.key}, {"template", a.template_name}, {"trials", a.trials},
+                                {"tuner", a.tuner}, {"number", a.number}, {"repeat", a.repeat},
+                                {"min_repeat_ms", a.min_repeat_ms}, {"timeout", a.timeout}, {"seed", a.seed},
+                                {"fresh", a.fresh}, {"precision", a.precision}}
+                     .dump();
+  o.interrupted = &g_interrupted;
+
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGTERM, OnSignal);
+  Result<TuneSummary> summary = RunTune(o);
+  if (!summary.ok()) return CommandError("tune", summary.status().message(), 1);
+  std::cout << FormatTuneSummary(*summary);
+  for (const TunedTask& t : summary->tasks) {
+    if (t.best_cost > 0)
+      std::cout << "best " << t.spec << " [" << t.template_name << "]: " << t.best_gflops << " GFLOPS, "
+                << t.best_cost * 1e3 << " ms, config " << t.best_config << "\n";
+    else
+      std::cout << "best " << t.spec << " [" << t.template_name << "]: no successful measurement\n";
+  }
+  if (summary->interrupted) {
+    std::cerr << "tunefleet tune: interrupted; every result so far is in " << a.db
+              << " (run the same command again to resume)\n";
+    return 130;
+  }
+  return 0;
+}
+
+}  // namespace
 
 void RegisterTune(CLI::App& app, int* exit_code) {
-  auto* sub = app.add_subcommand("tune", "(not built yet)");
-  sub->callback([exit_code] { *exit_code = CommandError("tune", "not built yet"); });
+  auto a = std::make_shared<TuneArgs>();
+  auto* sub = app.add_subcommand("tune", "Tune tasks (--task) or a whole ONNX model on the devices of a key");
+  sub->add_option("model", a->model, "ONNX model file (optional when --task is given)");
+  sub->add_option("--task", a->task_specs,
+                  "Task spec, repeatable: gemm:M,N,K[:dtype], conv2d:N,C,H,W,K,KH,KW,stride,pad[:dtype], "
+                  "dwconv2d:N,C,H,W,KH,KW,stride,pad[:dtype], ...");
+  sub->add_option("--rpc-tracker", a->tracker, "Tracker address host:port (default 127.0.0.1:9190)");
+  sub->add_option("--rpc-key", a->key, "Device key to lease devices of")->required();
+  sub->add_option("--token", a->token, "Shared token of the tracker")->envname("TUNEFLEET_TOKEN");
+  sub->add_option("--db", a->db, "SQLite tuning log (created when missing; default tunefleet.db)");
+  sub->add_option("--template", a->template_name, "Force one template (default: every template that fits)");
+  sub->add_option("--trials", a->trials, "Total trials over all tasks, recorded ones included, or 'all'");
+  sub->add_option("--time-budget", a->time_budget, "Stop after this many seconds (alternative to --trials)");
+  sub->add_option("--tuner", a->tuner, "xgb | ga | random | grid (default xgb)");
+  sub->add_option("--number", a->number, "Runs averaged into one cost (default 4)");
+  sub->add_option("--repeat", a->repeat, "Costs measured per config (default 3)");
+  sub->add_option("--min-repeat-ms", a->min_repeat_ms, "Grow --number until one repeat lasts this long");
+  sub->add_option("--timeout", a->timeout, "Seconds a job may take on the agent (build + run; default 20)");
+  sub->add_option("--early-stopping", a->early_stopping, "Stop a task after N trials without a new best");
+  sub->add_option("--wait", a->wait, "Seconds to wait for a free device of the key (default 60)");
+  sub->add_option("--device-wait", a->device_wait, "Seconds to wait for a lost device to come back (default 300)");
+  sub->add_option("--devices", a->devices, "Devices of the key to lease (default 1)");
+  sub->add_option("--priority", a->priority, "Queue priority, higher first (default 0)");
+  sub->add_option("--batch", a->batch, "Configs sent per batch (default 16)");
+  sub->add_option("--seed", a->seed, "Seed of the search (runs with the same seed propose the same configs)");
+  sub->add_flag("--fresh", a->fresh, "Do not resume from the log: start the search over");
+  sub->add_flag("--no-transfer", a->no_transfer, "Do not warm-start the model from other tasks/devices");
+  sub->add_option("--precision", a->precision, "Model precision: float32 | float16 | float16-acc32");
+  sub->add_option("--mixed-precision-ops", a->mixed_ops, "Op kinds that take --precision (default conv2d,dense)");
+  sub->add_option("--input-shape", a->input_shapes, "Shape of a dynamic model input, name:1x3x224x224");
+  sub->callback([a, exit_code] { *exit_code = RunTuneCommand(*a); });
 }
 
 }  // namespace tunefleet

@@ -22,5 +22,6 @@ void RegisterTasks(CLI::App& app, int* exit_code);  // cmd_tasks.cc
 void RegisterReport(CLI::App& app, int* exit_code); // cmd_report.cc
 void RegisterExport(CLI::App& app, int* exit_code); // cmd_export.cc
 void RegisterImport(CLI::App& app, int* exit_code); // cmd_import.cc
+void RegisterMeasure(CLI::App& app, int* exit_code); // cmd_measure.cc
 
 }  // namespace tunefleet

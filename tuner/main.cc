@@ -15,6 +15,7 @@ constexpr tunefleet::RegisterCommandFn kCommands[] = {
     tunefleet::RegisterReport,
     tunefleet::RegisterExport,
     tunefleet::RegisterImport,
+    tunefleet::RegisterMeasure,
 };
 
 }  // namespace

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The test command: installs what is missing, builds, runs every test with CTest (unit, integration on PoCL,
+# fault and deploy tests; the integration tests start their own tracker and agents on loopback).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+bash scripts/build.sh
+cd "${BUILD_DIR:-build}"
+# PoCL compiles kernels on the CPU; its cache keeps CI from compiling the same kernel twice.
+export POCL_CACHE_DIR=${POCL_CACHE_DIR:-$(mktemp -d)}
+ctest --output-on-failure --timeout 900 -j 2

@@ -1,0 +1,60 @@
+// Issue 2's bad input: one clear line each, non-zero exit, bounded time, nothing recorded is touched.
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "tests/local_fleet.h"
+
+namespace tunefleet::testing {
+namespace {
+
+int Lines(const std::string& s) {
+  int n = 0;
+  for (char c : s) n += c == '\n';
+  return n;
+}
+
+TEST(BadInputE2E, GivenAMalformedTaskSpecWeShouldGetOneLineAndExit2) {
+  LocalFleet fleet;
+  RunResult r = fleet.Cli({"tune", "--rpc-key", "k", "--task", "gemm:64,x,64", "--db", fleet.db()},
+                          std::chrono::seconds(30));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("gemm:64,x,64"), std::string::npos) << r.output;
+  EXPECT_EQ(Lines(r.output), 1) << r.output;
+}
+
+TEST(BadInputE2E, GivenNoTrackerListeningTheTunerShouldFailWithinBoundedTime) {
+  LocalFleet fleet;  // no tracker started on its port
+  auto start = std::chrono::steady_clock::now();
+  RunResult r = fleet.Cli({"tune", "--rpc-key", "k", "--task", "gemm:64,64,64", "--db", fleet.db()},
+                          std::chrono::seconds(60));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find(fleet.address()), std::string::npos) << r.output;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+}
+
+TEST(BadInputE2E, GivenNoAgentForTheKeyTheTunerShouldWaitThenSaySo) {
+  LocalFleet fleet;
+  fleet.StartTracker();
+  RunResult r = fleet.Cli({"tune", "--rpc-key", "nobody", "--task", "gemm:64,64,64", "--db", fleet.db(), "--wait",
+                           "2"},
+                          std::chrono::seconds(60));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("nobody"), std::string::npos) << r.output;
+}
+
+TEST(BadInputE2E, GivenAnUnwritableDatabasePathWeShouldSayWhichPath) {
+  LocalFleet fleet;
+  // A path under a regular file cannot be created, not even by root (CI runs as root, so modes would not do).
+  std::string file = fleet.dir() + "/a-file";
+  std::ofstream(file) << "x";
+  std::string db = file + "/tune.db";
+  RunResult r = fleet.Cli({"tune", "--rpc-key", "k", "--task", "gemm:64,64,64", "--db", db},
+                          std::chrono::seconds(30));
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find(db), std::string::npos) << r.output;
+  EXPECT_EQ(Lines(r.output), 1) << r.output;
+}
+
+}  // namespace
+}  // namespace tunefleet::testing

@@ -1,0 +1,127 @@
+#include "tests/local_fleet.h"
+
+#include <signal.h>
+#include <sqlite3.h>
+
+#include <stdexcept>
+#include <thread>
+
+namespace tunefleet::testing {
+
+LocalFleet::LocalFleet() : dir_(MakeTempDir("fleet")), port_(FreeLoopbackPort()) {}
+
+LocalFleet::~LocalFleet() {
+  for (auto& a : agents_) a->Signal(SIGTERM);
+  if (tracker_) tracker_->Signal(SIGTERM);
+  for (auto& a : agents_) a->Wait(std::chrono::seconds(5));
+  if (tracker_) tracker_->Wait(std::chrono::seconds(5));
+}
+
+void LocalFleet::StartTracker(const std::vector<std::string>& extra) {
+  std::vector<std::string> argv = {BinDir() + "/tunefleet-tracker", "--host", "127.0.0.1", "--port",
+                                   std::to_string(port_)};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  tracker_ = std::make_unique<Subprocess>(argv, dir_ + "/tracker" + std::to_string(tracker_starts_++) + ".log");
+  // Ready when it answers a query.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  std::vector<std::string> token;
+  for (size_t i = 0; i + 1 < extra.size(); ++i)
+    if (extra[i] == "--token") token = {"--token", extra[i + 1]};
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (!Query(token).is_null()) return;
+    if (!tracker_->running()) throw std::runtime_error("tracker exited: " + tracker_->Log());
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  throw std::runtime_error("tracker did not answer: " + tracker_->Log());
+}
+
+void LocalFleet::StopTracker(int sig) {
+  if (!tracker_) return;
+  tracker_->Signal(sig);
+  tracker_->Wait(std::chrono::seconds(10));
+}
+
+size_t LocalFleet::StartAgent(const std::string& key, const std::vector<std::string>& extra,
+                              const std::vector<std::string>& env) {
+  std::vector<std::string> argv = {BinDir() + "/tunefleet-agent", "--tracker", address(), "--key", key};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  agents_.push_back(
+      std::make_unique<Subprocess>(argv, dir_ + "/agent" + std::to_string(agents_.size()) + ".log", env));
+  return agents_.size() - 1;
+}
+
+nlohmann::json LocalFleet::Query(const std::vector<std::string>& extra) {
+  std::vector<std::string> args = {"query", "--json"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  RunResult r = Cli(args, std::chrono::seconds(15));
+  if (r.exit_code != 0) return nullptr;
+  // The JSON document is the whole stdout; log lines (if any) go to stderr before it.
+  auto start = r.output.find('{');
+  if (start == std::string::npos) return nullptr;
+  nlohmann::json j = nlohmann::json::parse(r.output.substr(start), nullptr, false);
+  return j.is_discarded() ? nlohmann::json() : j;
+}
+
+bool LocalFleet::WaitForAgents(const std::string& key, size_t n, std::chrono::seconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    nlohmann::json q = Query();
+    size_t found = 0;
+    if (q.is_object() && q.contains("agents"))
+      for (const auto& a : q["agents"])
+        if (a.value("key", "") == key) ++found;
+    if (found >= n) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  return false;
+}
+
+RunResult LocalFleet::Cli(std::vector<std::string> args, std::chrono::seconds timeout, bool with_tracker,
+                          const std::vector<std::string>& env) {
+  std::vector<std::string> argv = {BinDir() + "/tunefleet"};
+  if (!args.empty()) {
+    argv.push_back(args[0]);
+    if (with_tracker) {
+      argv.push_back("--rpc-tracker");
+      argv.push_back(address());
+    }
+    argv.insert(argv.end(), args.begin() + 1, args.end());
+  }
+  return Run(argv, timeout, env);
+}
+
+std::unique_ptr<Subprocess> LocalFleet::CliAsync(std::vector<std::string> args) {
+  std::vector<std::string> argv = {BinDir() + "/tunefleet", args[0], "--rpc-tracker", address()};
+  argv.insert(argv.end(), args.begin() + 1, args.end());
+  static int n = 0;
+  return std::make_unique<Subprocess>(argv, dir_ + "/cli" + std::to_string(n++) + ".log");
+}
+
+std::vector<std::vector<std::string>> LocalFleet::Sql(const std::string& query, const std::string& db_path) const {
+  sqlite3* db = nullptr;
+  std::string path = db_path.empty() ? db() : db_path;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+    sqlite3_close(db);
+    throw std::runtime_error("cannot open " + path);
+  }
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_prepare_v2(db, query.c_str(), -1, &st, nullptr) != SQLITE_OK) {
+    std::string err = sqlite3_errmsg(db);
+    sqlite3_close(db);
+    throw std::runtime_error("bad query: " + err);
+  }
+  std::vector<std::vector<std::string>> rows;
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    std::vector<std::string> row;
+    for (int i = 0; i < sqlite3_column_count(st); ++i) {
+      const unsigned char* t = sqlite3_column_text(st, i);
+      row.emplace_back(t ? reinterpret_cast<const char*>(t) : "");
+    }
+    rows.push_back(std::move(row));
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return rows;
+}
+
+}  // namespace tunefleet::testing

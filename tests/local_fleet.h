@@ -1,0 +1,56 @@
+// LocalFleet: the world of an integration test, built from real processes on loopback — a tracker, agents
+// on this machine's OpenCL device (PoCL), and the tunefleet CLI — plus a SQLite file in a temp dir.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/subprocess.h"
+
+namespace tunefleet::testing {
+
+class LocalFleet {
+ public:
+  LocalFleet();
+  ~LocalFleet();
+
+  // Starts (or restarts, on the same port) the tracker with extra flags.
+  void StartTracker(const std::vector<std::string>& extra = {});
+  void StopTracker(int sig = SIGTERM);
+  // Starts an agent of `key`; returns its index.
+  size_t StartAgent(const std::string& key, const std::vector<std::string>& extra = {},
+                    const std::vector<std::string>& env = {});
+  Subprocess& agent(size_t i) { return *agents_[i]; }
+  Subprocess& tracker() { return *tracker_; }
+
+  // `tunefleet query --json`, or a null json when the tracker does not answer.
+  nlohmann::json Query(const std::vector<std::string>& extra = {});
+  // Waits until the tracker lists `n` agents of `key`; false on timeout.
+  bool WaitForAgents(const std::string& key, size_t n, std::chrono::seconds timeout = std::chrono::seconds(60));
+
+  // Runs `tunefleet <args...>` to completion (with --rpc-tracker added after the subcommand when `with_tracker`).
+  RunResult Cli(std::vector<std::string> args, std::chrono::seconds timeout = std::chrono::seconds(600),
+                bool with_tracker = true, const std::vector<std::string>& env = {});
+  // Starts `tunefleet <args...>` in the background (with --rpc-tracker).
+  std::unique_ptr<Subprocess> CliAsync(std::vector<std::string> args);
+
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  const std::string& dir() const { return dir_; }
+  std::string db() const { return dir_ + "/tune.db"; }
+
+  // SELECT over the test's database through the sqlite3 C API; each row as strings.
+  std::vector<std::vector<std::string>> Sql(const std::string& query, const std::string& db_path = "") const;
+
+ private:
+  std::string dir_;
+  int port_;
+  std::unique_ptr<Subprocess> tracker_;
+  std::vector<std::unique_ptr<Subprocess>> agents_;
+  int tracker_starts_ = 0;
+};
+
+}  // namespace tunefleet::testing

@@ -1,0 +1,83 @@
+// Issue 2: what the agent says about bad kernels, through the real tracker and agent on PoCL.
+// A deliberately wrong kernel → wrong answer (5); a syntax error → device compile failed (3) with the build log;
+// an over-large work-group → invalid config (1), caught before launching.
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "tests/local_fleet.h"
+
+namespace tunefleet::testing {
+namespace {
+
+class StatusCodesE2E : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fleet_.StartTracker();
+    fleet_.StartAgent("pocl");
+    ASSERT_TRUE(fleet_.WaitForAgents("pocl", 1)) << fleet_.agent(0).Log();
+    RunResult dump = fleet_.Cli({"measure", "--task", "gemm:64,64,64", "--dump-program"}, std::chrono::seconds(30),
+                                false);
+    ASSERT_EQ(dump.exit_code, 0) << dump.output;
+    gemm_ = nlohmann::json::parse(dump.output.substr(dump.output.find('{')));
+  }
+
+  // Measures a program through the tracker; returns the MeasureResult JSON.
+  nlohmann::json Measure(const nlohmann::json& program) {
+    std::string path = fleet_.dir() + "/program" + std::to_string(n_++) + ".json";
+    std::ofstream(path) << program.dump();
+    RunResult r = fleet_.Cli({"measure", "--rpc-key", "pocl", "--program", path}, std::chrono::seconds(120));
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return nlohmann::json::parse(r.output.substr(r.output.find('{')), nullptr, false);
+  }
+
+  // The GEMM task's program with its launches replaced by one kernel writing the output buffer.
+  nlohmann::json WithKernel(const std::string& source, const std::string& entry) {
+    nlohmann::json p = gemm_;
+    std::string out = p["outputBuffer"];
+    nlohmann::json count = 0;
+    for (const auto& b : p["buffers"])
+      if (b["name"] == out) count = b["count"];
+    p["launches"] = nlohmann::json::array({{{"source", source},
+                                            {"entry", entry},
+                                            {"args", {{{"buffer", out}}}},
+                                            {"globalSize", {count}}}});
+    return p;
+  }
+
+  LocalFleet fleet_;
+  nlohmann::json gemm_;
+  int n_ = 0;
+};
+
+TEST_F(StatusCodesE2E, GivenTheTemplatesOwnProgramTheAgentShouldReportSuccessWithCosts) {
+  nlohmann::json r = Measure(gemm_);
+  EXPECT_EQ(r["status"], 0) << r.dump();
+  EXPECT_FALSE(r["costs"].empty()) << r.dump();
+}
+
+TEST_F(StatusCodesE2E, GivenAKernelThatComputesTheWrongThingWeShouldGetWrongAnswer) {
+  nlohmann::json r = Measure(WithKernel("__kernel void wrong(__global float* c) { c[get_global_id(0)] = 1.0f; }",
+                                        "wrong"));
+  EXPECT_EQ(r["status"], 5) << r.dump();
+}
+
+TEST_F(StatusCodesE2E, GivenASyntaxErrorWeShouldGetDeviceCompileFailedWithTheBuildLog) {
+  nlohmann::json r = Measure(WithKernel("__kernel void broken(__global float* c) { c[0] = undeclared_name; }",
+                                        "broken"));
+  EXPECT_EQ(r["status"], 3) << r.dump();
+  EXPECT_NE(r["message"].get<std::string>().find("undeclared_name"), std::string::npos) << r.dump();
+}
+
+TEST_F(StatusCodesE2E, GivenAWorkGroupLargerThanTheDeviceAllowsWeShouldGetInvalidConfig) {
+  nlohmann::json p = gemm_;
+  for (auto& l : p["launches"]) {
+    l["globalSize"] = {65536, 1};
+    l["localSize"] = {65536, 1};
+  }
+  nlohmann::json r = Measure(p);
+  EXPECT_EQ(r["status"], 1) << r.dump();
+}
+
+}  // namespace
+}  // namespace tunefleet::testing

@@ -1,0 +1,55 @@
+// Issue 2's end-to-end promise: a real tracker, a real agent on PoCL and the tunefleet CLI tune a small GEMM;
+// every trial lands in SQLite, the best config was checked against the reference, the query lists the agent.
+#include <gtest/gtest.h>
+
+#include "tests/local_fleet.h"
+
+namespace tunefleet::testing {
+namespace {
+
+class TuneGemmE2E : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fleet_.StartTracker();
+    fleet_.StartAgent("pocl");
+    ASSERT_TRUE(fleet_.WaitForAgents("pocl", 1)) << fleet_.agent(0).Log();
+  }
+  LocalFleet fleet_;
+};
+
+TEST_F(TuneGemmE2E, GivenOneAgentATuningRunShouldRecordEveryTrialAndAVerifiedBest) {
+  RunResult r = fleet_.Cli({"tune", "--rpc-key", "pocl", "--task", "gemm:64,64,64", "--trials", "16", "--tuner",
+                            "random", "--db", fleet_.db(), "--number", "1", "--repeat", "2", "--batch", "8"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("best gemm:64,64,64"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("GFLOPS"), std::string::npos) << r.output;
+
+  // One record per trial, each with a status; costs for the successes.
+  EXPECT_EQ(fleet_.Sql("SELECT count(*) FROM records")[0][0], "16");
+  auto ok = fleet_.Sql("SELECT count(*), min(mean_cost) FROM records WHERE status = 0");
+  EXPECT_GE(std::stoi(ok[0][0]), 1) << r.output;
+  EXPECT_GT(std::stod(ok[0][1]), 0.0);
+  // Every record names the task, template, device and session it belongs to.
+  EXPECT_EQ(fleet_.Sql("SELECT count(*) FROM records r JOIN tasks t ON t.id = r.task_id JOIN templates p ON "
+                       "p.id = r.template_id JOIN devices d ON d.id = r.device_id JOIN sessions s ON "
+                       "s.id = r.session_id WHERE t.spec LIKE 'gemm:64,64,64%'")[0][0],
+            "16");
+
+  // `best` reports a successful (reference-checked: status 0 means it matched) config.
+  RunResult best = fleet_.Cli({"best", "--db", fleet_.db(), "--json"}, std::chrono::seconds(30), false);
+  ASSERT_EQ(best.exit_code, 0) << best.output;
+  EXPECT_NE(best.output.find("gemm:64,64,64"), std::string::npos) << best.output;
+
+  // The query lists the agent with the jobs it did.
+  nlohmann::json q = fleet_.Query();
+  ASSERT_TRUE(q.is_object());
+  ASSERT_EQ(q["agents"].size(), 1u) << q.dump();
+  EXPECT_EQ(q["agents"][0]["key"], "pocl");
+  EXPECT_GE(q["agents"][0]["jobs_done"].get<int>(), 1) << q.dump();
+  RunResult text = fleet_.Cli({"query"}, std::chrono::seconds(15));
+  EXPECT_EQ(text.exit_code, 0);
+  EXPECT_NE(text.output.find("pocl"), std::string::npos) << text.output;
+}
+
+}  // namespace
+}  // namespace tunefleet::testing

@@ -1,0 +1,150 @@
+// `tunefleet measure`: measure one kernel program on a device of a key — a template's config
+// (--task/--config) or a hand-edited program (--program FILE.json). For debugging kernels and for the
+// end-to-end tests of the status codes; nothing is recorded.
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include <google/protobuf/util/json_util.h>
+#include <nlohmann/json.hpp>
+
+#include "search-spaces/template.h"
+#include "tuner/command.h"
+#include "tuner/measure_session.h"
+
+namespace tunefleet {
+namespace {
+
+struct MeasureArgs {
+  std::string tracker = "127.0.0.1:9190";
+  std::string key;
+  std::string token;
+  std::string task_spec;
+  std::string template_name;
+  std::string config;         // JSON; empty = the template's fallback
+  std::string program_file;   // KernelProgram in protobuf JSON form
+  bool dump_program = false;  // print the program instead of measuring (no tracker needed)
+  double wait = 30;
+  uint32_t number = 2, repeat = 2;
+};
+
+Result<proto::KernelProgram> ProgramFromFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::IOError("cannot read " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  proto::KernelProgram p;
+  auto st = google::protobuf::util::JsonStringToMessage(ss.str(), &p);
+  if (!st.ok()) return Status::InvalidArgument(path + ": not a kernel program: " + std::string(st.message()));
+  return p;
+}
+
+Result<proto::KernelProgram> ProgramFromTemplate(const MeasureArgs& a, const DeviceLimits& limits) {
+  TF_ASSIGN_OR_RETURN(Task task, Task::Parse(a.task_spec));
+  const Template* tmpl = nullptr;
+  if (!a.template_name.empty()) {
+    tmpl = FindTemplate(a.template_name);
+    if (tmpl == nullptr) return Status::InvalidArgument("unknown template '" + a.template_name + "'");
+  } else {
+    for (const auto& t : AllTemplates())
+      if (t->Supports(task, limits, nullptr)) {
+        tmpl = t.get();
+        break;
+      }
+    if (tmpl == nullptr) return Status::InvalidArgument("no template can run " + task.ToSpec());
+  }
+  TF_ASSIGN_OR_RETURN(Space space, tmpl->MakeSpace(task, limits));
+  Config c = tmpl->Fallback(task, space);
+  if (!a.config.empty()) {
+    nlohmann::json j = nlohmann::json::parse(a.config, nullptr, false);
+    if (j.is_discarded()) return Status::InvalidArgument("--config is not JSON: " + a.config);
+    TF_ASSIGN_OR_RETURN(c, space.FromJson(j));
+  }
+  std::string why = space.Check(c);
+  if (!why.empty()) return Status::InvalidArgument("config rejected before compiling: " + why);
+  return tmpl->Generate(task, space, c);
+}
+
+int Run(const MeasureArgs& a) {
+  if (a.task_spec.empty() == a.program_file.empty())
+    return CommandError("measure", "give exactly one of --task or --program", 2);
+  if (a.dump_program) {
+    DeviceLimits generic;  // generic limits: the program is for inspection or editing
+    generic.max_work_group_size = 1024;
+    for (auto& s : generic.max_work_item_sizes) s = 1024;
+    generic.local_mem_bytes = 48 * 1024;
+    generic.image_support = true;
+    generic.image2d_max_width = generic.image2d_max_height = 16384;
+    generic.fp16 = true;
+    auto p = a.program_file.empty() ? ProgramFromTemplate(a, generic) : ProgramFromFile(a.program_file);
+    if (!p.ok()) return CommandError("measure", p.status().message(), 2);
+    std::string out;
+    google::protobuf::util::JsonPrintOptions opts;
+    opts.add_whitespace = true;
+    (void)google::protobuf::util::MessageToJsonString(*p, &out, opts);
+    std::cout << out;
+    return 0;
+  }
+  if (a.key.empty()) return CommandError("measure", "--rpc-key is required", 2);
+  proto::KernelProgram program;
+  if (!a.program_file.empty()) {
+    auto p = ProgramFromFile(a.program_file);
+    if (!p.ok()) return CommandError("measure", p.status().message(), 2);
+    program = std::move(p).value();
+  }
+  SessionOptions so;
+  so.tracker = a.tracker;
+  so.key = a.key;
+  so.token = a.token;
+  so.wait = a.wait;
+  so.device_wait = a.wait;
+  so.client = "tunefleet measure";
+  auto session = MeasureSession::Open(so);
+  if (!session.ok()) return CommandError("measure", session.status().message(), 1);
+  if (!a.task_spec.empty()) {
+    auto p = ProgramFromTemplate(a, DeviceLimits::From((*session)->devices().front().device()));
+    if (!p.ok()) return CommandError("measure", p.status().message(), 2);
+    program = std::move(p).value();
+  }
+  if (program.timing().repeat() == 0) {
+    program.mutable_timing()->set_number(a.number);
+    program.mutable_timing()->set_repeat(a.repeat);
+  }
+  proto::MeasureResult result;
+  std::string fingerprint;
+  Status st = (*session)->Measure({&program}, [&](size_t, const proto::MeasureResult& r, const std::string& fp) {
+    result = r;
+    fingerprint = fp;
+    return Status::OK();
+  });
+  if (!st.ok()) return CommandError("measure", st.message(), 1);
+  std::string out;
+  google::protobuf::util::JsonPrintOptions opts;
+  opts.always_print_primitive_fields = true;
+  opts.always_print_enums_as_ints = true;
+  (void)google::protobuf::util::MessageToJsonString(result, &out, opts);
+  std::cout << out << "\n";
+  return 0;
+}
+
+}  // namespace
+
+void RegisterMeasure(CLI::App& app, int* exit_code) {
+  auto a = std::make_shared<MeasureArgs>();
+  auto* sub = app.add_subcommand("measure", "Measure one kernel program on a device of a key (nothing is recorded)");
+  sub->add_option("--rpc-tracker", a->tracker, "Tracker address host:port (default 127.0.0.1:9190)");
+  sub->add_option("--rpc-key", a->key, "Device key");
+  sub->add_option("--token", a->token, "Shared token of the tracker")->envname("TUNEFLEET_TOKEN");
+  sub->add_option("--task", a->task_spec, "Task spec; the program is generated by its template");
+  sub->add_option("--template", a->template_name, "Template (default: the first that fits)");
+  sub->add_option("--config", a->config, "Config as JSON (default: the template's fallback)");
+  sub->add_option("--program", a->program_file, "A kernel program in protobuf JSON form");
+  sub->add_flag("--dump-program", a->dump_program, "Print the program as JSON instead of measuring it");
+  sub->add_option("--wait", a->wait, "Seconds to wait for a device (default 30)");
+  sub->add_option("--number", a->number, "Runs per cost when the program sets no timing (default 2)");
+  sub->add_option("--repeat", a->repeat, "Costs when the program sets no timing (default 2)");
+  sub->callback([a, exit_code] { *exit_code = Run(*a); });
+}
+
+}  // namespace tunefleet

@@ -1,0 +1,128 @@
+#include "tuner/measure_session.h"
+
+#include <chrono>
+#include <thread>
+#include <unordered_map>
+
+#include <spdlog/spdlog.h>
+
+#include "tracker/client.h"
+#include "tracker/lease_keep_alive.h"
+
+namespace tunefleet {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsLeft(Clock::time_point deadline) {
+  return std::chrono::duration<double>(deadline - Clock::now()).count();
+}
+
+}  // namespace
+
+MeasureSession::MeasureSession(const SessionOptions& opts) : opts_(opts) {}
+
+MeasureSession::~MeasureSession() { Release(); }
+
+Result<std::unique_ptr<MeasureSession>> MeasureSession::Open(const SessionOptions& opts) {
+  std::unique_ptr<MeasureSession> s(new MeasureSession(opts));
+  TF_ASSIGN_OR_RETURN(s->client_, TrackerClient::Connect(opts.tracker, opts.token, opts.connect_timeout));
+  TF_RETURN_IF_ERROR(s->Acquire(opts.wait));
+  return s;
+}
+
+Status MeasureSession::Acquire(double wait) {
+  TF_ASSIGN_OR_RETURN(Lease lease, client_->Acquire(opts_.key, opts_.devices, 1, opts_.priority, wait, opts_.client));
+  if (lease.devices.empty()) return Status::Internal("tracker granted a lease without devices");
+  lease_id_ = lease.lease_id;
+  devices_ = lease.devices;
+  keep_alive_ = std::make_unique<LeaseKeepAlive>(client_.get(), lease);
+  return Status::OK();
+}
+
+void MeasureSession::Release() {
+  if (lease_id_.empty()) return;
+  keep_alive_.reset();
+  Lease lease;
+  lease.lease_id = lease_id_;
+  Status st = client_->Release(lease);
+  if (!st.ok()) spdlog::debug("release of lease {}: {}", lease_id_, st.ToString());
+  lease_id_.clear();
+}
+
+Status MeasureSession::Measure(
+    const std::vector<const proto::KernelProgram*>& programs,
+    const std::function<Status(size_t, const proto::MeasureResult&, const std::string&)>& on_result) {
+  std::vector<size_t> pending(programs.size());
+  for (size_t i = 0; i < pending.size(); ++i) pending[i] = i;
+  bool waiting = false;  // a device was lost and we are inside the device-wait window
+  Clock::time_point deadline;
+
+  while (!pending.empty()) {
+    size_t results = 0;
+    Status callback_error;
+    std::vector<size_t> next;
+    if (!lease_id_.empty()) {
+      std::unordered_map<uint64_t, size_t> job_to_program;
+      std::vector<proto::MeasureJob> jobs;
+      for (size_t i : pending) {
+        proto::MeasureJob job;
+        job.set_job_id(next_job_id_++);
+        *job.mutable_program() = *programs[i];
+        job_to_program[job.job_id()] = i;
+        jobs.push_back(std::move(job));
+      }
+      Status st = client_->Measure(lease_id_, std::move(jobs), [&](const proto::MeasureEvent& ev) {
+        auto it = job_to_program.find(ev.job_id());
+        if (it == job_to_program.end()) return;
+        size_t i = it->second;
+        job_to_program.erase(it);
+        if (ev.device_lost()) {
+          spdlog::warn("device {} lost mid-job: {}; the job will be measured again", ev.agent_id(), ev.message());
+          next.push_back(i);
+          return;
+        }
+        if (!callback_error.ok()) {
+          next.push_back(i);
+          return;
+        }
+        callback_error = on_result(i, ev.result(), ev.device_fingerprint());
+        ++results;
+      });
+      if (!callback_error.ok()) return callback_error;
+      // Jobs without any event (the call failed part-way) are measured again too.
+      for (const auto& [job, i] : job_to_program) next.push_back(i);
+      if (!st.ok() && results == 0) spdlog::warn("measure on lease {}: {}", lease_id_, st.ToString());
+    } else {
+      next = pending;
+    }
+    pending = std::move(next);
+    if (pending.empty()) break;
+    if (results > 0) continue;  // progress on this lease: send the rest again
+
+    // No progress: the lease lost its devices (or the tracker went away). Wait for a device of the key, bounded.
+    if (!waiting) {
+      waiting = true;
+      deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                    std::chrono::duration<double>(opts_.device_wait));
+      spdlog::warn("no device left on the lease; waiting up to {:.0f} s for a device of key '{}'", opts_.device_wait,
+                   opts_.key);
+    }
+    Release();
+    Status last;
+    while (SecondsLeft(deadline) > 0) {
+      last = Acquire(std::min(10.0, std::max(0.5, SecondsLeft(deadline))));
+      if (last.ok()) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+    if (lease_id_.empty())
+      return Status::Unavailable("no device of key '" + opts_.key + "' came back within " +
+                                 std::to_string(static_cast<int>(opts_.device_wait)) + " s; " +
+                                 std::to_string(pending.size()) + " jobs were not measured (nothing recorded for them)" +
+                                 (last.ok() ? "" : ": " + last.message()));
+    spdlog::info("device of key '{}' available again: {}", opts_.key, devices_.front().device().name());
+  }
+  return Status::OK();
+}
+
+}  // namespace tunefleet

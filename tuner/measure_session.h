@@ -1,0 +1,65 @@
+// MeasureSession: the tuner's side of a lease on the tracker. Acquires devices, keeps the lease alive,
+// sends batches and hands back one result per job. A job whose device was lost mid-batch is not a result:
+// it is sent again (on another device of the lease, or on a re-acquired lease once a device of the key
+// returns), waiting at most `device_wait` seconds for a device, so no job is recorded as a failure
+// because of the loss.
+// Thread safety: used by one thread (the keep-alive runs on its own thread inside).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "proto/tunefleet.pb.h"
+
+namespace tunefleet {
+
+class TrackerClient;
+class LeaseKeepAlive;
+
+struct SessionOptions {
+  std::string tracker;       // host:port
+  std::string key;
+  std::string token;
+  uint32_t devices = 1;      // devices wanted
+  int32_t priority = 0;
+  double wait = 60;          // seconds to wait for a device at the start
+  double device_wait = 300;  // seconds to wait for a device to come back after a loss
+  double connect_timeout = 5;
+  std::string client;        // shown in `tunefleet query`
+};
+
+class MeasureSession {
+ public:
+  static Result<std::unique_ptr<MeasureSession>> Open(const SessionOptions& opts);
+  ~MeasureSession();
+  MeasureSession(const MeasureSession&) = delete;
+  MeasureSession& operator=(const MeasureSession&) = delete;
+
+  // The devices of the current lease (at least one).
+  const std::vector<proto::LeasedDevice>& devices() const { return devices_; }
+
+  // Measures every program; `on_result(i, result, device_fingerprint)` is called once per job i, as results
+  // arrive. Fails only when no device could be had within device_wait, or the tracker is gone for good.
+  Status Measure(const std::vector<const proto::KernelProgram*>& programs,
+                 const std::function<Status(size_t, const proto::MeasureResult&, const std::string&)>& on_result);
+
+  // Frees the devices now (also done by the destructor).
+  void Release();
+
+ private:
+  explicit MeasureSession(const SessionOptions& opts);
+  Status Acquire(double wait);
+
+  SessionOptions opts_;
+  std::unique_ptr<TrackerClient> client_;
+  std::unique_ptr<LeaseKeepAlive> keep_alive_;
+  std::string lease_id_;
+  std::vector<proto::LeasedDevice> devices_;
+  uint64_t next_job_id_ = 1;
+};
+
+}  // namespace tunefleet

@@ -1,0 +1,61 @@
+#include "tuner/progress.h"
+
+#include <unistd.h>
+
+#include <cmath>
+
+namespace tunefleet {
+
+Progress::Progress(uint64_t total_trials, std::FILE* out)
+    : total_(total_trials), out_(out), tty_(isatty(fileno(out)) != 0), start_(std::chrono::steady_clock::now()) {}
+
+double Progress::elapsed_seconds() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+}
+
+double Progress::EtaSeconds() const {
+  if (total_ == 0 || done_ == 0) return -1;
+  if (done_ >= total_) return 0;
+  return elapsed_seconds() / static_cast<double>(done_) * static_cast<double>(total_ - done_);
+}
+
+std::string FormatDuration(double s) {
+  if (s < 0) return "?";
+  long t = std::lround(s);
+  char buf[32];
+  if (t >= 3600) std::snprintf(buf, sizeof buf, "%ldh%02ldm", t / 3600, (t % 3600) / 60);
+  else if (t >= 60) std::snprintf(buf, sizeof buf, "%ldm%02lds", t / 60, t % 60);
+  else std::snprintf(buf, sizeof buf, "%lds", t);
+  return buf;
+}
+
+void Progress::Show(const std::string& task_label, double last_gflops, double best_gflops,
+                    const std::string& extra, bool force) {
+  if (!tty_ && !force) return;
+  char head[64];
+  if (total_ > 0) std::snprintf(head, sizeof head, "trial %llu/%llu", static_cast<unsigned long long>(done_),
+                                static_cast<unsigned long long>(total_));
+  else std::snprintf(head, sizeof head, "trial %llu", static_cast<unsigned long long>(done_));
+  std::string line = std::string(head) + " | " + task_label;
+  char nums[128];
+  std::snprintf(nums, sizeof nums, " | current %.2f GFLOPS | best %.2f GFLOPS | elapsed %s | ETA %s", last_gflops,
+                best_gflops, FormatDuration(elapsed_seconds()).c_str(), FormatDuration(EtaSeconds()).c_str());
+  line += nums;
+  if (!extra.empty()) line += " | " + extra;
+  if (tty_) {
+    std::fprintf(out_, "\r\033[K%s", line.c_str());
+    line_open_ = true;
+    if (force) Finish();
+  } else {
+    std::fprintf(out_, "%s\n", line.c_str());
+  }
+  std::fflush(out_);
+}
+
+void Progress::Finish() {
+  if (line_open_) std::fprintf(out_, "\n");
+  line_open_ = false;
+  std::fflush(out_);
+}
+
+}  // namespace tunefleet

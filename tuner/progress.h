@@ -1,0 +1,43 @@
+// Progress output for long tuning runs: trials, current and best GFLOPS, ETA. On a terminal one line is
+// rewritten in place; otherwise (logs, CI) one line per batch is printed.
+// Thread safety: used by one thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+namespace tunefleet {
+
+class Progress {
+ public:
+  // `total_trials`: the budget of this run (0 = unknown); `out`: where to print (stderr by default).
+  explicit Progress(uint64_t total_trials, std::FILE* out = stderr);
+
+  // One measured trial of this run.
+  void Trial() { ++done_; }
+  // Rewrites the status line (terminal) or prints it when `force` (end of a batch).
+  void Show(const std::string& task_label, double last_gflops, double best_gflops, const std::string& extra,
+            bool force);
+  // Ends the in-place line so that following output starts on a fresh line.
+  void Finish();
+
+  uint64_t done() const { return done_; }
+  double elapsed_seconds() const;
+  // Seconds left at the current rate, or -1 when unknown.
+  double EtaSeconds() const;
+
+ private:
+  uint64_t total_;
+  uint64_t done_ = 0;
+  std::FILE* out_;
+  bool tty_;
+  bool line_open_ = false;
+  std::chrono::steady_clock::time_point start_;
+};
+
+// "1h02m", "3m05s", "12s".
+std::string FormatDuration(double seconds);
+
+}  // namespace tunefleet

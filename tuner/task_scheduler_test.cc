@@ -1,0 +1,57 @@
+#include "tuner/task_scheduler.h"
+
+#include <gtest/gtest.h>
+
+namespace tunefleet {
+namespace {
+
+TaskProgress Measured(int64_t count, double best_cost, uint64_t trials) {
+  TaskProgress t;
+  t.count = count;
+  t.best_cost = best_cost;
+  t.trials_this_run = trials;
+  t.curve.assign(trials, best_cost);
+  return t;
+}
+
+TEST(TaskSchedulerTest, GivenUntriedTasksEachShouldGetAFirstBatchInOrder) {
+  TaskScheduler s(8);
+  std::vector<TaskProgress> tasks = {Measured(1, 1e-3, 8), TaskProgress{}, TaskProgress{}};
+  EXPECT_EQ(s.Next(tasks), 1);
+  tasks[1] = Measured(1, 1e-3, 8);
+  EXPECT_EQ(s.Next(tasks), 2);
+}
+
+TEST(TaskSchedulerTest, GivenEqualProgressTheHeavierLayerShouldGoFirst) {
+  TaskScheduler s(8);
+  // 3 occurrences × 1 ms outweigh 1 occurrence × 2 ms.
+  std::vector<TaskProgress> tasks = {Measured(1, 2e-3, 16), Measured(3, 1e-3, 16)};
+  EXPECT_EQ(s.Next(tasks), 1);
+}
+
+TEST(TaskSchedulerTest, GivenATaskStillImprovingItShouldWinOverAStalledOneOfEqualWeight) {
+  TaskScheduler s(4);
+  TaskProgress stalled = Measured(1, 1e-3, 8);
+  TaskProgress improving = Measured(1, 1e-3, 8);
+  improving.curve = {4e-3, 4e-3, 4e-3, 4e-3, 2e-3, 2e-3, 1.5e-3, 1e-3};
+  EXPECT_GT(s.Score(improving), s.Score(stalled));
+  EXPECT_EQ(s.Next({stalled, improving}), 1);
+}
+
+TEST(TaskSchedulerTest, GivenEveryTaskDoneItShouldReturnMinusOne) {
+  TaskScheduler s(8);
+  TaskProgress a = Measured(1, 1e-3, 8), b = Measured(2, 1e-3, 8);
+  a.done = b.done = true;
+  EXPECT_EQ(s.Next({a, b}), -1);
+}
+
+TEST(TaskSchedulerTest, GivenATaskWithNoSuccessYetItShouldBeTriedBeforeMeasuredOnes) {
+  TaskScheduler s(8);
+  TaskProgress failing;  // measured, nothing succeeded yet
+  failing.trials_this_run = 8;
+  failing.curve.assign(8, 0);
+  EXPECT_EQ(s.Next({Measured(10, 1e-2, 8), failing}), 1);
+}
+
+}  // namespace
+}  // namespace tunefleet

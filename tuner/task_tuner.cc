@@ -1,0 +1,169 @@
+#include "tuner/task_tuner.h"
+
+#include <chrono>
+#include <map>
+#include <unordered_set>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "storage/tuning_log.h"
+
+namespace tunefleet {
+namespace {
+
+double NowSeconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string WorkloadJson(const Task& task, int64_t count) {
+  nlohmann::json params = nlohmann::json::object();
+  for (const auto& [k, v] : task.params) params[k] = v;
+  return nlohmann::json{{"op", task.op}, {"params", params}, {"precision", PrecisionName(task.precision)},
+                        {"count", count}}
+      .dump();
+}
+
+}  // namespace
+
+TaskTuner::TaskTuner(const Task& task, const Template& tmpl, Space space, const TaskTunerOptions& opts,
+                     TuningLog* log)
+    : task_(task), tmpl_(tmpl), space_(std::move(space)), opts_(opts), log_(log) {}
+
+Result<std::unique_ptr<TaskTuner>> TaskTuner::Create(const Task& task, const Template& tmpl,
+                                                     const DeviceLimits& limits, const TaskTunerOptions& opts,
+                                                     TuningLog* log) {
+  TF_ASSIGN_OR_RETURN(Space space, tmpl.MakeSpace(task, limits));
+  std::unique_ptr<TaskTuner> t(new TaskTuner(task, tmpl, std::move(space), opts, log));
+  t->limits_ = limits;
+  t->flops_ = tmpl.Flops(task);
+  TF_ASSIGN_OR_RETURN(t->task_id_, log->UpsertTask(task.ToSpec(), task.op, WorkloadJson(task, opts.count), t->flops_));
+  TF_ASSIGN_OR_RETURN(t->template_id_, log->UpsertTemplate(tmpl.name(), tmpl.version()));
+  t->fallback_index_ = t->space_.IndexOf(tmpl.Fallback(task, t->space_));
+  TF_ASSIGN_OR_RETURN(t->strategy_, MakeStrategy(opts.strategy, tmpl, t->task_, t->space_, limits));
+  TF_RETURN_IF_ERROR(t->Replay());
+  return t;
+}
+
+// Resume: what the log holds for (task, template, device) is never measured again and seeds the strategy;
+// records of the same template on other tasks or devices warm-start the model (transfer learning).
+Status TaskTuner::Replay() {
+  TF_ASSIGN_OR_RETURN(std::vector<RecordRow> all, log_->Records(0, template_id_, 0));
+  std::vector<Observation> own;
+  std::vector<HistoryRecord> history;
+  std::map<int64_t, std::pair<std::string, double>> tasks;  // id -> (spec, flops)
+  std::map<int64_t, std::string> fingerprints;
+  if (opts_.transfer) {
+    TF_ASSIGN_OR_RETURN(auto task_rows, log_->Tasks());
+    for (const auto& t : task_rows) tasks[t.id] = {t.spec, t.flops};
+    TF_ASSIGN_OR_RETURN(auto device_rows, log_->Devices());
+    for (const auto& d : device_rows) fingerprints[d.id] = d.fingerprint;
+  }
+  for (const RecordRow& r : all) {
+    bool mine = r.task_id == task_id_ && r.device_id == opts_.device_id;
+    if (mine && !opts_.fresh) {
+      own.push_back({r.config_index, r.status == 0, r.mean_cost});
+    } else if (!mine && opts_.transfer && r.status != 1) {
+      history.push_back({tasks[r.task_id].first, fingerprints[r.device_id], r.config, r.status == 0, r.mean_cost,
+                         tasks[r.task_id].second});
+    }
+  }
+  if (!history.empty()) {
+    spdlog::info("{} [{}]: warm start from {} records of other tasks/devices", task_.ToSpec(), tmpl_.name(),
+                 history.size());
+    strategy_->WarmStart(history);
+  }
+  if (!own.empty()) {
+    strategy_->Update(own);
+    for (const auto& o : own) Observe(o.index, o.ok, o.cost);
+    resumed_ = own.size();
+    spdlog::info("{} [{}]: resuming after {} recorded trials (best {:.2f} GFLOPS)", task_.ToSpec(), tmpl_.name(),
+                 own.size(), best_gflops());
+  }
+  return Status::OK();
+}
+
+void TaskTuner::Observe(uint64_t index, bool ok, double cost) {
+  ++trials_;
+  if (index == fallback_index_) {
+    fallback_seen_ = true;
+    fallback_cost_ = ok ? cost : 0;
+  }
+  last_gflops_ = ok && cost > 0 ? flops_ / cost / 1e9 : 0;
+  if (ok && cost > 0 && (best_cost_ == 0 || cost < best_cost_)) {
+    best_cost_ = cost;
+    best_index_ = index;
+    best_trial_ = trials_;
+  }
+  curve_.push_back(best_cost_);
+}
+
+proto::TimingSpec TaskTuner::Timing() const {
+  proto::TimingSpec t;
+  t.set_warmup(opts_.measure.warmup);
+  t.set_number(opts_.measure.number);
+  t.set_repeat(opts_.measure.repeat);
+  t.set_min_repeat_ms(opts_.measure.min_repeat_ms);
+  t.set_timeout_ms(opts_.measure.timeout_ms);
+  return t;
+}
+
+Result<std::vector<CandidateJob>> TaskTuner::Propose(size_t n) {
+  std::vector<CandidateJob> jobs;
+  bool first = true;
+  while (jobs.size() < n && !exhausted_) {
+    std::vector<uint64_t> batch;
+    // The fallback config goes first, so the end-of-run table can tell what tuning bought. Telling the strategy
+    // now keeps it from proposing the same index again.
+    if (first && !fallback_seen_ && space_.ValidIndex(fallback_index_)) {
+      fallback_seen_ = true;
+      batch.push_back(fallback_index_);
+    } else {
+      batch = strategy_->NextBatch(n - jobs.size());
+    }
+    first = false;
+    if (batch.empty()) {
+      exhausted_ = true;
+      break;
+    }
+    for (uint64_t index : batch) {
+      Config c = space_.FromIndex(index);
+      Result<proto::KernelProgram> program = tmpl_.Generate(task_, space_, c);
+      if (!program.ok()) {
+        proto::MeasureResult failed;
+        failed.set_status(proto::HOST_GENERATION_FAILED);
+        failed.set_message(program.status().ToString());
+        TF_RETURN_IF_ERROR(Record(index, failed));
+        continue;
+      }
+      *program->mutable_timing() = Timing();
+      jobs.push_back({index, std::move(program).value()});
+    }
+    first = false;
+  }
+  return jobs;
+}
+
+Status TaskTuner::Record(uint64_t index, const proto::MeasureResult& result, int64_t device_id) {
+  RecordRow r;
+  r.session_id = opts_.session_id;
+  r.task_id = task_id_;
+  r.template_id = template_id_;
+  r.device_id = device_id != 0 ? device_id : opts_.device_id;
+  r.config_index = index;
+  r.config = space_.ToJson(space_.FromIndex(index)).dump();
+  r.status = static_cast<int>(result.status());
+  r.costs.assign(result.costs().begin(), result.costs().end());
+  r.mean_cost = result.status() == proto::OK ? result.mean_cost() : 0;
+  r.compile_time = result.compile_time();
+  r.wall_time = result.wall_time();
+  r.message = result.message();
+  r.timestamp = NowSeconds();
+  TF_RETURN_IF_ERROR(log_->AddRecord(r).status());
+  bool ok = result.status() == proto::OK && result.mean_cost() > 0;
+  strategy_->Update({{index, ok, result.mean_cost()}});
+  Observe(index, ok, result.mean_cost());
+  return Status::OK();
+}
+
+}  // namespace tunefleet

@@ -1,0 +1,110 @@
+// TaskTuner: the state of tuning one (task, template) on one device model — its space, its strategy, what the
+// log already holds (resume), and the best so far. It decides and records; it never talks to the tracker.
+// Thread safety: used by one thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "proto/tunefleet.pb.h"
+#include "search-spaces/space.h"
+#include "search-spaces/task.h"
+#include "search-spaces/template.h"
+#include "tuner/strategy.h"
+
+namespace tunefleet {
+
+class TuningLog;
+
+struct MeasureSettings {
+  uint32_t warmup = 1;
+  uint32_t number = 4;
+  uint32_t repeat = 3;
+  uint32_t min_repeat_ms = 0;
+  uint32_t timeout_ms = 20000;  // whole job on the agent
+};
+
+struct TaskTunerOptions {
+  StrategyOptions strategy;
+  MeasureSettings measure;
+  bool fresh = false;          // ignore what the log holds (records stay; they are not reused)
+  bool transfer = true;        // warm-start the model from other tasks/devices of the template
+  int64_t session_id = 0;
+  int64_t device_id = 0;
+  int64_t count = 1;           // occurrences of the task in the model
+};
+
+// One candidate ready to send.
+struct CandidateJob {
+  uint64_t index = 0;
+  proto::KernelProgram program;
+};
+
+class TaskTuner {
+ public:
+  // Registers task/template in the log, builds the space, replays recorded results into the strategy.
+  static Result<std::unique_ptr<TaskTuner>> Create(const Task& task, const Template& tmpl,
+                                                   const DeviceLimits& limits, const TaskTunerOptions& opts,
+                                                   TuningLog* log);
+
+  // Up to n new candidates. A config whose program cannot be generated is recorded at once as status 2 and
+  // does not appear in the returned list (it still counts as a trial).
+  Result<std::vector<CandidateJob>> Propose(size_t n);
+  // Records one measurement (commits at once) and tells the strategy.
+  // `device_id` 0 = the device given in the options.
+  Status Record(uint64_t index, const proto::MeasureResult& result, int64_t device_id = 0);
+
+  const Task& task() const { return task_; }
+  const Template& tmpl() const { return tmpl_; }
+  const Space& space() const { return space_; }
+  uint64_t trials() const { return trials_; }              // records of this run and resumed ones
+  uint64_t resumed() const { return resumed_; }            // records found in the log at start
+  bool exhausted() const { return exhausted_; }
+  bool has_best() const { return best_cost_ > 0; }
+  double best_cost() const { return best_cost_; }          // seconds
+  double best_gflops() const { return has_best() ? flops_ / best_cost_ / 1e9 : 0; }
+  uint64_t best_index() const { return best_index_; }
+  double last_gflops() const { return last_gflops_; }
+  uint64_t trials_since_best() const { return trials_ - best_trial_; }
+  int64_t count() const { return opts_.count; }
+  // Cost of the template's fallback config (seconds), once measured; 0 otherwise.
+  double fallback_cost() const { return fallback_cost_; }
+  int64_t task_id() const { return task_id_; }
+  int64_t template_id() const { return template_id_; }
+  std::string strategy_status() const { return strategy_->StatusLine(); }
+  // Best cost after each trial in order, 0 while none succeeded (for the scheduler's improvement rate).
+  const std::vector<double>& curve() const { return curve_; }
+
+ private:
+  TaskTuner(const Task& task, const Template& tmpl, Space space, const TaskTunerOptions& opts, TuningLog* log);
+  Status Replay();
+  void Observe(uint64_t index, bool ok, double cost);
+  proto::TimingSpec Timing() const;
+
+  Task task_;
+  const Template& tmpl_;
+  Space space_;
+  DeviceLimits limits_;
+  TaskTunerOptions opts_;
+  TuningLog* log_;  // not owned
+  std::unique_ptr<Strategy> strategy_;
+  int64_t task_id_ = 0;
+  int64_t template_id_ = 0;
+  double flops_ = 0;
+  uint64_t trials_ = 0;
+  uint64_t resumed_ = 0;
+  bool exhausted_ = false;
+  double best_cost_ = 0;
+  uint64_t best_index_ = 0;
+  uint64_t best_trial_ = 0;
+  double last_gflops_ = 0;
+  std::vector<double> curve_;
+  uint64_t fallback_index_ = 0;
+  bool fallback_seen_ = false;  // measured (in this run or an earlier one)
+  double fallback_cost_ = 0;
+};
+
+}  // namespace tunefleet

@@ -1,0 +1,219 @@
+#include "tuner/tune_run.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <map>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "search-spaces/template.h"
+#include "storage/tuning_log.h"
+#include "tuner/progress.h"
+#include "tuner/task_scheduler.h"
+
+namespace tunefleet {
+namespace {
+
+// The TaskTuners of a run, with their place in the task list.
+struct Entry {
+  size_t task_index = 0;
+  std::unique_ptr<TaskTuner> tuner;
+  uint64_t trials_this_run = 0;
+};
+
+Result<std::vector<const Template*>> PickTemplates(const Task& task, const std::string& forced,
+                                                   const DeviceLimits& limits, const std::string& device_name) {
+  if (!forced.empty()) {
+    const Template* t = FindTemplate(forced);
+    if (t == nullptr) return Status::InvalidArgument("unknown template '" + forced + "'");
+    std::string why;
+    if (!t->Supports(task, limits, &why))
+      return Status::InvalidArgument("template " + forced + " cannot run " + task.ToSpec() + " on " + device_name +
+                                     (why.empty() ? "" : ": " + why));
+    return std::vector<const Template*>{t};
+  }
+  std::vector<const Template*> fit = TemplatesFor(task, limits);
+  if (fit.empty()) {
+    std::string why;
+    for (const auto& t : AllTemplates()) {
+      std::string w;
+      if (!t->Supports(task, limits, &w) && !w.empty() && w.find("op") == std::string::npos) why = w;
+    }
+    return Status::InvalidArgument("no template can run " + task.ToSpec() + " on " + device_name +
+                                   (why.empty() ? "" : ": " + why));
+  }
+  return fit;
+}
+
+bool Done(const Entry& e, uint64_t early_stopping) {
+  const TaskTuner& t = *e.tuner;
+  if (t.exhausted()) return true;
+  return early_stopping > 0 && t.has_best() && t.trials_since_best() >= early_stopping;
+}
+
+}  // namespace
+
+Result<TuneSummary> RunTune(const TuneOptions& opts) {
+  if (opts.tasks.empty()) return Status::InvalidArgument("nothing to tune: give --task SPEC or a model file");
+  TF_ASSIGN_OR_RETURN(std::unique_ptr<TuningLog> log, TuningLog::Open(opts.db));
+  TF_ASSIGN_OR_RETURN(std::unique_ptr<MeasureSession> session, MeasureSession::Open(opts.session));
+
+  const proto::DeviceInfo& device = session->devices().front().device();
+  DeviceLimits limits = DeviceLimits::From(device);
+  TF_ASSIGN_OR_RETURN(int64_t device_id, log->UpsertDevice(device));
+  std::map<std::string, int64_t> device_ids = {{device.fingerprint(), device_id}};
+  for (const auto& d : session->devices())
+    if (!device_ids.count(d.device().fingerprint())) {
+      TF_ASSIGN_OR_RETURN(device_ids[d.device().fingerprint()], log->UpsertDevice(d.device()));
+    }
+  TF_ASSIGN_OR_RETURN(int64_t session_id, log->BeginSession(opts.args_json));
+  spdlog::info("tuning on {} device(s) of key '{}': {} ({}), log {}", session->devices().size(), opts.session.key,
+               device.name(), device.driver_version(), opts.db);
+
+  std::vector<Entry> entries;
+  for (size_t i = 0; i < opts.tasks.size(); ++i) {
+    const TuneTask& tt = opts.tasks[i];
+    Result<std::vector<const Template*>> templates = PickTemplates(tt.task, opts.template_name, limits, device.name());
+    if (!templates.ok()) {
+      if (opts.tasks.size() == 1) return templates.status();
+      spdlog::warn("skipping {}: {}", tt.task.ToSpec(), templates.status().message());
+      continue;
+    }
+    for (const Template* tmpl : *templates) {
+      TaskTunerOptions to = opts.tuner;
+      to.session_id = session_id;
+      to.device_id = device_id;
+      to.count = tt.count;
+      to.strategy.seed = opts.tuner.strategy.seed + entries.size();
+      Result<std::unique_ptr<TaskTuner>> tuner = TaskTuner::Create(tt.task, *tmpl, limits, to, log.get());
+      if (!tuner.ok()) return tuner.status().WithContext(tt.task.ToSpec() + " [" + tmpl->name() + "]");
+      entries.push_back({i, std::move(tuner).value(), 0});
+    }
+  }
+  if (entries.empty()) return Status::InvalidArgument("no task of the run can be tuned on " + device.name());
+
+  // Budget: the total counts what the log already holds, so a resumed run measures exactly the rest.
+  uint64_t budget = opts.trials;
+  uint64_t recorded = 0;
+  for (const Entry& e : entries) recorded += e.tuner->trials();
+  if (opts.all_trials) {
+    budget = 0;
+    for (const Entry& e : entries) budget += e.tuner->space().CountValid();
+  }
+  uint64_t remaining = budget > recorded ? budget - recorded : 0;
+  if (recorded > 0)
+    spdlog::info("resume: {} trials already recorded, {} to go (--fresh starts over)", recorded, remaining);
+
+  TuneSummary summary;
+  Progress progress(remaining);
+  TaskScheduler scheduler(opts.batch_size);
+  auto start = std::chrono::steady_clock::now();
+  while (remaining > 0) {
+    if (opts.interrupted != nullptr && opts.interrupted->load()) {
+      summary.interrupted = true;
+      break;
+    }
+    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (opts.time_budget > 0 && elapsed >= opts.time_budget) {
+      spdlog::info("time budget of {} reached", FormatDuration(opts.time_budget));
+      break;
+    }
+    std::vector<TaskProgress> view;
+    for (const Entry& e : entries)
+      view.push_back({e.tuner->count(), e.tuner->best_cost(), e.trials_this_run, Done(e, opts.early_stopping),
+                      e.tuner->curve()});
+    int pick = scheduler.Next(view);
+    if (pick < 0) break;
+    Entry& e = entries[pick];
+    TaskTuner& tuner = *e.tuner;
+    uint64_t before = tuner.trials();
+    TF_ASSIGN_OR_RETURN(std::vector<CandidateJob> jobs,
+                        tuner.Propose(std::min<uint64_t>(opts.batch_size, remaining)));
+    uint64_t generation_failures = tuner.trials() - before;
+    for (uint64_t k = 0; k < generation_failures; ++k) progress.Trial();
+    char label[256];
+    std::snprintf(label, sizeof label, "task %zu/%zu %s [%s]", e.task_index + 1, opts.tasks.size(),
+                  tuner.task().ToSpec().c_str(), tuner.tmpl().name().c_str());
+    std::vector<const proto::KernelProgram*> programs;
+    for (const auto& j : jobs) programs.push_back(&j.program);
+    if (!programs.empty()) {
+      Status st = session->Measure(programs, [&](size_t i, const proto::MeasureResult& r, const std::string& fp) {
+        int64_t dev = device_id;
+        if (auto it = device_ids.find(fp); it != device_ids.end()) dev = it->second;
+        TF_RETURN_IF_ERROR(tuner.Record(jobs[i].index, r, dev));
+        progress.Trial();
+        progress.Show(label, tuner.last_gflops(), tuner.best_gflops(), "", false);
+        return Status::OK();
+      });
+      if (!st.ok()) {
+        progress.Finish();
+        (void)log->EndSession(session_id, "failed");
+        return st;
+      }
+    }
+    uint64_t measured = tuner.trials() - before;
+    e.trials_this_run += std::max<uint64_t>(measured, 1);
+    summary.measured += measured;
+    remaining = remaining > measured ? remaining - measured : 0;
+    progress.Show(label, tuner.last_gflops(), tuner.best_gflops(), tuner.strategy_status(), true);
+    if (tuner.exhausted() && measured == 0) continue;
+  }
+  progress.Finish();
+  TF_RETURN_IF_ERROR(log->EndSession(session_id, summary.interrupted ? "interrupted" : "done"));
+
+  for (const Entry& e : entries) {
+    const TaskTuner& t = *e.tuner;
+    TunedTask out;
+    out.spec = t.task().ToSpec();
+    out.template_name = t.tmpl().name();
+    out.count = t.count();
+    out.trials = t.trials();
+    out.best_cost = t.best_cost();
+    out.best_gflops = t.best_gflops();
+    out.fallback_cost = t.fallback_cost();
+    if (t.has_best()) out.best_config = t.space().ToJson(t.space().FromIndex(t.best_index())).dump();
+    summary.tasks.push_back(out);
+  }
+  return summary;
+}
+
+std::string FormatTuneSummary(const TuneSummary& s) {
+  std::string out;
+  char line[512];
+  std::snprintf(line, sizeof line, "%-44s %5s %-28s %7s %12s %10s %9s\n", "task", "count", "template", "trials",
+                "best (ms)", "GFLOPS", "speed-up");
+  out += line;
+  std::map<std::string, std::pair<double, double>> per_task;  // spec -> (best, fallback) over templates
+  std::map<std::string, int64_t> counts;
+  for (const TunedTask& t : s.tasks) {
+    char speedup[32] = "-";
+    if (t.best_cost > 0 && t.fallback_cost > 0) std::snprintf(speedup, sizeof speedup, "%.2fx", t.fallback_cost / t.best_cost);
+    char best[32] = "-";
+    if (t.best_cost > 0) std::snprintf(best, sizeof best, "%.4f", t.best_cost * 1e3);
+    std::snprintf(line, sizeof line, "%-44s %5lld %-28s %7llu %12s %10.2f %9s\n", t.spec.c_str(),
+                  static_cast<long long>(t.count), t.template_name.c_str(), static_cast<unsigned long long>(t.trials),
+                  best, t.best_gflops, speedup);
+    out += line;
+    auto& [b, f] = per_task[t.spec];
+    if (t.best_cost > 0 && (b == 0 || t.best_cost < b)) b = t.best_cost;
+    if (t.fallback_cost > 0 && (f == 0 || t.fallback_cost < f)) f = t.fallback_cost;
+    counts[t.spec] = t.count;
+  }
+  double before = 0, after = 0;
+  bool complete = true;
+  for (const auto& [spec, bf] : per_task) {
+    if (bf.first <= 0 || bf.second <= 0) complete = false;
+    before += counts[spec] * bf.second;
+    after += counts[spec] * bf.first;
+  }
+  if (per_task.size() > 1 || counts.begin()->second > 1) {
+    std::snprintf(line, sizeof line, "estimated model latency (sum of count x latency): fallback %.3f ms -> tuned %.3f ms%s\n",
+                  before * 1e3, after * 1e3, complete ? "" : " (some tasks have no measurement)");
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace tunefleet

@@ -1,0 +1,62 @@
+// RunTune: one `tunefleet tune` run. Opens the log, leases devices, builds a TaskTuner per (task, template),
+// lets the TaskScheduler spread the trial budget over the tasks, measures through the MeasureSession and
+// records every result as it arrives. Resume is the default: records already in the log count towards the
+// budget and are never measured again.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "search-spaces/task.h"
+#include "tuner/measure_session.h"
+#include "tuner/task_tuner.h"
+
+namespace tunefleet {
+
+struct TuneTask {
+  Task task;
+  int64_t count = 1;  // occurrences in the model
+};
+
+struct TuneOptions {
+  SessionOptions session;
+  std::string db;
+  std::vector<TuneTask> tasks;
+  std::string template_name;    // empty: every template that fits the task and the device
+  uint64_t trials = 0;          // total over all tasks, recorded ones included; 0 with all_trials
+  bool all_trials = false;      // --trials all: every valid config of every space
+  double time_budget = 0;       // seconds; 0 = none
+  uint64_t early_stopping = 0;  // per task: stop after this many trials without a new best; 0 = never
+  size_t batch_size = 16;       // configs sent to the tracker at once
+  TaskTunerOptions tuner;
+  std::string args_json;        // the command line, stored with the session
+  const std::atomic<bool>* interrupted = nullptr;  // set by SIGINT: finish the batch, then stop
+};
+
+struct TunedTask {
+  std::string spec;
+  std::string template_name;
+  int64_t count = 1;
+  uint64_t trials = 0;
+  double best_cost = 0;        // seconds, 0 when nothing succeeded
+  double best_gflops = 0;
+  double fallback_cost = 0;    // seconds of the template's fallback config (0 when not measured)
+  std::string best_config;     // JSON
+};
+
+struct TuneSummary {
+  std::vector<TunedTask> tasks;
+  uint64_t measured = 0;       // trials measured by this run
+  bool interrupted = false;
+};
+
+Result<TuneSummary> RunTune(const TuneOptions& opts);
+
+// The end-of-run table: workload, count, template, best latency, GFLOPS, speed-up over the fallback, and the
+// estimated model latency before/after (Σ count × latency, best template per task).
+std::string FormatTuneSummary(const TuneSummary& s);
+
+}  // namespace tunefleet
