@@ -8,6 +8,8 @@
 #include <atomic>
 #include <climits>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -27,6 +29,7 @@ struct Flags {
   std::string key;
   std::string token;
   std::string opencl_lib;
+  std::string tls_ca;
   int platform = 0;
   int device = 0;
   int job_timeout_s = 60;
@@ -87,6 +90,16 @@ int Serve(const Flags& flags, const char* argv0) {
                device.fingerprint());
 
   SessionOptions options;
+  if (!flags.tls_ca.empty()) {
+    std::ifstream in(flags.tls_ca);
+    std::stringstream pem;
+    pem << in.rdbuf();
+    if (!in || pem.str().empty()) {
+      spdlog::error("cannot read the TLS root certificates {}", flags.tls_ca);
+      return 1;
+    }
+    options.tls_root_certs = pem.str();
+  }
   options.tracker = flags.tracker;
   options.key = flags.key;
   options.token = flags.token;
@@ -130,6 +143,8 @@ int AgentMain(int argc, char** argv) {
   app.add_option("--token", flags.token, "shared secret, when the tracker requires one");
   app.add_option("--platform", flags.platform, "OpenCL platform index (see --list-devices)")->check(CLI::NonNegativeNumber);
   app.add_option("--device", flags.device, "OpenCL device index within the platform")->check(CLI::NonNegativeNumber);
+  app.add_option("--tls-ca", flags.tls_ca, "PEM file of root certificates: dial the tracker with TLS")
+      ->check(CLI::ExistingFile);
   app.add_option("--opencl-lib", flags.opencl_lib, "path of libOpenCL.so (default: $TUNEFLEET_OPENCL_LIB, system)");
   app.add_option("--job-timeout", flags.job_timeout_s, "seconds a job may take when it names no timeout")
       ->check(CLI::PositiveNumber);

@@ -13,6 +13,8 @@ namespace {
 
 using Stream = grpc::ClientReaderWriter<proto::AgentMessage, proto::TrackerMessage>;
 
+constexpr int kMaxMessageBytes = 64 << 20;  // kernel programs with large sources stay far below this
+
 bool IsRejection(grpc::StatusCode code) {
   return code == grpc::StatusCode::PERMISSION_DENIED || code == grpc::StatusCode::UNAUTHENTICATED;
 }
@@ -49,8 +51,16 @@ Status Session::Run() {
 }
 
 Status Session::Connect(bool* registered) {
-  auto channel = grpc::CreateChannel(options_.tracker, grpc::InsecureChannelCredentials());
-  auto stub = proto::Tracker::NewStub(channel);
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(kMaxMessageBytes);
+  args.SetMaxSendMessageSize(kMaxMessageBytes);
+  std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
+  if (!options_.tls_root_certs.empty()) {
+    grpc::SslCredentialsOptions ssl;
+    ssl.pem_root_certs = options_.tls_root_certs;
+    credentials = grpc::SslCredentials(ssl);
+  }
+  auto stub = proto::Tracker::NewStub(grpc::CreateCustomChannel(options_.tracker, credentials, args));
   grpc::ClientContext context;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -68,27 +78,37 @@ Status Session::Connect(bool* registered) {
   reg->set_token(options_.token);
   bool ok = stream->Write(hello);
 
+  // The helper thread heartbeats once registered, and gives up on a tracker that never answers the registration
+  // (a half-open connection, e.g. through adb reverse with nothing behind it).
   std::mutex hb_mu;
   std::condition_variable hb_cv;
   bool hb_stop = false;
-  std::thread heartbeats;
+  std::atomic<bool> is_registered{false};
+  std::thread heartbeats([&] {
+    const auto give_up = std::chrono::steady_clock::now() + options_.register_timeout;
+    std::unique_lock<std::mutex> lock(hb_mu);
+    while (!hb_cv.wait_for(lock, options_.heartbeat_interval, [&] { return hb_stop; })) {
+      if (!is_registered) {
+        if (std::chrono::steady_clock::now() < give_up) continue;
+        spdlog::warn("tracker {} did not answer the registration", options_.tracker);
+        context.TryCancel();
+        break;
+      }
+      proto::AgentMessage beat;
+      beat.mutable_heartbeat()->set_jobs_done(jobs_done_);
+      std::lock_guard<std::mutex> write_lock(write_mu);
+      if (!stream->Write(beat)) break;
+    }
+  });
 
   proto::TrackerMessage message;
   while (ok && stream->Read(&message)) {
     if (message.has_registered()) {
-      if (!*registered) {
+      if (!is_registered) {
+        is_registered = true;
         *registered = true;
         spdlog::info("registered with tracker {} as {} (key {}, device {})", options_.tracker,
                      message.registered().agent_id(), options_.key, device_.name());
-        heartbeats = std::thread([&] {
-          std::unique_lock<std::mutex> lock(hb_mu);
-          while (!hb_cv.wait_for(lock, options_.heartbeat_interval, [&] { return hb_stop; })) {
-            proto::AgentMessage beat;
-            beat.mutable_heartbeat()->set_jobs_done(jobs_done_);
-            std::lock_guard<std::mutex> write_lock(write_mu);
-            if (!stream->Write(beat)) break;
-          }
-        });
       }
     } else if (message.has_job()) {
       const proto::Job& job = message.job();

@@ -29,7 +29,9 @@ struct SessionOptions {
   std::string key;
   std::string token;
   std::string agent_version;
+  std::string tls_root_certs;  // PEM; non-empty: dial with TLS, verifying the tracker against these roots
   std::chrono::milliseconds heartbeat_interval{3000};
+  std::chrono::milliseconds register_timeout{15000};  // a tracker that does not answer RegisterAgent in time
   std::chrono::milliseconds initial_backoff{500};
   std::chrono::milliseconds max_backoff{10000};
 };

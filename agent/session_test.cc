@@ -38,7 +38,7 @@ class RecordingRunner final : public JobRunner {
 };
 
 // What the scripted tracker does with each session.
-enum class Script { kServeJobs, kCloseAfterRegister, kReject };
+enum class Script { kServeJobs, kCloseAfterRegister, kReject, kSilent };
 
 class ScriptedTracker final : public proto::Tracker::Service {
  public:
@@ -48,7 +48,13 @@ class ScriptedTracker final : public proto::Tracker::Service {
                             grpc::ServerReaderWriter<proto::TrackerMessage, proto::AgentMessage>* stream) override {
     proto::AgentMessage message;
     if (!stream->Read(&message) || !message.has_register_()) return {grpc::StatusCode::INVALID_ARGUMENT, "no hello"};
+    Update([&] { ++hellos_; });
     if (script_ == Script::kReject) return {grpc::StatusCode::UNAUTHENTICATED, "token required"};
+    if (script_ == Script::kSilent) {
+      while (stream->Read(&message)) {
+      }
+      return grpc::Status::OK;
+    }
     Update([&] { ++registrations_; });
     proto::TrackerMessage registered;
     registered.mutable_registered()->set_agent_id("a1");
@@ -77,6 +83,7 @@ class ScriptedTracker final : public proto::Tracker::Service {
     cv_.wait(lock, [&] { return done(); });
   }
 
+  int hellos_ = 0;                      // guarded by mu_
   int registrations_ = 0;               // guarded by mu_
   std::vector<uint64_t> results_;       // guarded by mu_
   int64_t last_heartbeat_jobs_ = -1;    // guarded by mu_
@@ -141,6 +148,17 @@ TEST_F(SessionTest, GivenATrackerThatClosesTheStream_WeShouldReconnectAndRegiste
   Session session(Options(), proto::DeviceInfo(), &runner_);
   std::thread run([&] { (void)session.Run(); });
   tracker_->WaitUntil([&] { return tracker_->registrations_ >= 3; });
+  session.Stop();
+  run.join();
+}
+
+TEST_F(SessionTest, GivenATrackerThatNeverAnswersTheRegistration_WeShouldGiveUpAndDialAgain) {
+  StartTracker(Script::kSilent);
+  SessionOptions options = Options();
+  options.register_timeout = 50ms;
+  Session session(options, proto::DeviceInfo(), &runner_);
+  std::thread run([&] { (void)session.Run(); });
+  tracker_->WaitUntil([&] { return tracker_->hellos_ >= 2; });
   session.Stop();
   run.join();
 }
