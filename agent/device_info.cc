@@ -130,7 +130,9 @@ std::string Fingerprint(const proto::DeviceInfo& info) {
   hash.Add(info.opencl_c_version()).Add(info.device_type()).Add(info.compute_units());
   hash.Add(info.max_work_group_size());
   for (uint64_t size : info.max_work_item_sizes()) hash.Add(size);
-  hash.Add(info.local_mem_bytes()).Add(info.global_mem_bytes()).Add(info.max_alloc_bytes());
+  // Global memory and max allocation are left out: some drivers (PoCL) derive them from the RAM free at start-up,
+  // and the fingerprint must not change when the same device reconnects.
+  hash.Add(info.local_mem_bytes());
   hash.Add(info.image_support() ? 1 : 0).Add(info.image2d_max_width()).Add(info.image2d_max_height());
   hash.Add(info.fp16() ? 1 : 0);
   return hash.Hex();

@@ -26,7 +26,8 @@ Result<cl_device_id> PickDevice(const ClApi& api, int platform_index, int device
 // Fills every field, fingerprint included.
 Result<proto::DeviceInfo> DescribeDevice(const ClApi& api, cl_device_id device);
 
-// Stable hex hash of what identifies a device model + driver: vendor, name, driver, versions, limits.
+// Stable hex hash of what identifies a device model + driver: vendor, name, driver, versions, type, compute units,
+// work-group/item/local-memory/image limits, fp16 (not the RAM-dependent global-memory sizes).
 std::string Fingerprint(const proto::DeviceInfo& info);
 
 // The `--list-devices` text: one line per platform and per device, with indices.

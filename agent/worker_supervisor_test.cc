@@ -5,6 +5,8 @@
 #include <signal.h>
 #include <stdlib.h>
 
+#include <thread>
+
 #include "agent/cl_api.h"
 #include "agent/device_info.h"
 #include "agent/test_programs.h"
@@ -70,6 +72,20 @@ TEST_F(WorkerSupervisorTest, GivenAJobThatHangs_WeShouldKillTheWorkerAtTheTimeou
 
   proto::MeasureResult next = supervisor->Run(TestVectorAdd());
   EXPECT_EQ(next.status(), proto::OK) << next.message();
+}
+
+TEST_F(WorkerSupervisorTest, GivenCancelDuringAHangingJob_WeShouldAbortItAndRefuseLaterJobs) {
+  std::unique_ptr<WorkerSupervisor> supervisor = StartWorker("hang");
+  ASSERT_NE(supervisor, nullptr);
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the job's timeout (default 60 s) is far off
+    supervisor->Cancel();
+  });
+  proto::MeasureResult result = supervisor->Run(TestVectorAdd(64, kFaultComment));
+  canceller.join();
+  EXPECT_EQ(result.status(), proto::RUN_TIMEOUT);
+  EXPECT_NE(result.message().find("cancelled"), std::string::npos) << result.message();
+  EXPECT_EQ(supervisor->Run(TestVectorAdd()).status(), proto::UNKNOWN_ERROR);
 }
 
 TEST_F(WorkerSupervisorTest, GivenAnOpenClLibraryThatDoesNotExist_WeShouldFailToStartNamingIt) {
