@@ -11,6 +11,7 @@ std::unique_ptr<Template> MakeGemmBufferTemplate();  // gemm_template.cc
 std::unique_ptr<Template> NewConv2dNchwBufferTemplate();             // conv2d_nchw_buffer.cc
 std::unique_ptr<Template> NewConv2dNchwcImage2dTemplate();           // conv2d_nchwc_image2d.cc
 std::unique_ptr<Template> NewDepthwiseConv2dNchwcImage2dTemplate();  // depthwise_conv2d_nchwc_image2d.cc
+std::unique_ptr<Template> NewConv2dWinogradTemplate();               // winograd.cc
 
 namespace {
 
@@ -20,6 +21,7 @@ std::vector<std::unique_ptr<Template>> BuildAll() {
   all.push_back(NewConv2dNchwBufferTemplate());
   all.push_back(NewConv2dNchwcImage2dTemplate());
   all.push_back(NewDepthwiseConv2dNchwcImage2dTemplate());
+  all.push_back(NewConv2dWinogradTemplate());
   return all;
 }
 
