@@ -1,5 +1,6 @@
 #include "tracker/server.h"
 
+#include <grpc/grpc.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server.h>
 #include <grpcpp/server_builder.h>
@@ -55,6 +56,8 @@ Result<std::unique_ptr<TrackerServer>> TrackerServer::Start(const ServerOptions&
   const std::string address = o.host + ":" + std::to_string(o.port);
   builder.AddListeningPort(address, creds, &s->port_);
   builder.RegisterService(s->service_.get());
+  // Without this, gRPC sets SO_REUSEPORT and a second tracker on the same port starts "successfully".
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.SetMaxReceiveMessageSize(o.max_message_mb * 1024 * 1024);
   builder.SetMaxSendMessageSize(o.max_message_mb * 1024 * 1024);
   s->server_ = builder.BuildAndStart();
