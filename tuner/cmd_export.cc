@@ -1,11 +1,90 @@
-// PLACEHOLDER until its owner lands the real subcommand; must not survive to a submission.
+// `tunefleet export --db FILE --format autotvm|kernel-pack|csv -o OUT [--best-only]`: a tuning log as AutoTVM
+// log lines (for `tvmc compile --tuning-records`), as kernel packs for applications (tunefleet-runtime), or
+// as CSV for analysis.
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "storage/tuning_log.h"
 #include "tuner/command.h"
+#include "tuner/export_autotvm.h"
+#include "tuner/export_csv.h"
+#include "tuner/export_kernel_pack.h"
 
 namespace tunefleet {
+namespace {
+
+struct ExportOptions {
+  std::string db;
+  std::string format;
+  std::string out;
+  bool best_only = false;
+};
+
+// Writes through `write` to `path` ("-" = stdout); the file is complete only when `write` succeeded.
+template <typename WriteFn>
+Status ToFile(const std::string& path, WriteFn write) {
+  if (path == "-") return write(std::cout);
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (!f) return Status::IOError(path + ": cannot open for writing");
+  TF_RETURN_IF_ERROR(write(f));
+  f.close();
+  if (!f) return Status::IOError(path + ": write failed");
+  return Status::OK();
+}
+
+int RunExport(const ExportOptions& o) {
+  auto log = TuningLog::Open(o.db);
+  if (!log.ok()) return CommandError("export", log.status().message());
+  if (o.format == "autotvm") {
+    ExportCounts counts;
+    Status s = ToFile(o.out, [&](std::ostream& out) -> Status {
+      TF_ASSIGN_OR_RETURN(counts, ExportAutotvm(**log, {o.best_only, {}}, out, std::cerr));
+      return Status::OK();
+    });
+    if (!s.ok()) return CommandError("export", s.message());
+    std::cerr << "tunefleet export: " << counts.written << " AutoTVM records written to " << o.out << ", "
+              << counts.skipped << " skipped\n";
+    return 0;
+  }
+  if (o.format == "csv") {
+    size_t rows = 0;
+    Status s = ToFile(o.out, [&](std::ostream& out) -> Status {
+      TF_ASSIGN_OR_RETURN(rows, ExportCsv(**log, o.best_only, out));
+      return Status::OK();
+    });
+    if (!s.ok()) return CommandError("export", s.message());
+    std::cerr << "tunefleet export: " << rows << " rows written to " << o.out << "\n";
+    return 0;
+  }
+  // kernel-pack: always the best program per workload.
+  auto packs = BuildKernelPacks(**log, {}, std::cerr);
+  if (!packs.ok()) return CommandError("export", packs.status().message());
+  if (packs->empty()) return CommandError("export", o.db + ": no successful records to pack");
+  auto paths = WriteKernelPacks(*packs, o.out);
+  if (!paths.ok()) return CommandError("export", paths.status().message());
+  for (size_t i = 0; i < paths->size(); ++i) {
+    std::cerr << "tunefleet export: " << (*packs)[i].pack["kernels"].size() << " kernels for "
+              << (*packs)[i].pack["device"]["name"].get<std::string>() << " written to " << (*paths)[i] << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
 
 void RegisterExport(CLI::App& app, int* exit_code) {
-  auto* sub = app.add_subcommand("export", "(not built yet)");
-  sub->callback([exit_code] { *exit_code = CommandError("export", "not built yet"); });
+  auto opts = std::make_shared<ExportOptions>();
+  auto* sub = app.add_subcommand("export", "Export a tuning log: AutoTVM records, kernel packs or CSV");
+  sub->add_option("--db", opts->db, "Tuning log (SQLite file)")->required();
+  sub->add_option("--format", opts->format, "autotvm | kernel-pack | csv")
+      ->required()
+      ->check(CLI::IsMember({"autotvm", "kernel-pack", "csv"}));
+  sub->add_option("-o,--output", opts->out,
+                  "Output file ('-' = stdout); for kernel-pack a directory, or a file when there is one device")
+      ->required();
+  sub->add_flag("--best-only", opts->best_only, "Only the best record per (task, template, device)");
+  sub->callback([opts, exit_code] { *exit_code = RunExport(*opts); });
 }
 
 }  // namespace tunefleet

@@ -1,11 +1,44 @@
-// PLACEHOLDER until its owner lands the real subcommand; must not survive to a submission.
+// `tunefleet import --format autotvm FILE --db FILE`: AutoTVM log lines into a tuning log (the reverse of
+// `export --format autotvm`), so records tuned with TVM seed tunefleet's search and show in `best`.
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "storage/tuning_log.h"
 #include "tuner/command.h"
+#include "tuner/import_autotvm.h"
 
 namespace tunefleet {
+namespace {
+
+struct ImportOptions {
+  std::string db;
+  std::string format = "autotvm";
+  std::string file;
+};
+
+int RunImport(const ImportOptions& o) {
+  std::ifstream in(o.file);
+  if (!in) return CommandError("import", o.file + ": cannot open", 2);
+  auto log = TuningLog::Open(o.db);
+  if (!log.ok()) return CommandError("import", log.status().message());
+  auto counts = ImportAutotvm(in, o.file, **log, {}, std::cerr);
+  if (!counts.ok()) return CommandError("import", counts.status().message(), 2);
+  std::cerr << "tunefleet import: " << counts->added << " records added to " << o.db << ", " << counts->duplicate
+            << " already present, " << counts->skipped << " skipped\n";
+  return 0;
+}
+
+}  // namespace
 
 void RegisterImport(CLI::App& app, int* exit_code) {
-  auto* sub = app.add_subcommand("import", "(not built yet)");
-  sub->callback([exit_code] { *exit_code = CommandError("import", "not built yet"); });
+  auto opts = std::make_shared<ImportOptions>();
+  auto* sub = app.add_subcommand("import", "Import AutoTVM tuning records into a tuning log");
+  sub->add_option("--format", opts->format, "autotvm")->check(CLI::IsMember({"autotvm"}));
+  sub->add_option("file", opts->file, "AutoTVM log (JSON lines)")->required()->check(CLI::ExistingFile);
+  sub->add_option("--db", opts->db, "Tuning log (SQLite file)")->required();
+  sub->callback([opts, exit_code] { *exit_code = RunImport(*opts); });
 }
 
 }  // namespace tunefleet

@@ -1,0 +1,108 @@
+// End to end: a tuning log with a gemm.buffer record → `export --format kernel-pack` code → tunefleet-runtime
+// on PoCL, with the numbers checked against a CPU product. The program is the real template's generated
+// kernel, so this is what an application gets from a tuned log.
+#include <cmath>
+#include <filesystem>
+#include <random>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "deploy/runtime/pack_runner.h"
+#include "search-spaces/template.h"
+#include "storage/tuning_log.h"
+#include "tuner/export_kernel_pack.h"
+
+namespace tunefleet {
+namespace {
+
+TEST(ExportedPackTest, GivenATunedGemmInTheLog_TheAppShouldGetTheRightProductFromThePack) {
+  constexpr int M = 32, N = 32, K = 32;
+  const std::string spec = "gemm:32,32,32:float32";
+  auto dir = std::filesystem::temp_directory_path() / ("tf_exported_pack_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+
+  // The app's OpenCL device, described as an agent would.
+  cl_platform_id platform = nullptr;
+  cl_device_id device = nullptr;
+  ASSERT_EQ(clGetPlatformIDs(1, &platform, nullptr), CL_SUCCESS);
+  ASSERT_EQ(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr), CL_SUCCESS);
+  size_t wg = 0;
+  cl_ulong local = 0;
+  clGetDeviceInfo(device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof(wg), &wg, nullptr);
+  clGetDeviceInfo(device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof(local), &local, nullptr);
+  proto::DeviceInfo info;
+  info.set_name("pocl-cpu");
+  info.set_device_type("CPU");
+  info.set_max_work_group_size(wg);
+  for (int i = 0; i < 3; ++i) info.add_max_work_item_sizes(wg);
+  info.set_local_mem_bytes(local);
+  info.set_fingerprint("pocl-test");
+
+  {
+    auto log = std::move(TuningLog::Open((dir / "log.db").string())).value();
+    const Template* t = FindTemplate("gemm.buffer");
+    ASSERT_NE(t, nullptr);
+    Task task = Task::Parse(spec).value();
+    Space space = t->MakeSpace(task, DeviceLimits::From(info)).value();
+    Config c = t->Fallback(task, space);
+    RecordRow r;
+    r.device_id = log->UpsertDevice(info).value();
+    r.task_id = log->UpsertTask(spec, "gemm", "{}", t->Flops(task)).value();
+    r.template_id = log->UpsertTemplate(t->name(), t->version()).value();
+    r.config_index = space.IndexOf(c);
+    r.config = space.ToJson(c).dump();
+    r.costs = {1e-4};
+    r.mean_cost = 1e-4;
+    ASSERT_TRUE(log->AddRecord(r).ok());
+    std::ostringstream notes;
+    auto packs = BuildKernelPacks(*log, {}, notes);
+    ASSERT_TRUE(packs.ok()) << packs.status().ToString();
+    ASSERT_TRUE(WriteKernelPacks(*packs, (dir / "pack.json").string()).ok());
+  }
+
+  auto pack = runtime::KernelPack::Load((dir / "pack.json").string());
+  ASSERT_TRUE(pack.ok()) << pack.status().ToString();
+  auto match = pack->Find(spec);
+  ASSERT_TRUE(match.ok()) << match.status().ToString();
+  EXPECT_EQ(match->kind, runtime::MatchKind::kExact);
+
+  cl_int err = CL_SUCCESS;
+  cl_context context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  cl_command_queue queue = clCreateCommandQueue(context, device, 0, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> a(M * K), b(K * N), c(M * N, 0);
+  for (auto& v : a) v = u(rng);
+  for (auto& v : b) v = u(rng);
+  {
+    auto buffer = [&](std::vector<float>& host) {
+      return runtime::ClMem(clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                                           host.size() * sizeof(float), host.data(), &err));
+    };
+    runtime::ClMem da = buffer(a), db = buffer(b), dc = buffer(c);
+    auto runner = runtime::PackRunner::Build(context, device, *match->kernel, {"A", "B", "C"});
+    ASSERT_TRUE(runner.ok()) << runner.status().ToString();
+    Status s = runner->Run(queue, {{"A", da.get()}, {"B", db.get()}, {"C", dc.get()}});
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    clEnqueueReadBuffer(queue, dc.get(), CL_TRUE, 0, c.size() * sizeof(float), c.data(), 0, nullptr, nullptr);
+  }
+  clReleaseCommandQueue(queue);
+  clReleaseContext(context);
+  std::filesystem::remove_all(dir);
+
+  double max_err = 0;
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      double want = 0;
+      for (int k = 0; k < K; ++k) want += double(a[i * K + k]) * b[k * N + j];
+      max_err = std::max(max_err, std::fabs(want - c[i * N + j]));
+    }
+  EXPECT_LT(max_err, 1e-3);
+}
+
+}  // namespace
+}  // namespace tunefleet

@@ -1,0 +1,173 @@
+#include "tuner/export_kernel_pack.h"
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "search-spaces/device_limits.h"
+#include "tuner/export_source.h"
+
+namespace tunefleet {
+namespace {
+
+const char* TypeName(proto::ElemType t) {
+  switch (t) {
+    case proto::FLOAT16: return "float16";
+    case proto::INT32: return "int32";
+    default: return "float32";
+  }
+}
+
+std::string FileStem(const proto::DeviceInfo& info) {
+  std::string stem;
+  for (char c : info.name()) stem += (std::isalnum(static_cast<unsigned char>(c)) || c == '-') ? c : '_';
+  if (stem.empty()) stem = "device";
+  return stem + "-" + info.fingerprint().substr(0, 12);
+}
+
+// An entry: the workload, the template, the config and the regenerated program.
+Result<nlohmann::json> Entry(const Template& tmpl, const Task& task, const Space& space, const Config& config) {
+  TF_ASSIGN_OR_RETURN(proto::KernelProgram program, tmpl.Generate(task, space, config));
+  return nlohmann::json{{"task", task.ToSpec()},
+                        {"op", task.op},
+                        {"precision", PrecisionName(task.precision)},
+                        {"template", tmpl.name()},
+                        {"template_version", tmpl.version()},
+                        {"config", space.ToJson(config)},
+                        {"program", ProgramToPackJson(program)}};
+}
+
+}  // namespace
+
+nlohmann::json ProgramToPackJson(const proto::KernelProgram& p) {
+  nlohmann::json buffers = nlohmann::json::array(), images = nlohmann::json::array(),
+                 launches = nlohmann::json::array();
+  for (const auto& b : p.buffers()) {
+    buffers.push_back({{"name", b.name()},
+                       {"type", TypeName(b.type())},
+                       {"count", b.count()},
+                       {"init", b.init() == proto::BufferSpec::RANDOM ? "random" : "zeros"}});
+  }
+  for (const auto& im : p.images()) {
+    images.push_back({{"name", im.name()}, {"type", TypeName(im.type())}, {"width", im.width()}, {"height", im.height()}});
+  }
+  for (const auto& l : p.launches()) {
+    nlohmann::json args = nlohmann::json::array();
+    for (const auto& a : l.args()) {
+      switch (a.value_case()) {
+        case proto::KernelArg::kBuffer: args.push_back({{"buffer", a.buffer()}}); break;
+        case proto::KernelArg::kImage: args.push_back({{"image", a.image()}}); break;
+        case proto::KernelArg::kI32: args.push_back({{"i32", a.i32()}}); break;
+        case proto::KernelArg::kF32: args.push_back({{"f32", a.f32()}}); break;
+        case proto::KernelArg::kLocalBytes: args.push_back({{"local_bytes", a.local_bytes()}}); break;
+        case proto::KernelArg::VALUE_NOT_SET: args.push_back({{"i32", 0}}); break;
+      }
+    }
+    launches.push_back({{"phase", l.phase() == proto::KernelLaunch::SETUP ? "setup" : "timed"},
+                        {"entry", l.entry()},
+                        {"source", l.source()},
+                        {"build_options", l.build_options()},
+                        {"args", args},
+                        {"global_size", std::vector<uint64_t>(l.global_size().begin(), l.global_size().end())},
+                        {"local_size", std::vector<uint64_t>(l.local_size().begin(), l.local_size().end())}});
+  }
+  return {{"buffers", buffers}, {"images", images}, {"launches", launches}, {"output_buffer", p.output_buffer()}};
+}
+
+Result<std::vector<KernelPackFile>> BuildKernelPacks(TuningLog& log, const TemplateLookup& lookup_in,
+                                                     std::ostream& notes) {
+  TemplateLookup lookup = lookup_in ? lookup_in : [](const std::string& n) { return FindTemplate(n); };
+  TF_ASSIGN_OR_RETURN(auto items, CollectExportItems(log, /*best_only=*/true));
+  std::map<std::string, KernelPackFile> packs;  // by fingerprint
+  std::map<std::string, std::set<std::string>> fallback_done;
+  for (const ExportItem& it : items) {
+    auto skip = [&](const std::string& why) {
+      notes << "skipped " << it.task.spec << " (" << it.tmpl.name << ") on " << it.device.name << ": " << why << "\n";
+    };
+    const Template* tmpl = lookup(it.tmpl.name);
+    if (!tmpl) {
+      skip("template is not built into this tunefleet");
+      continue;
+    }
+    if (tmpl->version() != it.tmpl.version) {
+      skip("measured with template version " + std::to_string(it.tmpl.version) + ", this build has version " +
+           std::to_string(tmpl->version()));
+      continue;
+    }
+    auto task = Task::Parse(it.task.spec);
+    if (!task.ok()) {
+      skip(task.status().message());
+      continue;
+    }
+    auto space = tmpl->MakeSpace(*task, DeviceLimits::From(it.info));
+    if (!space.ok()) {
+      skip(space.status().message());
+      continue;
+    }
+    auto config = space->FromJson(nlohmann::json::parse(it.record.config, nullptr, false));
+    if (!config.ok()) {
+      skip(config.status().message());
+      continue;
+    }
+    auto entry = Entry(*tmpl, *task, *space, *config);
+    if (!entry.ok()) {
+      skip(entry.status().message());
+      continue;
+    }
+    (*entry)["record_id"] = it.record.id;
+    (*entry)["latency_ms"] = it.record.mean_cost * 1e3;
+    (*entry)["gflops"] = it.record.mean_cost > 0 ? it.task.flops / it.record.mean_cost / 1e9 : 0;
+
+    KernelPackFile& pack = packs[it.device.fingerprint];
+    if (pack.pack.is_null()) {
+      pack.stem = FileStem(it.info);
+      pack.pack = {{"format", "tunefleet-kernel-pack"},
+                   {"version", 1},
+                   {"device",
+                    {{"name", it.info.name()},
+                     {"vendor", it.info.vendor()},
+                     {"driver", it.info.driver_version()},
+                     {"opencl_version", it.info.device_version()},
+                     {"fingerprint", it.device.fingerprint}}},
+                   {"kernels", nlohmann::json::array()},
+                   {"fallbacks", nlohmann::json::array()}};
+    }
+    pack.pack["kernels"].push_back(std::move(*entry));
+    // One fallback per (template, precision): the template's untuned config, built for this workload.
+    const std::string fb_key = tmpl->name() + "|" + PrecisionName(task->precision);
+    if (fallback_done[it.device.fingerprint].insert(fb_key).second) {
+      auto fallback = Entry(*tmpl, *task, *space, tmpl->Fallback(*task, *space));
+      if (fallback.ok()) {
+        pack.pack["fallbacks"].push_back(std::move(*fallback));
+      } else {
+        notes << "no fallback for " << tmpl->name() << ": " << fallback.status().message() << "\n";
+      }
+    }
+  }
+  std::vector<KernelPackFile> out;
+  for (auto& [fp, pack] : packs) out.push_back(std::move(pack));
+  return out;
+}
+
+Result<std::vector<std::string>> WriteKernelPacks(const std::vector<KernelPackFile>& packs, const std::string& out) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> paths;
+  std::error_code ec;
+  const bool single_file = packs.size() == 1 && !fs::is_directory(out, ec) && !out.empty() && out.back() != '/';
+  if (!single_file) {
+    fs::create_directories(out, ec);
+    if (ec) return Status::IOError(out + ": cannot create directory: " + ec.message());
+  }
+  for (const auto& p : packs) {
+    std::string path = single_file ? out : (fs::path(out) / (p.stem + ".json")).string();
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    f << p.pack.dump(1) << "\n";
+    f.close();
+    if (!f) return Status::IOError(path + ": cannot write kernel pack");
+    paths.push_back(path);
+  }
+  return paths;
+}
+
+}  // namespace tunefleet

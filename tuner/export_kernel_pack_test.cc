@@ -1,0 +1,113 @@
+#include "tuner/export_kernel_pack.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "tuner/export_testing.h"
+
+namespace tunefleet {
+namespace {
+
+proto::DeviceInfo CpuDevice(const std::string& fingerprint) {
+  proto::DeviceInfo d;
+  d.set_vendor("pocl");
+  d.set_name("pthread-cpu");
+  d.set_device_type("CPU");
+  d.set_max_work_group_size(1024);
+  for (int i = 0; i < 3; ++i) d.add_max_work_item_sizes(1024);
+  d.set_local_mem_bytes(64 * 1024);
+  d.set_fingerprint(fingerprint);
+  return d;
+}
+
+// Records the registered gemm.buffer template's fallback config for `spec` with `cost` seconds.
+void AddGemmRecord(TuningLog& log, const proto::DeviceInfo& device, const std::string& spec, double cost) {
+  const Template* t = FindTemplate("gemm.buffer");
+  ASSERT_NE(t, nullptr);
+  Task task = Task::Parse(spec).value();
+  Space space = t->MakeSpace(task, DeviceLimits::From(device)).value();
+  RecordRow r;
+  r.device_id = log.UpsertDevice(device).value();
+  r.task_id = log.UpsertTask(task.ToSpec(), task.op, "{}", t->Flops(task)).value();
+  r.template_id = log.UpsertTemplate(t->name(), t->version()).value();
+  Config c = t->Fallback(task, space);
+  r.config_index = space.IndexOf(c);
+  r.config = space.ToJson(c).dump();
+  r.costs = {cost};
+  r.mean_cost = cost;
+  r.timestamp = 1;
+  ASSERT_TRUE(log.AddRecord(r).ok());
+}
+
+class ExportKernelPackTest : public ::testing::Test {
+ protected:
+  void SetUp() override { log_ = std::move(TuningLog::Open(dir_.File("log.db"))).value(); }
+  TempDir dir_;
+  std::unique_ptr<TuningLog> log_;
+  std::ostringstream notes_;
+};
+
+TEST_F(ExportKernelPackTest, GivenGemmRecords_WeShouldPackTheBestProgramWithItsLatencyAndFallback) {
+  AddGemmRecord(*log_, CpuDevice("fp-cpu"), "gemm:64,64,64:float32", 2e-3);
+  AddGemmRecord(*log_, CpuDevice("fp-cpu"), "gemm:64,64,64:float32", 1e-3);
+  auto packs = BuildKernelPacks(*log_, {}, notes_);
+  ASSERT_TRUE(packs.ok()) << packs.status().ToString();
+  ASSERT_EQ(packs->size(), 1u);
+  const auto& pack = (*packs)[0].pack;
+  EXPECT_EQ(pack["format"], "tunefleet-kernel-pack");
+  EXPECT_EQ(pack["device"]["fingerprint"], "fp-cpu");
+  ASSERT_EQ(pack["kernels"].size(), 1u);
+  const auto& k = pack["kernels"][0];
+  EXPECT_EQ(k["task"], "gemm:64,64,64:float32");
+  EXPECT_EQ(k["template"], "gemm.buffer");
+  EXPECT_DOUBLE_EQ(k["latency_ms"].get<double>(), 1.0);
+  EXPECT_FALSE(k["program"]["launches"].empty());
+  EXPECT_FALSE(k["program"]["launches"][0]["source"].get<std::string>().empty());
+  EXPECT_EQ(k["program"]["output_buffer"], "C");
+  EXPECT_EQ(pack["fallbacks"].size(), 1u);
+}
+
+TEST_F(ExportKernelPackTest, GivenTwoDevices_WeShouldWriteOnePackFilePerDeviceIntoADirectory) {
+  AddGemmRecord(*log_, CpuDevice("fp-one"), "gemm:32,32,32:float32", 1e-3);
+  AddGemmRecord(*log_, CpuDevice("fp-two"), "gemm:32,32,32:float32", 1e-3);
+  auto packs = BuildKernelPacks(*log_, {}, notes_);
+  ASSERT_TRUE(packs.ok());
+  auto paths = WriteKernelPacks(*packs, dir_.File("packs"));
+  ASSERT_TRUE(paths.ok()) << paths.status().ToString();
+  ASSERT_EQ(paths->size(), 2u);
+  for (const auto& p : *paths) {
+    EXPECT_EQ(std::filesystem::path(p).parent_path(), dir_.File("packs"));
+    EXPECT_TRUE(std::filesystem::exists(p));
+  }
+}
+
+TEST_F(ExportKernelPackTest, GivenOneDevice_WeShouldWriteThePackToTheGivenFile) {
+  AddGemmRecord(*log_, CpuDevice("fp-one"), "gemm:32,32,32:float32", 1e-3);
+  auto packs = BuildKernelPacks(*log_, {}, notes_);
+  ASSERT_TRUE(packs.ok());
+  auto paths = WriteKernelPacks(*packs, dir_.File("pack.json"));
+  ASSERT_TRUE(paths.ok());
+  ASSERT_EQ(paths->size(), 1u);
+  std::ifstream in(dir_.File("pack.json"));
+  EXPECT_EQ(nlohmann::json::parse(in)["kernels"].size(), 1u);
+}
+
+TEST_F(ExportKernelPackTest, GivenARecordOfAnOlderTemplateVersion_WeShouldSkipItWithANote) {
+  AddGemmRecord(*log_, CpuDevice("fp-cpu"), "gemm:32,32,32:float32", 1e-3);
+  auto rows = log_->Records(0, 0, 0).value();
+  RecordRow old = rows[0];
+  old.template_id = log_->UpsertTemplate("gemm.buffer", 0).value();
+  old.mean_cost = old.costs[0] = 5e-4;
+  ASSERT_TRUE(log_->AddRecord(old).ok());
+  auto packs = BuildKernelPacks(*log_, {}, notes_);
+  ASSERT_TRUE(packs.ok());
+  EXPECT_NE(notes_.str().find("template version 0"), std::string::npos) << notes_.str();
+  ASSERT_EQ(packs->size(), 1u);
+  EXPECT_EQ((*packs)[0].pack["kernels"].size(), 1u);
+}
+
+}  // namespace
+}  // namespace tunefleet
