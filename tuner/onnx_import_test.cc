@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -240,9 +241,12 @@ TEST(ParseInputShapeTest, GivenNameAndDims_WeShouldParseBothForms) {
   EXPECT_FALSE(ParseInputShape("x:1xNx3").ok());
 }
 
-// The real torchvision exports of ../shared (weights stripped); absent in a fresh clone.
+// The real torchvision exports in ../shared/models next to the checkout (weights stripped), or in
+// $TUNEFLEET_MODELS_DIR; absent in a fresh clone, then skipped.
 TEST(SharedModelsTest, GivenTheStrippedTorchvisionModels_WeShouldReproduceTheKnownWorkloadCounts) {
-  const std::string dir = "/work/shared/models/";
+  const char* env = std::getenv("TUNEFLEET_MODELS_DIR");
+  const std::string dir = env != nullptr ? std::string(env) + "/"
+                                         : (fs::path(__FILE__).parent_path() / "../../shared/models/").string();
   if (!fs::exists(dir + "resnet18.stripped.onnx")) GTEST_SKIP() << "no " << dir;
   struct Want { std::string file; size_t distinct, occurrences, depthwise; };
   for (const Want& w : {Want{"resnet18.stripped.onnx", 12, 21, 0}, Want{"mobilenet_v2.stripped.onnx", 31, 53, 10}}) {
