@@ -193,6 +193,24 @@ Config PickByScore(const Space& space, const std::function<double(const ConfigVi
   return space.FromIndex(best.value_or(0));
 }
 
+void AddLocalSizeKnob(const DeviceLimits& limits, Space* space) {
+  space->AddList("local_size", {0, 16, 32, 64, 128, 256, 512, 1024});
+  const DeviceLimits lim = limits;
+  space->AddConstraint("work-group", [lim](const ConfigView& v) {
+    const int64_t l = v.Value("local_size");
+    return l == 0 ? std::string() : lim.CheckWorkGroup({static_cast<uint64_t>(l)});
+  });
+}
+
+std::vector<uint64_t> LocalSizeOf(int64_t local_size) {
+  if (local_size <= 0) return {};
+  return {static_cast<uint64_t>(local_size)};
+}
+
+uint64_t GlobalSizeFor(int64_t items, int64_t local_size) {
+  return RoundUp(static_cast<uint64_t>(items), static_cast<uint64_t>(local_size > 0 ? local_size : 1));
+}
+
 void AddConvBuffers(const ConvShape& s, Precision p, proto::KernelProgram* program) {
   AddRandomBuffer("data", p, s.input_count(), kDataSeed, program);
   AddRandomBuffer("weight", p, s.weight_count(), kWeightSeed, program);

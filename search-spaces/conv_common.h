@@ -86,6 +86,13 @@ Knob SplitKnob(const std::string& name, int64_t extent, int parts,
 // draws from a fixed seed (a fallback that needs no tuning); FromIndex(0) when none is found.
 Config PickByScore(const Space& space, const std::function<double(const ConfigView&)>& score, int samples = 200);
 
+// Work-size-only templates (pool, elementwise): one list knob "local_size" with 0 = NULL local size (the
+// driver's choice, sent as an empty local_size) then 16 .. 1024 in powers of two, constrained by the device's
+// work-group limits. One work-item per output; the global size is rounded up to the local size.
+void AddLocalSizeKnob(const DeviceLimits& limits, Space* space);
+std::vector<uint64_t> LocalSizeOf(int64_t local_size);  // {} for 0
+uint64_t GlobalSizeFor(int64_t items, int64_t local_size);
+
 // Round `v` up to a multiple of `m` (m > 0).
 inline uint64_t RoundUp(uint64_t v, uint64_t m) { return (v + m - 1) / m * m; }
 inline int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
