@@ -12,6 +12,8 @@ std::unique_ptr<Template> NewConv2dNchwBufferTemplate();             // conv2d_n
 std::unique_ptr<Template> NewConv2dNchwcImage2dTemplate();           // conv2d_nchwc_image2d.cc
 std::unique_ptr<Template> NewDepthwiseConv2dNchwcImage2dTemplate();  // depthwise_conv2d_nchwc_image2d.cc
 std::unique_ptr<Template> NewConv2dWinogradTemplate();               // winograd.cc
+std::unique_ptr<Template> NewPoolWorksizeTemplate();                 // pool_worksize.cc
+std::unique_ptr<Template> NewElementwiseWorksizeTemplate();          // elementwise_worksize.cc
 
 namespace {
 
@@ -22,6 +24,8 @@ std::vector<std::unique_ptr<Template>> BuildAll() {
   all.push_back(NewConv2dNchwcImage2dTemplate());
   all.push_back(NewDepthwiseConv2dNchwcImage2dTemplate());
   all.push_back(NewConv2dWinogradTemplate());
+  all.push_back(NewPoolWorksizeTemplate());
+  all.push_back(NewElementwiseWorksizeTemplate());
   return all;
 }
 
