@@ -64,10 +64,10 @@ Executor::~Executor() {
   context_.Reset();
 }
 
-proto::MeasureResult Executor::Execute(const proto::KernelProgram& program) {
+proto::MeasureResult Executor::Execute(const proto::KernelProgram& program, const std::function<void()>& on_built) {
   const auto start = std::chrono::steady_clock::now();
   proto::MeasureResult result;
-  if (Run(program, &result)) result.set_status(proto::OK);
+  if (Run(program, on_built, &result)) result.set_status(proto::OK);
   if (result.status() != proto::OK) {
     result.clear_costs();
     result.set_mean_cost(0);
@@ -76,10 +76,12 @@ proto::MeasureResult Executor::Execute(const proto::KernelProgram& program) {
   return result;
 }
 
-bool Executor::Run(const proto::KernelProgram& program, proto::MeasureResult* result) {
+bool Executor::Run(const proto::KernelProgram& program, const std::function<void()>& on_built,
+                   proto::MeasureResult* result) {
   const DeviceContext device{api_.get(), context_(), device_, queue_(), &info_, cache_.get()};
   std::unique_ptr<ProgramInstance> instance = ProgramInstance::Prepare(device, program, result);
   if (!instance) return false;
+  if (on_built) on_built();
 
   // One correctness run, before timing, so kernels that accumulate into their output are judged like the reference.
   if (!instance->Enqueue(proto::KernelLaunch::SETUP, nullptr, result) ||

@@ -7,6 +7,7 @@
 // Thread safety: none; one thread (the worker) calls Execute at a time.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -35,7 +36,8 @@ class Executor {
 
   // Never fails as a function: every failure is a status in the result. Always fills compile_time and wall_time;
   // on OK also costs (seconds, one per repeat) and mean_cost.
-  proto::MeasureResult Execute(const proto::KernelProgram& program);
+  // `on_built`, when given, is called once the candidate's kernels are built, before anything runs.
+  proto::MeasureResult Execute(const proto::KernelProgram& program, const std::function<void()>& on_built = {});
 
   size_t TEST_cached_programs() const { return cache_->size(); }
 
@@ -46,7 +48,7 @@ class Executor {
   };
 
   Executor() = default;
-  bool Run(const proto::KernelProgram& program, proto::MeasureResult* result);
+  bool Run(const proto::KernelProgram& program, const std::function<void()>& on_built, proto::MeasureResult* result);
   // The reference program's output, from the cache or by running it once.
   const std::vector<float>* ReferenceOutput(const proto::KernelProgram& reference, proto::MeasureResult* result);
   bool Measure(class ProgramInstance& instance, const proto::TimingSpec& timing, proto::MeasureResult* result);

@@ -23,10 +23,17 @@ bool HasFaultMarker(const proto::KernelProgram& program) {
   return false;
 }
 
-// The test-only fault hook (see the header). Returns only when no fault applies.
-void MaybeInjectFault(const proto::KernelProgram& program) {
+// The test-only fault hook (see the header). `stage` is "build" (before compiling) or "run" (after). Returns only
+// when no fault applies.
+void MaybeInjectFault(const proto::KernelProgram& program, const char* stage) {
   const char* fault = std::getenv("TUNEFLEET_TEST_FAULT");
   if (fault == nullptr || !HasFaultMarker(program)) return;
+  if (std::strcmp(stage, "build") == 0) {
+    if (std::strcmp(fault, "hang-build") == 0) {
+      for (;;) pause();
+    }
+    return;
+  }
   if (std::strcmp(fault, "crash") == 0) {
     // The driver may have installed its own SIGSEGV handler (LLVM does); a crash must still be a crash.
     signal(SIGSEGV, SIG_DFL);
@@ -64,8 +71,11 @@ int RunWorker(const WorkerOptions& options) {
       result.set_status(proto::HOST_GENERATION_FAILED);
       result.set_message("the worker could not parse the kernel program");
     } else {
-      MaybeInjectFault(program);
-      result = (*executor)->Execute(program);
+      MaybeInjectFault(program, "build");
+      result = (*executor)->Execute(program, [&] {
+        (void)WriteFrame(options.fd, FrameKind::kBuilt, "");
+        MaybeInjectFault(program, "run");
+      });
     }
     if (!WriteFrame(options.fd, FrameKind::kResult, result.SerializeAsString()).ok()) return 1;
   }

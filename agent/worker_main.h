@@ -2,10 +2,12 @@
 // time, so a driver crash or hang costs only the worker (the supervisor replaces it), never the agent.
 //
 // Protocol on `fd` (frame_io.h): the worker sends kHello(DeviceInfo) once ready, or kError(text) and exits 1; then
-// for each kJob(KernelProgram) it answers kResult(MeasureResult). It exits 0 when the agent closes the socket.
+// for each kJob(KernelProgram) it sends kBuilt once the kernels are built (unless the job failed before), then
+// kResult(MeasureResult). It exits 0 when the agent closes the socket.
 //
 // Test-only fault hook: with env TUNEFLEET_TEST_FAULT=crash|hang, a job whose kernel source contains the marker
-// TUNEFLEET_FAULT makes the worker raise SIGSEGV (crash) or sleep forever (hang) instead of running it.
+// TUNEFLEET_FAULT makes the worker raise SIGSEGV (crash) or sleep forever (hang) once its kernels are built, instead
+// of running them; =hang-build makes it sleep forever before building.
 #pragma once
 
 #include <string>

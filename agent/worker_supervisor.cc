@@ -168,8 +168,14 @@ proto::MeasureResult WorkerSupervisor::Run(const proto::KernelProgram& program) 
   const auto timeout = program.timing().timeout_ms() ? std::chrono::milliseconds(program.timing().timeout_ms())
                                                      : options_.default_job_timeout;
   Result<Frame> reply = Status::Unavailable("job not sent");
+  bool built = false;  // a timeout before kBuilt is a BUILD_TIMEOUT
   Status sent = WriteFrame(socket_, FrameKind::kJob, program.SerializeAsString());
-  if (sent.ok()) reply = ReadFrame(socket_, start + timeout, cancel_pipe_[0]);
+  if (sent.ok()) {
+    do {
+      reply = ReadFrame(socket_, start + timeout, cancel_pipe_[0]);
+      if (reply.ok() && reply->kind == FrameKind::kBuilt) built = true;
+    } while (reply.ok() && reply->kind == FrameKind::kBuilt);
+  }
 
   if (reply.ok() && reply->kind == FrameKind::kResult) {
     proto::MeasureResult result;
@@ -179,8 +185,9 @@ proto::MeasureResult WorkerSupervisor::Run(const proto::KernelProgram& program) 
   }
   if (!reply.ok() && reply.status().code() == Status::Code::kDeadlineExceeded) {
     Reap(true);
-    return finish(Failed(proto::RUN_TIMEOUT, "job exceeded its timeout of " + std::to_string(timeout.count()) +
-                                                 " ms; the worker was killed and replaced"));
+    return finish(Failed(built ? proto::RUN_TIMEOUT : proto::BUILD_TIMEOUT,
+                         std::string(built ? "running" : "building") + " the job exceeded its timeout of " +
+                             std::to_string(timeout.count()) + " ms; the worker was killed and replaced"));
   }
   if (!reply.ok() && cancelled_) {
     Reap(true);

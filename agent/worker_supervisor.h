@@ -1,6 +1,6 @@
 // The agent side of crash isolation: starts the worker process (posix_spawn of the agent binary with --worker, so
 // no gRPC state is ever forked), sends it one job at a time, and acts as the watchdog: a job that outlives its
-// timeout gets the worker SIGKILLed and replaced (RUN_TIMEOUT); a worker that dies mid-job is reported as
+// timeout gets the worker SIGKILLed and replaced (RUN_TIMEOUT, or BUILD_TIMEOUT while still compiling); a worker that dies mid-job is reported as
 // RUNTIME_ERROR "worker died: SIGSEGV" and replaced. The agent itself never goes down with a job.
 //
 // Ownership: owns the worker process and its socket; the destructor closes the socket and reaps the worker.
