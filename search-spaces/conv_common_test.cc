@@ -1,0 +1,62 @@
+// The shared convolution pieces: shapes read from task specs, split choices, local-size knobs, references.
+#include "search-spaces/conv_common.h"
+
+#include <gtest/gtest.h>
+
+#include "search-spaces/conv_common_testing.h"
+
+namespace tunefleet {
+namespace {
+
+using testing::ParseTask;
+
+TEST(ConvCommon, GivenAConv2dSpecWeShouldReadEveryParameter) {
+  Result<ConvShape> s = ConvShapeFromTask(ParseTask("conv2d:2,8,15,17,16,3,3,2,1,dilation=2,groups=4,bias=1,relu=1"));
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->n, 2);
+  EXPECT_EQ(s->c_per_group(), 2);
+  EXPECT_EQ(s->k_per_group(), 4);
+  EXPECT_EQ(s->oh(), (15 + 2 - 4 - 1) / 2 + 1);
+  EXPECT_EQ(s->ow(), (17 + 2 - 4 - 1) / 2 + 1);
+  EXPECT_TRUE(s->bias);
+  EXPECT_EQ(s->act, Activation::kRelu);
+  EXPECT_DOUBLE_EQ(s->Flops(), 2.0 * 2 * 16 * s->oh() * s->ow() * 2 * 9);
+}
+
+TEST(ConvCommon, GivenADepthwiseSpecWeShouldSetGroupsToChannels) {
+  Result<ConvShape> s = ConvShapeFromTask(ParseTask("dwconv2d:1,32,14,14,3,3,1,1,multiplier=2"));
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->groups, 32);
+  EXPECT_EQ(s->k, 64);
+  EXPECT_TRUE(s->depthwise());
+}
+
+TEST(ConvCommon, GivenAKernelLargerThanThePaddedInputWeShouldNameTheSpec) {
+  Result<ConvShape> s = ConvShapeFromTask(ParseTask("conv2d:1,4,2,2,4,5,5,1,0"));
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("conv2d:1,4,2,2,4,5,5,1,0"), std::string::npos) << s.status().ToString();
+}
+
+TEST(ConvCommon, GivenAnExtentFactorSplitsShouldListEveryOrderedFactorizationOnce) {
+  // 12 = 2^2 * 3: ordered 3-factorizations = C(4,2) * C(3,2) = 18.
+  const auto all = FactorSplits(12, 3);
+  EXPECT_EQ(all.size(), 18u);
+  for (const auto& f : all) EXPECT_EQ(f[0] * f[1] * f[2], 12);
+  const auto kept = FactorSplits(12, 3, [](const std::vector<int64_t>& f) { return f[2] <= 2; });
+  // Inner 1: ordered pairs of 12 (6 divisors); inner 2: ordered pairs of 6 (4 divisors).
+  EXPECT_EQ(kept.size(), 6u + 4u);
+}
+
+TEST(ConvCommon, GivenTheReferenceWeShouldDeclareTheSameInputsAsCandidates) {
+  const ConvShape s = *ConvShapeFromTask(ParseTask("conv2d:1,3,5,5,4,3,3,1,1,bias=1"));
+  const proto::KernelProgram ref = ReferenceConv(s, Precision::kFloat32);
+  proto::KernelProgram cand;
+  AddConvBuffers(s, Precision::kFloat32, &cand);
+  ASSERT_EQ(ref.buffers_size(), cand.buffers_size());
+  for (int i = 0; i < ref.buffers_size(); ++i)
+    EXPECT_EQ(ref.buffers(i).SerializeAsString(), cand.buffers(i).SerializeAsString());
+  EXPECT_EQ(ref.output_buffer(), "out");
+}
+
+}  // namespace
+}  // namespace tunefleet
