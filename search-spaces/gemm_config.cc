@@ -116,12 +116,12 @@ uint64_t GemmConfig::Registers(const GemmShape& s) const {
 
 Space MakeGemmSpace(const GemmShape& shape, const DeviceLimits& limits) {
   Space s;
-  s.AddList("MWG", {8, 16, 32, 64, 128})
-      .AddList("NWG", {8, 16, 32, 64, 128})
+  s.AddList("MWG", {8, 16, 32, 64, 128, 256})
+      .AddList("NWG", {8, 16, 32, 64, 128, 256})
       .AddList("MDIMC", {4, 8, 16, 32})
       .AddList("NDIMC", {4, 8, 16, 32})
       .AddList("KWG", {8, 16, 32})
-      .AddList("KWI", {1, 2, 4, 8})
+      .AddList("KWI", {1, 2, 4, 8, 16})
       .AddList("VWM", {1, 2, 4, 8})
       .AddList("VWN", {1, 2, 4, 8})
       .AddList("VWK", {1, 2, 4})
