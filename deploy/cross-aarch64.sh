@@ -8,7 +8,7 @@
 # Host setup, once (root; see deploy/README.md for what it changes on the host):
 #   dpkg --add-architecture arm64 && apt-get update
 #   apt-get install --no-install-recommends g++-aarch64-linux-gnu qemu-user \
-#     libgrpc++-dev:arm64 libprotobuf-dev:arm64 libspdlog-dev:arm64 libsqlite3-dev:arm64
+#     libgrpc++-dev:arm64 libprotobuf-dev:arm64 libspdlog-dev:arm64 libsqlite3-dev:arm64 ocl-icd-opencl-dev:arm64
 # The tuner's libraries have no co-installable arm64 package (libxgboost-dev is not Multi-Arch: same;
 # libonnxifi:arm64 collides with libonnxifi:amd64 on /usr/lib/libonnxifi.so), and the agent links neither, so
 # this script gives CMake configure-only stand-ins for XGBoost and ONNX and builds only the agent target.
@@ -37,6 +37,7 @@ command -v qemu-aarch64 >/dev/null || Skip "qemu-aarch64 not installed (qemu-use
 [[ -f /usr/lib/aarch64-linux-gnu/libprotobuf.so ]] || Skip "no arm64 protobuf (libprotobuf-dev:arm64)"
 [[ -f /usr/lib/aarch64-linux-gnu/cmake/spdlog/spdlogConfig.cmake ]] || Skip "no arm64 spdlog (libspdlog-dev:arm64)"
 [[ -f /usr/lib/aarch64-linux-gnu/libsqlite3.so ]] || Skip "no arm64 SQLite (libsqlite3-dev:arm64)"
+[[ -f /usr/lib/aarch64-linux-gnu/libOpenCL.so ]] || Skip "no arm64 OpenCL loader (ocl-icd-opencl-dev:arm64, deploy/runtime)"
 [[ -e /lib/ld-linux-aarch64.so.1 ]] || Skip "no arm64 C library in /lib (libc6:arm64)"
 
 Step "configure-only stand-ins for the tuner's XGBoost and ONNX (the agent links neither)"
