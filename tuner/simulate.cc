@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "proto/tunefleet.pb.h"
@@ -153,24 +154,33 @@ Result<std::unique_ptr<ReplayWorld>> LoadReplayWorld(TuningLog& log, const Repla
   TF_ASSIGN_OR_RETURN(std::vector<TaskRow> tasks, log.Tasks());
   TF_ASSIGN_OR_RETURN(std::vector<DeviceRow> devices, log.Devices());
 
-  // Template: by name (the newest version in the log), or the only one.
-  std::optional<TemplateRow> tmpl_row;
+  // Template: by name, or the only name in the log; the version built into tunefleet when the log has it,
+  // else the newest recorded one.
+  std::vector<TemplateRow> named;
   for (const TemplateRow& t : templates) {
-    if ((sel.template_name.empty() || t.name == sel.template_name) && (!tmpl_row || t.version > tmpl_row->version)) {
-      if (sel.template_name.empty() && tmpl_row && tmpl_row->name != t.name) {
-        return Status::InvalidArgument("several templates in the log: " +
-                                       Names(templates, [](const TemplateRow& r) { return r.name; }) +
-                                       "; pick one with --template");
-      }
-      tmpl_row = t;
-    }
+    if (sel.template_name.empty() || t.name == sel.template_name) named.push_back(t);
   }
-  if (!tmpl_row) {
+  if (named.empty()) {
     return Status::NotFound(sel.template_name.empty() ? "the log holds no template"
                                                       : "template '" + sel.template_name + "' is not in the log");
   }
-  w->tmpl = FindTemplate(tmpl_row->name);
-  if (w->tmpl == nullptr) return Status::NotFound("template '" + tmpl_row->name + "' is not built into tunefleet");
+  for (const TemplateRow& t : named) {
+    if (t.name != named.front().name) {
+      return Status::InvalidArgument("several templates in the log: " +
+                                     Names(named, [](const TemplateRow& r) { return r.name; }) +
+                                     "; pick one with --template");
+    }
+  }
+  w->tmpl = FindTemplate(named.front().name);
+  if (w->tmpl == nullptr) return Status::NotFound("template '" + named.front().name + "' is not built into tunefleet");
+  std::optional<TemplateRow> tmpl_row;
+  for (const TemplateRow& t : named) {
+    if (t.version == w->tmpl->version()) tmpl_row = t;
+  }
+  if (!tmpl_row) {
+    tmpl_row = *std::max_element(named.begin(), named.end(),
+                                 [](const TemplateRow& a, const TemplateRow& b) { return a.version < b.version; });
+  }
 
   // Task: by spec, or the only one with records of this template.
   TaskRow task_row;

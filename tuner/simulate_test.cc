@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "proto/tunefleet.pb.h"
+#include "search-spaces/template.h"
 #include "tuner/strategy_test_space.h"
 
 namespace tunefleet {
@@ -27,10 +28,13 @@ class SimulateTest : public ::testing::Test {
     Result<std::unique_ptr<TuningLog>> log = TuningLog::Open((dir_ / "log.db").string());
     ASSERT_TRUE(log.ok()) << log.status().ToString();
     log_ = std::move(log).value();
-    proto::DeviceInfo d;
-    d.set_name("pocl-cpu");
-    d.set_fingerprint("fp-pocl");
-    device_ = log_->UpsertDevice(d).value();
+    device_info_.set_name("pocl-cpu");
+    device_info_.set_fingerprint("fp-pocl");
+    device_info_.set_compute_units(2);
+    device_info_.set_max_work_group_size(256);
+    for (int i = 0; i < 3; ++i) device_info_.add_max_work_item_sizes(256);
+    device_info_.set_local_mem_bytes(32 * 1024);
+    device_ = log_->UpsertDevice(device_info_).value();
     task_ = log_->UpsertTask("tiny:4,2", "tiny", "{}", 1e6).value();
     tmpl_ = log_->UpsertTemplate("tiny.test", 1).value();
     session_ = log_->BeginSession("{}").value();
@@ -40,11 +44,11 @@ class SimulateTest : public ::testing::Test {
     fs::remove_all(dir_);
   }
 
-  void Record(const Space& s, uint64_t index, int status, double cost) {
+  void Record(const Space& s, uint64_t index, int status, double cost, int64_t task = 0, int64_t tmpl = 0) {
     RecordRow r;
     r.session_id = session_;
-    r.task_id = task_;
-    r.template_id = tmpl_;
+    r.task_id = task ? task : task_;
+    r.template_id = tmpl ? tmpl : tmpl_;
     r.device_id = device_;
     r.config_index = index;
     r.config = s.ToJson(s.FromIndex(index)).dump();
@@ -65,6 +69,7 @@ class SimulateTest : public ::testing::Test {
   }
 
   fs::path dir_;
+  proto::DeviceInfo device_info_;
   std::unique_ptr<TuningLog> log_;
   int64_t device_ = 0, task_ = 0, tmpl_ = 0, session_ = 0;
 };
@@ -116,6 +121,40 @@ TEST_F(SimulateTest, GivenAnUnrecordedConfig_WeShouldReplayItAsAFailedTrial) {
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->tuner.trials, (std::vector<uint64_t>{7}));
   EXPECT_GE(r->unrecorded, 1u);
+}
+
+TEST_F(SimulateTest, GivenAGemmLog_LoadShouldResolveTaskTemplateAndDeviceAndAskWhenAmbiguous) {
+  const Template* gemm = FindTemplate("gemm.buffer");
+  ASSERT_NE(gemm, nullptr);
+  const Task task = Task::Parse("gemm:16,16,16:float32").value();
+  const Result<Space> space = gemm->MakeSpace(task, DeviceLimits::From(device_info_));
+  ASSERT_TRUE(space.ok()) << space.status().ToString();
+  const int64_t gemm_id = log_->UpsertTemplate(gemm->name(), gemm->version()).value();
+  const int64_t t1 = log_->UpsertTask(task.ToSpec(), "gemm", "{}", gemm->Flops(task)).value();
+  const int64_t t2 = log_->UpsertTask("gemm:32,16,16:float32", "gemm", "{}", 2.0 * 32 * 16 * 16).value();
+  std::vector<uint64_t> valid;
+  space->ForEachValid([&](uint64_t i) {
+    valid.push_back(i);
+    return valid.size() < 5;
+  });
+  for (size_t k = 0; k < valid.size(); ++k) Record(*space, valid[k], 0, 1e-3 * (k + 1), t1, gemm_id);
+  Record(*space, valid[0], 0, 1e-3, t2, gemm_id);
+
+  ReplaySelection sel;
+  sel.template_name = "gemm.buffer";
+  Result<std::unique_ptr<ReplayWorld>> ambiguous = LoadReplayWorld(*log_, sel);
+  ASSERT_FALSE(ambiguous.ok());
+  EXPECT_NE(ambiguous.status().message().find("pick one with --task"), std::string::npos);
+
+  sel.task_spec = "gemm:16,16,16";  // canonical spec matching: float32 is the default precision
+  sel.transfer_from = "gemm:32,16,16:float32";
+  Result<std::unique_ptr<ReplayWorld>> w = LoadReplayWorld(*log_, sel);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  EXPECT_EQ((*w)->tmpl, gemm);
+  EXPECT_EQ((*w)->table.by_index.size(), 5u);
+  EXPECT_DOUBLE_EQ((*w)->table.best_cost, 1e-3);
+  ASSERT_EQ((*w)->history.size(), 1u);
+  EXPECT_EQ((*w)->history[0].device_fingerprint, "fp-pocl");
 }
 
 // Thousands of single-record commits are slow on disk, so this replay table is built in memory.
