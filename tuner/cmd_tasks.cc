@@ -58,7 +58,9 @@ void RegisterTasks(CLI::App& app, int* exit_code) {
   sub->add_option("model", args->model, "ONNX model file")->required();
   sub->add_flag("--json", args->json, "Print a JSON array instead of a table");
   sub->add_option("--input-shape", args->input_shapes,
-                  "Shape of a graph input with dynamic dims, name:1x3x224x224 (repeatable)");
+                  "Shape of a graph input with dynamic dims, name:1x3x224x224 (repeatable)")
+      ->expected(1)
+      ->take_all();
   sub->add_option("--precision", args->precision, "float32 | float16 | float16-acc32 (default float32)");
   sub->add_option("--mixed-precision-ops", args->mixed_ops,
                   "Op kinds that take --precision, the rest stay float32: conv2d,depthwise_conv2d,dense,pool,all "
