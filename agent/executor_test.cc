@@ -143,6 +143,14 @@ TEST_F(ExecutorTest, GivenALocalSizeOverTheDeviceLimit_WeShouldRejectItAsAnInval
   EXPECT_NE(result.message().find("local size"), std::string::npos) << result.message();
 }
 
+TEST_F(ExecutorTest, GivenMoreLocalMemoryThanTheDeviceHas_WeShouldRejectItAsAnInvalidConfig) {
+  proto::KernelProgram program = VectorAdd(kAdd);
+  program.mutable_launches(0)->add_args()->set_local_bytes(executor_->device_info().local_mem_bytes() + 1);
+  proto::MeasureResult result = executor_->Execute(program);
+  EXPECT_EQ(result.status(), proto::INVALID_CONFIG);
+  EXPECT_NE(result.message().find("CL_DEVICE_LOCAL_MEM_SIZE"), std::string::npos) << result.message();
+}
+
 TEST_F(ExecutorTest, GivenAGlobalSizeNotMultipleOfTheLocalSize_WeShouldRejectItAsAnInvalidConfig) {
   proto::KernelProgram program = VectorAdd(kAdd);
   program.mutable_launches(0)->set_global_size(0, 100);
