@@ -1,5 +1,6 @@
 #include "tuner/task_scheduler.h"
 
+#include <cstddef>
 #include <limits>
 
 namespace tunefleet {
