@@ -79,14 +79,15 @@ class Space {
   uint64_t RawSize() const;                      // product of choice counts
 
   uint64_t IndexOf(const Config& c) const;
-  Config FromIndex(uint64_t index) const;
+  Config FromIndex(uint64_t index) const;  // index < RawSize()
 
   // Empty string when every constraint holds, else the first failing constraint's reason.
   std::string Check(const Config& c) const;
   bool Valid(const Config& c) const;  // same verdict as Check(c).empty(), without building the reason
   bool ValidIndex(uint64_t index) const { return Valid(FromIndex(index)); }
 
-  // Exact count of valid configs (enumerates lazily; spaces of ~10^6-10^7 raw points are fine).
+  // Exact count of valid configs (enumerates lazily; spaces of ~10^6-10^7 raw points are fine: gemm.buffer's
+  // 3.3·10^6 raw points take about a second, so callers should count once per task, not per batch).
   uint64_t CountValid() const;
   // Uniform sample among valid configs by rejection (nullopt after max_tries rejections).
   std::optional<uint64_t> SampleValid(std::mt19937_64& rng, int max_tries = 100000) const;
