@@ -171,5 +171,25 @@ TEST(StrategyTest, GivenHistoryFromASpaceWithOtherFactors_WarmStartShouldMapConf
   EXPECT_LT(MeanCost(s, warm->NextBatch(64)), MeanCost(s, cold->NextBatch(64)));
 }
 
+TEST(StrategyTest, GivenAVeryLargeHistory_WarmStartShouldThinItAndStillHelp) {
+  const Space s = testing::TilingSpace();
+  std::vector<HistoryRecord> h;
+  for (const char* device : {"dev-a", "dev-b", "dev-c"}) {
+    s.ForEachValid([&](uint64_t i) {
+      h.push_back({"tiling:64,64", device, s.ToJson(s.FromIndex(i)).dump(), true, testing::SyntheticCost(s, i), 1e9});
+      return true;
+    });
+  }
+  ASSERT_GT(h.size(), 8192u);
+  auto cold = Make(s, "xgb", 13);
+  auto warm = Make(s, "xgb", 13);
+  warm->WarmStart(h);
+  const std::string line = warm->StatusLine();
+  const size_t at = line.find("warm start ");
+  ASSERT_NE(at, std::string::npos) << line;
+  EXPECT_LE(std::stoul(line.substr(at + 11)), 8192u + 3u) << line;
+  EXPECT_LT(MeanCost(s, warm->NextBatch(64)), 0.7 * MeanCost(s, cold->NextBatch(64)));
+}
+
 }  // namespace
 }  // namespace tunefleet

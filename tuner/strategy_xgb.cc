@@ -14,6 +14,8 @@ namespace {
 
 // Spaces up to this many raw points are scored exhaustively instead of annealed: cheaper and exact.
 constexpr uint64_t kExhaustiveRawSize = 4096;
+// Warm-start rows kept at most, so that every refit stays well under a second even on a large log.
+constexpr size_t kMaxHistoryRows = 8192;
 
 CostModelOptions ModelOptions(const StrategyOptions& opts) {
   CostModelOptions m;
@@ -111,9 +113,29 @@ void XgbStrategy::WarmStart(const std::vector<HistoryRecord>& history) {
     history_rows_ += group.scores.size();
     history_.push_back(std::move(group));
   }
+  if (history_rows_ > kMaxHistoryRows) ThinHistory();
   if (history_rows_ > 0) {
     fit_pending_ = true;
     plan_pos_ = plan_.size();  // the next plan comes from the warm-started model
+  }
+}
+
+void XgbStrategy::ThinHistory() {
+  // Keep every stride-th row of each group plus the group's best, so each group keeps its ranking signal.
+  const size_t stride = (history_rows_ + kMaxHistoryRows - 1) / kMaxHistoryRows;
+  const size_t dim = features_.dim();
+  history_rows_ = 0;
+  for (Group& g : history_) {
+    Group kept;
+    for (size_t r = 0; r < g.scores.size(); ++r) {
+      if (r % stride != 0 && g.scores[r] < 1.0f) continue;
+      kept.scores.push_back(g.scores[r]);
+      kept.features.insert(kept.features.end(), g.features.begin() + static_cast<std::ptrdiff_t>(r * dim),
+                           g.features.begin() + static_cast<std::ptrdiff_t>((r + 1) * dim));
+    }
+    g.scores = std::move(kept.scores);
+    g.features = std::move(kept.features);
+    history_rows_ += g.scores.size();
   }
 }
 

@@ -3,7 +3,7 @@
 // minus visited configs, plus an epsilon of random picks and a diversity filter, makes the next plan.
 // Warm start: history of other tasks/devices of the same template trains the first model, one rank group per
 // (task, device), discounted by 1 / (1 + own results / plan_size) as own data arrives.
-// Failed configs are trained on as the worst (score 0).
+// Failed configs are trained on as the worst (score 0). History beyond 8192 rows is thinned evenly per group.
 // Thread safety: one instance per task, one thread.
 #pragma once
 
@@ -47,6 +47,7 @@ class XgbStrategy final : public Strategy {
   };
 
   bool HasTrainingData() const;
+  void ThinHistory();
   Status Refit();
   void EvaluateNewestPlan();
   void MakePlan();
