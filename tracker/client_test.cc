@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <boost/asio.hpp>
+#include <cstdlib>
 #include <thread>
 
 #include "tracker/lease_keep_alive.h"
@@ -98,6 +99,61 @@ TEST_F(TrackerClientLeaseTest, GivenAnUnknownLease_MeasureShouldFailWithNotFound
   Status s = client_->Measure("lease-999", jobs, [](const proto::MeasureEvent&) {});
   EXPECT_EQ(s.code(), Status::Code::kNotFound);
   EXPECT_NE(s.message().find("lease-999"), std::string::npos) << s.message();
+}
+
+}  // namespace
+}  // namespace tunefleet
+
+namespace tunefleet {
+namespace {
+
+// Writes a throw-away self-signed certificate for 127.0.0.1 with the openssl tool; false when it is missing.
+bool MakeCertificate(const std::string& dir) {
+  const std::string cmd = "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost"
+                          " -addext subjectAltName=IP:127.0.0.1,DNS:localhost -keyout " +
+                          dir + "/key.pem -out " + dir + "/cert.pem >/dev/null 2>&1";
+  return std::system(cmd.c_str()) == 0;
+}
+
+TEST(TrackerClientTlsTest, GivenATlsTracker_AClientTrustingItsCertificateShouldConnectAndAPlainOneShouldNot) {
+  char tmpl[] = "/tmp/tf_tls_XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  if (!MakeCertificate(dir)) GTEST_SKIP() << "openssl tool not available";
+  tracker::ServerOptions o;
+  o.host = "127.0.0.1";
+  o.port = 0;
+  o.tls_cert_file = dir + "/cert.pem";
+  o.tls_key_file = dir + "/key.pem";
+  auto server = tracker::TrackerServer::Start(o);
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  const std::string target = "127.0.0.1:" + std::to_string((*server)->port());
+
+  TrackerClientOptions tls;
+  tls.tls_ca_file = dir + "/cert.pem";
+  auto client = TrackerClient::Connect(target, tls);
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  EXPECT_TRUE((*client)->Summary().ok());
+
+  TrackerClientOptions plain;
+  plain.connect_timeout = 0.5;
+  auto no = TrackerClient::Connect(target, plain);
+  if (no.ok()) {
+    EXPECT_FALSE((*no)->Summary().ok());
+  } else {
+    EXPECT_NE(no.status().message().find("cannot reach tracker"), std::string::npos);
+  }
+  std::system(("rm -rf " + dir).c_str());
+}
+
+TEST(TrackerClientTlsTest, GivenACertificateWithoutKey_StartShouldFail) {
+  tracker::ServerOptions o;
+  o.host = "127.0.0.1";
+  o.port = 0;
+  o.tls_cert_file = "/nonexistent/cert.pem";
+  auto server = tracker::TrackerServer::Start(o);
+  ASSERT_FALSE(server.ok());
+  EXPECT_EQ(server.status().code(), Status::Code::kInvalidArgument);
 }
 
 }  // namespace
