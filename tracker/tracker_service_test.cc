@@ -216,6 +216,24 @@ TEST_F(TrackerServiceTest, GivenASilentAgent_WeShouldDropItAfterTheHeartbeatTime
   EXPECT_EQ(summary->agents_size(), 0);
 }
 
+TEST_F(TrackerServiceTest, GivenOpenStreamsAndAWaitingAcquire_ShutdownShouldEndThemAll) {
+  StartTracker();
+  auto agent = Agent("pocl");
+  auto client = Client();
+  auto held = client->Acquire("pocl", 1, 0, 0, 5, "holder");
+  ASSERT_TRUE(held.ok());
+  auto waiting = std::async(std::launch::async, [&] { return client->Acquire("pocl", 1, 0, 0, 600, "waiter"); });
+  while (true) {
+    auto s = client->Summary();
+    ASSERT_TRUE(s.ok());
+    if (s->keys_size() == 1 && s->keys(0).waiting() == 1) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  server_->Shutdown(5);
+  EXPECT_FALSE(waiting.get().ok());  // ended by the shutdown, not by its 600 s wait
+  agent->WaitEnded();
+}
+
 TEST_F(TrackerServiceTest, GivenAFirstMessageThatIsNotRegisterAgent_WeShouldDropThePeer) {
   StartTracker();
   auto channel = grpc::CreateChannel(target_, grpc::InsecureChannelCredentials());
