@@ -98,8 +98,8 @@ std::unique_ptr<Subprocess> LocalFleet::CliAsync(std::vector<std::string> args) 
 }
 
 std::vector<std::vector<std::string>> LocalFleet::Sql(const std::string& query, const std::string& db_path) const {
+  std::string path = db_path.empty() ? this->db() : db_path;
   sqlite3* db = nullptr;
-  std::string path = db_path.empty() ? db() : db_path;
   if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
     sqlite3_close(db);
     throw std::runtime_error("cannot open " + path);

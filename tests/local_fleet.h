@@ -2,6 +2,7 @@
 // on this machine's OpenCL device (PoCL), and the tunefleet CLI — plus a SQLite file in a temp dir.
 #pragma once
 
+#include <csignal>
 #include <chrono>
 #include <memory>
 #include <string>

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Benchmark (run by hand, not in CI): GEMM M×N×K float32 tuned by tunefleet (random search, TRIALS trials)
+# beside CLBlast's tuner (clblast_tuner_xgemm, Debian package clblast-utils) on the same OpenCL device, in one run.
+# Prints best GFLOPS and trials (configurations) per minute for both.
+#   usage: bench/gemm_vs_clblast.sh [BUILD_DIR] ; env: M N K TRIALS TUNER PLATFORM DEVICE
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=${1:-build}/bin
+M=${M:-256}; N=${N:-256}; K=${K:-256}
+TRIALS=${TRIALS:-200}; TUNER=${TUNER:-random}
+PLATFORM=${PLATFORM:-0}; DEVICE=${DEVICE:-0}
+WORK=$(mktemp -d)
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+pids=()
+trap 'for p in "${pids[@]}"; do kill $p 2>/dev/null || true; done; wait 2>/dev/null || true' EXIT
+"$BIN/tunefleet-tracker" --host 127.0.0.1 --port "$PORT" >"$WORK/tracker.log" 2>&1 & pids+=($!)
+"$BIN/tunefleet-agent" --tracker "127.0.0.1:$PORT" --key bench --platform "$PLATFORM" --device "$DEVICE" \
+  >"$WORK/agent.log" 2>&1 & pids+=($!)
+for _ in $(seq 1 100); do
+  "$BIN/tunefleet" query --json --rpc-tracker "127.0.0.1:$PORT" 2>/dev/null | grep -q '"bench"' && break; sleep 0.3
+done
+start=$(date +%s.%N)
+"$BIN/tunefleet" tune --rpc-tracker "127.0.0.1:$PORT" --rpc-key bench --task "gemm:$M,$N,$K" --trials "$TRIALS" \
+  --tuner "$TUNER" --db "$WORK/bench.db" --number ${NUMBER:-3} --repeat 3 --batch 16 --timeout 60 >"$WORK/tune.log" 2>&1
+end=$(date +%s.%N)
+tf_secs=$(echo "$end - $start" | bc -l)
+tf_best=$(sqlite3 "$WORK/bench.db" "SELECT printf('%.2f', max(t.flops / r.mean_cost / 1e9)) FROM records r JOIN tasks t ON t.id = r.task_id WHERE r.status = 0")
+tf_ok=$(sqlite3 "$WORK/bench.db" "SELECT count(*) FROM records WHERE status = 0")
+echo "tunefleet  gemm $M x $N x $K: best $tf_best GFLOPS after $TRIALS $TUNER trials ($tf_ok ok) in $(printf %.1f "$tf_secs") s = $(echo "$TRIALS * 60 / $tf_secs" | bc -l | xargs printf %.1f) trials/min"
+
+if command -v clblast_tuner_xgemm >/dev/null; then
+  start=$(date +%s.%N)
+  (cd "$WORK" && clblast_tuner_xgemm -platform "$PLATFORM" -device "$DEVICE" -m "$M" -n "$N" -k "$K" -precision 32 \
+     >"$WORK/clblast.log" 2>&1) || true
+  end=$(date +%s.%N)
+  cb_secs=$(echo "$end - $start" | bc -l)
+  # Each tested configuration prints a line with "... ms" results; the summary line has "best" GFLOPS.
+  cb_configs=$(grep -cE '^\|.*(OK|results differ|error)' "$WORK/clblast.log" || true)
+  cb_best=$(grep -oE '[0-9.]+ GFLOPS' "$WORK/clblast.log" | sort -g | tail -1 || true)
+  echo "CLBlast    gemm $M x $N x $K: best ${cb_best:-?} over $cb_configs configurations in $(printf %.1f "$cb_secs") s = $(echo "$cb_configs * 60 / $cb_secs" | bc -l | xargs printf %.1f) configurations/min"
+else
+  echo "CLBlast    clblast_tuner_xgemm not installed (apt-get install clblast-utils)"
+fi
+echo "logs in $WORK"
