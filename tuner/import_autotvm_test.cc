@@ -94,5 +94,41 @@ TEST_F(ImportAutotvmTest, GivenAnEntityThatIsNotInTheSpace_WeShouldSayWhichKnob)
   EXPECT_NE(counts.status().message().find("tile_fc"), std::string::npos) << counts.status().ToString();
 }
 
+// The same round trip through the registered Adreno templates (not the test's mirror of them).
+TEST_F(ImportAutotvmTest, GivenRecordsOfTheRegisteredTemplates_TheRoundTripShouldKeepEveryLine) {
+  auto first = Open("first.db");
+  int64_t device = first->UpsertDevice(AdrenoDevice()).value();
+  for (auto [spec, name] : {std::pair{"conv2d:1,32,16,16,32,3,3,1,1:float16", "conv2d_nchwc.image2d"},
+                            std::pair{"dwconv2d:1,32,28,28,3,3,2,1:float16", "depthwise_conv2d_nchwc.image2d"}}) {
+    const Template* t = FindTemplate(name);
+    ASSERT_NE(t, nullptr) << name;
+    Task task = Task::Parse(spec).value();
+    Space space = t->MakeSpace(task, DeviceLimits::From(AdrenoDevice())).value();
+    Config c = t->Fallback(task, space);
+    RecordRow r;
+    r.device_id = device;
+    r.task_id = first->UpsertTask(task.ToSpec(), task.op, "{}", t->Flops(task)).value();
+    r.template_id = first->UpsertTemplate(t->name(), t->version()).value();
+    r.config_index = space.IndexOf(c);
+    r.config = space.ToJson(c).dump();
+    r.costs = {0.0005};
+    r.mean_cost = 0.0005;
+    r.timestamp = 1700000000;
+    ASSERT_TRUE(first->AddRecord(r).ok());
+  }
+  std::ostringstream lines, notes;
+  ASSERT_TRUE(ExportAutotvm(*first, {false, {}}, lines, notes).ok());
+  const std::string text = lines.str();
+  ASSERT_EQ(std::count(text.begin(), text.end(), '\n'), 2) << notes.str();
+
+  auto second = Open("second.db");
+  std::istringstream in(text);
+  auto counts = ImportAutotvm(in, "tvm.log", *second, {}, notes_);
+  ASSERT_TRUE(counts.ok()) << counts.status().ToString();
+  std::ostringstream again;
+  ASSERT_TRUE(ExportAutotvm(*second, {false, {}}, again, notes).ok());
+  EXPECT_EQ(again.str(), text);
+}
+
 }  // namespace
 }  // namespace tunefleet

@@ -1,0 +1,50 @@
+#include "tuner/export_best.h"
+
+#include <gtest/gtest.h>
+
+namespace tunefleet {
+namespace {
+
+BestRow Row(const std::string& task, double mean_cost, int64_t id) {
+  BestRow b;
+  b.task = task;
+  b.template_name = "gemm.buffer";
+  b.template_version = 2;
+  b.device_name = "Adreno 740";
+  b.device_fingerprint = "fp";
+  b.flops = 2e9;
+  b.record.id = id;
+  b.record.mean_cost = mean_cost;
+  b.record.config = R"({"MWG":32})";
+  return b;
+}
+
+TEST(ExportBestTest, GivenBestRows_TheTableShouldShowMillisecondsGflopsAndConfig) {
+  std::string table = FormatBestTable({Row("gemm:1024,1024,1024:float32", 0.004, 17)});
+  EXPECT_NE(table.find("task"), std::string::npos);
+  EXPECT_NE(table.find("gemm:1024,1024,1024:float32"), std::string::npos);
+  EXPECT_NE(table.find("gemm.buffer@2"), std::string::npos);
+  EXPECT_NE(table.find("4.0000"), std::string::npos) << table;  // ms
+  EXPECT_NE(table.find("500.00"), std::string::npos) << table;  // 2e9 flops / 4 ms
+  EXPECT_NE(table.find(R"({"MWG":32})"), std::string::npos);
+  EXPECT_EQ(std::count(table.begin(), table.end(), '\n'), 2);
+}
+
+TEST(ExportBestTest, GivenBestRows_TheJsonShouldCarryEveryColumn) {
+  auto j = BestToJson({Row("gemm:8,8,8:float32", 0.001, 3)});
+  ASSERT_EQ(j.size(), 1u);
+  EXPECT_EQ(j[0]["record_id"], 3);
+  EXPECT_DOUBLE_EQ(j[0]["best_ms"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(j[0]["gflops"].get<double>(), 2.0 * 1e9 / 0.001 / 1e9);
+  EXPECT_EQ(j[0]["config"]["MWG"], 32);
+  EXPECT_EQ(j[0]["template_version"], 2);
+}
+
+TEST(ExportBestTest, GivenATaskFilter_WeShouldKeepOnlyThatTask) {
+  auto rows = FilterBestByTask({Row("a:1:float32", 1, 1), Row("b:1:float32", 1, 2)}, "b:1:float32");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].record.id, 2);
+}
+
+}  // namespace
+}  // namespace tunefleet

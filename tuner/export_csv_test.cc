@@ -1,0 +1,44 @@
+#include "tuner/export_csv.h"
+
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "tuner/export_testing.h"
+
+namespace tunefleet {
+namespace {
+
+TEST(ExportCsvTest, GivenFieldsWithCommasAndQuotes_WeShouldQuoteThem) {
+  EXPECT_EQ(CsvField("plain"), "plain");
+  EXPECT_EQ(CsvField(R"({"a":[1,2]})"), R"("{""a"":[1,2]}")");
+  EXPECT_EQ(CsvField("two\nlines"), "\"two\nlines\"");
+}
+
+TEST(ExportCsvTest, GivenRecords_WeShouldWriteTheHeaderAndOneRowEach) {
+  TempDir dir;
+  auto log = std::move(TuningLog::Open(dir.File("log.db"))).value();
+  AddTestRecord(*log, AdrenoDevice(), "conv2d:1,32,16,16,32,3,3,1,1:float16", "conv2d_nchwc.image2d", ConvConfig(),
+                0, {0.001, 0.003}, 1700000000.5);
+  AddTestRecord(*log, AdrenoDevice(), "conv2d:1,32,16,16,32,3,3,1,1:float16", "conv2d_nchwc.image2d", ConvConfig(),
+                4, {}, 1700000001);
+  std::ostringstream out;
+  auto rows = ExportCsv(*log, false, out);
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  EXPECT_EQ(*rows, 2u);
+  std::istringstream in(out.str());
+  std::string header, first, second;
+  std::getline(in, header);
+  std::getline(in, first);
+  std::getline(in, second);
+  EXPECT_EQ(header, kCsvHeader);
+  EXPECT_NE(first.find(R"(,"conv2d:1,32,16,16,32,3,3,1,1:float16",conv2d,conv2d_nchwc.image2d,1,)"), std::string::npos)
+      << first;
+  EXPECT_NE(first.find(",0,0.002,"), std::string::npos) << first;  // status, mean cost
+  EXPECT_NE(first.find("\"[0.001,0.003]\""), std::string::npos) << first;
+  EXPECT_NE(first.find("1700000000.500000"), std::string::npos) << first;
+  EXPECT_NE(second.find("CL_OUT_OF_RESOURCES"), std::string::npos) << second;
+}
+
+}  // namespace
+}  // namespace tunefleet
