@@ -1,0 +1,150 @@
+// Issue 7's faults, with real processes on loopback: an agent killed mid-run, a tracker restarted mid-run,
+// a hanging kernel, a crashing worker, a wrong token. Each run completes, every trial is recorded exactly
+// once, and the statuses are right.
+#include <signal.h>
+
+#include <fstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "tests/local_fleet.h"
+
+namespace tunefleet::testing {
+namespace {
+
+int Count(LocalFleet& f, const std::string& sql) {
+  try {
+    return std::stoi(f.Sql(sql)[0][0]);
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+bool WaitForRecords(LocalFleet& f, int n, std::chrono::seconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (Count(f, "SELECT count(*) FROM records") >= n) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
+std::vector<std::string> TuneCommand(LocalFleet& f, int trials, const std::string& devices) {
+  return {"tune", "--rpc-key", "pocl", "--task", "gemm:48,48,48", "--trials", std::to_string(trials), "--tuner",
+          "random", "--db", f.db(), "--number", "1", "--repeat", "1", "--batch", "4", "--devices", devices,
+          "--wait", "30", "--device-wait", "120"};
+}
+
+void ExpectEveryTrialOnce(LocalFleet& f, int trials) {
+  EXPECT_EQ(Count(f, "SELECT count(*) FROM records"), trials);
+  EXPECT_EQ(Count(f, "SELECT count(DISTINCT config_index) FROM records"), trials);
+  // A lost device is never a result: no record speaks of it.
+  EXPECT_EQ(Count(f, "SELECT count(*) FROM records WHERE message LIKE '%lost%'"), 0);
+  EXPECT_GE(Count(f, "SELECT count(*) FROM records WHERE status = 0"), trials / 2);
+}
+
+TEST(FaultE2E, GivenOneOfTwoAgentsKilledMidRunTheRunShouldCompleteOnTheOther) {
+  LocalFleet fleet;
+  fleet.StartTracker({"--heartbeat-timeout", "5"});
+  fleet.StartAgent("pocl");
+  fleet.StartAgent("pocl");
+  ASSERT_TRUE(fleet.WaitForAgents("pocl", 2));
+  auto tune = fleet.CliAsync(TuneCommand(fleet, 16, "2"));
+  ASSERT_TRUE(WaitForRecords(fleet, 3, std::chrono::seconds(240))) << tune->Log();
+  fleet.agent(1).Signal(SIGKILL);
+  auto code = tune->Wait(std::chrono::seconds(600));
+  ASSERT_TRUE(code.has_value()) << tune->Log();
+  EXPECT_EQ(*code, 0) << tune->Log();
+  ExpectEveryTrialOnce(fleet, 16);
+}
+
+TEST(FaultE2E, GivenTheTrackerRestartedMidRunAgentsAndTunerShouldReconnectAndFinish) {
+  LocalFleet fleet;
+  fleet.StartTracker();
+  fleet.StartAgent("pocl");
+  ASSERT_TRUE(fleet.WaitForAgents("pocl", 1));
+  auto tune = fleet.CliAsync(TuneCommand(fleet, 16, "1"));
+  ASSERT_TRUE(WaitForRecords(fleet, 3, std::chrono::seconds(240))) << tune->Log();
+  fleet.StopTracker(SIGKILL);
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  fleet.StartTracker();
+  auto code = tune->Wait(std::chrono::seconds(600));
+  ASSERT_TRUE(code.has_value()) << tune->Log();
+  EXPECT_EQ(*code, 0) << tune->Log();
+  ExpectEveryTrialOnce(fleet, 16);
+  EXPECT_TRUE(fleet.agent(0).running());
+}
+
+class WorkerFaultE2E : public ::testing::Test {
+ protected:
+  // Starts an agent whose worker misbehaves (`fault`: crash | hang) on kernels marked TUNEFLEET_FAULT.
+  void StartWith(const std::string& fault) {
+    fleet_.StartTracker();
+    fleet_.StartAgent("pocl", {}, {"TUNEFLEET_TEST_FAULT=" + fault});
+    ASSERT_TRUE(fleet_.WaitForAgents("pocl", 1));
+    RunResult dump = fleet_.Cli({"measure", "--task", "gemm:32,32,32", "--dump-program"}, std::chrono::seconds(30),
+                                false);
+    ASSERT_EQ(dump.exit_code, 0) << dump.output;
+    program_ = nlohmann::json::parse(dump.output.substr(dump.output.find('{')));
+    program_["timing"] = {{"number", 1}, {"repeat", 1}, {"timeoutMs", 3000}};
+  }
+  nlohmann::json Measure(const nlohmann::json& p) {
+    std::string path = fleet_.dir() + "/p" + std::to_string(n_++) + ".json";
+    std::ofstream(path) << p.dump();
+    RunResult r = fleet_.Cli({"measure", "--rpc-key", "pocl", "--program", path}, std::chrono::seconds(120));
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return nlohmann::json::parse(r.output.substr(r.output.find('{')), nullptr, false);
+  }
+  nlohmann::json Marked() {
+    nlohmann::json p = program_;
+    for (auto& l : p["launches"]) l["source"] = l["source"].get<std::string>() + "\n/* TUNEFLEET_FAULT */\n";
+    return p;
+  }
+  LocalFleet fleet_;
+  nlohmann::json program_;
+  int n_ = 0;
+};
+
+TEST_F(WorkerFaultE2E, GivenAKernelThatNeverEndsWeShouldGetRunTimeoutAndTheAgentShouldCarryOn) {
+  StartWith("hang");
+  nlohmann::json r = Measure(Marked());
+  EXPECT_EQ(r["status"], 7) << r.dump();
+  EXPECT_EQ(Measure(program_)["status"], 0);
+  EXPECT_TRUE(fleet_.WaitForAgents("pocl", 1, std::chrono::seconds(5)));
+}
+
+TEST_F(WorkerFaultE2E, GivenAWorkerThatCrashesWeShouldGetRuntimeErrorNamingTheSignal) {
+  StartWith("crash");
+  nlohmann::json r = Measure(Marked());
+  EXPECT_EQ(r["status"], 4) << r.dump();
+  EXPECT_NE(r["message"].get<std::string>().find("SIGSEGV"), std::string::npos) << r.dump();
+  EXPECT_EQ(Measure(program_)["status"], 0);
+  EXPECT_TRUE(fleet_.WaitForAgents("pocl", 1, std::chrono::seconds(5)));
+}
+
+TEST(FaultE2E, GivenAWrongTokenAgentsAndTunersShouldBeRejectedWithAClearError) {
+  LocalFleet fleet;
+  fleet.StartTracker({"--token", "s3cret"});
+  size_t bad = fleet.StartAgent("pocl", {"--token", "wrong"});
+  auto code = fleet.agent(bad).Wait(std::chrono::seconds(30));
+  ASSERT_TRUE(code.has_value()) << "an agent with a wrong token should give up";
+  EXPECT_NE(*code, 0);
+  RunResult r = fleet.Cli({"tune", "--rpc-key", "pocl", "--task", "gemm:32,32,32", "--db", fleet.db(), "--token",
+                           "wrong", "--wait", "2"},
+                          std::chrono::seconds(60));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("token"), std::string::npos) << r.output;
+  // The right token gets in.
+  fleet.StartAgent("pocl", {"--token", "s3cret"});
+  bool listed = false;
+  for (int i = 0; i < 100 && !listed; ++i) {
+    nlohmann::json q = fleet.Query({"--token", "s3cret"});
+    listed = q.is_object() && q["agents"].size() == 1;
+    if (!listed) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  EXPECT_TRUE(listed);
+}
+
+}  // namespace
+}  // namespace tunefleet::testing
