@@ -50,13 +50,14 @@ TEST(FaultE2E, GivenOneOfTwoAgentsKilledMidRunTheRunShouldCompleteOnTheOther) {
   fleet.StartAgent("pocl");
   fleet.StartAgent("pocl");
   ASSERT_TRUE(fleet.WaitForAgents("pocl", 2));
-  auto tune = fleet.CliAsync(TuneCommand(fleet, 16, "2"));
+  auto tune = fleet.CliAsync(TuneCommand(fleet, 40, "2"));
   ASSERT_TRUE(WaitForRecords(fleet, 3, std::chrono::seconds(240))) << tune->Log();
   fleet.agent(1).Signal(SIGKILL);
+  ASSERT_LT(Count(fleet, "SELECT count(*) FROM records"), 40) << "the run ended before the agent was killed";
   auto code = tune->Wait(std::chrono::seconds(600));
   ASSERT_TRUE(code.has_value()) << tune->Log();
   EXPECT_EQ(*code, 0) << tune->Log();
-  ExpectEveryTrialOnce(fleet, 16);
+  ExpectEveryTrialOnce(fleet, 40);
 }
 
 TEST(FaultE2E, GivenTheTrackerRestartedMidRunAgentsAndTunerShouldReconnectAndFinish) {
@@ -67,6 +68,7 @@ TEST(FaultE2E, GivenTheTrackerRestartedMidRunAgentsAndTunerShouldReconnectAndFin
   auto tune = fleet.CliAsync(TuneCommand(fleet, 16, "1"));
   ASSERT_TRUE(WaitForRecords(fleet, 3, std::chrono::seconds(240))) << tune->Log();
   fleet.StopTracker(SIGKILL);
+  ASSERT_LT(Count(fleet, "SELECT count(*) FROM records"), 16) << "the run ended before the tracker was killed";
   std::this_thread::sleep_for(std::chrono::seconds(1));
   fleet.StartTracker();
   auto code = tune->Wait(std::chrono::seconds(600));
