@@ -2,21 +2,24 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace tunefleet {
 
-Progress::Progress(uint64_t total_trials, std::FILE* out)
-    : total_(total_trials), out_(out), tty_(isatty(fileno(out)) != 0), start_(std::chrono::steady_clock::now()) {}
+Progress::Progress(uint64_t total_trials, double time_budget, std::FILE* out)
+    : total_(total_trials), time_budget_(time_budget), out_(out), tty_(isatty(fileno(out)) != 0), start_(std::chrono::steady_clock::now()) {}
 
 double Progress::elapsed_seconds() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
 }
 
 double Progress::EtaSeconds() const {
-  if (total_ == 0 || done_ == 0) return -1;
+  double by_time = time_budget_ > 0 ? std::max(0.0, time_budget_ - elapsed_seconds()) : -1;
+  if (total_ == 0 || done_ == 0) return by_time;
   if (done_ >= total_) return 0;
-  return elapsed_seconds() / static_cast<double>(done_) * static_cast<double>(total_ - done_);
+  double by_trials = elapsed_seconds() / static_cast<double>(done_) * static_cast<double>(total_ - done_);
+  return by_time >= 0 ? std::min(by_time, by_trials) : by_trials;
 }
 
 std::string FormatDuration(double s) {

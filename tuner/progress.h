@@ -12,8 +12,9 @@ namespace tunefleet {
 
 class Progress {
  public:
-  // `total_trials`: the budget of this run (0 = unknown); `out`: where to print (stderr by default).
-  explicit Progress(uint64_t total_trials, std::FILE* out = stderr);
+  // `total_trials`: the budget of this run (0 = unknown); `time_budget`: seconds (0 = none), which also bounds
+  // the ETA; `out`: where to print (stderr by default).
+  explicit Progress(uint64_t total_trials, double time_budget = 0, std::FILE* out = stderr);
 
   // One measured trial of this run.
   void Trial() { ++done_; }
@@ -30,6 +31,7 @@ class Progress {
 
  private:
   uint64_t total_;
+  double time_budget_;
   uint64_t done_ = 0;
   std::FILE* out_;
   bool tty_;

@@ -107,7 +107,7 @@ Result<TuneSummary> RunTune(const TuneOptions& opts) {
     spdlog::info("resume: {} trials already recorded, {} to go (--fresh starts over)", recorded, remaining);
 
   TuneSummary summary;
-  Progress progress(remaining);
+  Progress progress(remaining, opts.time_budget);
   TaskScheduler scheduler(opts.batch_size);
   auto start = std::chrono::steady_clock::now();
   while (remaining > 0) {

@@ -1,0 +1,46 @@
+#include "tuner/progress.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace tunefleet {
+namespace {
+
+TEST(ProgressTest, GivenDurationsWeShouldPrintThemCompactly) {
+  EXPECT_EQ(FormatDuration(12), "12s");
+  EXPECT_EQ(FormatDuration(185), "3m05s");
+  EXPECT_EQ(FormatDuration(3720), "1h02m");
+  EXPECT_EQ(FormatDuration(-1), "?");
+}
+
+TEST(ProgressTest, GivenATimeBudgetTheEtaShouldNeverExceedIt) {
+  std::FILE* sink = std::tmpfile();
+  Progress p(1000000, 60, sink);
+  p.Trial();
+  EXPECT_LE(p.EtaSeconds(), 60.0);
+  EXPECT_GE(p.EtaSeconds(), 0.0);
+  std::fclose(sink);
+}
+
+TEST(ProgressTest, GivenAFileItShouldPrintOneLinePerForcedShowWithTrialsAndGflops) {
+  std::FILE* out = std::tmpfile();
+  Progress p(10, 0, out);
+  p.Trial();
+  p.Show("task 1/1 gemm:64,64,64", 1.5, 2.5, "", false);  // not a terminal: only forced lines print
+  p.Show("task 1/1 gemm:64,64,64", 1.5, 2.5, "refit #1", true);
+  std::rewind(out);
+  char buf[512] = {0};
+  size_t n = std::fread(buf, 1, sizeof buf - 1, out);
+  std::string s(buf, n);
+  std::fclose(out);
+  EXPECT_NE(s.find("trial 1/10"), std::string::npos) << s;
+  EXPECT_NE(s.find("best 2.50 GFLOPS"), std::string::npos) << s;
+  EXPECT_NE(s.find("refit #1"), std::string::npos) << s;
+  EXPECT_EQ(std::count(s.begin(), s.end(), '\n'), 1) << s;
+}
+
+}  // namespace
+}  // namespace tunefleet
