@@ -13,35 +13,18 @@
 namespace tunefleet::testing {
 namespace {
 
-int Count(LocalFleet& f, const std::string& sql) {
-  try {
-    return std::stoi(f.Sql(sql)[0][0]);
-  } catch (const std::exception&) {
-    return 0;
-  }
-}
-
-bool WaitForRecords(LocalFleet& f, int n, std::chrono::seconds timeout) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (Count(f, "SELECT count(*) FROM records") >= n) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return false;
-}
-
-std::vector<std::string> TuneCommand(LocalFleet& f, int trials, const std::string& devices) {
+std::vector<std::string> TuneCommand(const LocalFleet& f, int trials, const std::string& devices) {
   return {"tune", "--rpc-key", "pocl", "--task", "gemm:48,48,48", "--trials", std::to_string(trials), "--tuner",
           "random", "--db", f.db(), "--number", "1", "--repeat", "1", "--batch", "4", "--devices", devices,
           "--wait", "30", "--device-wait", "120"};
 }
 
-void ExpectEveryTrialOnce(LocalFleet& f, int trials) {
-  EXPECT_EQ(Count(f, "SELECT count(*) FROM records"), trials);
-  EXPECT_EQ(Count(f, "SELECT count(DISTINCT config_index) FROM records"), trials);
+void ExpectEveryTrialOnce(const LocalFleet& f, int trials) {
+  EXPECT_EQ(f.Count("SELECT count(*) FROM records"), trials);
+  EXPECT_EQ(f.Count("SELECT count(DISTINCT config_index) FROM records"), trials);
   // A lost device is never a result: no record speaks of it.
-  EXPECT_EQ(Count(f, "SELECT count(*) FROM records WHERE message LIKE '%lost%'"), 0);
-  EXPECT_GE(Count(f, "SELECT count(*) FROM records WHERE status = 0"), trials / 2);
+  EXPECT_EQ(f.Count("SELECT count(*) FROM records WHERE message LIKE '%lost%'"), 0);
+  EXPECT_GE(f.Count("SELECT count(*) FROM records WHERE status = 0"), trials / 2);
 }
 
 TEST(FaultE2E, GivenOneOfTwoAgentsKilledMidRunTheRunShouldCompleteOnTheOther) {
@@ -51,9 +34,9 @@ TEST(FaultE2E, GivenOneOfTwoAgentsKilledMidRunTheRunShouldCompleteOnTheOther) {
   fleet.StartAgent("pocl");
   ASSERT_TRUE(fleet.WaitForAgents("pocl", 2));
   auto tune = fleet.CliAsync(TuneCommand(fleet, 40, "2"));
-  ASSERT_TRUE(WaitForRecords(fleet, 3, std::chrono::seconds(240))) << tune->Log();
+  ASSERT_TRUE(fleet.WaitForRecords(3, std::chrono::seconds(240))) << tune->Log();
   fleet.agent(1).Signal(SIGKILL);
-  ASSERT_LT(Count(fleet, "SELECT count(*) FROM records"), 40) << "the run ended before the agent was killed";
+  ASSERT_LT(fleet.Count("SELECT count(*) FROM records"), 40) << "the run ended before the agent was killed";
   auto code = tune->Wait(std::chrono::seconds(600));
   ASSERT_TRUE(code.has_value()) << tune->Log();
   EXPECT_EQ(*code, 0) << tune->Log();
@@ -66,9 +49,9 @@ TEST(FaultE2E, GivenTheTrackerRestartedMidRunAgentsAndTunerShouldReconnectAndFin
   fleet.StartAgent("pocl");
   ASSERT_TRUE(fleet.WaitForAgents("pocl", 1));
   auto tune = fleet.CliAsync(TuneCommand(fleet, 16, "1"));
-  ASSERT_TRUE(WaitForRecords(fleet, 3, std::chrono::seconds(240))) << tune->Log();
+  ASSERT_TRUE(fleet.WaitForRecords(3, std::chrono::seconds(240))) << tune->Log();
   fleet.StopTracker(SIGKILL);
-  ASSERT_LT(Count(fleet, "SELECT count(*) FROM records"), 16) << "the run ended before the tracker was killed";
+  ASSERT_LT(fleet.Count("SELECT count(*) FROM records"), 16) << "the run ended before the tracker was killed";
   std::this_thread::sleep_for(std::chrono::seconds(1));
   fleet.StartTracker();
   auto code = tune->Wait(std::chrono::seconds(600));

@@ -97,6 +97,23 @@ std::unique_ptr<Subprocess> LocalFleet::CliAsync(std::vector<std::string> args) 
   return std::make_unique<Subprocess>(argv, dir_ + "/cli" + std::to_string(n++) + ".log");
 }
 
+int LocalFleet::Count(const std::string& query) const {
+  try {
+    return std::stoi(Sql(query).at(0).at(0));
+  } catch (const std::exception&) {
+    return 0;  // the tuner has not created the tables yet
+  }
+}
+
+bool LocalFleet::WaitForRecords(int n, std::chrono::seconds timeout) const {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (Count("SELECT count(*) FROM records") >= n) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
 std::vector<std::vector<std::string>> LocalFleet::Sql(const std::string& query, const std::string& db_path) const {
   std::string path = db_path.empty() ? this->db() : db_path;
   sqlite3* db = nullptr;

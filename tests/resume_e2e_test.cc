@@ -11,23 +11,6 @@
 namespace tunefleet::testing {
 namespace {
 
-int Count(LocalFleet& f, const std::string& sql) {
-  try {
-    return std::stoi(f.Sql(sql)[0][0]);
-  } catch (const std::exception&) {
-    return 0;  // the tuner has not created the tables yet
-  }
-}
-
-bool WaitForRecords(LocalFleet& f, int n, std::chrono::seconds timeout) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (Count(f, "SELECT count(*) FROM records") >= n) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return false;
-}
-
 TEST(ResumeE2E, GivenARunKilledMidwayTheSameCommandShouldMeasureExactlyTheRemainingTrials) {
   LocalFleet fleet;
   fleet.StartTracker({"--lease-ttl", "3"});
@@ -37,10 +20,10 @@ TEST(ResumeE2E, GivenARunKilledMidwayTheSameCommandShouldMeasureExactlyTheRemain
                                   "--tuner", "random", "--db", fleet.db(), "--number", "1", "--repeat", "1",
                                   "--batch", "2", "--wait", "30"};
   auto first = fleet.CliAsync(cmd);
-  ASSERT_TRUE(WaitForRecords(fleet, 5, std::chrono::seconds(240))) << first->Log();
+  ASSERT_TRUE(fleet.WaitForRecords(5, std::chrono::seconds(240))) << first->Log();
   first->Signal(SIGKILL);
   first->Wait(std::chrono::seconds(10));
-  int before = Count(fleet, "SELECT count(*) FROM records");
+  int before = fleet.Count("SELECT count(*) FROM records");
   ASSERT_GE(before, 5);
   ASSERT_LT(before, 20) << "the run finished before it could be killed";
 
@@ -48,13 +31,13 @@ TEST(ResumeE2E, GivenARunKilledMidwayTheSameCommandShouldMeasureExactlyTheRemain
   RunResult again = fleet.Cli(cmd, std::chrono::seconds(600));
   ASSERT_EQ(again.exit_code, 0) << again.output;
   EXPECT_NE(again.output.find("resum"), std::string::npos) << again.output;
-  EXPECT_EQ(Count(fleet, "SELECT count(*) FROM records"), 20);
-  EXPECT_EQ(Count(fleet, "SELECT count(DISTINCT config_index) FROM records"), 20);
-  EXPECT_EQ(Count(fleet, "SELECT count(*) FROM sessions"), 2);
+  EXPECT_EQ(fleet.Count("SELECT count(*) FROM records"), 20);
+  EXPECT_EQ(fleet.Count("SELECT count(DISTINCT config_index) FROM records"), 20);
+  EXPECT_EQ(fleet.Count("SELECT count(*) FROM sessions"), 2);
   // A third run has nothing left to do and measures nothing.
   RunResult third = fleet.Cli(cmd, std::chrono::seconds(120));
   ASSERT_EQ(third.exit_code, 0) << third.output;
-  EXPECT_EQ(Count(fleet, "SELECT count(*) FROM records"), 20);
+  EXPECT_EQ(fleet.Count("SELECT count(*) FROM records"), 20);
 }
 
 }  // namespace
