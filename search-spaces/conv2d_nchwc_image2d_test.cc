@@ -14,15 +14,7 @@ namespace {
 
 using testing::GpuLikeLimits;
 using testing::ParseTask;
-
-// (b, v, t) splits of n.
-std::vector<std::array<int64_t, 3>> Splits3(int64_t n) {
-  std::vector<std::array<int64_t, 3>> out;
-  for (int64_t v = 1; v <= n; ++v)
-    for (int64_t t = 1; t <= n; ++t)
-      if (n % (v * t) == 0) out.push_back({n / (v * t), v, t});
-  return out;
-}
+using testing::Splits3;
 
 TEST(Conv2dNchwcImage2d, GivenASmallTaskTheValidCountShouldMatchAnIndependentCount) {
   // K = 8 -> 2 channel blocks (even: thread part >= 2); 6x6 output; C = 5 -> 2 input blocks; 3x3 kernel.

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+#include <cstdint>
 #include <random>
 #include <string>
 #include <vector>
@@ -32,6 +34,16 @@ inline DeviceLimits GpuLikeLimits() {
   l.fp16 = true;
   l.is_gpu = true;
   return l;
+}
+
+// (b, v, t) splits of n: every (block, vthread, thread) triple whose product is n, for independent counts of
+// 3-way split knobs.
+inline std::vector<std::array<int64_t, 3>> Splits3(int64_t n) {
+  std::vector<std::array<int64_t, 3>> out;
+  for (int64_t v = 1; v <= n; ++v)
+    for (int64_t t = 1; t <= n; ++t)
+      if (n % (v * t) == 0) out.push_back({n / (v * t), v, t});
+  return out;
 }
 
 // `count` distinct valid configs drawn with a fixed seed (fewer when the space holds fewer).

@@ -14,14 +14,7 @@ namespace {
 
 using testing::GpuLikeLimits;
 using testing::ParseTask;
-
-std::vector<std::array<int64_t, 3>> Splits3(int64_t n) {
-  std::vector<std::array<int64_t, 3>> out;
-  for (int64_t v = 1; v <= n; ++v)
-    for (int64_t t = 1; t <= n; ++t)
-      if (n % (v * t) == 0) out.push_back({n / (v * t), v, t});
-  return out;
-}
+using testing::Splits3;
 
 TEST(DepthwiseConv2dNchwcImage2d, GivenASmallTaskTheValidCountShouldMatchAnIndependentCount) {
   // C = 12 -> 3 channel blocks; 8x8 output (stride 1, pad 1); 3x3 kernel.
