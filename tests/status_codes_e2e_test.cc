@@ -81,3 +81,19 @@ TEST_F(StatusCodesE2E, GivenAWorkGroupLargerThanTheDeviceAllowsWeShouldGetInvali
 
 }  // namespace
 }  // namespace tunefleet::testing
+
+namespace tunefleet::testing {
+namespace {
+
+// Issue 3's precision promise: a float16 task on a device without cl_khr_fp16 (PoCL here) is refused with the
+// reason, never run silently as float32.
+TEST_F(StatusCodesE2E, GivenAFloat16TaskOnADeviceWithoutFp16WeShouldBeRefusedWithTheReason) {
+  RunResult r = fleet_.Cli({"tune", "--rpc-key", "pocl", "--task", "gemm:64,64,64:float16", "--db", fleet_.db(),
+                            "--trials", "4"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("cl_khr_fp16"), std::string::npos) << r.output;
+  EXPECT_EQ(fleet_.Count("SELECT count(*) FROM records"), 0);
+}
+
+}  // namespace
+}  // namespace tunefleet::testing

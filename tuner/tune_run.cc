@@ -36,13 +36,19 @@ Result<std::vector<const Template*>> PickTemplates(const Task& task, const std::
   }
   std::vector<const Template*> fit = TemplatesFor(task, limits);
   if (fit.empty()) {
+    // Say why the templates of the task's op refused it (fp16, images, ...); the other ops' templates answer
+    // "not a <op> task", which says nothing.
     std::string why;
     for (const auto& t : AllTemplates()) {
       std::string w;
-      if (!t->Supports(task, limits, &w) && !w.empty() && w.find("op") == std::string::npos) why = w;
+      if (t->Supports(task, limits, &w) || w.empty()) continue;
+      bool other_op = w.find("not a ") != std::string::npos || w.find("not an ") != std::string::npos ||
+                      w.find("only runs") != std::string::npos;
+      if (other_op || why.find(w) != std::string::npos) continue;
+      why += (why.empty() ? "" : "; ") + t->name() + ": " + w;
     }
     return Status::InvalidArgument("no template can run " + task.ToSpec() + " on " + device_name +
-                                   (why.empty() ? "" : ": " + why));
+                                   (why.empty() ? "" : " (" + why + ")"));
   }
   return fit;
 }
