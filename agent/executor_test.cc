@@ -151,6 +151,22 @@ TEST_F(ExecutorTest, GivenMoreLocalMemoryThanTheDeviceHas_WeShouldRejectItAsAnIn
   EXPECT_NE(result.message().find("CL_DEVICE_LOCAL_MEM_SIZE"), std::string::npos) << result.message();
 }
 
+TEST_F(ExecutorTest, GivenBuffersOverTheMemoryBudget_WeShouldRefuseTheProgramBeforeAllocating) {
+  proto::KernelProgram program = VectorAdd(kAdd);
+  // Each buffer stays under CL_DEVICE_MAX_MEM_ALLOC_SIZE; together they exceed 3/4 of the global memory.
+  const uint64_t per_buffer = executor_->device_info().max_alloc_bytes() / 4;
+  const uint64_t n = executor_->device_info().global_mem_bytes() / (per_buffer * 4) * 4 + 8;
+  for (uint64_t i = 0; i < n; ++i) {
+    auto* b = program.add_buffers();
+    b->set_name("big" + std::to_string(i));
+    b->set_type(proto::FLOAT32);
+    b->set_count(per_buffer);
+  }
+  proto::MeasureResult result = executor_->Execute(program);
+  EXPECT_EQ(result.status(), proto::INVALID_CONFIG) << result.message();
+  EXPECT_NE(result.message().find("memory budget"), std::string::npos) << result.message();
+}
+
 TEST_F(ExecutorTest, GivenAGlobalSizeNotMultipleOfTheLocalSize_WeShouldRejectItAsAnInvalidConfig) {
   proto::KernelProgram program = VectorAdd(kAdd);
   program.mutable_launches(0)->set_global_size(0, 100);

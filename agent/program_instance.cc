@@ -78,6 +78,18 @@ bool ProgramInstance::CheckProgram(const proto::KernelProgram& program, proto::M
       return Fail(result, proto::HOST_GENERATION_FAILED, "image '" + image.name() + "' is declared twice");
     }
   }
+  // Memory budget: the program's buffers and images together may take at most 3/4 of the device's global
+  // memory (the agent keeps host copies of the same size, and the driver needs room of its own), so a peer
+  // cannot make the agent exhaust the device or the host.
+  uint64_t total = 0;
+  for (const auto& buffer : program.buffers()) total += buffer.count() * ElementBytes(buffer.type());
+  for (const auto& image : program.images()) total += image.width() * image.height() * 4 * ElementBytes(image.type());
+  const uint64_t budget = device_.info->global_mem_bytes() / 4 * 3;
+  if (total > budget) {
+    return Fail(result, proto::INVALID_CONFIG,
+                "the program needs " + std::to_string(total) + " bytes of buffers and images, over the agent's " +
+                    "memory budget of " + std::to_string(budget) + " bytes (3/4 of CL_DEVICE_GLOBAL_MEM_SIZE)");
+  }
   if (!program.output_buffer().empty() && !buffers.count(program.output_buffer())) {
     return Fail(result, proto::HOST_GENERATION_FAILED, "output buffer '" + program.output_buffer() + "' is not declared");
   }
