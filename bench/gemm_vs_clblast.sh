@@ -29,15 +29,17 @@ tf_ok=$(sqlite3 "$WORK/bench.db" "SELECT count(*) FROM records WHERE status = 0"
 echo "tunefleet  gemm $M x $N x $K: best $tf_best GFLOPS after $TRIALS $TUNER trials ($tf_ok ok) in $(printf %.1f "$tf_secs") s = $(echo "$TRIALS * 60 / $tf_secs" | bc -l | xargs printf %.1f) trials/min"
 
 if command -v clblast_tuner_xgemm >/dev/null; then
+  # CLBlast's tuner runs until it has tried every configuration of its phases; CLBLAST_TIMEOUT (seconds, default
+  # 300) bounds it, and the figures are then those of the configurations it measured.
   start=$(date +%s.%N)
-  (cd "$WORK" && clblast_tuner_xgemm -platform "$PLATFORM" -device "$DEVICE" -m "$M" -n "$N" -k "$K" -precision 32 \
-     >"$WORK/clblast.log" 2>&1) || true
+  (cd "$WORK" && timeout "${CLBLAST_TIMEOUT:-300}" stdbuf -oL clblast_tuner_xgemm -platform "$PLATFORM" \
+     -device "$DEVICE" -m "$M" -n "$N" -k "$K" -precision 32 >"$WORK/clblast.log" 2>&1) || true
   end=$(date +%s.%N)
   cb_secs=$(echo "$end - $start" | bc -l)
-  # Each tested configuration prints a line with "... ms" results; the summary line has "best" GFLOPS.
-  cb_configs=$(grep -cE '^\|.*(OK|results differ|error)' "$WORK/clblast.log" || true)
-  cb_best=$(grep -oE '[0-9.]+ GFLOPS' "$WORK/clblast.log" | sort -g | tail -1 || true)
-  echo "CLBlast    gemm $M x $N x $K: best ${cb_best:-?} over $cb_configs configurations in $(printf %.1f "$cb_secs") s = $(echo "$cb_configs * 60 / $cb_secs" | bc -l | xargs printf %.1f) configurations/min"
+  rows=$(sed 's/\x1b\[[0-9;]*m//g' "$WORK/clblast.log" | grep -E '^\| +[0-9]+ +\|' || true)
+  cb_configs=$(printf '%s\n' "$rows" | grep -c . || true)
+  cb_best=$(printf '%s\n' "$rows" | awk -F'|' '{print $(NF-2)}' | sort -g | tail -1 | tr -d ' ')
+  echo "CLBlast    gemm $M x $N x $K: best ${cb_best:-?} GFLOPS over $cb_configs configurations in $(printf %.1f "$cb_secs") s = $(echo "$cb_configs * 60 / $cb_secs" | bc -l | xargs printf %.1f) configurations/min"
 else
   echo "CLBlast    clblast_tuner_xgemm not installed (apt-get install clblast-utils)"
 fi
