@@ -51,5 +51,21 @@ TEST_F(TuneGemmE2E, GivenOneAgentATuningRunShouldRecordEveryTrialAndAVerifiedBes
   EXPECT_NE(text.output.find("pocl"), std::string::npos) << text.output;
 }
 
+TEST_F(TuneGemmE2E, GivenTrialsAllAGridRunShouldMeasureEveryValidConfigExactlyOnce) {
+  // pool.worksize's only knob is the local size, one of {driver default, 16, 32, ..., 1024}: 8 configs, all
+  // valid on PoCL (max work-group 4096). The fallback config goes first and must not come back from the grid.
+  std::vector<std::string> cmd = {"tune", "--rpc-key", "pocl", "--task", "pool:1,8,8,8,2,2,2,0,mode=max",
+                                  "--template", "pool.worksize", "--tuner", "grid", "--trials", "all", "--db",
+                                  fleet_.db(), "--number", "1", "--repeat", "1", "--batch", "8"};
+  RunResult r = fleet_.Cli(cmd);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(fleet_.Count("SELECT count(*) FROM records"), 8);
+  EXPECT_EQ(fleet_.Count("SELECT count(DISTINCT config_index) FROM records"), 8);
+  // Run again: nothing is left to measure.
+  RunResult again = fleet_.Cli(cmd);
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_EQ(fleet_.Count("SELECT count(*) FROM records"), 8);
+}
+
 }  // namespace
 }  // namespace tunefleet::testing

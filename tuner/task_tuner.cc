@@ -110,38 +110,40 @@ proto::TimingSpec TaskTuner::Timing() const {
 
 Result<std::vector<CandidateJob>> TaskTuner::Propose(size_t n) {
   std::vector<CandidateJob> jobs;
-  bool first = true;
+  // The fallback config goes first, so the end-of-run table can tell what tuning bought. The strategy learns of
+  // it only when its result is recorded, so within this batch it may propose the same index: skip that one.
+  bool with_fallback = false;
+  if (!fallback_seen_ && space_.ValidIndex(fallback_index_) && n > 0) {
+    fallback_seen_ = with_fallback = true;
+    TF_RETURN_IF_ERROR(AddCandidate(fallback_index_, &jobs));
+  }
   while (jobs.size() < n && !exhausted_) {
-    std::vector<uint64_t> batch;
-    // The fallback config goes first, so the end-of-run table can tell what tuning bought. Telling the strategy
-    // now keeps it from proposing the same index again.
-    if (first && !fallback_seen_ && space_.ValidIndex(fallback_index_)) {
-      fallback_seen_ = true;
-      batch.push_back(fallback_index_);
-    } else {
-      batch = strategy_->NextBatch(n - jobs.size());
-    }
-    first = false;
+    std::vector<uint64_t> batch = strategy_->NextBatch(n - jobs.size());
     if (batch.empty()) {
       exhausted_ = true;
       break;
     }
     for (uint64_t index : batch) {
-      Config c = space_.FromIndex(index);
-      Result<proto::KernelProgram> program = tmpl_.Generate(task_, space_, c);
-      if (!program.ok()) {
-        proto::MeasureResult failed;
-        failed.set_status(proto::HOST_GENERATION_FAILED);
-        failed.set_message(program.status().ToString());
-        TF_RETURN_IF_ERROR(Record(index, failed));
-        continue;
-      }
-      *program->mutable_timing() = Timing();
-      jobs.push_back({index, std::move(program).value()});
+      if (with_fallback && index == fallback_index_) continue;
+      TF_RETURN_IF_ERROR(AddCandidate(index, &jobs));
     }
-    first = false;
   }
   return jobs;
+}
+
+// Generates the program of one config into `jobs`; a config whose program cannot be generated is recorded at
+// once as status 2 instead.
+Status TaskTuner::AddCandidate(uint64_t index, std::vector<CandidateJob>* jobs) {
+  Result<proto::KernelProgram> program = tmpl_.Generate(task_, space_, space_.FromIndex(index));
+  if (!program.ok()) {
+    proto::MeasureResult failed;
+    failed.set_status(proto::HOST_GENERATION_FAILED);
+    failed.set_message(program.status().ToString());
+    return Record(index, failed);
+  }
+  *program->mutable_timing() = Timing();
+  jobs->push_back({index, std::move(program).value()});
+  return Status::OK();
 }
 
 Status TaskTuner::Record(uint64_t index, const proto::MeasureResult& result, int64_t device_id) {

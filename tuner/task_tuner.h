@@ -83,6 +83,7 @@ class TaskTuner {
   Status Replay();
   void Observe(uint64_t index, bool ok, double cost);
   proto::TimingSpec Timing() const;
+  Status AddCandidate(uint64_t index, std::vector<CandidateJob>* jobs);
 
   Task task_;
   const Template& tmpl_;
