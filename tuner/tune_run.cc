@@ -36,15 +36,16 @@ Result<std::vector<const Template*>> PickTemplates(const Task& task, const std::
   }
   std::vector<const Template*> fit = TemplatesFor(task, limits);
   if (fit.empty()) {
-    // Say why the templates of the task's op refused it (fp16, images, ...); the other ops' templates answer
-    // "not a <op> task", which says nothing.
+    // Say why the templates that could run this task on a fully capable device refused it here (fp16, images,
+    // limits); templates of other ops have nothing useful to say.
+    DeviceLimits capable = limits;
+    capable.fp16 = capable.image_support = true;
+    capable.image2d_max_width = capable.image2d_max_height = uint64_t{1} << 20;
     std::string why;
     for (const auto& t : AllTemplates()) {
       std::string w;
-      if (t->Supports(task, limits, &w) || w.empty()) continue;
-      bool other_op = w.find("not a ") != std::string::npos || w.find("not an ") != std::string::npos ||
-                      w.find("only runs") != std::string::npos;
-      if (other_op || why.find(w) != std::string::npos) continue;
+      if (!t->Supports(task, capable, nullptr) || t->Supports(task, limits, &w) || w.empty()) continue;
+      if (why.find(w) != std::string::npos) continue;
       why += (why.empty() ? "" : "; ") + t->name() + ": " + w;
     }
     return Status::InvalidArgument("no template can run " + task.ToSpec() + " on " + device_name +
