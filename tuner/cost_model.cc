@@ -141,6 +141,7 @@ Status CostModel::Fit(const TrainingSet& set) {
       {"verbosity", "0"},
   };
   for (const auto& [name, value] : params) TF_RETURN_IF_ERROR(booster.SetParam(name, value));
+  if (rank) TF_RETURN_IF_ERROR(booster.SetParam("num_pairsample", std::to_string(std::max(1, opts_.pair_samples))));
   for (int i = 0; i < opts_.rounds; ++i) TF_RETURN_IF_ERROR(booster.UpdateOneIter(i, train));
   booster_ = std::move(booster);
   dim_ = set.dim;

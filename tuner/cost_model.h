@@ -56,7 +56,10 @@ class XgbBooster {
 
 struct CostModelOptions {
   std::string objective = "rank";  // rank (rank:pairwise) | reg (reg:squarederror)
-  int rounds = 60;                 // boosting rounds per fit
+  int rounds = 100;                // boosting rounds per fit
+  // rank: pairs XGBoost samples per row and round (num_pairsample). With its default of 1 a plan-sized training
+  // set gives too few pairs to order the top configs; 4 finds them with fewer trials on the recorded spaces.
+  int pair_samples = 4;
   int max_depth = 4;
   double eta = 0.3;
   uint64_t seed = 1;

@@ -40,6 +40,8 @@ struct StrategyOptions {
   std::string xgb_objective = "rank";  // rank | reg
   double epsilon = 0.05;      // share of each xgb plan drawn at random instead of from the model
   int diversity_knobs = 2;    // xgb plan: picks should differ in at least this many knobs (relaxed if needed)
+  double greedy_share = 0.5;  // xgb plan: this share of the model's picks is taken in predicted order, unfiltered
+  bool early_refits = true;   // xgb: also fit at plan_size/4 and plan_size/2 own results (AutoTVM waits for a plan)
 };
 
 class Strategy {

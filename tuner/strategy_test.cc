@@ -8,17 +8,20 @@
 
 #include <nlohmann/json.hpp>
 
+#include "search-spaces/template.h"
 #include "tuner/strategy_test_space.h"
 #include "tuner/strategy_xgb.h"
 
 namespace tunefleet {
 namespace {
 
-std::unique_ptr<Strategy> Make(const Space& s, const std::string& name, uint64_t seed, size_t plan = 64) {
+std::unique_ptr<Strategy> Make(const Space& s, const std::string& name, uint64_t seed, size_t plan = 64,
+                               bool early_refits = true) {
   StrategyOptions o;
   o.name = name;
   o.seed = seed;
   o.plan_size = plan;
+  o.early_refits = early_refits;
   Result<std::unique_ptr<Strategy>> r = MakeStrategyForSpace(o, nullptr, nullptr, s, nullptr);
   EXPECT_TRUE(r.ok()) << r.status().ToString();
   return std::move(r).value();
@@ -97,7 +100,7 @@ TEST(StrategyTest, GivenGrid_WeShouldWalkValidConfigsInIndexOrderSkippingResumed
 
 TEST(StrategyTest, GivenXgbAfterAFullPlan_WeShouldRefitAndBeatRandomSearch) {
   const Space s = testing::TilingSpace();
-  auto xgb = Make(s, "xgb", 3);
+  auto xgb = Make(s, "xgb", 3, 64, /*early_refits=*/false);  // AutoTVM's schedule: a random plan, then refits
   auto rnd = Make(s, "random", 3);
   const std::vector<uint64_t> x = Tune(*xgb, s, 8, 16);  // two plans of 64
   const std::vector<uint64_t> r = Tune(*rnd, s, 8, 16);
@@ -109,6 +112,23 @@ TEST(StrategyTest, GivenXgbAfterAFullPlan_WeShouldRefitAndBeatRandomSearch) {
   ASSERT_NE(typed, nullptr);
   Tune(*xgb, s, 4, 16);  // third plan: the quality of the first model's plan is now known
   EXPECT_GT(typed->last_rank_correlation(), 0.3) << xgb->StatusLine();
+}
+
+TEST(StrategyTest, GivenNoHistory_XgbShouldFitEarlyInTheFirstPlanThenEveryPlan) {
+  const Space s = testing::TilingSpace();
+  auto xgb = Make(s, "xgb", 3);
+  auto rnd = Make(s, "random", 3);
+  const std::vector<uint64_t> x = Tune(*xgb, s, 1, 16);
+  EXPECT_NE(xgb->StatusLine().find("no model yet"), std::string::npos) << xgb->StatusLine();
+  const std::vector<uint64_t> x2 = Tune(*xgb, s, 3, 16);  // the rest of the first 64: from models of 16 and 32
+  EXPECT_NE(xgb->StatusLine().find("refit #2 at 32 results"), std::string::npos) << xgb->StatusLine();
+  Tune(*xgb, s, 4, 16);
+  EXPECT_NE(xgb->StatusLine().find("refit #3 at 64 results"), std::string::npos) << xgb->StatusLine();
+  Tune(*xgb, s, 4, 16);
+  EXPECT_NE(xgb->StatusLine().find("refit #4 at 128 results"), std::string::npos) << xgb->StatusLine();
+  const std::vector<uint64_t> r = Tune(*rnd, s, 4, 16);
+  const std::vector<uint64_t> r2(r.begin() + 16, r.end());
+  EXPECT_LT(MeanCost(s, x2), 0.8 * MeanCost(s, r2));
 }
 
 TEST(StrategyTest, GivenFailedConfigs_XgbShouldLearnToAvoidThem) {
@@ -169,6 +189,30 @@ TEST(StrategyTest, GivenHistoryFromASpaceWithOtherFactors_WarmStartShouldMapConf
   warm->WarmStart(h);
   EXPECT_NE(warm->StatusLine().find("mapped to nearest"), std::string::npos) << warm->StatusLine();
   EXPECT_LT(MeanCost(s, warm->NextBatch(64)), MeanCost(s, cold->NextBatch(64)));
+}
+
+TEST(StrategyTest, GivenHistoryOfASiblingTask_WarmStartShouldFeatureEachRecordInItsOwnTask) {
+  const Template* gemm = FindTemplate("gemm.buffer");
+  ASSERT_NE(gemm, nullptr);
+  const DeviceLimits limits;
+  const Task task = Task::Parse("gemm:64,64,64").value();
+  const Task sibling = Task::Parse("gemm:128,64,64").value();
+  const Space space = gemm->MakeSpace(task, limits).value();
+  const Space sibling_space = gemm->MakeSpace(sibling, limits).value();
+  std::vector<HistoryRecord> h;
+  sibling_space.ForEachValid([&](uint64_t i) {
+    h.push_back({sibling.ToSpec(), "fp", sibling_space.ToJson(sibling_space.FromIndex(i)).dump(), true,
+                 1e-3 * static_cast<double>(1 + h.size() % 7), gemm->Flops(sibling)});
+    return h.size() < 40;
+  });
+  StrategyOptions o;
+  Result<std::unique_ptr<Strategy>> st = MakeStrategy(o, *gemm, task, space, limits);
+  ASSERT_TRUE(st.ok()) << st.status().ToString();
+  (*st)->WarmStart(h);
+  EXPECT_NE((*st)->StatusLine().find("warm start 40 history rows (40 with their own task's features)"),
+            std::string::npos)
+      << (*st)->StatusLine();
+  EXPECT_EQ((*st)->NextBatch(16).size(), 16u);
 }
 
 TEST(StrategyTest, GivenAVeryLargeHistory_WarmStartShouldThinItAndStillHelp) {

@@ -5,7 +5,9 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <nlohmann/json.hpp>
 
+#include "search-spaces/template.h"
 #include "tuner/strategy_common.h"
 #include "tuner/strategy_transfer.h"
 
@@ -16,6 +18,23 @@ namespace {
 constexpr uint64_t kExhaustiveRawSize = 4096;
 // Warm-start rows kept at most, so that every refit stays well under a second even on a large log.
 constexpr size_t kMaxHistoryRows = 8192;
+
+// True when configs of `a` and `b` have the same feature layout: the same knobs in the same order, list and bool
+// knobs with the same values, split knobs with the same number of factors.
+bool SameFeatureLayout(const Space& a, const Space& b) {
+  if (a.knobs().size() != b.knobs().size()) return false;
+  for (size_t i = 0; i < a.knobs().size(); ++i) {
+    const Knob& x = a.knobs()[i];
+    const Knob& y = b.knobs()[i];
+    if (x.name != y.name || x.kind != y.kind) return false;
+    if (x.kind != KnobKind::kSplit && x.choices != y.choices) return false;
+    if (x.kind == KnobKind::kSplit && !x.choices.empty() && !y.choices.empty() &&
+        x.choices.front().size() != y.choices.front().size()) {
+      return false;
+    }
+  }
+  return true;
+}
 
 CostModelOptions ModelOptions(const StrategyOptions& opts) {
   CostModelOptions m;
@@ -29,6 +48,8 @@ CostModelOptions ModelOptions(const StrategyOptions& opts) {
 XgbStrategy::XgbStrategy(const StrategyOptions& opts, const Template* tmpl, const Task* task, const Space& space,
                          const DeviceLimits* limits)
     : opts_(opts),
+      tmpl_(tmpl),
+      limits_(limits),
       space_(space),
       features_(space, tmpl, task, limits),
       model_(ModelOptions(opts)),
@@ -69,8 +90,56 @@ void XgbStrategy::Update(const std::vector<Observation>& results) {
     features_.Extract(space_.FromIndex(r.index), observed_features_.data() + (observed_.size() - 1) * dim);
   }
   if (!results.empty()) fit_pending_ = true;
-  // A full plan of new results: drop what is left of the plan so the next one comes from a refitted model.
-  if (observed_.size() - observed_at_fit_ >= opts_.plan_size) plan_pos_ = plan_.size();
+  // A full plan of new results (or an early refit point): drop what is left of the plan so the next one comes
+  // from a refitted model.
+  if (observed_.size() - observed_at_fit_ >= opts_.plan_size || EarlyRefitDue()) plan_pos_ = plan_.size();
+}
+
+bool XgbStrategy::EarlyRefitDue() const {
+  if (!opts_.early_refits) return false;
+  // The first plan is cut at a quarter, a half and all of it; later refits keep the plan_size cadence from there.
+  const size_t n = observed_.size();
+  for (size_t at : {opts_.plan_size / 4, opts_.plan_size / 2, opts_.plan_size}) {
+    if (at >= 2 && n >= at && observed_at_fit_ < at) return true;
+  }
+  return false;
+}
+
+bool XgbStrategy::HistoryFeatures(const HistoryRecord& h, OwnTaskCache& cache, std::vector<float>& out) {
+  const size_t dim = features_.dim();
+  if (tmpl_ != nullptr && limits_ != nullptr) {
+    auto it = cache.find(h.task_spec);
+    if (it == cache.end()) {
+      auto own = std::make_unique<OwnTaskFeatures>();
+      Result<Task> task = Task::Parse(h.task_spec);
+      if (task.ok()) {
+        own->task = std::move(task).value();
+        Result<Space> space = tmpl_->MakeSpace(own->task, *limits_);
+        if (space.ok() && SameFeatureLayout(*space, space_)) {
+          own->space = std::move(space).value();
+          auto fx = std::make_unique<FeatureExtractor>(own->space, tmpl_, &own->task, limits_);
+          if (fx->dim() == dim) own->features = std::move(fx);
+        }
+      }
+      it = cache.emplace(h.task_spec, std::move(own)).first;
+    }
+    if (const OwnTaskFeatures& own = *it->second; own.features != nullptr) {
+      const nlohmann::json j = nlohmann::json::parse(h.config_json, nullptr, /*allow_exceptions=*/false);
+      Result<Config> c = j.is_discarded() ? Result<Config>(Status::InvalidArgument("not JSON")) : own.space.FromJson(j);
+      if (c.ok()) {
+        out.resize(out.size() + dim);
+        own.features->Extract(*c, out.data() + out.size() - dim);
+        ++history_own_;
+        return true;
+      }
+    }
+  }
+  std::optional<MappedConfig> m = MapConfigJson(space_, h.config_json);
+  if (!m) return false;
+  if (!m->exact) ++history_inexact_;
+  out.resize(out.size() + dim);
+  features_.Extract(m->config, out.data() + out.size() - dim);
+  return true;
 }
 
 void XgbStrategy::WarmStart(const std::vector<HistoryRecord>& history) {
@@ -86,7 +155,7 @@ void XgbStrategy::WarmStart(const std::vector<HistoryRecord>& history) {
     }
     members[it->second].push_back(&h);
   }
-  const size_t dim = features_.dim();
+  OwnTaskCache own_tasks;
   for (size_t g = 0; g < members.size(); ++g) {
     double best = 0;
     for (const HistoryRecord* h : members[g]) {
@@ -99,14 +168,10 @@ void XgbStrategy::WarmStart(const std::vector<HistoryRecord>& history) {
     Group group;
     group.key = keys[g];
     for (const HistoryRecord* h : members[g]) {
-      std::optional<MappedConfig> m = MapConfigJson(space_, h->config_json);
-      if (!m) {
+      if (!HistoryFeatures(*h, own_tasks, group.features)) {
         ++history_skipped_;
         continue;
       }
-      if (!m->exact) ++history_inexact_;
-      group.features.resize(group.features.size() + dim);
-      features_.Extract(m->config, group.features.data() + group.features.size() - dim);
       group.scores.push_back(RelativeScore(h->ok, h->cost, best));
     }
     if (group.scores.empty()) continue;
@@ -235,7 +300,7 @@ void XgbStrategy::MakePlan() {
   plan_pos_ = 0;
   last_plan_from_model_ = false;
   if (fit_pending_ && HasTrainingData() &&
-      (!model_.trained() || observed_.size() - observed_at_fit_ >= opts_.plan_size)) {
+      (!model_.trained() || observed_.size() - observed_at_fit_ >= opts_.plan_size || EarlyRefitDue())) {
     EvaluateNewestPlan();  // with the old model, on data it has not seen
     Status s = Refit();
     if (!s.ok()) last_error_ = s.ToString();
@@ -245,7 +310,16 @@ void XgbStrategy::MakePlan() {
     const size_t n_random = static_cast<size_t>(std::lround(opts_.epsilon * static_cast<double>(opts_.plan_size)));
     const size_t n_model = opts_.plan_size - std::min(n_random, opts_.plan_size);
     std::vector<ScoredIndex> ranked = RankCandidates(2 * opts_.plan_size, plan_seed);
-    plan_ = PickDiverse(space_, ranked, n_model, opts_.diversity_knobs);
+    // The model's best guesses go in as ranked: when its top configs are near neighbours (often, since the
+    // best region of a space is small) a filter over them would push the likeliest winners out of the plan.
+    // The rest must differ from each other, so that a wrong model still learns something from the plan.
+    const size_t n_greedy = std::min(
+        {ranked.size(), n_model,
+         static_cast<size_t>(std::lround(std::clamp(opts_.greedy_share, 0.0, 1.0) * static_cast<double>(n_model)))});
+    for (size_t i = 0; i < n_greedy; ++i) plan_.push_back(ranked[i].index);
+    const std::vector<ScoredIndex> rest(ranked.begin() + static_cast<std::ptrdiff_t>(n_greedy), ranked.end());
+    const std::vector<uint64_t> diverse = PickDiverse(space_, rest, n_model - n_greedy, opts_.diversity_knobs);
+    plan_.insert(plan_.end(), diverse.begin(), diverse.end());
     last_plan_from_model_ = !plan_.empty();
   }
   std::unordered_set<uint64_t> taken = visited_;
@@ -263,6 +337,7 @@ std::string XgbStrategy::StatusLine() const {
   }
   if (history_rows_ > 0) {
     s += ", warm start " + std::to_string(history_rows_) + " history rows";
+    if (history_own_ > 0) s += " (" + std::to_string(history_own_) + " with their own task's features)";
     if (history_inexact_ > 0) s += " (" + std::to_string(history_inexact_) + " mapped to nearest)";
   }
   if (!std::isnan(last_corr_)) {

@@ -1,12 +1,19 @@
 // Model-based search (AutoTVM's XGBTuner, done again): an XGBoost model (rank:pairwise by default) over config
 // features is refitted after every plan of `plan_size` new results; simulated annealing over its predictions,
-// minus visited configs, plus an epsilon of random picks and a diversity filter, makes the next plan.
+// minus visited configs, makes the next plan: the first `greedy_share` of the model's picks in predicted order,
+// the rest through a diversity filter, then an epsilon of random picks.
+// Without history the first plan is random; with `early_refits` the model is also fitted at plan_size/4 and
+// plan_size/2 own results, so most of the first plan already comes from a model.
 // Warm start: history of other tasks/devices of the same template trains the first model, one rank group per
-// (task, device), discounted by 1 / (1 + own results / plan_size) as own data arrives.
+// (task, device), discounted by 1 / (1 + own results / plan_size) as own data arrives. A history record gets the
+// features of its own task's config (the kernel that was measured) when the template builds that task's space
+// with the same feature layout; otherwise it is mapped onto the nearest config of this space.
 // Failed configs are trained on as the worst (score 0). History beyond 8192 rows is thinned evenly per group.
 // Thread safety: one instance per task, one thread.
 #pragma once
 
+#include <map>
+#include <memory>
 #include <random>
 #include <string>
 #include <unordered_set>
@@ -47,6 +54,17 @@ class XgbStrategy final : public Strategy {
   };
 
   bool HasTrainingData() const;
+  bool EarlyRefitDue() const;
+  // The space and features of another task of the template, for its history records.
+  struct OwnTaskFeatures {
+    Task task;
+    Space space;
+    std::unique_ptr<FeatureExtractor> features;  // null when its feature layout differs from this task's
+  };
+  using OwnTaskCache = std::map<std::string, std::unique_ptr<OwnTaskFeatures>>;  // by task spec
+  // Appends the features of `h` to `out`: those of its own task's config when `cache` can build them, else those
+  // of the nearest config of this space (counted in history_inexact_). False when neither fits.
+  bool HistoryFeatures(const HistoryRecord& h, OwnTaskCache& cache, std::vector<float>& out);
   void ThinHistory();
   Status Refit();
   void EvaluateNewestPlan();
@@ -55,6 +73,8 @@ class XgbStrategy final : public Strategy {
   Result<std::vector<float>> Score(const std::vector<uint64_t>& indices) const;
 
   StrategyOptions opts_;
+  const Template* tmpl_;
+  const DeviceLimits* limits_;
   const Space& space_;
   FeatureExtractor features_;
   CostModel model_;
@@ -69,6 +89,7 @@ class XgbStrategy final : public Strategy {
 
   std::vector<Group> history_;
   size_t history_rows_ = 0;
+  size_t history_own_ = 0;      // records featured in their own task's space
   size_t history_inexact_ = 0;  // records mapped to the nearest choices
   size_t history_skipped_ = 0;  // records that could not be mapped
 
