@@ -30,6 +30,7 @@ struct Flags {
   std::string token;
   std::string opencl_lib;
   std::string tls_ca;
+  std::string device_lock;
   int platform = 0;
   int device = 0;
   int job_timeout_s = 60;
@@ -78,6 +79,10 @@ int Serve(const Flags& flags, const char* argv0) {
   if (!flags.opencl_lib.empty()) {
     worker.argv.push_back("--opencl-lib");
     worker.argv.push_back(flags.opencl_lib);
+  }
+  if (!flags.device_lock.empty()) {
+    worker.argv.push_back("--device-lock");
+    worker.argv.push_back(flags.device_lock);
   }
   worker.default_job_timeout = std::chrono::seconds(flags.job_timeout_s);
   Result<std::unique_ptr<WorkerSupervisor>> supervisor = WorkerSupervisor::Start(worker);
@@ -146,6 +151,9 @@ int AgentMain(int argc, char** argv) {
   app.add_option("--tls-ca", flags.tls_ca, "PEM file of root certificates: dial the tracker with TLS")
       ->check(CLI::ExistingFile);
   app.add_option("--opencl-lib", flags.opencl_lib, "path of libOpenCL.so (default: $TUNEFLEET_OPENCL_LIB, system)");
+  app.add_option("--device-lock", flags.device_lock,
+                 "lock file shared by the agents of one device: they build in parallel, run one at a time "
+                 "(default: named by the device in $TMPDIR or /tmp; 'none': no lock)");
   app.add_option("--job-timeout", flags.job_timeout_s, "seconds a job may take when it names no timeout")
       ->check(CLI::PositiveNumber);
   app.add_flag("--list-devices", flags.list_devices, "list OpenCL platforms and devices with their indices");
@@ -163,7 +171,7 @@ int AgentMain(int argc, char** argv) {
       std::fprintf(stderr, "tunefleet-agent: --worker needs --worker-fd\n");
       return 1;
     }
-    return RunWorker(WorkerOptions{flags.worker_fd, flags.opencl_lib, flags.platform, flags.device});
+    return RunWorker(WorkerOptions{flags.worker_fd, flags.opencl_lib, flags.platform, flags.device, flags.device_lock});
   }
   if (flags.version) {
     std::printf("tunefleet-agent %s\n", TUNEFLEET_VERSION);

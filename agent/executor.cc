@@ -64,10 +64,11 @@ Executor::~Executor() {
   context_.Reset();
 }
 
-proto::MeasureResult Executor::Execute(const proto::KernelProgram& program, const std::function<void()>& on_built) {
+proto::MeasureResult Executor::Execute(const proto::KernelProgram& program,
+                                       const std::function<void(Stage)>& on_stage) {
   const auto start = std::chrono::steady_clock::now();
   proto::MeasureResult result;
-  if (Run(program, on_built, &result)) result.set_status(proto::OK);
+  if (Run(program, on_stage, &result)) result.set_status(proto::OK);
   if (result.status() != proto::OK) {
     result.clear_costs();
     result.set_mean_cost(0);
@@ -76,12 +77,25 @@ proto::MeasureResult Executor::Execute(const proto::KernelProgram& program, cons
   return result;
 }
 
-bool Executor::Run(const proto::KernelProgram& program, const std::function<void()>& on_built,
+bool Executor::Run(const proto::KernelProgram& program, const std::function<void(Stage)>& on_stage,
                    proto::MeasureResult* result) {
   const DeviceContext device{api_.get(), context_(), device_, queue_(), &info_, cache_.get()};
-  std::unique_ptr<ProgramInstance> instance = ProgramInstance::Prepare(device, program, result);
+  std::unique_ptr<ProgramInstance> instance = ProgramInstance::Build(device, program, result);
   if (!instance) return false;
-  if (on_built) on_built();
+
+  // Everything from here on uses the device: hold it (the guard lives until the result is complete).
+  DeviceLock::Guard guard;
+  if (lock_) {
+    Result<DeviceLock::Guard> taken = lock_->TryAcquire();
+    if (taken.ok() && !taken->held()) {
+      if (on_stage) on_stage(Stage::kWaitingForDevice);
+      taken = lock_->Acquire();
+    }
+    if (!taken.ok()) return Fail(result, proto::RUNTIME_ERROR, taken.status().message());
+    guard = std::move(*taken);
+  }
+  if (on_stage) on_stage(Stage::kRunning);
+  if (!instance->Allocate(program, result)) return false;
 
   // One correctness run, before timing, so kernels that accumulate into their output are judged like the reference.
   if (!instance->Enqueue(proto::KernelLaunch::SETUP, nullptr, result) ||

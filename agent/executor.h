@@ -1,7 +1,8 @@
 // The executor: runs kernel programs on one OpenCL device and measures them (see DESIGN.md, "the kernel program").
-// Per job: check limits, build through the compile cache, fill buffers from their seeds, run the SETUP launches
-// once and the TIMED launches once, compare the output with the (cached) reference output, then warm up and time
-// the TIMED launches with profiling events.
+// Per job: check limits, build through the compile cache, take the device lock (when one is set: other agents on
+// the same device build in parallel but never run beside a timing), fill buffers from their seeds, run the SETUP
+// launches once and the TIMED launches once, compare the output with the (cached) reference output, then warm up
+// and time the TIMED launches with profiling events.
 //
 // Ownership: owns the ClApi, the context, the profiling queue, the compile cache and the reference-output cache.
 // Thread safety: none; one thread (the worker) calls Execute at a time.
@@ -9,12 +10,14 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "agent/cl_handles.h"
 #include "agent/compile_cache.h"
+#include "agent/device_lock.h"
 #include "common/status.h"
 #include "proto/tunefleet.pb.h"
 
@@ -34,10 +37,19 @@ class Executor {
 
   const proto::DeviceInfo& device_info() const { return info_; }
 
+  // From now on, every job runs on the device only while holding `lock` (see device_lock.h).
+  void SetDeviceLock(DeviceLock lock) { lock_.emplace(std::move(lock)); }
+
+  // The stages a job reports while it executes.
+  enum class Stage {
+    kWaitingForDevice,  // built; another agent holds the device lock
+    kRunning,           // built and holding the device (if locked): memory, correctness run, timing
+  };
   // Never fails as a function: every failure is a status in the result. Always fills compile_time and wall_time;
   // on OK also costs (seconds, one per repeat) and mean_cost.
-  // `on_built`, when given, is called once the candidate's kernels are built, before anything runs.
-  proto::MeasureResult Execute(const proto::KernelProgram& program, const std::function<void()>& on_built = {});
+  // `on_stage`, when given, is called when the job enters a stage (kWaitingForDevice only when it has to wait).
+  proto::MeasureResult Execute(const proto::KernelProgram& program,
+                               const std::function<void(Stage)>& on_stage = {});
 
   size_t TEST_cached_programs() const { return cache_->size(); }
 
@@ -48,7 +60,8 @@ class Executor {
   };
 
   Executor() = default;
-  bool Run(const proto::KernelProgram& program, const std::function<void()>& on_built, proto::MeasureResult* result);
+  bool Run(const proto::KernelProgram& program, const std::function<void(Stage)>& on_stage,
+           proto::MeasureResult* result);
   // The reference program's output, from the cache or by running it once.
   const std::vector<float>* ReferenceOutput(const proto::KernelProgram& reference, proto::MeasureResult* result);
   bool Measure(class ProgramInstance& instance, const proto::TimingSpec& timing, proto::MeasureResult* result);
@@ -60,6 +73,7 @@ class Executor {
   Queue queue_;
   std::unique_ptr<CompileCache> cache_;
   std::unordered_map<uint64_t, Reference> references_;
+  std::optional<DeviceLock> lock_;
 };
 
 }  // namespace tunefleet::agent

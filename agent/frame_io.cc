@@ -81,7 +81,8 @@ Result<Frame> ReadFrame(int fd, std::optional<std::chrono::steady_clock::time_po
   TF_RETURN_IF_ERROR(RecvAll(fd, reinterpret_cast<char*>(header), sizeof(header), deadline, cancel_fd));
   const FrameKind kind = static_cast<FrameKind>(header[0]);
   if (kind != FrameKind::kHello && kind != FrameKind::kError && kind != FrameKind::kJob &&
-      kind != FrameKind::kBuilt && kind != FrameKind::kResult) {
+      kind != FrameKind::kBuilt && kind != FrameKind::kWaiting &&
+      kind != FrameKind::kResult) {
     return Status::Corruption("unknown frame kind " + std::to_string(header[0]));
   }
   uint32_t length = 0;

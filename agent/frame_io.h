@@ -16,6 +16,7 @@ enum class FrameKind : uint8_t {
   kHello = 'H',   // worker → agent: proto::DeviceInfo, sent once when the worker is ready
   kError = 'E',   // worker → agent: text; the worker could not start (then it exits)
   kJob = 'J',     // agent → worker: proto::KernelProgram
+  kWaiting = 'W', // worker → agent: empty; built, waiting for the device lock held by another agent (not timed)
   kBuilt = 'B',   // worker → agent: empty; the job's kernels are built and it starts running (BUILD vs RUN timeout)
   kResult = 'R',  // worker → agent: proto::MeasureResult
 };

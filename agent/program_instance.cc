@@ -40,15 +40,24 @@ size_t Product(const std::array<size_t, 3>& size, cl_uint dims) {
 
 }  // namespace
 
+std::unique_ptr<ProgramInstance> ProgramInstance::Build(const DeviceContext& device,
+                                                        const proto::KernelProgram& program,
+                                                        proto::MeasureResult* result) {
+  std::unique_ptr<ProgramInstance> instance(new ProgramInstance(device));
+  if (!instance->CheckProgram(program, result) || !instance->BuildKernels(program, result)) return nullptr;
+  return instance;
+}
+
 std::unique_ptr<ProgramInstance> ProgramInstance::Prepare(const DeviceContext& device,
                                                           const proto::KernelProgram& program,
                                                           proto::MeasureResult* result) {
-  std::unique_ptr<ProgramInstance> instance(new ProgramInstance(device));
-  if (!instance->CheckProgram(program, result) || !instance->BuildKernels(program, result) ||
-      !instance->CreateMemory(program, result) || !instance->SetArgs(program, result)) {
-    return nullptr;
-  }
+  std::unique_ptr<ProgramInstance> instance = Build(device, program, result);
+  if (!instance || !instance->Allocate(program, result)) return nullptr;
   return instance;
+}
+
+bool ProgramInstance::Allocate(const proto::KernelProgram& program, proto::MeasureResult* result) {
+  return CreateMemory(program, result) && SetArgs(program, result);
 }
 
 // Names, geometry and device limits: everything that can be rejected before compiling.

@@ -33,9 +33,15 @@ struct DeviceContext {
 
 class ProgramInstance {
  public:
-  // Checks, builds and allocates everything; adds build seconds (cache misses only) to result->compile_time.
+  // Checks the program against the device limits and builds its kernels (nothing touches the device's memory
+  // yet); adds build seconds (cache misses only) to result->compile_time.
+  static std::unique_ptr<ProgramInstance> Build(const DeviceContext& device, const proto::KernelProgram& program,
+                                                proto::MeasureResult* result);
+  // Build, then Allocate.
   static std::unique_ptr<ProgramInstance> Prepare(const DeviceContext& device, const proto::KernelProgram& program,
                                                   proto::MeasureResult* result);
+  // Creates and fills the buffers and images and sets the kernel arguments (uploads to the device).
+  bool Allocate(const proto::KernelProgram& program, proto::MeasureResult* result);
 
   // Enqueues the launches of `phase` in order. When `device_ns` is given, waits for them and adds their summed
   // device time (profiling events) in nanoseconds; otherwise returns without waiting.

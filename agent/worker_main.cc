@@ -59,6 +59,18 @@ int RunWorker(const WorkerOptions& options) {
     (void)WriteFrame(options.fd, FrameKind::kError, executor.status().message());
     return 1;
   }
+  if (options.device_lock != "none") {
+    const std::string path = options.device_lock.empty()
+                                 ? DeviceLock::DefaultPath((*executor)->device_info().fingerprint(), options.platform,
+                                                           options.device)
+                                 : options.device_lock;
+    Result<DeviceLock> lock = DeviceLock::Open(path);
+    if (!lock.ok()) {
+      (void)WriteFrame(options.fd, FrameKind::kError, lock.status().message());
+      return 1;
+    }
+    (*executor)->SetDeviceLock(std::move(*lock));
+  }
   if (!WriteFrame(options.fd, FrameKind::kHello, (*executor)->device_info().SerializeAsString()).ok()) return 1;
 
   for (;;) {
@@ -72,7 +84,11 @@ int RunWorker(const WorkerOptions& options) {
       result.set_message("the worker could not parse the kernel program");
     } else {
       MaybeInjectFault(program, "build");
-      result = (*executor)->Execute(program, [&] {
+      result = (*executor)->Execute(program, [&](Executor::Stage stage) {
+        if (stage == Executor::Stage::kWaitingForDevice) {
+          (void)WriteFrame(options.fd, FrameKind::kWaiting, "");
+          return;
+        }
         (void)WriteFrame(options.fd, FrameKind::kBuilt, "");
         MaybeInjectFault(program, "run");
       });

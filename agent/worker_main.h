@@ -2,8 +2,9 @@
 // time, so a driver crash or hang costs only the worker (the supervisor replaces it), never the agent.
 //
 // Protocol on `fd` (frame_io.h): the worker sends kHello(DeviceInfo) once ready, or kError(text) and exits 1; then
-// for each kJob(KernelProgram) it sends kBuilt once the kernels are built (unless the job failed before), then
-// kResult(MeasureResult). It exits 0 when the agent closes the socket.
+// for each kJob(KernelProgram) it sends kWaiting when its kernels are built but another agent holds the device
+// lock (device_lock.h), kBuilt once the kernels are built and it holds the device (unless the job failed before),
+// then kResult(MeasureResult). It exits 0 when the agent closes the socket.
 //
 // Test-only fault hook: with env TUNEFLEET_TEST_FAULT=crash|hang, a job whose kernel source contains the marker
 // TUNEFLEET_FAULT makes the worker raise SIGSEGV (crash) or sleep forever (hang) once its kernels are built, instead
@@ -19,6 +20,7 @@ struct WorkerOptions {
   std::string opencl_lib;  // empty: ClApi's default search
   int platform = 0;
   int device = 0;
+  std::string device_lock;  // lock file shared by agents on the same device; "" = the default path, "none" = off
 };
 
 // Runs the worker loop; returns the process exit code.

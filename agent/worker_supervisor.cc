@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -169,12 +170,34 @@ proto::MeasureResult WorkerSupervisor::Run(const proto::KernelProgram& program) 
                                                      : options_.default_job_timeout;
   Result<Frame> reply = Status::Unavailable("job not sent");
   bool built = false;  // a timeout before kBuilt is a BUILD_TIMEOUT
+  bool waiting = false;
+  // Time spent waiting for the device lock (another agent's job on the same device) does not count: the holder is
+  // bounded by its own watchdog. The wait itself is bounded so that a stuck peer is reported, not waited out.
+  auto deadline = start + timeout;
+  std::chrono::steady_clock::time_point wait_start;
+  const auto max_wait = std::max<std::chrono::steady_clock::duration>(10 * timeout, std::chrono::minutes(5));
   Status sent = WriteFrame(socket_, FrameKind::kJob, program.SerializeAsString());
   if (sent.ok()) {
-    do {
-      reply = ReadFrame(socket_, start + timeout, cancel_pipe_[0]);
-      if (reply.ok() && reply->kind == FrameKind::kBuilt) built = true;
-    } while (reply.ok() && reply->kind == FrameKind::kBuilt);
+    for (;;) {
+      reply = ReadFrame(socket_, waiting ? wait_start + max_wait : deadline, cancel_pipe_[0]);
+      if (!reply.ok()) break;
+      if (reply->kind == FrameKind::kWaiting) {
+        waiting = true;
+        wait_start = std::chrono::steady_clock::now();
+        continue;
+      }
+      if (reply->kind != FrameKind::kBuilt) break;
+      built = true;
+      if (waiting) deadline += std::chrono::steady_clock::now() - wait_start;
+      waiting = false;
+    }
+  }
+  if (waiting && !reply.ok() && reply.status().code() == Status::Code::kDeadlineExceeded) {
+    Reap(true);
+    return finish(Failed(proto::RUNTIME_ERROR,
+                         "the device stayed locked by another agent for " +
+                             std::to_string(std::chrono::duration_cast<std::chrono::seconds>(max_wait).count()) +
+                             " s; the worker was killed and replaced"));
   }
 
   if (reply.ok() && reply->kind == FrameKind::kResult) {

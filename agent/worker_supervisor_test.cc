@@ -5,10 +5,13 @@
 #include <signal.h>
 #include <stdlib.h>
 
+#include <chrono>
+#include <cstdio>
 #include <thread>
 
 #include "agent/cl_api.h"
 #include "agent/device_info.h"
+#include "agent/device_lock.h"
 #include "agent/test_programs.h"
 
 namespace tunefleet::agent {
@@ -73,6 +76,35 @@ TEST_F(WorkerSupervisorTest, GivenAJobThatHangs_WeShouldKillTheWorkerAtTheTimeou
 
   proto::MeasureResult next = supervisor->Run(TestVectorAdd());
   EXPECT_EQ(next.status(), proto::OK) << next.message();
+}
+
+TEST_F(WorkerSupervisorTest, GivenTheDeviceLockedByAnotherAgent_WeShouldWaitBeyondTheTimeoutAndThenRun) {
+  char path[] = "/tmp/tunefleet-supervisor-lock-XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  WorkerSupervisor::Options options;
+  options.argv = {TUNEFLEET_AGENT_BINARY, "--worker", "--device-lock", path};
+  Result<std::unique_ptr<WorkerSupervisor>> supervisor = WorkerSupervisor::Start(options);
+  ASSERT_TRUE(supervisor.ok()) << supervisor.status().ToString();
+  // Warm the compiler so the locked job's build is quick.
+  ASSERT_EQ((*supervisor)->Run(TestVectorAdd()).status(), proto::OK);
+
+  // Another agent's worker (this test) holds the device for longer than the job's timeout.
+  Result<DeviceLock> other = DeviceLock::Open(path);
+  ASSERT_TRUE(other.ok());
+  Result<DeviceLock::Guard> held = other->Acquire();
+  ASSERT_TRUE(held.ok() && held->held());
+  proto::KernelProgram job = TestVectorAdd();
+  job.mutable_timing()->set_timeout_ms(1500);
+  proto::MeasureResult result;
+  std::thread run([&] { result = (*supervisor)->Run(job); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(3000));
+  held->Release();
+  run.join();
+  EXPECT_EQ(result.status(), proto::OK) << result.message();
+  EXPECT_GE(result.wall_time(), 2.5);  // it did wait for the device
+  std::remove(path);
 }
 
 TEST_F(WorkerSupervisorTest, GivenAJobThatHangsWhileBuilding_WeShouldReportABuildTimeout) {

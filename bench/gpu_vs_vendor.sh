@@ -1,55 +1,147 @@
 #!/usr/bin/env bash
-# GPU benchmark (run by hand on a machine with an OpenCL GPU, e.g. through a bundle made by deploy/bundle --all):
-# tracker + agent on the GPU platform, tunefleet tunes GEMM 2048³ / 4096³ and ResNet-18 conv layers with a time
-# budget each, beside cuBLAS / cuDNN (PyTorch, TF32 off) and CLBlast's tuner on the same device.
-#   usage: bench/gpu_vs_vendor.sh BIN_DIR OUT_DIR ; env: PLATFORM (default 1), GEMM_BUDGET, CONV_BUDGET,
-#          CLBLAST_BUDGET (seconds), CLBLAST (path of clblast_tuner_xgemm, optional)
+# GPU benchmark (run by hand on a machine with an OpenCL GPU, through a bundle made by bench/device_bundle.sh):
+# a tracker and NUM_AGENTS agents on the GPU (one device lock: they build in parallel, run one at a time), then the
+# phases named in PHASES, in order, each writing into OUT_DIR:
+#   vendor   cuBLAS SGEMM 2048³/4096³ and cuDNN for every conv of CONVS (PyTorch, TF32 off): vendor.txt
+#   agents   GEMM 1024³ tuned for AGENTS_BUDGET s with one agent, then with all NUM_AGENTS: trials per second
+#   gemm     GEMM 2048³ and 4096³, xgb, GEMM_BUDGET s each
+#   conv     each conv of CONVS on its own, every fitting template, CONV_BUDGET s per layer (transfer between layers)
+#   clblast  clblast_tuner_xgemm 2048³ (CLBLAST=path) for CLBLAST_FACTOR × the time tunefleet took to reach 85% of
+#            cuBLAS at 2048³ (from the gemm phase; CLBLAST_BUDGET s when that is unknown)
+#   summary  summary.txt: per task and template, trials, best GFLOPS, seconds to the best, share of the vendor
+#   usage: bench/gpu_vs_vendor.sh BIN_DIR OUT_DIR
+#   env: PHASES ("vendor agents gemm conv clblast summary"), PLATFORM (default: the first GPU platform),
+#        NUM_AGENTS (4), DB (OUT_DIR/gpu.db), GEMM_BUDGET (90), CONV_BUDGET (45), AGENTS_BUDGET (30),
+#        CLBLAST, CLBLAST_FACTOR (4), CLBLAST_BUDGET (300), CONVS (ResNet-18's 3×3 and 1×1 layers, batch 1)
 set -uo pipefail
 BIN=$1; OUT=$2; mkdir -p "$OUT"
 HERE=$(cd "$(dirname "$0")" && pwd)
+PHASES=${PHASES:-"vendor agents gemm conv clblast summary"}
 PLATFORM=${PLATFORM:-}
-GEMM_BUDGET=${GEMM_BUDGET:-100}; CONV_BUDGET=${CONV_BUDGET:-120}; CLBLAST_BUDGET=${CLBLAST_BUDGET:-100}
-CONVS=${CONVS:-"1,64,56,56,64,3,3,1,1 1,256,14,14,256,3,3,1,1 1,128,28,28,256,1,1,2,0"}
+NUM_AGENTS=${NUM_AGENTS:-4}
+DB=${DB:-$OUT/gpu.db}
+GEMM_BUDGET=${GEMM_BUDGET:-90}; CONV_BUDGET=${CONV_BUDGET:-45}; AGENTS_BUDGET=${AGENTS_BUDGET:-30}
+CLBLAST_FACTOR=${CLBLAST_FACTOR:-4}; CLBLAST_BUDGET=${CLBLAST_BUDGET:-300}
+# ResNet-18 (224×224, batch 1): every 3×3 layer (stride 1 and the stride-2 first conv of each stage) and every
+# 1×1 stride-2 downsample.
+CONVS=${CONVS:-"1,64,56,56,64,3,3,1,1 1,64,56,56,128,3,3,2,1 1,128,28,28,128,3,3,1,1 1,128,28,28,256,3,3,2,1
+1,256,14,14,256,3,3,1,1 1,256,14,14,512,3,3,2,1 1,512,7,7,512,3,3,1,1 1,64,56,56,128,1,1,2,0
+1,128,28,28,256,1,1,2,0 1,256,14,14,512,1,1,2,0"}
 PORT=9391
-DB=$OUT/gpu.db
+ADDR=127.0.0.1:$PORT
 pids=()
 trap 'for p in "${pids[@]}"; do kill $p 2>/dev/null; done; wait 2>/dev/null' EXIT
-"$BIN/tunefleet-tracker" --host 127.0.0.1 --port $PORT >"$OUT/tracker.log" 2>&1 & pids+=($!)
+now() { date +%s.%N; }
+since() { python3 -c "print(round($(now) - $1, 1))"; }
+has() { [[ " $PHASES " == *" $1 "* ]]; }
+
 "$BIN/tunefleet-agent" --list-devices >"$OUT/devices.txt" 2>&1
-# Default: the first platform whose name says NVIDIA, AMD, Intel GPU, ... (any "GPU" device), else 0.
+# Default: the first platform with a GPU device, else 0.
 [ -n "$PLATFORM" ] || PLATFORM=$(awk '/^platform/ {p=$2; sub(":","",p)} /\[GPU/ {print p; exit}' "$OUT/devices.txt")
 PLATFORM=${PLATFORM:-0}
-"$BIN/tunefleet-agent" --tracker 127.0.0.1:$PORT --key gpu --platform "$PLATFORM" --device 0 >"$OUT/agent.log" 2>&1 & pids+=($!)
-for _ in $(seq 1 100); do "$BIN/tunefleet" query --json --rpc-tracker 127.0.0.1:$PORT 2>/dev/null | grep -q '"gpu"' && break; sleep 0.3; done
-"$BIN/tunefleet" query --rpc-tracker 127.0.0.1:$PORT | tee "$OUT/query.txt"
+if has agents || has gemm || has conv; then
+  "$BIN/tunefleet-tracker" --host 127.0.0.1 --port $PORT >"$OUT/tracker.log" 2>&1 & pids+=($!)
+  for i in $(seq 1 "$NUM_AGENTS"); do
+    "$BIN/tunefleet-agent" --tracker $ADDR --key gpu --platform "$PLATFORM" --device 0 >"$OUT/agent-$i.log" 2>&1 &
+    pids+=($!)
+  done
+  for _ in $(seq 1 100); do
+    [ "$("$BIN/tunefleet" query --json --rpc-tracker $ADDR 2>/dev/null | grep -o '"agent_id"' | wc -l)" -ge "$NUM_AGENTS" ] && break
+    sleep 0.3
+  done
+  "$BIN/tunefleet" query --rpc-tracker $ADDR | tee "$OUT/query.txt"
+fi
 
-tune() {  # name, budget, task args...
-  local name=$1 budget=$2; shift 2
-  local t0=$(date +%s.%N)
-  "$BIN/tunefleet" tune --rpc-tracker 127.0.0.1:$PORT --rpc-key gpu "$@" --trials 100000 --time-budget "$budget" \
-    --db "$DB" --number 10 --repeat 3 --batch 32 --timeout 30 >"$OUT/tune-$name.log" 2>&1
-  echo "$name: $(python3 -c "print(round($(date +%s.%N) - $t0, 1))") s" >>"$OUT/wall.txt"
+tune() {  # name, budget, devices, db, task args...
+  local name=$1 budget=$2 devices=$3 db=$4; shift 4
+  local t0; t0=$(now)
+  "$BIN/tunefleet" tune --rpc-tracker $ADDR --rpc-key gpu "$@" --trials 100000 --time-budget "$budget" \
+    --devices "$devices" --db "$db" --number 10 --repeat 3 --batch 32 --timeout 30 >"$OUT/tune-$name.log" 2>&1
+  echo "$name: $(since "$t0") s" | tee -a "$OUT/wall.txt"
 }
-tune gemm2048 "$GEMM_BUDGET" --task gemm:2048,2048,2048
-tune gemm4096 "$GEMM_BUDGET" --task gemm:4096,4096,4096
-conv_args=(); for c in $CONVS; do conv_args+=(--task "conv2d:$c"); done
-tune conv "$CONV_BUDGET" "${conv_args[@]}"
-"$BIN/tunefleet" best --db "$DB" >"$OUT/best.txt" 2>&1
-"$BIN/tunefleet" export --db "$DB" --format csv -o "$OUT/records.csv" >/dev/null 2>&1
-python3 - "$DB" >"$OUT/summary.txt" <<'PY'
+
+if has vendor; then
+  # shellcheck disable=SC2086
+  python3 "$HERE/torch_reference.py" $CONVS >"$OUT/vendor.txt" 2>&1
+  cat "$OUT/vendor.txt"
+fi
+if has agents; then
+  tune agents-1 "$AGENTS_BUDGET" 1 "$OUT/agents-1.db" --task gemm:1024,1024,1024 --tuner random --seed 7
+  tune "agents-$NUM_AGENTS" "$AGENTS_BUDGET" "$NUM_AGENTS" "$OUT/agents-$NUM_AGENTS.db" --task gemm:1024,1024,1024 \
+    --tuner random --seed 7
+  for db in "$OUT"/agents-*.db; do
+    python3 - "$db" <<'PY' | tee -a "$OUT/agents.txt"
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
-q = """SELECT t.spec, p.name, count(*), sum(r.status=0),
-              max(CASE WHEN r.status=0 THEN t.flops/r.mean_cost/1e9 END), max(r.timestamp)-min(r.timestamp)
-       FROM records r JOIN tasks t ON t.id=r.task_id JOIN templates p ON p.id=r.template_id GROUP BY t.spec, p.name"""
-for spec, tmpl, n, ok, best, span in db.execute(q):
-    print(f"tunefleet {spec} [{tmpl}] trials {n} ok {ok} best {best or 0:.1f} GFLOPS over {span:.0f} s")
+n, span, comp = db.execute("SELECT count(*), max(timestamp)-min(timestamp), avg(compile_time) FROM records").fetchone()
+best = db.execute("SELECT max(t.flops/r.mean_cost/1e9) FROM records r JOIN tasks t ON t.id=r.task_id "
+                  "WHERE r.status=0").fetchone()[0]
+print(f"{sys.argv[1].rsplit('/', 1)[-1]}: {n} trials in {span:.1f} s = {n / span:.2f} trials/s, "
+      f"mean compile {comp:.3f} s, best {best or 0:.0f} GFLOPS")
 PY
-python3 "$HERE/torch_reference.py" $CONVS >"$OUT/vendor.txt" 2>&1
-if [ -n "${CLBLAST:-}" ]; then
-  t0=$(date +%s.%N)
-  (cd "$OUT" && timeout "$CLBLAST_BUDGET" "$CLBLAST" -platform "$PLATFORM" -device 0 -m 2048 -n 2048 -k 2048 -precision 32 >clblast.log 2>&1)
-  echo "clblast2048: $(python3 -c "print(round($(date +%s.%N) - $t0, 1))") s (timeout $CLBLAST_BUDGET)" >>"$OUT/wall.txt"
+  done
 fi
-cat "$OUT/summary.txt" "$OUT/vendor.txt" "$OUT/wall.txt"
-grep -E "GFLOPS" "$OUT/clblast.log" 2>/dev/null | tail -3
+if has gemm; then
+  tune gemm2048 "$GEMM_BUDGET" "$NUM_AGENTS" "$DB" --task gemm:2048,2048,2048
+  tune gemm4096 "$GEMM_BUDGET" "$NUM_AGENTS" "$DB" --task gemm:4096,4096,4096
+fi
+if has conv; then
+  for c in $CONVS; do tune "conv-$c" "$CONV_BUDGET" "$NUM_AGENTS" "$DB" --task "conv2d:$c"; done
+fi
+if has clblast && [ -n "${CLBLAST:-}" ]; then
+  # The time tunefleet took to first reach 85% of cuBLAS at 2048³, from the records of the gemm phase.
+  t85=$(python3 - "$DB" "$OUT/vendor.txt" <<'PY'
+import re, sqlite3, sys
+try:
+    vendor = float(re.search(r"cublas gemm:2048,2048,2048 \S+ ms (\S+) GFLOPS", open(sys.argv[2]).read()).group(1))
+    db = sqlite3.connect(sys.argv[1])
+    start = db.execute("SELECT min(r.timestamp - r.wall_time) FROM records r JOIN tasks t ON t.id=r.task_id "
+                       "WHERE t.spec LIKE 'gemm:2048,2048,2048%'").fetchone()[0]
+    hit = db.execute("SELECT min(r.timestamp) FROM records r JOIN tasks t ON t.id=r.task_id WHERE r.status=0 AND "
+                     "t.spec LIKE 'gemm:2048,2048,2048%' AND t.flops/r.mean_cost/1e9 >= 0.85*?", (vendor,)).fetchone()[0]
+    print(round(hit - start, 1) if hit else "")
+except Exception:
+    print("")
+PY
+)
+  budget=$CLBLAST_BUDGET
+  [ -n "$t85" ] && budget=$(python3 -c "print(int($t85 * $CLBLAST_FACTOR + 1))")
+  echo "tunefleet reached 85% of cuBLAS at 2048³ after ${t85:-?} s; CLBlast gets $budget s" | tee -a "$OUT/wall.txt"
+  t0=$(now)
+  (cd "$OUT" && timeout "$budget" stdbuf -oL "$CLBLAST" -platform "$PLATFORM" -device 0 -m 2048 -n 2048 -k 2048 \
+     -precision 32 >clblast.log 2>&1)
+  rc=$?
+  echo "clblast2048: $(since "$t0") s, exit $rc ($([ $rc = 124 ] && echo "not finished: stopped at the time limit" || echo finished))" \
+    | tee -a "$OUT/wall.txt"
+  echo "clblast configurations measured: $(grep -c 'GFLOPS' "$OUT/clblast.log")" | tee -a "$OUT/wall.txt"
+  grep -E "GFLOPS" "$OUT/clblast.log" | sort -t'|' -k1 | tail -3
+fi
+if has summary; then
+  python3 - "$DB" "$OUT/vendor.txt" >"$OUT/summary.txt" <<'PY'
+import re, sqlite3, sys
+vendor = {}
+try:
+    for name, gf in re.findall(r"^\S+ (\S+) \S+ ms (\S+) GFLOPS", open(sys.argv[2]).read(), re.M):
+        vendor[name] = float(gf)
+except OSError:
+    pass
+db = sqlite3.connect(sys.argv[1])
+q = """SELECT t.spec, p.name, count(*), sum(r.status=0), max(CASE WHEN r.status=0 THEN t.flops/r.mean_cost/1e9 END),
+              min(r.timestamp - r.wall_time), max(r.timestamp)
+       FROM records r JOIN tasks t ON t.id=r.task_id JOIN templates p ON p.id=r.template_id
+       GROUP BY t.spec, p.name ORDER BY min(r.timestamp)"""
+best_of = {}
+for spec, tmpl, n, ok, best, t0, t1 in db.execute(q):
+    base = spec.split(":float32")[0]
+    v = vendor.get(base)
+    share = f" = {100 * (best or 0) / v:.0f}% of vendor {v:.0f}" if v else ""
+    print(f"{spec} [{tmpl}] trials {n} ok {ok} best {best or 0:.0f} GFLOPS over {t1 - t0:.0f} s{share}")
+    best_of[base] = max(best_of.get(base, 0), best or 0)
+print("best template per workload:")
+for base, best in best_of.items():
+    v = vendor.get(base)
+    print(f"  {base}: {best:.0f} GFLOPS" + (f" vs {v:.0f} = {100 * best / v:.0f}%" if v else ""))
+PY
+  cat "$OUT/summary.txt"
+fi
+cat "$OUT/wall.txt" 2>/dev/null

@@ -1,0 +1,81 @@
+#include "agent/device_lock.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace tunefleet::agent {
+namespace {
+
+std::string TempDir() {
+  const char* tmpdir = std::getenv("TMPDIR");
+  if (tmpdir != nullptr && *tmpdir != '\0') return tmpdir;
+  struct stat st {};
+  if (stat("/tmp", &st) == 0 && S_ISDIR(st.st_mode) && access("/tmp", W_OK) == 0) return "/tmp";
+  return "/data/local/tmp";  // Android: no /tmp, and adb pushes land here
+}
+
+}  // namespace
+
+Result<DeviceLock> DeviceLock::Open(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  if (fd < 0) return Status::Unavailable("cannot open the device lock " + path + ": " + std::strerror(errno));
+  return DeviceLock(fd, path);
+}
+
+std::string DeviceLock::DefaultPath(const std::string& fingerprint, int platform, int device) {
+  return TempDir() + "/tunefleet-device-" + fingerprint + "-p" + std::to_string(platform) + "-d" +
+         std::to_string(device) + ".lock";
+}
+
+DeviceLock::DeviceLock(DeviceLock&& other) noexcept : fd_(other.fd_), path_(std::move(other.path_)) {
+  other.fd_ = -1;
+}
+
+DeviceLock& DeviceLock::operator=(DeviceLock&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) close(fd_);
+    fd_ = other.fd_;
+    path_ = std::move(other.path_);
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
+DeviceLock::~DeviceLock() {
+  if (fd_ >= 0) close(fd_);
+}
+
+DeviceLock::Guard& DeviceLock::Guard::operator=(Guard&& other) noexcept {
+  if (this != &other) {
+    Release();
+    fd_ = other.fd_;
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
+void DeviceLock::Guard::Release() {
+  if (fd_ >= 0) flock(fd_, LOCK_UN);
+  fd_ = -1;
+}
+
+Result<DeviceLock::Guard> DeviceLock::TryAcquire() {
+  if (flock(fd_, LOCK_EX | LOCK_NB) == 0) return Guard(fd_);
+  if (errno == EWOULDBLOCK) return Guard();
+  return Status::Unavailable("cannot lock " + path_ + ": " + std::strerror(errno));
+}
+
+Result<DeviceLock::Guard> DeviceLock::Acquire() {
+  for (;;) {
+    if (flock(fd_, LOCK_EX) == 0) return Guard(fd_);
+    if (errno != EINTR) return Status::Unavailable("cannot lock " + path_ + ": " + std::strerror(errno));
+  }
+}
+
+}  // namespace tunefleet::agent
