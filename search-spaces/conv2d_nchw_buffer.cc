@@ -17,6 +17,7 @@ struct Tiling {
   int64_t fb, fv, ft, fi, yb, yv, yt, yi, xb, xv, xt, xi;
   int64_t rco, rci, ryo, ryi, rxo, rxi;
   int64_t unroll_max, unroll_explicit;
+  int64_t split;  // work-groups sharing one output tile's channel reduction (split-K); partial sums added after
 
   Tiling(const ConfigView& v) {
     const auto& f = v.Factors("tile_f");
@@ -31,6 +32,7 @@ struct Tiling {
     rco = rc[0], rci = rc[1], ryo = ry[0], ryi = ry[1], rxo = rx[0], rxi = rx[1];
     unroll_max = v.Value("auto_unroll_max_step");
     unroll_explicit = v.Value("unroll_explicit");
+    split = v.Value("split_rc");
   }
   int64_t tf() const { return fv * ft * fi; }
   int64_t ty() const { return yv * yt * yi; }
@@ -97,14 +99,17 @@ std::string Source(const ConvShape& s, Precision p, const Tiling& t) {
   def("FB", t.fb), def("FV", t.fv), def("FT", t.ft), def("FI", t.fi);
   def("YV", t.yv), def("YT", t.yt), def("YI", t.yi), def("XV", t.xv), def("XT", t.xt), def("XI", t.xi);
   def("TF", t.tf()), def("TY", t.ty()), def("TX", t.tx()), def("WG", t.wg());
+  def("SPLIT", t.split), def("RCOS", t.rco / t.split);
   def("RCO", t.rco), def("RCI", t.rci), def("RYO", t.ryo), def("RYI", t.ryi), def("RXO", t.rxo), def("RXI", t.rxi);
   def("IHT", t.in_rows(s)), def("IWT", t.in_cols(s));
   def("DTILE", t.data_tile(s)), def("WTILE", t.weight_tile());
   o << "__kernel __attribute__((reqd_work_group_size(XT, YT, FT)))\n"
        "void conv2d_nchw(__global const T* restrict data, __global const T* restrict weight,\n"
-       "                 __global const T* restrict bias, __global T* restrict out) {\n"
+       "                 __global const T* restrict bias, __global T* restrict out,\n"
+       "                 __global float* restrict partial) {\n"
        "  const int tx = get_local_id(0), ty = get_local_id(1), tf = get_local_id(2);\n"
-       "  const int n = get_group_id(2) / FB, f0 = (get_group_id(2) % FB) * TF;\n"
+       "  const int zg = get_group_id(2) / SPLIT, split = get_group_id(2) % SPLIT;\n"
+       "  const int n = zg / FB, f0 = (zg % FB) * TF;\n"
        "  const int y0 = get_group_id(1) * TY, x0 = get_group_id(0) * TX;\n"
        "  const int cbase = (f0 / KG) * CG;\n"
        "  const int lid = (tf * YT + ty) * XT + tx;\n"
@@ -115,7 +120,7 @@ std::string Source(const ConvShape& s, Precision p, const Tiling& t) {
        "    for (int b = 0; b < YV * YI; ++b)\n"
        "      for (int e = 0; e < XV * XI; ++e) acc[a][b][e] = (ACC)0;\n"
        "  const __global T* dn = data + ((long)n * C + cbase) * H * W;\n"
-       "  for (int rco = 0; rco < RCO; ++rco)\n"
+       "  for (int rco = split * RCOS; rco < (split + 1) * RCOS; ++rco)\n"
        "  for (int ryo = 0; ryo < RYO; ++ryo)\n"
        "  for (int rxo = 0; rxo < RXO; ++rxo) {\n"
        "    const int iy0 = y0 * S - P + ryo * RYI * D, ix0 = x0 * S - P + rxo * RXI * D;\n"
@@ -153,13 +158,31 @@ std::string Source(const ConvShape& s, Precision p, const Tiling& t) {
        "      for (int e = 0; e < XV * XI; ++e) {\n"
        "        const int x = x0 + (e / XI) * XT * XI + tx * XI + e % XI;\n"
        "        float v = (float)acc[a][b][e];\n";
-  if (s.bias) o << "        v += (float)bias[k];\n";
-  if (s.act != Activation::kNone) o << "        v = " << ActivationExpr(s.act, "v") << ";\n";
-  o << "        out[(((long)n * K + k) * OH + y) * OW + x] = (T)v;\n"
-       "      }\n"
+  if (t.split > 1) {
+    // Partial sums of this slice of the channels; conv2d_nchw_reduce adds them up, then bias and activation.
+    o << "        partial[((((long)split * N + n) * K + k) * OH + y) * OW + x] = v;\n";
+  } else {
+    if (s.bias) o << "        v += (float)bias[k];\n";
+    if (s.act != Activation::kNone) o << "        v = " << ActivationExpr(s.act, "v") << ";\n";
+    o << "        out[(((long)n * K + k) * OH + y) * OW + x] = (T)v;\n";
+  }
+  o << "      }\n"
        "    }\n"
        "  }\n"
        "}\n";
+  if (t.split > 1) {
+    o << "__kernel void conv2d_nchw_reduce(__global const float* restrict partial, __global const T* restrict bias,\n"
+         "                                 __global T* restrict out) {\n"
+         "  const long i = get_global_id(0);\n"
+         "  if (i >= (long)N * K * OH * OW) return;\n"
+         "  float v = 0.0f;\n"
+         "  #pragma unroll\n"
+         "  for (int s = 0; s < SPLIT; ++s) v += partial[s * ((long)N * K * OH * OW) + i];\n";
+    if (s.bias) o << "  v += (float)bias[(i / (OH * OW)) % K];\n";
+    if (s.act != Activation::kNone) o << "  v = " << ActivationExpr(s.act, "v") << ";\n";
+    o << "  out[i] = (T)v;\n"
+         "}\n";
+  }
   return o.str();
 }
 
@@ -192,6 +215,14 @@ Result<Space> Conv2dNchwBufferTemplate::MakeSpace(const Task& task, const Device
   space.AddSplit("tile_rx", s.kw, 2);
   space.AddList("auto_unroll_max_step", {0, 512, 1500});
   space.AddList("unroll_explicit", {0, 1});
+  // Split-K: small outputs with long reductions (deep layers: 7×7×512) need more work-groups than output tiles.
+  space.AddList("split_rc", {1, 2, 4, 8, 16});
+  space.AddConstraint("split", [](const ConfigView& v) {
+    Tiling t(v);
+    return t.rco % t.split == 0 ? std::string()
+                                : "split_rc " + std::to_string(t.split) + " does not divide the " +
+                                      std::to_string(t.rco) + " outer channel steps";
+  });
   const DeviceLimits lim = limits;
   space.AddConstraint("work-group", [lim](const ConfigView& v) {
     Tiling t(v);
@@ -227,14 +258,24 @@ Result<proto::KernelProgram> Conv2dNchwBufferTemplate::Generate(const Task& task
   const Tiling t{ConfigView(space, c)};
   proto::KernelProgram prog;
   AddConvBuffers(s, task.precision, &prog);
-  auto* l = AddLaunch(&prog, Source(s, task.precision, t), "conv2d_nchw", proto::KernelLaunch::TIMED,
+  const std::string source = Source(s, task.precision, t);
+  if (t.split > 1) AddZeroBuffer("partial", proto::FLOAT32, t.split * s.output_count(), &prog);
+  auto* l = AddLaunch(&prog, source, "conv2d_nchw", proto::KernelLaunch::TIMED,
                       {static_cast<uint64_t>(t.xb * t.xt), static_cast<uint64_t>(t.yb * t.yt),
-                       static_cast<uint64_t>(s.n * t.fb * t.ft)},
+                       static_cast<uint64_t>(s.n * t.fb * t.split * t.ft)},
                       {static_cast<uint64_t>(t.xt), static_cast<uint64_t>(t.yt), static_cast<uint64_t>(t.ft)});
   ArgBuffer(l, "data");
   ArgBuffer(l, "weight");
   ArgBuffer(l, s.bias ? "bias" : "weight");
   ArgBuffer(l, "out");
+  ArgBuffer(l, t.split > 1 ? "partial" : "out");  // unused without a split
+  if (t.split > 1) {
+    auto* r = AddLaunch(&prog, source, "conv2d_nchw_reduce", proto::KernelLaunch::TIMED,
+                        {static_cast<uint64_t>(s.output_count())}, {});  // the driver picks the work-group
+    ArgBuffer(r, "partial");
+    ArgBuffer(r, s.bias ? "bias" : "out");
+    ArgBuffer(r, "out");
+  }
   *prog.mutable_reference() = Reference(task);
   SetTolerance(task.precision, s.reduce_size(), &prog);
   return prog;
@@ -258,6 +299,7 @@ Config Conv2dNchwBufferTemplate::Fallback(const Task&, const Space& space) const
     score -= std::abs(std::log2(static_cast<double>(t.wg()) / 128.0));
     score -= std::abs(std::log2(static_cast<double>(t.accumulators()) / 16.0));
     score += 0.1 * std::log2(static_cast<double>(t.rci * t.ryi * t.rxi));
+    score -= 0.5 * std::log2(static_cast<double>(t.split));
     return score;
   });
 }
@@ -267,14 +309,15 @@ std::vector<float> Conv2dNchwBufferTemplate::DerivedFeatures(const Task& task, c
   Result<ConvShape> s = ConvShapeFromTask(task);
   if (!s.ok()) return {};
   Tiling t{ConfigView(space, c)};
-  const double blocks = static_cast<double>(s->n * t.fb * t.yb * t.xb);
+  const double blocks = static_cast<double>(s->n * t.fb * t.yb * t.xb * t.split);
   return {static_cast<float>(t.wg()),
           static_cast<float>(t.accumulators()),
           static_cast<float>(t.local_bytes(*s, task.precision)),
           static_cast<float>(t.registers()),
           static_cast<float>(blocks),
           static_cast<float>(t.rci * t.ryi * t.rxi),
-          static_cast<float>(t.unrolled() ? 1 : 0)};
+          static_cast<float>(t.unrolled() ? 1 : 0),
+          static_cast<float>(t.split)};
 }
 
 std::unique_ptr<Template> NewConv2dNchwBufferTemplate() { return std::make_unique<Conv2dNchwBufferTemplate>(); }

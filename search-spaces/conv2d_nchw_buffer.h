@@ -10,6 +10,11 @@
 //   auto_unroll_max_step    0, 512, 1500: the inner reduction nest is unrolled when rc_i*ry_i*rx_i <= it.
 //   unroll_explicit         0, 1: unrolling by the generator (copies with constant offsets, 1) or by the
 //                           OpenCL compiler through "#pragma unroll" (0).
+//   split_rc                1, 2, 4, 8, 16 (tunefleet's own, after TVM's knobs): split-K. That many work-groups
+//                           share one output tile, each reducing 1/split of the outer channel steps into a float
+//                           scratch buffer; a second timed kernel adds the slices, then bias and activation. Deep
+//                           layers with small outputs (7×7×512) otherwise have fewer work-groups than a GPU has
+//                           compute units. Version 2 of the template (version 1 had no split).
 // Handles stride, padding, dilation, groups (a work-group's channels stay within one group), fused bias and
 // activation; ops "conv2d" and "dwconv2d"; float32, float16, float16-acc32.
 #pragma once
@@ -23,7 +28,7 @@ namespace tunefleet {
 class Conv2dNchwBufferTemplate final : public Template {
  public:
   std::string name() const override { return "conv2d_nchw.buffer"; }
-  int version() const override { return 1; }
+  int version() const override { return 2; }
   bool Supports(const Task& task, const DeviceLimits& limits, std::string* why) const override;
   Result<Space> MakeSpace(const Task& task, const DeviceLimits& limits) const override;
   Result<proto::KernelProgram> Generate(const Task& task, const Space& space, const Config& c) const override;

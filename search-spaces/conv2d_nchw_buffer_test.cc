@@ -55,7 +55,9 @@ TEST(Conv2dNchwBuffer, GivenASmallTaskTheValidCountShouldMatchAnIndependentCount
               const int64_t ty = y[0] * y[1] * y[2], tx = x[0] * x[1] * x[2], tf = f[0] * f[1] * f[2];
               const int64_t in_rows = (ty - 1) + (ryi - 1) + 1, in_cols = (tx - 1) + (rxi - 1) + 1;
               const int64_t bytes = 4 * (rci * in_rows * in_cols + tf * rci * ryi * rxi);
-              if (wg <= 8 && acc <= 128 && bytes <= 300) expected += 3 * 2;  // unroll step x explicit
+              uint64_t splits = 0;  // split_rc values dividing the outer channel steps
+              for (int64_t split : {1, 2, 4, 8, 16}) splits += (2 / rci) % split == 0 ? 1 : 0;
+              if (wg <= 8 && acc <= 128 && bytes <= 300) expected += 3 * 2 * splits;  // unroll x explicit x split
             }
   EXPECT_EQ(space->CountValid(), expected);
   EXPECT_GT(expected, 0u);
@@ -71,7 +73,7 @@ TEST(Conv2dNchwBuffer, GivenAConfigOverTheWorkGroupLimitWeShouldRejectItBeforeCo
   // Threads 8 x 8 x 8 = 512 items > 16.
   nlohmann::json j = {{"tile_f", {1, 1, 8, 1}}, {"tile_y", {1, 1, 8, 1}},  {"tile_x", {1, 1, 8, 1}},
                       {"tile_rc", {4, 1}},      {"tile_ry", {3, 1}},       {"tile_rx", {3, 1}},
-                      {"auto_unroll_max_step", 0}, {"unroll_explicit", 0}};
+                      {"auto_unroll_max_step", 0}, {"unroll_explicit", 0}, {"split_rc", 1}};
   Result<Config> c = space->FromJson(j);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_NE(space->Check(*c).find("work-group"), std::string::npos) << space->Check(*c);
@@ -116,7 +118,7 @@ TEST(Conv2dNchwBuffer, GivenTheFallbackWeShouldGenerateAProgramWithAReference) {
   EXPECT_NE(prog->launches(0).source().find("cl_khr_fp16"), std::string::npos);
   EXPECT_NE(prog->launches(0).source().find("bias[k]"), std::string::npos);
   EXPECT_DOUBLE_EQ(tmpl.Flops(task), 2.0 * 64 * 56 * 56 * 64 * 9);
-  EXPECT_EQ(tmpl.DerivedFeatures(task, *space, c, GpuLikeLimits()).size(), 7u);
+  EXPECT_EQ(tmpl.DerivedFeatures(task, *space, c, GpuLikeLimits()).size(), 8u);
 }
 
 }  // namespace
