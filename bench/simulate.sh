@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Replays the fully recorded spaces of bench/data/ with `tunefleet simulate` (no device needed) and prints, for each
 # run, the last line of its output: trials-to-95%: <tuner> <median> <baseline> <median> ratio <baseline/tuner>.
+# The GPU spaces (gpu_*.db, recorded by bench/record_spaces.sh) are replayed when they are there, skipped if not.
 #   usage: bench/simulate.sh [BUILD_DIR] ; env: TUNER (xgb) BASELINE (random) SEEDS (10) TARGET (0.95)
+#          EXTRA (more simulate options, e.g. "--xgb-objective reg")
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${1:-build}/bin
@@ -21,16 +23,36 @@ RUNS=(
   "conv2d_winograd|conv2d_winograd|conv2d:1,4,8,8,8,3,3,1,1|conv2d:1,4,8,8,4,3,3,1,1"
   "conv2d_winograd|conv2d_winograd|conv2d:1,4,8,8,4,3,3,1,1|-"
   "conv2d_winograd|conv2d_winograd|conv2d:1,4,8,8,4,3,3,1,1|conv2d:1,4,8,8,8,3,3,1,1"
+  # NVIDIA H200 (bench/record_spaces.sh; bench/data/README.md says when and how)
+  "gpu_conv2d_nchwc_image2d|conv2d_nchwc.image2d|conv2d:1,64,14,14,32,3,3,2,1|-"
+  "gpu_conv2d_nchwc_image2d|conv2d_nchwc.image2d|conv2d:1,64,14,14,32,3,3,2,1|conv2d:1,32,14,14,32,3,3,2,1"
+  "gpu_conv2d_nchwc_image2d|conv2d_nchwc.image2d|conv2d:1,32,14,14,32,3,3,2,1|-"
+  "gpu_conv2d_nchwc_image2d|conv2d_nchwc.image2d|conv2d:1,32,14,14,32,3,3,2,1|conv2d:1,64,14,14,32,3,3,2,1"
+  "gpu_dwconv2d_nchwc_image2d|depthwise_conv2d_nchwc.image2d|dwconv2d:1,128,14,14,3,3,2,1|-"
+  "gpu_dwconv2d_nchwc_image2d|depthwise_conv2d_nchwc.image2d|dwconv2d:1,128,14,14,3,3,2,1|dwconv2d:1,96,14,14,3,3,2,1"
+  "gpu_dwconv2d_nchwc_image2d|depthwise_conv2d_nchwc.image2d|dwconv2d:1,96,14,14,3,3,2,1|-"
+  "gpu_dwconv2d_nchwc_image2d|depthwise_conv2d_nchwc.image2d|dwconv2d:1,96,14,14,3,3,2,1|dwconv2d:1,128,14,14,3,3,2,1"
+  "gpu_conv2d_winograd|conv2d_winograd|conv2d:1,32,7,7,16,3,3,1,1|-"
+  "gpu_conv2d_winograd|conv2d_winograd|conv2d:1,32,7,7,16,3,3,1,1|conv2d:1,64,7,7,16,3,3,1,1"
+  "gpu_conv2d_winograd|conv2d_winograd|conv2d:1,64,7,7,16,3,3,1,1|-"
+  "gpu_conv2d_winograd|conv2d_winograd|conv2d:1,64,7,7,16,3,3,1,1|conv2d:1,32,7,7,16,3,3,1,1"
 )
+skipped=()
 
 for run in "${RUNS[@]}"; do
   IFS='|' read -r db tmpl task from <<<"$run"
+  if [[ ! -f bench/data/$db.db ]]; then
+    [[ " ${skipped[*]} " == *" $db "* ]] || skipped+=("$db")
+    continue
+  fi
+  # shellcheck disable=SC2206
   args=(simulate --db "bench/data/$db.db" --template "$tmpl" --task "$task" --tuner "$TUNER" --baseline "$BASELINE"
-        --seeds "$SEEDS" --target "$TARGET")
+        --seeds "$SEEDS" --target "$TARGET" ${EXTRA:-})
   label="$db $task"
   if [[ $from != - ]]; then args+=(--transfer-from "$from"); label+=" (transfer from $from)"; fi
   start=$(date +%s.%N)
-  out=$("$BIN/tunefleet" "${args[@]}" 2>/dev/null)
+  out=$("$BIN/tunefleet" "${args[@]}" 2>&1) || true  # a failed replay prints its error as the last line
   secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
   printf '%-75s %s   [%.1f s]\n' "$label" "$(tail -n 1 <<<"$out")" "$secs"
 done
+for db in "${skipped[@]}"; do echo "skipped: bench/data/$db.db is not recorded yet (bench/record_spaces.sh)"; done

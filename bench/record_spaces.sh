@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Records whole search spaces for `tunefleet simulate` (bench/data/): every valid config of each task, measured with
+# `tunefleet tune --tuner grid --trials all`, one tuning log per template holding two sibling tasks (for replays
+# with --transfer-from). Run it by hand on the machine with the device.
+#   usage: bench/record_spaces.sh BIN_DIR OUT_DIR      (BIN_DIR holds tunefleet, tunefleet-tracker, tunefleet-agent:
+#                                                      build/bin or a bundle made by bench/device_bundle.sh)
+# Devices: with TRACKER=host:port the agents of KEY on that tracker measure (DEVICES of them, default NUM_AGENTS);
+# without it the script starts its own tracker on 127.0.0.1:PORT and NUM_AGENTS agents on PLATFORM/DEVICE (the
+# agents of one device share it through its device lock: they build in parallel, time one at a time), and stops
+# them at the end. Re-running the same command resumes: what a log already holds is never measured again.
+#   env: SPACES (lines "DB_NAME TEMPLATE TASK..."; default: the GPU sets below), SETS (names of the default sets to
+#        record, in order: "nchwc dwconv winograd"), TRACKER, KEY (gpu), NUM_AGENTS (4), DEVICES, PLATFORM (the
+#        first GPU platform, else 0), DEVICE (0), PORT (9392), BATCH (4 x DEVICES, at least 16), TIMING
+#        ("--number 10 --repeat 3 --min-repeat-ms 2"), TIMEOUT (30 s a job)
+# Writes OUT_DIR/DB_NAME.db per set, OUT_DIR/record-*.log per task and OUT_DIR/record.txt (counts, wall time,
+# configs per second). Expected valid configs on an NVIDIA H200 (tunefleet-space-count --device h200 TASK):
+#   nchwc     conv2d:1,64,14,14,32,3,3,2,1 1200   conv2d:1,32,14,14,32,3,3,2,1 960
+#   dwconv    dwconv2d:1,128,14,14,3,3,2,1 1056   dwconv2d:1,96,14,14,3,3,2,1 1344
+#   winograd  conv2d:1,32,7,7,16,3,3,1,1   2800   conv2d:1,64,7,7,16,3,3,1,1   2800
+set -uo pipefail
+if [ $# -ne 2 ]; then sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 2; fi
+BIN=$1; OUT=$2; mkdir -p "$OUT"
+KEY=${KEY:-gpu}; NUM_AGENTS=${NUM_AGENTS:-4}; DEVICES=${DEVICES:-$NUM_AGENTS}
+DEVICE=${DEVICE:-0}; PORT=${PORT:-9392}; TIMEOUT=${TIMEOUT:-30}
+BATCH=${BATCH:-$(( DEVICES * 4 > 16 ? DEVICES * 4 : 16 ))}
+TIMING=${TIMING:-"--number 10 --repeat 3 --min-repeat-ms 2"}
+SETS=${SETS:-"nchwc dwconv winograd"}
+# Task shapes: 3x3 convolutions with 7x7 outputs (stride-2 layers on 14x14 inputs, as in ResNet/MobileNet stages),
+# small enough that a whole space takes minutes; siblings differ in channels so that transfer has work to do.
+declare -A SET=(
+  [nchwc]="gpu_conv2d_nchwc_image2d conv2d_nchwc.image2d conv2d:1,64,14,14,32,3,3,2,1 conv2d:1,32,14,14,32,3,3,2,1"
+  [dwconv]="gpu_dwconv2d_nchwc_image2d depthwise_conv2d_nchwc.image2d dwconv2d:1,128,14,14,3,3,2,1 dwconv2d:1,96,14,14,3,3,2,1"
+  [winograd]="gpu_conv2d_winograd conv2d_winograd conv2d:1,32,7,7,16,3,3,1,1 conv2d:1,64,7,7,16,3,3,1,1"
+)
+if [ -z "${SPACES:-}" ]; then
+  SPACES=""
+  for s in $SETS; do
+    [ -n "${SET[$s]:-}" ] || { echo "record_spaces: unknown set '$s' (nchwc dwconv winograd)" >&2; exit 2; }
+    SPACES+="${SET[$s]}"$'\n'
+  done
+fi
+
+pids=()
+trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null' EXIT
+now() { date +%s.%N; }
+if [ -n "${TRACKER:-}" ]; then
+  ADDR=$TRACKER
+else
+  ADDR=127.0.0.1:$PORT
+  "$BIN/tunefleet-agent" --list-devices >"$OUT/devices.txt" 2>&1
+  # Default: the first platform with a GPU device, else 0.
+  [ -n "${PLATFORM:-}" ] || PLATFORM=$(awk '/^platform/ {p=$2; sub(":","",p)} /\[GPU/ {print p; exit}' "$OUT/devices.txt")
+  PLATFORM=${PLATFORM:-0}
+  "$BIN/tunefleet-tracker" --host 127.0.0.1 --port "$PORT" >"$OUT/tracker.log" 2>&1 & pids+=($!)
+  for i in $(seq 1 "$NUM_AGENTS"); do
+    "$BIN/tunefleet-agent" --tracker "$ADDR" --key "$KEY" --platform "$PLATFORM" --device "$DEVICE" \
+      >"$OUT/agent-$i.log" 2>&1 & pids+=($!)
+  done
+fi
+for _ in $(seq 1 100); do
+  [ "$("$BIN/tunefleet" query --json --rpc-tracker "$ADDR" 2>/dev/null | grep -o '"agent_id"' | wc -l)" -ge "$DEVICES" ] && break
+  sleep 0.3
+done
+"$BIN/tunefleet" query --rpc-tracker "$ADDR" | tee "$OUT/query.txt"
+
+counts() {  # db task tmpl -> "recorded valid" from "replaying SPEC on TEMPLATE: N recorded configs of M valid"
+  [ -f "$OUT/$1.db" ] || return 0
+  "$BIN/tunefleet" simulate --db "$OUT/$1.db" --task "$2" --template "$3" --tuner grid --baseline grid --seeds 1 \
+    --target 1 2>/dev/null | head -n 1 | sed -n 's/.*: \([0-9]*\) recorded configs of \([0-9]*\) valid.*/\1 \2/p'
+}
+
+rc=0
+while read -r db tmpl tasks; do
+  [ -n "$db" ] || continue
+  for task in $tasks; do
+    read -r before _ < <(counts "$db" "$task" "$tmpl")
+    t0=$(now)
+    # shellcheck disable=SC2086
+    "$BIN/tunefleet" tune --rpc-tracker "$ADDR" --rpc-key "$KEY" --task "$task" --template "$tmpl" --tuner grid \
+      --trials all --devices "$DEVICES" --batch "$BATCH" --timeout "$TIMEOUT" $TIMING --db "$OUT/$db.db" \
+      >"$OUT/record-$db-$task.log" 2>&1
+    trc=$?
+    secs=$(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }')
+    read -r have want < <(counts "$db" "$task" "$tmpl")
+    rate=$(awk -v n="$(( ${have:-0} - ${before:-0} ))" -v s="$secs" 'BEGIN { printf "%.2f", (s > 0 ? n / s : 0) }')
+    msg="$db $task [$tmpl]: ${have:-?} of ${want:-?} valid configs recorded; this run $(( ${have:-0} - ${before:-0} )) in $secs s = $rate configs/s (tune exit $trc)"
+    if [ "$trc" != 0 ] || [ -z "${have:-}" ] || [ "${have:-0}" != "${want:-x}" ]; then msg+="  INCOMPLETE: run again to resume"; rc=1; fi
+    echo "$msg" | tee -a "$OUT/record.txt"
+  done
+done <<<"$SPACES"
+
+# What each space offers a replay: failures, the best, and how many configs lie within 95% of it (a space where
+# that share is large is found by random search in a few trials, so no strategy can show a ratio on it).
+for f in "$OUT"/*.db; do
+  python3 - "$f" <<'PY' 2>/dev/null | tee -a "$OUT/record.txt"
+import sqlite3, statistics, sys
+db = sqlite3.connect(sys.argv[1])
+for spec, tmpl in db.execute("SELECT DISTINCT t.spec, p.name FROM records r JOIN tasks t ON t.id = r.task_id "
+                             "JOIN templates p ON p.id = r.template_id"):
+    rows = db.execute("SELECT r.status, r.mean_cost FROM records r JOIN tasks t ON t.id = r.task_id JOIN templates p "
+                      "ON p.id = r.template_id WHERE t.spec = ? AND p.name = ?", (spec, tmpl)).fetchall()
+    ok = sorted(c for s, c in rows if s == 0 and c > 0)
+    if not ok:
+        print(f"{sys.argv[1].rsplit('/', 1)[-1]} {spec}: {len(rows)} records, none ran")
+        continue
+    best = ok[0]
+    within = sum(1 for c in ok if best / c >= 0.95)
+    print(f"{sys.argv[1].rsplit('/', 1)[-1]} {spec}: {len(rows)} records, {len(rows) - len(ok)} failed, best "
+          f"{best * 1e6:.2f} us, median {statistics.median(ok) / best:.2f}x the best, {within} within 95% of it")
+PY
+done
+exit $rc
