@@ -23,6 +23,28 @@ std::string Secs(double s) {
 
 }  // namespace
 
+// Registers `ctx` for the lifetime of one call; ok() is false when the client was cancelled before the call.
+class TrackerClient::CancellableCall {
+ public:
+  CancellableCall(TrackerClient* client, grpc::ClientContext* ctx) : client_(client), ctx_(ctx) {
+    std::lock_guard<std::mutex> lock(client_->mu_);
+    ok_ = !client_->cancelled_;
+    if (ok_) client_->in_flight_.insert(ctx_);
+  }
+  ~CancellableCall() {
+    std::lock_guard<std::mutex> lock(client_->mu_);
+    client_->in_flight_.erase(ctx_);
+  }
+  CancellableCall(const CancellableCall&) = delete;
+  CancellableCall& operator=(const CancellableCall&) = delete;
+  bool ok() const { return ok_; }
+
+ private:
+  TrackerClient* const client_;
+  grpc::ClientContext* const ctx_;
+  bool ok_ = false;
+};
+
 TrackerClient::TrackerClient(std::string target, TrackerClientOptions options, std::shared_ptr<grpc::Channel> channel)
     : target_(std::move(target)),
       options_(std::move(options)),
@@ -92,6 +114,8 @@ Result<Lease> TrackerClient::Acquire(const std::string& key, uint32_t count, uin
   grpc::ClientContext ctx;
   // The tracker answers by itself after `wait_s`; the margin covers the network.
   ctx.set_deadline(After(wait_s + options_.call_timeout));
+  CancellableCall call(this, &ctx);
+  if (!call.ok()) return Status::Unavailable("tracker " + target_ + ": acquire: cancelled");
   TF_RETURN_IF_ERROR(FromGrpc(stub_->Acquire(&ctx, req, &reply), "acquire"));
   Lease lease;
   lease.lease_id = reply.lease_id();
@@ -107,6 +131,8 @@ Status TrackerClient::Measure(const std::string& lease_id, std::vector<proto::Me
   batch.set_token(options_.token);
   for (auto& j : jobs) *batch.add_jobs() = std::move(j);
   grpc::ClientContext ctx;  // no deadline: each job has its own timeout on the agent
+  CancellableCall call(this, &ctx);
+  if (!call.ok()) return Status::Unavailable("tracker " + target_ + ": measure: cancelled");
   auto reader = stub_->Measure(&ctx, batch);
   proto::MeasureEvent ev;
   int seen = 0;
@@ -140,6 +166,17 @@ Status TrackerClient::Release(const Lease& lease) {
   grpc::ClientContext ctx;
   ctx.set_deadline(After(options_.call_timeout));
   return FromGrpc(stub_->Release(&ctx, req, &reply), "release");
+}
+
+void TrackerClient::CancelCalls() {
+  std::lock_guard<std::mutex> lock(mu_);
+  cancelled_ = true;
+  for (grpc::ClientContext* ctx : in_flight_) ctx->TryCancel();
+}
+
+bool TrackerClient::cancelled() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return cancelled_;
 }
 
 Result<proto::SummaryReply> TrackerClient::Summary() {

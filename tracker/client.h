@@ -7,6 +7,8 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -54,7 +56,17 @@ class TrackerClient {
   Status Release(const Lease& lease);
   Result<proto::SummaryReply> Summary();
 
+  // For a tuner that was told to stop: cancels the Acquire and Measure calls in flight (a Measure returns
+  // after the events it already delivered) and makes later ones fail at once, both with Unavailable
+  // "... cancelled". Renew, Release and Summary keep working, so the lease can still be released.
+  // Safe to call from any thread, more than once.
+  void CancelCalls();
+  bool cancelled() const;
+
  private:
+  // An Acquire or Measure in flight, registered so that CancelCalls() can reach its context.
+  class CancellableCall;
+
   TrackerClient(std::string target, TrackerClientOptions options, std::shared_ptr<grpc::Channel> channel);
   Status FromGrpc(const grpc::Status& s, const char* call) const;
 
@@ -62,6 +74,9 @@ class TrackerClient {
   const TrackerClientOptions options_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<proto::Tracker::Stub> stub_;
+  mutable std::mutex mu_;
+  bool cancelled_ = false;                   // guarded by mu_
+  std::set<grpc::ClientContext*> in_flight_;  // guarded by mu_; contexts of running Acquire/Measure calls
 };
 
 }  // namespace tunefleet

@@ -101,6 +101,45 @@ TEST_F(TrackerClientLeaseTest, GivenAnUnknownLease_MeasureShouldFailWithNotFound
   EXPECT_NE(s.message().find("lease-999"), std::string::npos) << s.message();
 }
 
+TEST(TrackerClientCancelTest, GivenAMeasureWaitingOnASilentAgent_CancelCallsShouldEndItAndReleaseShouldStillWork) {
+  tracker::ServerOptions o;
+  o.host = "127.0.0.1";
+  o.port = 0;
+  auto server = tracker::TrackerServer::Start(o);
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  const std::string target = "127.0.0.1:" + std::to_string((*server)->port());
+  tracker::TestAgent agent(target, "pocl", "", tracker::TestAgent::Mode::kSilent);
+  ASSERT_FALSE(agent.WaitRegistered().empty());
+  auto c = TrackerClient::Connect(target, "", 5);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  TrackerClient& client = **c;
+  auto lease = client.Acquire("pocl", 1, 0, 0, 5, "test");
+  ASSERT_TRUE(lease.ok()) << lease.status().ToString();
+
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    client.CancelCalls();
+  });
+  std::vector<proto::MeasureJob> jobs(1);
+  jobs[0].set_job_id(1);
+  const auto start = std::chrono::steady_clock::now();
+  Status s = client.Measure(lease->lease_id, jobs, [](const proto::MeasureEvent&) {});
+  canceller.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_EQ(s.code(), Status::Code::kUnavailable) << s.ToString();
+  EXPECT_TRUE(client.cancelled());
+
+  // Later Acquire/Measure calls fail at once; Release still frees the agent.
+  EXPECT_NE(client.Acquire("pocl", 1, 0, 0, 5, "test").status().message().find("cancelled"), std::string::npos);
+  EXPECT_NE(client.Measure(lease->lease_id, jobs, [](const proto::MeasureEvent&) {}).message().find("cancelled"),
+            std::string::npos);
+  EXPECT_TRUE(client.Release(*lease).ok());
+  auto summary = client.Summary();
+  ASSERT_TRUE(summary.ok());
+  ASSERT_EQ(summary->keys_size(), 1);
+  EXPECT_EQ(summary->keys(0).free(), 1u);
+}
+
 }  // namespace
 }  // namespace tunefleet
 

@@ -1,8 +1,6 @@
 // `tunefleet tune`: tune explicit tasks (--task) or every task of an ONNX model, through the tracker.
 #include <unistd.h>
 
-#include <atomic>
-#include <csignal>
 #include <iostream>
 #include <memory>
 
@@ -12,6 +10,7 @@
 #include "tuner/command.h"
 #include "tuner/model_tasks.h"
 #include "tuner/onnx_import.h"
+#include "tuner/stop_signals.h"
 #include "tuner/tune_run.h"
 
 namespace tunefleet {
@@ -41,16 +40,6 @@ struct TuneArgs {
   std::string mixed_ops = "conv2d,dense";
   std::vector<std::string> input_shapes;
 };
-
-// SIGINT/SIGTERM: the first one asks the run to stop after the batch in flight; a second one kills.
-// A process-wide flag is the one thing a signal handler may touch.
-std::atomic<bool> g_interrupted{false};
-extern "C" void OnSignal(int sig) {
-  if (g_interrupted.exchange(true)) {
-    std::signal(sig, SIG_DFL);
-    std::raise(sig);
-  }
-}
 
 Result<std::vector<TuneTask>> CollectTasks(const TuneArgs& a) {
   std::vector<TuneTask> tasks;
@@ -123,11 +112,19 @@ int RunTuneCommand(const TuneArgs& a) {
                                 {"min_repeat_ms", a.min_repeat_ms}, {"timeout", a.timeout}, {"seed", a.seed},
                                 {"fresh", a.fresh}, {"precision", a.precision}}
                      .dump();
-  o.interrupted = &g_interrupted;
-
-  std::signal(SIGINT, OnSignal);
-  std::signal(SIGTERM, OnSignal);
+  // SIGINT/SIGTERM stop the run promptly: the batch in flight is abandoned, what it already returned is kept,
+  // the lease is released, exit 130 (see StopOnSignals for repeats). Set up before RunTune starts any thread.
+  StopOnSignals signals;
+  o.stop = signals.token();
   Result<TuneSummary> summary = RunTune(o);
+  auto interrupted_line = [&] {
+    std::cerr << "tunefleet tune: interrupted by " << signals.signal_name() << "; every result so far is in "
+              << a.db << " (run the same command again to resume)\n";
+  };
+  if (!summary.ok() && signals.stop_requested()) {
+    interrupted_line();
+    return 130;
+  }
   if (!summary.ok()) return CommandError("tune", summary.status().message(), 1);
   std::cout << FormatTuneSummary(*summary);
   for (const TunedTask& t : summary->tasks) {
@@ -138,8 +135,7 @@ int RunTuneCommand(const TuneArgs& a) {
       std::cout << "best " << t.spec << " [" << t.template_name << "]: no successful measurement\n";
   }
   if (summary->interrupted) {
-    std::cerr << "tunefleet tune: interrupted; every result so far is in " << a.db
-              << " (run the same command again to resume)\n";
+    interrupted_line();
     return 130;
   }
   return 0;

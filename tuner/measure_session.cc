@@ -18,6 +18,11 @@ double SecondsLeft(Clock::time_point deadline) {
   return std::chrono::duration<double>(deadline - Clock::now()).count();
 }
 
+Status Interrupted(size_t unmeasured) {
+  return Status::Unavailable("interrupted: " + std::to_string(unmeasured) +
+                             " job(s) of the batch in flight abandoned (nothing recorded for them)");
+}
+
 }  // namespace
 
 MeasureSession::MeasureSession(const SessionOptions& opts) : opts_(opts) {}
@@ -27,7 +32,11 @@ MeasureSession::~MeasureSession() { Release(); }
 Result<std::unique_ptr<MeasureSession>> MeasureSession::Open(const SessionOptions& opts) {
   std::unique_ptr<MeasureSession> s(new MeasureSession(opts));
   TF_ASSIGN_OR_RETURN(s->client_, TrackerClient::Connect(opts.tracker, opts.token, opts.connect_timeout));
-  TF_RETURN_IF_ERROR(s->Acquire(opts.wait));
+  TrackerClient* client = s->client_.get();
+  s->on_stop_.emplace(opts.stop, std::function<void()>([client] { client->CancelCalls(); }));
+  Status acquired = s->Acquire(opts.wait);
+  if (!acquired.ok() && s->interrupted()) return Status::Unavailable("interrupted while waiting for a device");
+  TF_RETURN_IF_ERROR(acquired);
   return s;
 }
 
@@ -59,6 +68,7 @@ Status MeasureSession::Measure(
   Clock::time_point deadline;
 
   while (!pending.empty()) {
+    if (interrupted()) return Interrupted(pending.size());
     size_t results = 0;
     Status callback_error;
     std::vector<size_t> next;
@@ -90,6 +100,7 @@ Status MeasureSession::Measure(
         ++results;
       });
       if (!callback_error.ok()) return callback_error;
+      if (interrupted()) return Interrupted(job_to_program.size() + next.size());
       // Jobs without any event (the call failed part-way) are measured again too.
       for (const auto& [job, i] : job_to_program) next.push_back(i);
       if (!st.ok() && results == 0) spdlog::warn("measure on lease {}: {}", lease_id_, st.ToString());
@@ -110,11 +121,12 @@ Status MeasureSession::Measure(
     }
     Release();
     Status last;
-    while (SecondsLeft(deadline) > 0) {
+    while (SecondsLeft(deadline) > 0 && !interrupted()) {
       last = Acquire(std::min(10.0, std::max(0.5, SecondsLeft(deadline))));
       if (last.ok()) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
     }
+    if (interrupted()) return Interrupted(pending.size());
     if (lease_id_.empty())
       return Status::Unavailable("no device of key '" + opts_.key + "' came back within " +
                                  std::to_string(static_cast<int>(opts_.device_wait)) + " s; " +

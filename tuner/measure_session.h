@@ -3,12 +3,17 @@
 // it is sent again (on another device of the lease, or on a re-acquired lease once a device of the key
 // returns), waiting at most `device_wait` seconds for a device, so no job is recorded as a failure
 // because of the loss.
+// A stop request (SessionOptions::stop) cancels the tracker calls in flight at once, from whichever thread
+// requests it: Open and Measure then return Cancelled-like Unavailable errors and interrupted() is true; the
+// results already handed to on_result stay handed; the lease is still released by Release() / the destructor.
 // Thread safety: used by one thread (the keep-alive runs on its own thread inside).
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -30,6 +35,7 @@ struct SessionOptions {
   double device_wait = 300;  // seconds to wait for a device to come back after a loss
   double connect_timeout = 5;
   std::string client;        // shown in `tunefleet query`
+  std::stop_token stop;      // a stop request abandons what is in flight (see above); none by default
 };
 
 class MeasureSession {
@@ -50,12 +56,17 @@ class MeasureSession {
   // Frees the devices now (also done by the destructor).
   void Release();
 
+  // True once a stop was requested.
+  bool interrupted() const { return opts_.stop.stop_requested(); }
+
  private:
   explicit MeasureSession(const SessionOptions& opts);
   Status Acquire(double wait);
 
   SessionOptions opts_;
   std::unique_ptr<TrackerClient> client_;
+  // Cancels client_'s calls on a stop request; declared after client_ so that it goes first.
+  std::optional<std::stop_callback<std::function<void()>>> on_stop_;
   std::unique_ptr<LeaseKeepAlive> keep_alive_;
   std::string lease_id_;
   std::vector<proto::LeasedDevice> devices_;

@@ -65,7 +65,9 @@ bool Done(const Entry& e, uint64_t early_stopping) {
 Result<TuneSummary> RunTune(const TuneOptions& opts) {
   if (opts.tasks.empty()) return Status::InvalidArgument("nothing to tune: give --task SPEC or a model file");
   TF_ASSIGN_OR_RETURN(std::unique_ptr<TuningLog> log, TuningLog::Open(opts.db));
-  TF_ASSIGN_OR_RETURN(std::unique_ptr<MeasureSession> session, MeasureSession::Open(opts.session));
+  SessionOptions session_options = opts.session;
+  session_options.stop = opts.stop;
+  TF_ASSIGN_OR_RETURN(std::unique_ptr<MeasureSession> session, MeasureSession::Open(session_options));
 
   const proto::DeviceInfo& device = session->devices().front().device();
   DeviceLimits limits = DeviceLimits::From(device);
@@ -118,7 +120,7 @@ Result<TuneSummary> RunTune(const TuneOptions& opts) {
   TaskScheduler scheduler(opts.batch_size);
   auto start = std::chrono::steady_clock::now();
   while (remaining > 0) {
-    if (opts.interrupted != nullptr && opts.interrupted->load()) {
+    if (opts.stop.stop_requested()) {
       summary.interrupted = true;
       break;
     }
@@ -154,7 +156,11 @@ Result<TuneSummary> RunTune(const TuneOptions& opts) {
         progress.Show(label, tuner.last_gflops(), tuner.best_gflops(), "", false);
         return Status::OK();
       });
-      if (!st.ok()) {
+      if (!st.ok() && session->interrupted()) {
+        // What arrived before the stop is recorded; the rest of the batch is left for the next run.
+        summary.interrupted = true;
+        spdlog::info("{}", st.message());
+      } else if (!st.ok()) {
         progress.Finish();
         (void)log->EndSession(session_id, "failed");
         return st;
@@ -165,9 +171,12 @@ Result<TuneSummary> RunTune(const TuneOptions& opts) {
     summary.measured += measured;
     remaining = remaining > measured ? remaining - measured : 0;
     progress.Show(label, tuner.last_gflops(), tuner.best_gflops(), tuner.strategy_status(), true);
+    if (summary.interrupted) break;
     if (tuner.exhausted() && measured == 0) continue;
   }
   progress.Finish();
+  // Free the devices before the bookkeeping below, so that a stopped run hands them on at once.
+  session->Release();
   TF_RETURN_IF_ERROR(log->EndSession(session_id, summary.interrupted ? "interrupted" : "done"));
 
   for (const Entry& e : entries) {

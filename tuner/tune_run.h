@@ -4,8 +4,8 @@
 // budget and are never measured again.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -33,7 +33,10 @@ struct TuneOptions {
   size_t batch_size = 16;       // configs sent to the tracker at once
   TaskTunerOptions tuner;
   std::string args_json;        // the command line, stored with the session
-  const std::atomic<bool>* interrupted = nullptr;  // set by SIGINT: finish the batch, then stop
+  // A stop request (SIGINT/SIGTERM in `tune`) ends the run promptly, from any thread: no new batch is proposed,
+  // the batch in flight is abandoned (its results that already arrived are recorded, the rest are left for
+  // the next run), the lease is released and RunTune returns a summary with `interrupted` set.
+  std::stop_token stop;
 };
 
 struct TunedTask {

@@ -1,0 +1,94 @@
+// A `tunefleet tune` stopped by SIGINT/SIGTERM while a batch is in flight, with real processes on loopback: it
+// exits promptly with 130 and the interrupted line, keeps what was recorded, and its lease is free again long
+// before the tracker's ttl (30 s) would have ended it — also when the signal arrives twice, as coreutils
+// `timeout` delivers it.
+#include <signal.h>
+
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "tests/local_fleet.h"
+
+namespace tunefleet::testing {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class InterruptE2E : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fleet_.StartTracker();  // default lease ttl: 30 s
+    fleet_.StartAgent("pocl");
+    ASSERT_TRUE(fleet_.WaitForAgents("pocl", 1));
+  }
+
+  // Every job lasts at least 3 × 300 ms (--min-repeat-ms), so a batch of 8 is in flight for 7 s and more after
+  // its first record.
+  std::unique_ptr<Subprocess> StartSlowTune() {
+    return fleet_.CliAsync({"tune", "--rpc-key", "pocl", "--task", "gemm:32,32,32", "--trials", "40", "--tuner",
+                            "random", "--db", fleet_.db(), "--number", "1", "--repeat", "3", "--min-repeat-ms",
+                            "300", "--batch", "8", "--wait", "30"});
+  }
+
+  // Polls `tunefleet query --json` until the key's agent is free; the time it took, or nullopt after `limit`.
+  std::optional<Clock::duration> WaitForFreeAgent(Clock::time_point since, std::chrono::seconds limit) {
+    while (Clock::now() - since < limit) {
+      nlohmann::json q = fleet_.Query();
+      if (q.is_object())
+        for (const auto& k : q["keys"])
+          if (k["key"] == "pocl" && k["free"] == 1) return Clock::now() - since;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return std::nullopt;
+  }
+
+  // Signals the tune once its first batch is in flight; checks the exit, the records and the free lease.
+  void InterruptAndCheck(const std::vector<int>& signals) {
+    auto tune = StartSlowTune();
+    ASSERT_TRUE(fleet_.WaitForRecords(1, std::chrono::seconds(240))) << tune->Log();
+    const auto sent = Clock::now();
+    for (size_t i = 0; i < signals.size(); ++i) {
+      if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(30));
+      tune->Signal(signals[i]);
+    }
+    const int before = fleet_.Count("SELECT count(*) FROM records");
+    ASSERT_LT(before, 8) << "the first batch ended before the signal";
+
+    auto code = tune->Wait(std::chrono::seconds(15));
+    ASSERT_TRUE(code.has_value()) << "tune still running 15 s after the signal:\n" << tune->Log();
+    const auto exited = Clock::now() - sent;
+    EXPECT_EQ(*code, 130) << tune->Log();
+    EXPECT_NE(tune->Log().find("interrupted by SIG"), std::string::npos) << tune->Log();
+    EXPECT_LT(exited, std::chrono::seconds(5)) << "the tune waited for its batch instead of stopping";
+
+    auto freed = WaitForFreeAgent(sent, std::chrono::seconds(10));
+    ASSERT_TRUE(freed.has_value()) << "the lease was not released (it would only expire after 30 s)";
+    // Nothing recorded is lost; the abandoned jobs are simply not recorded (never as failures).
+    const int after = fleet_.Count("SELECT count(*) FROM records");
+    EXPECT_GE(after, before);
+    EXPECT_LT(after, 8);
+    EXPECT_EQ(fleet_.Count("SELECT count(*) FROM records WHERE message LIKE '%cancel%' OR message LIKE '%lost%'"), 0);
+    EXPECT_EQ(fleet_.Count("SELECT count(*) FROM sessions WHERE state = 'interrupted'"), 1);
+
+    // A second tuner gets the device at once and its run completes.
+    RunResult next = fleet_.Cli({"tune", "--rpc-key", "pocl", "--task", "gemm:16,16,16", "--trials", "1", "--tuner",
+                                 "random", "--db", fleet_.dir() + "/next.db", "--number", "1", "--repeat", "1",
+                                 "--wait", "5"},
+                                std::chrono::seconds(120));
+    EXPECT_EQ(next.exit_code, 0) << next.output;
+  }
+
+  LocalFleet fleet_;
+};
+
+TEST_F(InterruptE2E, GivenABatchInFlightSigintShouldReleaseTheLeaseAtOnceAndKeepTheRecords) {
+  InterruptAndCheck({SIGINT});
+}
+
+TEST_F(InterruptE2E, GivenSigtermDeliveredTwiceAsTimeoutDoesTheTunerShouldStillStopCleanly) {
+  InterruptAndCheck({SIGTERM, SIGTERM});
+}
+
+}  // namespace
+}  // namespace tunefleet::testing

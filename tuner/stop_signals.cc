@@ -1,0 +1,67 @@
+#include "tuner/stop_signals.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <ctime>
+
+#include <spdlog/spdlog.h>
+
+namespace tunefleet {
+namespace {
+
+sigset_t StopSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  return set;
+}
+
+const char* Name(int sig) { return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : ""; }
+
+}  // namespace
+
+StopOnSignals::StopOnSignals(std::chrono::milliseconds repeat_grace) : repeat_grace_(repeat_grace) {
+  const sigset_t set = StopSignals();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  waiter_ = std::thread([this] { Wait(); });
+}
+
+StopOnSignals::~StopOnSignals() {
+  done_ = true;
+  waiter_.join();
+}
+
+const char* StopOnSignals::signal_name() const { return Name(first_signal_.load()); }
+
+void StopOnSignals::Wait() {
+  const sigset_t set = StopSignals();
+  // Polls `done_` between waits; 100 ms bounds how long the destructor waits.
+  const timespec poll{0, 100 * 1000 * 1000};
+  std::chrono::steady_clock::time_point first;
+  while (!done_) {
+    const int sig = sigtimedwait(&set, nullptr, &poll);
+    if (sig < 0) continue;  // EAGAIN (timeout) or EINTR
+    const auto now = std::chrono::steady_clock::now();
+    if (first_signal_.load() == 0) {
+      first = now;
+      first_signal_ = sig;
+      spdlog::warn("{} received: stopping (the batch in flight is abandoned, results so far are kept, the lease is "
+                   "released); a second one after {} ms kills at once",
+                   Name(sig), repeat_grace_.count());
+      source_.request_stop();
+      continue;
+    }
+    if (now - first < repeat_grace_) continue;  // the same request delivered twice
+    spdlog::warn("second {}: killed without cleaning up (the lease expires after its ttl)", Name(sig));
+    signal(sig, SIG_DFL);
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    pthread_sigmask(SIG_UNBLOCK, &one, nullptr);
+    raise(sig);
+  }
+}
+
+}  // namespace tunefleet

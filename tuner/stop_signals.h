@@ -1,0 +1,44 @@
+// StopOnSignals: turns SIGINT/SIGTERM into a stop request (std::stop_source) for a long command such as `tune`,
+// which then stops cleanly: releases its lease, keeps its results, exits with a clear line.
+//
+// The signals are blocked in the constructing thread (threads created afterwards — gRPC's, OpenMP's — inherit
+// the mask) and taken by a waiter thread with sigtimedwait, so the stop request runs as ordinary code, not in a
+// signal handler. The first signal requests the stop. The same signal often arrives twice at once: coreutils
+// `timeout` sends it to the child and again to its process group, and a terminal's Ctrl-C reaches every process
+// of the foreground group; so repeats within `repeat_grace` of the first count as the same request. A signal
+// after that kills the process at once with the signal's default action (the way out when stopping hangs).
+//
+// Thread safety: token() and signal_name() may be called from any thread. The signals stay blocked in the
+// constructing thread after destruction, so that one arriving while the command finishes cannot cut it short.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <stop_token>
+#include <thread>
+
+namespace tunefleet {
+
+class StopOnSignals {
+ public:
+  explicit StopOnSignals(std::chrono::milliseconds repeat_grace = std::chrono::milliseconds(1000));
+  ~StopOnSignals();
+  StopOnSignals(const StopOnSignals&) = delete;
+  StopOnSignals& operator=(const StopOnSignals&) = delete;
+
+  std::stop_token token() const { return source_.get_token(); }
+  bool stop_requested() const { return source_.stop_requested(); }
+  // "SIGINT" or "SIGTERM" once a stop was requested, "" before.
+  const char* signal_name() const;
+
+ private:
+  void Wait();
+
+  const std::chrono::milliseconds repeat_grace_;
+  std::stop_source source_;
+  std::atomic<int> first_signal_{0};
+  std::atomic<bool> done_{false};
+  std::thread waiter_;
+};
+
+}  // namespace tunefleet
