@@ -3,15 +3,16 @@
 # a tracker and NUM_AGENTS agents on the GPU (one device lock: they build in parallel, run one at a time), then the
 # phases named in PHASES, in order, each writing into OUT_DIR:
 #   vendor   cuBLAS SGEMM 2048³/4096³ and cuDNN for every conv of CONVS (PyTorch, TF32 off): vendor.txt
-#   agents   GEMM 1024³ tuned for AGENTS_BUDGET s with one agent, then with all NUM_AGENTS: trials per second
-#   gemm     GEMM 2048³ and 4096³, xgb, GEMM_BUDGET s each
+#   agents   AGENTS_TASK (GEMM 1024³) tuned for AGENTS_BUDGET s with one agent, then with all NUM_AGENTS: trials
+#            per second, the same seed (random search) for both
+#   gemm     GEMM n³ for each n of GEMMS (2048 4096), xgb, GEMM_BUDGET s each
 #   conv     each conv of CONVS on its own, every fitting template, CONV_BUDGET s per layer (transfer between layers)
 #   clblast  clblast_tuner_xgemm 2048³ (CLBLAST=path) for CLBLAST_FACTOR × the time tunefleet took to reach 85% of
 #            cuBLAS at 2048³ (from the gemm phase; CLBLAST_BUDGET s when that is unknown)
 #   summary  summary.txt: per task and template, trials, best GFLOPS, seconds to the best, share of the vendor
 #   usage: bench/gpu_vs_vendor.sh BIN_DIR OUT_DIR
 #   env: PHASES ("vendor agents gemm conv clblast summary"), PLATFORM (default: the first GPU platform),
-#        NUM_AGENTS (4), DB (OUT_DIR/gpu.db), GEMM_BUDGET (90), CONV_BUDGET (45), AGENTS_BUDGET (30),
+#        NUM_AGENTS (4), GEMMS, AGENTS_TASK, DB (OUT_DIR/gpu.db), GEMM_BUDGET (90), CONV_BUDGET (45), AGENTS_BUDGET (30),
 #        CLBLAST, CLBLAST_FACTOR (4), CLBLAST_BUDGET (300), CONVS (ResNet-18's 3×3 and 1×1 layers, batch 1)
 set -uo pipefail
 BIN=$1; OUT=$2; mkdir -p "$OUT"
@@ -21,6 +22,8 @@ PLATFORM=${PLATFORM:-}
 NUM_AGENTS=${NUM_AGENTS:-4}
 DB=${DB:-$OUT/gpu.db}
 GEMM_BUDGET=${GEMM_BUDGET:-90}; CONV_BUDGET=${CONV_BUDGET:-45}; AGENTS_BUDGET=${AGENTS_BUDGET:-30}
+AGENTS_TASK=${AGENTS_TASK:-gemm:1024,1024,1024}
+GEMMS=${GEMMS:-"2048 4096"}
 CLBLAST_FACTOR=${CLBLAST_FACTOR:-4}; CLBLAST_BUDGET=${CLBLAST_BUDGET:-300}
 # ResNet-18 (224×224, batch 1): every 3×3 layer (stride 1 and the stride-2 first conv of each stage) and every
 # 1×1 stride-2 downsample.
@@ -66,8 +69,8 @@ if has vendor; then
   cat "$OUT/vendor.txt"
 fi
 if has agents; then
-  tune agents-1 "$AGENTS_BUDGET" 1 "$OUT/agents-1.db" --task gemm:1024,1024,1024 --tuner random --seed 7
-  tune "agents-$NUM_AGENTS" "$AGENTS_BUDGET" "$NUM_AGENTS" "$OUT/agents-$NUM_AGENTS.db" --task gemm:1024,1024,1024 \
+  tune agents-1 "$AGENTS_BUDGET" 1 "$OUT/agents-1.db" --task "$AGENTS_TASK" --tuner random --seed 7
+  tune "agents-$NUM_AGENTS" "$AGENTS_BUDGET" "$NUM_AGENTS" "$OUT/agents-$NUM_AGENTS.db" --task "$AGENTS_TASK" \
     --tuner random --seed 7
   for db in "$OUT"/agents-*.db; do
     python3 - "$db" <<'PY' | tee -a "$OUT/agents.txt"
@@ -82,8 +85,7 @@ PY
   done
 fi
 if has gemm; then
-  tune gemm2048 "$GEMM_BUDGET" "$NUM_AGENTS" "$DB" --task gemm:2048,2048,2048
-  tune gemm4096 "$GEMM_BUDGET" "$NUM_AGENTS" "$DB" --task gemm:4096,4096,4096
+  for n in $GEMMS; do tune "gemm$n" "$GEMM_BUDGET" "$NUM_AGENTS" "$DB" --task "gemm:$n,$n,$n"; done
 fi
 if has conv; then
   for c in $CONVS; do tune "conv-$c" "$CONV_BUDGET" "$NUM_AGENTS" "$DB" --task "conv2d:$c"; done

@@ -1,30 +1,43 @@
 #include "tuner/task_scheduler.h"
 
+#include <cmath>
 #include <cstddef>
 #include <limits>
+#include <map>
 
 namespace tunefleet {
 
-double TaskScheduler::Score(const TaskProgress& t) const {
+double TaskScheduler::Score(const TaskProgress& t, double group_best) const {
   if (t.best_cost <= 0) return std::numeric_limits<double>::max() / 2;
+  if (group_best <= 0 || group_best > t.best_cost) group_best = t.best_cost;
   double improvement = 0;
   if (t.curve.size() > window_) {
     double before = t.curve[t.curve.size() - 1 - window_];
     double now = t.curve.back();
     if (before > 0 && now > 0) improvement = (before - now) / before;
   }
-  return static_cast<double>(t.count) * t.best_cost * (1.0 + improvement);
+  const double exploration =
+      t.trials_this_run > 0 ? 0.5 * std::sqrt(static_cast<double>(window_) / static_cast<double>(t.trials_this_run))
+                            : 0.5;
+  return static_cast<double>(t.count) * group_best * (group_best / t.best_cost) * (1.0 + improvement + exploration);
 }
 
 int TaskScheduler::Next(const std::vector<TaskProgress>& tasks) const {
   // Warm-up: every task that is not done gets its first batch in order.
   for (size_t i = 0; i < tasks.size(); ++i)
     if (!tasks[i].done && tasks[i].trials_this_run == 0) return static_cast<int>(i);
+  std::map<int, double> group_best;  // best cost per task over its templates
+  for (const TaskProgress& t : tasks) {
+    if (t.group < 0 || t.best_cost <= 0) continue;
+    auto [it, fresh] = group_best.emplace(t.group, t.best_cost);
+    if (!fresh && t.best_cost < it->second) it->second = t.best_cost;
+  }
   int best = -1;
   double best_score = -1;
   for (size_t i = 0; i < tasks.size(); ++i) {
     if (tasks[i].done) continue;
-    double s = Score(tasks[i]);
+    auto found = group_best.find(tasks[i].group);
+    double s = Score(tasks[i], found == group_best.end() ? 0 : found->second);
     if (s > best_score) {
       best_score = s;
       best = static_cast<int>(i);

@@ -1,7 +1,11 @@
 // TaskScheduler: decides which task of a model gets the next batch of trials (deciding only).
-// The budget goes where it pays, in the spirit of Ansor's task scheduler: every task first gets one batch;
-// then the task with the largest count × best latency × (1 + recent relative improvement) goes next, so heavy
-// layers and layers still improving get more trials.
+// The budget goes where it pays, in the spirit of Ansor's task scheduler: every unit (a task under one template)
+// first gets one batch; then the unit with the largest
+//   count × task's best latency × (task's best / unit's best) × (1 + recent relative improvement + exploration)
+// goes next, so heavy layers and layers still improving get more trials. Units of one task (its templates) are
+// alternatives: the model runs only the fastest, so a template far behind the task's best weighs less (it would
+// have to overtake it to matter), while the exploration term (½·sqrt(window / trials so far)) keeps giving
+// little-tried units and templates a chance to show their potential.
 // Thread safety: stateless, pure.
 #pragma once
 
@@ -16,6 +20,7 @@ struct TaskProgress {
   uint64_t trials_this_run = 0; // trials measured by this run
   bool done = false;            // exhausted or early-stopped
   std::vector<double> curve;    // best cost after each trial (0 before the first success)
+  int group = -1;               // units with the same group ≥ 0 are one task under different templates
 };
 
 class TaskScheduler {
@@ -25,8 +30,9 @@ class TaskScheduler {
 
   // Index of the task that gets the next batch, or -1 when every task is done.
   int Next(const std::vector<TaskProgress>& tasks) const;
-  // count × best_cost × (1 + improvement over the window); tasks without a success score highest.
-  double Score(const TaskProgress& t) const;
+  // The unit's score (see above); `group_best` is the best cost among the units of its task (0: its own).
+  // Units without a success score highest.
+  double Score(const TaskProgress& t, double group_best = 0) const;
 
  private:
   uint64_t window_;

@@ -53,5 +53,29 @@ TEST(TaskSchedulerTest, GivenATaskWithNoSuccessYetItShouldBeTriedBeforeMeasuredO
   EXPECT_EQ(s.Next({Measured(10, 1e-2, 8), failing}), 1);
 }
 
+TEST(TaskSchedulerTest, GivenTwoTemplatesOfOneTaskTheFasterShouldGetTheNextBatchOnceBothAreEquallyTried) {
+  TaskScheduler s(32);
+  // Same task (group 0): a template at 1 ms and one at 3 ms, both with 64 trials and no recent gain. Tuning the
+  // slow one cannot lower the task's latency unless it overtakes the fast one.
+  TaskProgress fast = Measured(1, 1e-3, 64), slow = Measured(1, 3e-3, 64);
+  fast.group = slow.group = 0;
+  EXPECT_EQ(s.Next({slow, fast}), 1);
+  // As separate tasks the slow one is the heavier layer and goes first.
+  fast.group = slow.group = -1;
+  EXPECT_EQ(s.Next({slow, fast}), 0);
+}
+
+TEST(TaskSchedulerTest, GivenAClosebyTemplateWithFewTrialsExplorationShouldGiveItABatch) {
+  TaskScheduler s(32);
+  // The best template has had 512 trials; a sibling 15% slower has had one batch: it gets the next one.
+  TaskProgress best = Measured(1, 1e-3, 512), sibling = Measured(1, 1.15e-3, 32);
+  best.group = sibling.group = 3;
+  EXPECT_EQ(s.Next({best, sibling}), 1);
+  // Once it has had as many trials without catching up, the best one goes again.
+  sibling = Measured(1, 1.15e-3, 512);
+  sibling.group = 3;
+  EXPECT_EQ(s.Next({best, sibling}), 0);
+}
+
 }  // namespace
 }  // namespace tunefleet

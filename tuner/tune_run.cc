@@ -132,7 +132,7 @@ Result<TuneSummary> RunTune(const TuneOptions& opts) {
     std::vector<TaskProgress> view;
     for (const Entry& e : entries)
       view.push_back({e.tuner->count(), e.tuner->best_cost(), e.trials_this_run, Done(e, opts.early_stopping),
-                      e.tuner->curve()});
+                      e.tuner->curve(), static_cast<int>(e.task_index)});
     int pick = scheduler.Next(view);
     if (pick < 0) break;
     Entry& e = entries[pick];
