@@ -109,14 +109,20 @@ PY
   budget=$CLBLAST_BUDGET
   [ -n "$t85" ] && budget=$(python3 -c "print(int($t85 * $CLBLAST_FACTOR + 1))")
   echo "tunefleet reached 85% of cuBLAS at 2048³ after ${t85:-?} s; CLBlast gets $budget s" | tee -a "$OUT/wall.txt"
+  CLBLAST=$(cd "$(dirname "$CLBLAST")" && pwd)/$(basename "$CLBLAST")  # it runs from OUT_DIR
   t0=$(now)
   (cd "$OUT" && timeout "$budget" stdbuf -oL "$CLBLAST" -platform "$PLATFORM" -device 0 -m 2048 -n 2048 -k 2048 \
      -precision 32 >clblast.log 2>&1)
   rc=$?
-  echo "clblast2048: $(since "$t0") s, exit $rc ($([ $rc = 124 ] && echo "not finished: stopped at the time limit" || echo finished))" \
-    | tee -a "$OUT/wall.txt"
-  echo "clblast configurations measured: $(grep -c 'GFLOPS' "$OUT/clblast.log")" | tee -a "$OUT/wall.txt"
-  grep -E "GFLOPS" "$OUT/clblast.log" | sort -t'|' -k1 | tail -3
+  case $rc in
+    0) state="finished" ;;
+    124) state="not finished: stopped at the time limit" ;;
+    *) state="failed" ;;
+  esac
+  echo "clblast2048: $(since "$t0") s, exit $rc ($state)" | tee -a "$OUT/wall.txt"
+  # Result rows start with "|  <id> |"; the GFLOPS column is the second last.
+  sed 's/\x1b\[[0-9;]*m//g' "$OUT/clblast.log" | awk -F'|' '$2 ~ /^ *[0-9]+ *$/ {n++; g=$(NF-2)+0; if (g > best) best=g}
+    END {printf "clblast configurations measured: %d, best %.1f GFLOPS\n", n, best}' | tee -a "$OUT/wall.txt"
 fi
 if has summary; then
   python3 - "$DB" "$OUT/vendor.txt" >"$OUT/summary.txt" <<'PY'
