@@ -90,5 +90,31 @@ TEST_F(InterruptE2E, GivenSigtermDeliveredTwiceAsTimeoutDoesTheTunerShouldStillS
   InterruptAndCheck({SIGTERM, SIGTERM});
 }
 
+TEST_F(InterruptE2E, GivenAMeasureInFlightSigintShouldReleaseTheLeaseAtOnce) {
+  // One slow job (4,000 runs of a 256³ GEMM, seconds on PoCL) from the template's fallback config; interrupted
+  // once the device is leased.
+  auto measure = fleet_.CliAsync({"measure", "--rpc-key", "pocl", "--task", "gemm:256,256,256", "--number", "400",
+                                  "--repeat", "10", "--wait", "30"});
+  bool leased = false;
+  for (int i = 0; i < 200 && !leased; ++i) {
+    nlohmann::json q = fleet_.Query();
+    if (q.is_object())
+      for (const auto& k : q["keys"])
+        if (k["key"] == "pocl" && k["leased"] == 1) leased = true;
+    if (!leased) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(leased) << measure->Log();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the job is on its way to the agent
+  const auto sent = Clock::now();
+  measure->Signal(SIGINT);
+  auto code = measure->Wait(std::chrono::seconds(15));
+  ASSERT_TRUE(code.has_value()) << "measure still running 15 s after SIGINT:\n" << measure->Log();
+  EXPECT_EQ(*code, 130) << measure->Log();
+  EXPECT_NE(measure->Log().find("tunefleet measure: interrupted by SIGINT"), std::string::npos) << measure->Log();
+  EXPECT_LT(Clock::now() - sent, std::chrono::seconds(5));
+  EXPECT_TRUE(WaitForFreeAgent(sent, std::chrono::seconds(10)).has_value())
+      << "the lease was not released (it would only expire after 30 s)";
+}
+
 }  // namespace
 }  // namespace tunefleet::testing

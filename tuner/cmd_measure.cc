@@ -12,6 +12,7 @@
 #include "search-spaces/template.h"
 #include "tuner/command.h"
 #include "tuner/measure_session.h"
+#include "tuner/stop_signals.h"
 
 namespace tunefleet {
 namespace {
@@ -100,7 +101,16 @@ int Run(const MeasureArgs& a) {
   so.wait = a.wait;
   so.device_wait = a.wait;
   so.client = "tunefleet measure";
+  // SIGINT/SIGTERM abandon the job and release the lease at once (exit 130), as in `tune`. Set up before the
+  // session starts any thread.
+  StopOnSignals signals;
+  so.stop = signals.token();
+  auto interrupted = [&] {
+    std::cerr << "tunefleet measure: interrupted by " << signals.signal_name() << "; nothing was measured\n";
+    return 130;
+  };
   auto session = MeasureSession::Open(so);
+  if (!session.ok() && signals.stop_requested()) return interrupted();
   if (!session.ok()) return CommandError("measure", session.status().message(), 1);
   if (!a.task_spec.empty()) {
     auto p = ProgramFromTemplate(a, DeviceLimits::From((*session)->devices().front().device()));
@@ -118,6 +128,10 @@ int Run(const MeasureArgs& a) {
     fingerprint = fp;
     return Status::OK();
   });
+  if (signals.stop_requested()) {
+    (*session)->Release();
+    return interrupted();
+  }
   if (!st.ok()) return CommandError("measure", st.message(), 1);
   std::string out;
   google::protobuf::util::JsonPrintOptions opts;
