@@ -27,15 +27,9 @@ BUDGET=${BUDGET:-75}; CLBLAST_BUDGET=${CLBLAST_BUDGET:-$BUDGET}; TUNER=${TUNER:-
 TEMPLATES=${TEMPLATES:-"conv2d_nchw.buffer conv2d_nchwc.image2d conv2d_winograd"}
 PLATFORM=${PLATFORM:-0}; DEVICE=${DEVICE:-0}
 WORK=$(mktemp -d)
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-pids=()
-trap 'for p in "${pids[@]}"; do kill $p 2>/dev/null || true; done; wait 2>/dev/null || true' EXIT
-"$BIN/tunefleet-tracker" --host 127.0.0.1 --port "$PORT" >"$WORK/tracker.log" 2>&1 & pids+=($!)
-"$BIN/tunefleet-agent" --tracker "127.0.0.1:$PORT" --key bench --platform "$PLATFORM" --device "$DEVICE" \
-  >"$WORK/agent.log" 2>&1 & pids+=($!)
-for _ in $(seq 1 100); do
-  "$BIN/tunefleet" query --json --rpc-tracker "127.0.0.1:$PORT" 2>/dev/null | grep -q '"bench"' && break; sleep 0.3
-done
+# shellcheck source=bench/local_fleet.sh
+source bench/local_fleet.sh
+start_local_fleet "$BIN" "$WORK" bench 1 "$PLATFORM" "$DEVICE"
 echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$WORK/load.txt"
 ROWS=$WORK/rows.tsv; : >"$ROWS"   # layer, tuner, best GFLOPS, best ms, configurations (ok/tried), seconds
 
@@ -52,7 +46,7 @@ for layer in $LAYERS; do
     log="$WORK/tune-${layer//,/_}-$tmpl.log"
     start=$(date +%s.%N)
     # Each (layer, template) has its own log: no transfer from earlier layers, as CLBlast has none.
-    if "$BIN/tunefleet" tune --rpc-tracker "127.0.0.1:$PORT" --rpc-key bench --task "$spec" --template "$tmpl" \
+    if "$BIN/tunefleet" tune --rpc-tracker "$FLEET_ADDR" --rpc-key bench --task "$spec" --template "$tmpl" \
          --trials 100000 --time-budget "$BUDGET" --tuner "$TUNER" --db "$db" --number 3 --repeat 3 --batch 16 \
          --timeout 30 >"$log" 2>&1; then
       secs=$(secs_since "$start")

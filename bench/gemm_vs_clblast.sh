@@ -10,17 +10,11 @@ M=${M:-256}; N=${N:-256}; K=${K:-256}
 TRIALS=${TRIALS:-200}; TUNER=${TUNER:-random}
 PLATFORM=${PLATFORM:-0}; DEVICE=${DEVICE:-0}
 WORK=$(mktemp -d)
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-pids=()
-trap 'for p in "${pids[@]}"; do kill $p 2>/dev/null || true; done; wait 2>/dev/null || true' EXIT
-"$BIN/tunefleet-tracker" --host 127.0.0.1 --port "$PORT" >"$WORK/tracker.log" 2>&1 & pids+=($!)
-"$BIN/tunefleet-agent" --tracker "127.0.0.1:$PORT" --key bench --platform "$PLATFORM" --device "$DEVICE" \
-  >"$WORK/agent.log" 2>&1 & pids+=($!)
-for _ in $(seq 1 100); do
-  "$BIN/tunefleet" query --json --rpc-tracker "127.0.0.1:$PORT" 2>/dev/null | grep -q '"bench"' && break; sleep 0.3
-done
+# shellcheck source=bench/local_fleet.sh
+source bench/local_fleet.sh
+start_local_fleet "$BIN" "$WORK" bench 1 "$PLATFORM" "$DEVICE"
 start=$(date +%s.%N)
-"$BIN/tunefleet" tune --rpc-tracker "127.0.0.1:$PORT" --rpc-key bench --task "gemm:$M,$N,$K" --trials "$TRIALS" \
+"$BIN/tunefleet" tune --rpc-tracker "$FLEET_ADDR" --rpc-key bench --task "gemm:$M,$N,$K" --trials "$TRIALS" \
   --tuner "$TUNER" --db "$WORK/bench.db" --number ${NUMBER:-3} --repeat 3 --batch 16 --timeout 60 >"$WORK/tune.log" 2>&1
 end=$(date +%s.%N)
 tf_secs=$(echo "$end - $start" | bc -l)

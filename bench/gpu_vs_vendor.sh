@@ -30,10 +30,8 @@ CLBLAST_FACTOR=${CLBLAST_FACTOR:-4}; CLBLAST_BUDGET=${CLBLAST_BUDGET:-300}
 CONVS=${CONVS:-"1,64,56,56,64,3,3,1,1 1,64,56,56,128,3,3,2,1 1,128,28,28,128,3,3,1,1 1,128,28,28,256,3,3,2,1
 1,256,14,14,256,3,3,1,1 1,256,14,14,512,3,3,2,1 1,512,7,7,512,3,3,1,1 1,64,56,56,128,1,1,2,0
 1,128,28,28,256,1,1,2,0 1,256,14,14,512,1,1,2,0"}
-PORT=9391
-ADDR=127.0.0.1:$PORT
-pids=()
-trap 'for p in "${pids[@]}"; do kill $p 2>/dev/null; done; wait 2>/dev/null' EXIT
+# shellcheck source=bench/local_fleet.sh
+source "$HERE/local_fleet.sh"
 now() { date +%s.%N; }
 since() { python3 -c "print(round($(now) - $1, 1))"; }
 has() { [[ " $PHASES " == *" $1 "* ]]; }
@@ -43,22 +41,14 @@ has() { [[ " $PHASES " == *" $1 "* ]]; }
 [ -n "$PLATFORM" ] || PLATFORM=$(awk '/^platform/ {p=$2; sub(":","",p)} /\[GPU/ {print p; exit}' "$OUT/devices.txt")
 PLATFORM=${PLATFORM:-0}
 if has agents || has gemm || has conv; then
-  "$BIN/tunefleet-tracker" --host 127.0.0.1 --port $PORT >"$OUT/tracker.log" 2>&1 & pids+=($!)
-  for i in $(seq 1 "$NUM_AGENTS"); do
-    "$BIN/tunefleet-agent" --tracker $ADDR --key gpu --platform "$PLATFORM" --device 0 >"$OUT/agent-$i.log" 2>&1 &
-    pids+=($!)
-  done
-  for _ in $(seq 1 100); do
-    [ "$("$BIN/tunefleet" query --json --rpc-tracker $ADDR 2>/dev/null | grep -o '"agent_id"' | wc -l)" -ge "$NUM_AGENTS" ] && break
-    sleep 0.3
-  done
-  "$BIN/tunefleet" query --rpc-tracker $ADDR | tee "$OUT/query.txt"
+  start_local_fleet "$BIN" "$OUT" gpu "$NUM_AGENTS" "$PLATFORM" 0
+  "$BIN/tunefleet" query --rpc-tracker "$FLEET_ADDR" | tee "$OUT/query.txt"
 fi
 
 tune() {  # name, budget, devices, db, task args...
   local name=$1 budget=$2 devices=$3 db=$4; shift 4
   local t0; t0=$(now)
-  "$BIN/tunefleet" tune --rpc-tracker $ADDR --rpc-key gpu "$@" --trials 100000 --time-budget "$budget" \
+  "$BIN/tunefleet" tune --rpc-tracker "$FLEET_ADDR" --rpc-key gpu "$@" --trials 100000 --time-budget "$budget" \
     --devices "$devices" --db "$db" --number 10 --repeat 3 --batch 32 --timeout 30 >"$OUT/tune-$name.log" 2>&1
   echo "$name: $(since "$t0") s" | tee -a "$OUT/wall.txt"
 }

@@ -40,22 +40,18 @@ if [ -z "${SPACES:-}" ]; then
   done
 fi
 
-pids=()
-trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null' EXIT
+# shellcheck source=bench/local_fleet.sh
+source "$(dirname "$0")/local_fleet.sh"
 now() { date +%s.%N; }
 if [ -n "${TRACKER:-}" ]; then
   ADDR=$TRACKER
 else
-  ADDR=127.0.0.1:$PORT
   "$BIN/tunefleet-agent" --list-devices >"$OUT/devices.txt" 2>&1
   # Default: the first platform with a GPU device, else 0.
   [ -n "${PLATFORM:-}" ] || PLATFORM=$(awk '/^platform/ {p=$2; sub(":","",p)} /\[GPU/ {print p; exit}' "$OUT/devices.txt")
   PLATFORM=${PLATFORM:-0}
-  "$BIN/tunefleet-tracker" --host 127.0.0.1 --port "$PORT" >"$OUT/tracker.log" 2>&1 & pids+=($!)
-  for i in $(seq 1 "$NUM_AGENTS"); do
-    "$BIN/tunefleet-agent" --tracker "$ADDR" --key "$KEY" --platform "$PLATFORM" --device "$DEVICE" \
-      >"$OUT/agent-$i.log" 2>&1 & pids+=($!)
-  done
+  start_local_fleet "$BIN" "$OUT" "$KEY" "$NUM_AGENTS" "$PLATFORM" "$DEVICE" "$PORT"
+  ADDR=$FLEET_ADDR
 fi
 for _ in $(seq 1 100); do
   [ "$("$BIN/tunefleet" query --json --rpc-tracker "$ADDR" 2>/dev/null | grep -o '"agent_id"' | wc -l)" -ge "$DEVICES" ] && break

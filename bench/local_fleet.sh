@@ -1,0 +1,34 @@
+# Sourced by the bench scripts: a tracker and agents on loopback, stopped when the script exits.
+#   start_local_fleet BIN LOG_DIR KEY NUM_AGENTS PLATFORM DEVICE [PORT]
+# BIN holds tunefleet-tracker, tunefleet-agent and tunefleet (build/bin or a bundle). PORT defaults to a free one.
+# Sets FLEET_ADDR (host:port); returns once NUM_AGENTS agents are registered (or after 30 s); logs go to
+# LOG_DIR/tracker.log and LOG_DIR/agent-I.log. Several agents on one device share it through its device lock.
+FLEET_PIDS=()
+FLEET_ADDR=
+
+stop_local_fleet() {
+  local p
+  for p in "${FLEET_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+}
+
+start_local_fleet() {
+  local bin=$1 logs=$2 key=$3 agents=$4 platform=$5 device=$6
+  local port=${7:-$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')}
+  FLEET_ADDR=127.0.0.1:$port
+  trap stop_local_fleet EXIT
+  "$bin/tunefleet-tracker" --host 127.0.0.1 --port "$port" >"$logs/tracker.log" 2>&1 &
+  FLEET_PIDS+=($!)
+  local i
+  for i in $(seq 1 "$agents"); do
+    "$bin/tunefleet-agent" --tracker "$FLEET_ADDR" --key "$key" --platform "$platform" --device "$device" \
+      >"$logs/agent-$i.log" 2>&1 &
+    FLEET_PIDS+=($!)
+  done
+  for _ in $(seq 1 100); do
+    [ "$("$bin/tunefleet" query --json --rpc-tracker "$FLEET_ADDR" 2>/dev/null | grep -o '"agent_id"' | wc -l)" \
+      -ge "$agents" ] && return 0
+    sleep 0.3
+  done
+  return 0
+}
