@@ -23,7 +23,8 @@ std::string TempDir() {
 }  // namespace
 
 Result<DeviceLock> DeviceLock::Open(const std::string& path) {
-  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  // Read-only is enough for flock, so agents of other users can share a lock file the first one created.
+  const int fd = open(path.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0666);
   if (fd < 0) return Status::Unavailable("cannot open the device lock " + path + ": " + std::strerror(errno));
   return DeviceLock(fd, path);
 }

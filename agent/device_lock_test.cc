@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -88,6 +89,18 @@ TEST(DeviceLockTest, GivenAHolderThatIsKilled_TheLockShouldBeFree) {
   EXPECT_TRUE(taken->held());
   close(ready[0]);
   close(ready[1]);
+  std::remove(path.c_str());
+}
+
+TEST(DeviceLockTest, GivenALockFileWeMayOnlyRead_ItShouldStillLock) {
+  // Another user's agent created the file (0644 under the usual umask); read access is all flock needs.
+  const std::string path = TempLockPath();
+  ASSERT_EQ(chmod(path.c_str(), 0444), 0);
+  Result<DeviceLock> lock = DeviceLock::Open(path);
+  ASSERT_TRUE(lock.ok()) << lock.status().ToString();
+  Result<DeviceLock::Guard> held = lock->TryAcquire();
+  ASSERT_TRUE(held.ok());
+  EXPECT_TRUE(held->held());
   std::remove(path.c_str());
 }
 
