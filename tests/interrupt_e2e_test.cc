@@ -90,6 +90,24 @@ TEST_F(InterruptE2E, GivenSigtermDeliveredTwiceAsTimeoutDoesTheTunerShouldStillS
   InterruptAndCheck({SIGTERM, SIGTERM});
 }
 
+TEST_F(InterruptE2E, GivenATimeBudgetEndingMidBatchTheRunShouldEndOnTimeAsDone) {
+  // A batch of 8 jobs of at least 0.9 s each is out for 7 s and more; the budget is 4 s.
+  const auto started = Clock::now();
+  RunResult run = fleet_.Cli({"tune", "--rpc-key", "pocl", "--task", "gemm:32,32,32", "--trials", "40", "--tuner",
+                              "random", "--db", fleet_.db(), "--number", "1", "--repeat", "3", "--min-repeat-ms",
+                              "300", "--batch", "8", "--wait", "30", "--time-budget", "4"},
+                             std::chrono::seconds(120));
+  const auto took = Clock::now() - started;
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("time budget of 4s reached: interrupted"), std::string::npos) << run.output;
+  // The budget counts from the first batch (after the device is leased), so allow the start-up on top of it.
+  EXPECT_LT(took, std::chrono::seconds(12)) << "the run waited for its batch beyond the budget:\n" << run.output;
+  // The batch was cut: fewer than its 8 jobs are recorded (how many arrived in time depends on the machine's load).
+  EXPECT_LT(fleet_.Count("SELECT count(*) FROM records"), 8);
+  EXPECT_EQ(fleet_.Count("SELECT count(*) FROM sessions WHERE state = 'done'"), 1);
+  EXPECT_TRUE(WaitForFreeAgent(Clock::now(), std::chrono::seconds(5)).has_value());
+}
+
 TEST_F(InterruptE2E, GivenAMeasureInFlightSigintShouldReleaseTheLeaseAtOnce) {
   // One slow job (4,000 runs of a 256³ GEMM, seconds on PoCL) from the template's fallback config; interrupted
   // once the device is leased.

@@ -1,9 +1,14 @@
 #include "tuner/tune_run.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <map>
+#include <mutex>
+#include <stop_token>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
@@ -65,8 +70,11 @@ bool Done(const Entry& e, uint64_t early_stopping) {
 Result<TuneSummary> RunTune(const TuneOptions& opts) {
   if (opts.tasks.empty()) return Status::InvalidArgument("nothing to tune: give --task SPEC or a model file");
   TF_ASSIGN_OR_RETURN(std::unique_ptr<TuningLog> log, TuningLog::Open(opts.db));
+  // The session stops on a stop request and when the time budget runs out mid-batch (see below).
+  std::stop_source session_stop;
+  std::stop_callback forward_stop(opts.stop, [&session_stop] { session_stop.request_stop(); });
   SessionOptions session_options = opts.session;
-  session_options.stop = opts.stop;
+  session_options.stop = session_stop.get_token();
   TF_ASSIGN_OR_RETURN(std::unique_ptr<MeasureSession> session, MeasureSession::Open(session_options));
 
   const proto::DeviceInfo& device = session->devices().front().device();
@@ -119,13 +127,31 @@ Result<TuneSummary> RunTune(const TuneOptions& opts) {
   Progress progress(remaining, opts.time_budget);
   TaskScheduler scheduler(opts.batch_size);
   auto start = std::chrono::steady_clock::now();
+  // --time-budget is a wall-clock limit: when it runs out while a batch is out, the jobs still out are abandoned
+  // as on a stop signal (the results that arrived are recorded; the rest are left for the next run), but the run
+  // ends as done, not interrupted. A slow build (up to the job timeout) cannot stretch the run.
+  std::atomic<bool> budget_spent{false};
+  std::jthread budget_timer;
+  if (opts.time_budget > 0) {
+    const auto deadline = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                      std::chrono::duration<double>(opts.time_budget));
+    budget_timer = std::jthread([deadline, &budget_spent, &session_stop](std::stop_token done) {
+      std::mutex mu;
+      std::condition_variable_any cv;
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait_until(lock, done, deadline, [] { return false; });
+      if (done.stop_requested()) return;
+      budget_spent = true;
+      session_stop.request_stop();
+    });
+  }
   while (remaining > 0) {
     if (opts.stop.stop_requested()) {
       summary.interrupted = true;
       break;
     }
     double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (opts.time_budget > 0 && elapsed >= opts.time_budget) {
+    if (budget_spent || (opts.time_budget > 0 && elapsed >= opts.time_budget)) {
       spdlog::info("time budget of {} reached", FormatDuration(opts.time_budget));
       break;
     }
@@ -156,7 +182,10 @@ Result<TuneSummary> RunTune(const TuneOptions& opts) {
         progress.Show(label, tuner.last_gflops(), tuner.best_gflops(), "", false);
         return Status::OK();
       });
-      if (!st.ok() && session->interrupted()) {
+      if (!st.ok() && session->interrupted() && !opts.stop.stop_requested() && budget_spent) {
+        // What arrived before the deadline is recorded; the rest of the batch is left for the next run.
+        spdlog::info("time budget of {} reached: {}", FormatDuration(opts.time_budget), st.message());
+      } else if (!st.ok() && session->interrupted()) {
         // What arrived before the stop is recorded; the rest of the batch is left for the next run.
         summary.interrupted = true;
         spdlog::info("{}", st.message());
@@ -171,7 +200,7 @@ Result<TuneSummary> RunTune(const TuneOptions& opts) {
     summary.measured += measured;
     remaining = remaining > measured ? remaining - measured : 0;
     progress.Show(label, tuner.last_gflops(), tuner.best_gflops(), tuner.strategy_status(), true);
-    if (summary.interrupted) break;
+    if (summary.interrupted || budget_spent) break;
     if (tuner.exhausted() && measured == 0) continue;
   }
   progress.Finish();

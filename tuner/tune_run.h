@@ -28,7 +28,7 @@ struct TuneOptions {
   std::string template_name;    // empty: every template that fits the task and the device
   uint64_t trials = 0;          // total over all tasks, recorded ones included; 0 with all_trials
   bool all_trials = false;      // --trials all: every valid config of every space
-  double time_budget = 0;       // seconds; 0 = none
+  double time_budget = 0;       // seconds of wall time; 0 = none. A batch still out at the end is abandoned
   uint64_t early_stopping = 0;  // per task: stop after this many trials without a new best; 0 = never
   size_t batch_size = 16;       // configs sent to the tracker at once
   TaskTunerOptions tuner;
