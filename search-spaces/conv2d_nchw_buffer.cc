@@ -253,7 +253,6 @@ Result<Space> Conv2dNchwBufferTemplate::MakeSpace(const Task& task, const Device
 Result<proto::KernelProgram> Conv2dNchwBufferTemplate::Generate(const Task& task, const Space& space,
                                                                 const Config& c) const {
   TF_ASSIGN_OR_RETURN(ConvShape s, ConvShapeFromTask(task));
-  if (c.size() != space.knobs().size()) return Status::InvalidArgument("config does not belong to the space");
   if (std::string why = space.Check(c); !why.empty()) return Status::InvalidArgument("invalid config: " + why);
   const Tiling t{ConfigView(space, c)};
   proto::KernelProgram prog;

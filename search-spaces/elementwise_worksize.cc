@@ -96,7 +96,6 @@ Result<Space> ElementwiseWorksizeTemplate::MakeSpace(const Task& task, const Dev
 Result<proto::KernelProgram> ElementwiseWorksizeTemplate::Generate(const Task& task, const Space& space,
                                                                    const Config& c) const {
   TF_ASSIGN_OR_RETURN(Shape s, ShapeOf(task));
-  if (c.size() != space.knobs().size()) return Status::InvalidArgument("config does not belong to the space");
   if (std::string why = space.Check(c); !why.empty()) return Status::InvalidArgument("invalid config: " + why);
   proto::KernelProgram prog = Program(s, task.precision, ConfigView(space, c).Value("local_size"), false);
   *prog.mutable_reference() = Reference(task);

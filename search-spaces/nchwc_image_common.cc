@@ -87,7 +87,6 @@ bool NchwcImageSupports(const Result<ConvShape>& s, Precision p, const DeviceLim
 Result<proto::KernelProgram> NchwcImageGenerate(const Task& task, const ConvShape& s, const Space& space,
                                                 const Config& c, bool has_rcc, const std::string& entry,
                                                 const NchwcStep& step) {
-  if (c.size() != space.knobs().size()) return Status::InvalidArgument("config does not belong to the space");
   if (std::string why = space.Check(c); !why.empty()) return Status::InvalidArgument("invalid config: " + why);
   const TextureTiling t(ConfigView(space, c), has_rcc);
   proto::KernelProgram prog;

@@ -218,7 +218,6 @@ Result<Space> Conv2dWinogradTemplate::MakeSpace(const Task& task, const DeviceLi
 Result<proto::KernelProgram> Conv2dWinogradTemplate::Generate(const Task& task, const Space& space,
                                                               const Config& c) const {
   TF_ASSIGN_OR_RETURN(ConvShape s, Shape(task));
-  if (c.size() != space.knobs().size()) return Status::InvalidArgument("config does not belong to the space");
   if (std::string why = space.Check(c); !why.empty()) return Status::InvalidArgument("invalid config: " + why);
   const Gemm g{ConfigView(space, c)};
   const WinogradMatrices& w = WinogradFor(static_cast<int>(g.m));

@@ -128,10 +128,7 @@ int Run(const MeasureArgs& a) {
     fingerprint = fp;
     return Status::OK();
   });
-  if (signals.stop_requested()) {
-    (*session)->Release();
-    return interrupted();
-  }
+  if (signals.stop_requested()) return interrupted();  // the session's destructor releases the lease
   if (!st.ok()) return CommandError("measure", st.message(), 1);
   std::string out;
   google::protobuf::util::JsonPrintOptions opts;

@@ -150,8 +150,7 @@ Result<TuneSummary> RunTune(const TuneOptions& opts) {
       summary.interrupted = true;
       break;
     }
-    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (budget_spent || (opts.time_budget > 0 && elapsed >= opts.time_budget)) {
+    if (budget_spent) {
       spdlog::info("time budget of {} reached", FormatDuration(opts.time_budget));
       break;
     }
@@ -182,13 +181,15 @@ Result<TuneSummary> RunTune(const TuneOptions& opts) {
         progress.Show(label, tuner.last_gflops(), tuner.best_gflops(), "", false);
         return Status::OK();
       });
-      if (!st.ok() && session->interrupted() && !opts.stop.stop_requested() && budget_spent) {
-        // What arrived before the deadline is recorded; the rest of the batch is left for the next run.
-        spdlog::info("time budget of {} reached: {}", FormatDuration(opts.time_budget), st.message());
-      } else if (!st.ok() && session->interrupted()) {
-        // What arrived before the stop is recorded; the rest of the batch is left for the next run.
-        summary.interrupted = true;
-        spdlog::info("{}", st.message());
+      if (!st.ok() && session->interrupted()) {
+        // What arrived before the stop (a signal, or the budget's deadline) is recorded; the rest of the batch is
+        // left for the next run.
+        summary.interrupted = opts.stop.stop_requested();
+        if (summary.interrupted) {
+          spdlog::info("{}", st.message());
+        } else {
+          spdlog::info("time budget of {} reached: {}", FormatDuration(opts.time_budget), st.message());
+        }
       } else if (!st.ok()) {
         progress.Finish();
         (void)log->EndSession(session_id, "failed");
