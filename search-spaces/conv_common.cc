@@ -68,13 +68,19 @@ proto::ElemType StorageType(Precision p) {
 }
 const char* StorageCType(Precision p) { return p == Precision::kFloat32 ? "float" : "half"; }
 const char* AccumCType(Precision p) { return p == Precision::kFloat16 ? "half" : "float"; }
-bool NeedsFp16(Precision p) { return p != Precision::kFloat32; }
+bool NeedsFp16(Precision p) { return p == Precision::kFloat16; }
 
 std::string TypePreamble(Precision p) {
   std::string s;
   if (NeedsFp16(p)) s += "#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n";
   s += std::string("#define T ") + StorageCType(p) + "\n";
   s += std::string("#define ACC ") + AccumCType(p) + "\n";
+  s += "#define LT ACC\n";
+  if (p == Precision::kFloat16Acc32) {
+    s += "#define LD(p, i) vload_half((i), (p))\n#define ST(p, i, v) vstore_half_rte((float)(v), (i), (p))\n";
+  } else {
+    s += "#define LD(p, i) ((p)[i])\n#define ST(p, i, v) ((p)[i] = (T)(v))\n";
+  }
   return s;
 }
 

@@ -46,11 +46,20 @@ struct ConvShape {
 Result<ConvShape> ConvShapeFromTask(const Task& task);
 
 // Precision → element type and OpenCL C types.
+//   float32        float buffers, float arithmetic.
+//   float16        half buffers, half arithmetic: needs cl_khr_fp16.
+//   float16-acc32  half buffers (storage only: vload_half / vstore_half, half images read with read_imagef),
+//                  float arithmetic: core OpenCL, runs on any device.
 proto::ElemType StorageType(Precision p);      // FLOAT32 or FLOAT16
 const char* StorageCType(Precision p);         // "float" / "half"
 const char* AccumCType(Precision p);           // "float" / "half" (float16 accumulates in half)
-bool NeedsFp16(Precision p);                   // true for float16 and float16-acc32
-// "#pragma OPENCL EXTENSION cl_khr_fp16 : enable" when needed, then "#define T ..", "#define ACC ..".
+bool NeedsFp16(Precision p);                   // true for float16 only
+// The kernel preamble for precision `p`: "#pragma OPENCL EXTENSION cl_khr_fp16 : enable" for float16, then
+//   T          element type of global buffers (float / half; a half pointer needs no extension)
+//   ACC        arithmetic type (float / half)
+//   LT         type of values staged in __local memory and registers (ACC)
+//   LD(p, i)   element i of a global T* p, as LT (vload_half for float16-acc32)
+//   ST(p, i, v) stores v, rounded to T, as element i of a global T* p (vstore_half_rte for float16-acc32)
 std::string TypePreamble(Precision p);
 
 // True when the device can run precision `p`; else sets `why` to "device has no cl_khr_fp16".
