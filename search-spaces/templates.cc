@@ -9,6 +9,7 @@ namespace tunefleet {
 // Factories, one per template, each defined in its template's .cc.
 std::unique_ptr<Template> MakeGemmBufferTemplate();  // gemm_template.cc
 std::unique_ptr<Template> NewConv2dNchwBufferTemplate();             // conv2d_nchw_buffer.cc
+std::unique_ptr<Template> NewConv2d1x1BufferTemplate();              // conv2d_1x1_buffer.cc
 std::unique_ptr<Template> NewConv2dNchwcImage2dTemplate();           // conv2d_nchwc_image2d.cc
 std::unique_ptr<Template> NewDepthwiseConv2dNchwcImage2dTemplate();  // depthwise_conv2d_nchwc_image2d.cc
 std::unique_ptr<Template> NewConv2dWinogradTemplate();               // winograd.cc
@@ -21,6 +22,7 @@ std::vector<std::unique_ptr<Template>> BuildAll() {
   std::vector<std::unique_ptr<Template>> all;
   all.push_back(MakeGemmBufferTemplate());
   all.push_back(NewConv2dNchwBufferTemplate());
+  all.push_back(NewConv2d1x1BufferTemplate());
   all.push_back(NewConv2dNchwcImage2dTemplate());
   all.push_back(NewDepthwiseConv2dNchwcImage2dTemplate());
   all.push_back(NewConv2dWinogradTemplate());
