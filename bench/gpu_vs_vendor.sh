@@ -13,7 +13,8 @@
 #   usage: bench/gpu_vs_vendor.sh BIN_DIR OUT_DIR
 #   env: PHASES ("vendor agents gemm conv clblast summary"), PLATFORM (default: the first GPU platform),
 #        NUM_AGENTS (4), GEMMS, AGENTS_TASK, DB (OUT_DIR/gpu.db), GEMM_BUDGET (90), CONV_BUDGET (45), AGENTS_BUDGET (30),
-#        CLBLAST, CLBLAST_FACTOR (4), CLBLAST_BUDGET (300), CONVS (ResNet-18's 3×3 and 1×1 layers, batch 1)
+#        CLBLAST, CLBLAST_FACTOR (4), CLBLAST_BUDGET (300), CONVS (ResNet-18's 3×3 and 1×1 layers, batch 1),
+#        CONV_ARGS (more arguments for each conv's tune, e.g. "--template conv2d_1x1.buffer")
 set -uo pipefail
 BIN=$1; OUT=$2; mkdir -p "$OUT"
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -25,6 +26,7 @@ GEMM_BUDGET=${GEMM_BUDGET:-90}; CONV_BUDGET=${CONV_BUDGET:-45}; AGENTS_BUDGET=${
 AGENTS_TASK=${AGENTS_TASK:-gemm:1024,1024,1024}
 GEMMS=${GEMMS:-"2048 4096"}
 CLBLAST_FACTOR=${CLBLAST_FACTOR:-4}; CLBLAST_BUDGET=${CLBLAST_BUDGET:-300}
+CONV_ARGS=${CONV_ARGS:-}
 # ResNet-18 (224×224, batch 1): every 3×3 layer (stride 1 and the stride-2 first conv of each stage) and every
 # 1×1 stride-2 downsample.
 CONVS=${CONVS:-"1,64,56,56,64,3,3,1,1 1,64,56,56,128,3,3,2,1 1,128,28,28,128,3,3,1,1 1,128,28,28,256,3,3,2,1
@@ -78,7 +80,8 @@ if has gemm; then
   for n in $GEMMS; do tune "gemm$n" "$GEMM_BUDGET" "$NUM_AGENTS" "$DB" --task "gemm:$n,$n,$n"; done
 fi
 if has conv; then
-  for c in $CONVS; do tune "conv-$c" "$CONV_BUDGET" "$NUM_AGENTS" "$DB" --task "conv2d:$c"; done
+  # shellcheck disable=SC2086
+  for c in $CONVS; do tune "conv-$c" "$CONV_BUDGET" "$NUM_AGENTS" "$DB" --task "conv2d:$c" $CONV_ARGS; done
 fi
 if has clblast && [ -n "${CLBLAST:-}" ]; then
   # The time tunefleet took to first reach 85% of cuBLAS at 2048³, from the records of the gemm phase.
