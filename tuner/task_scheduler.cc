@@ -27,10 +27,20 @@ int TaskScheduler::Next(const std::vector<TaskProgress>& tasks) const {
   for (size_t i = 0; i < tasks.size(); ++i)
     if (!tasks[i].done && tasks[i].trials_this_run == 0) return static_cast<int>(i);
   std::map<int, double> group_best;  // best cost per task over its templates
+  std::map<int, int> group_size;
   for (const TaskProgress& t : tasks) {
-    if (t.group < 0 || t.best_cost <= 0) continue;
+    if (t.group < 0) continue;
+    ++group_size[t.group];
+    if (t.best_cost <= 0) continue;
     auto [it, fresh] = group_best.emplace(t.group, t.best_cost);
     if (!fresh && t.best_cost < it->second) it->second = t.best_cost;
+  }
+  // Then a template with siblings gets a second batch before it is weighed against them: a first batch is
+  // mostly random picks (the model needs results first), a poor judge of what the template can reach.
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const TaskProgress& t = tasks[i];
+    if (!t.done && t.group >= 0 && group_size[t.group] > 1 && t.trials_this_run < 2 * window_)
+      return static_cast<int>(i);
   }
   int best = -1;
   double best_score = -1;

@@ -1,6 +1,7 @@
 // TaskScheduler: decides which task of a model gets the next batch of trials (deciding only).
 // The budget goes where it pays, in the spirit of Ansor's task scheduler: every unit (a task under one template)
-// first gets one batch; then the unit with the largest
+// first gets one batch, and a unit with sibling templates a second one (its first batch is mostly random picks,
+// made before the model had results); then the unit with the largest
 //   count × task's best latency × (task's best / unit's best) × (1 + recent relative improvement + exploration)
 // goes next, so heavy layers and layers still improving get more trials. Units of one task (its templates) are
 // alternatives: the model runs only the fastest, so a template far behind the task's best weighs less (it would

@@ -65,10 +65,24 @@ TEST(TaskSchedulerTest, GivenTwoTemplatesOfOneTaskTheFasterShouldGetTheNextBatch
   EXPECT_EQ(s.Next({slow, fast}), 0);
 }
 
+TEST(TaskSchedulerTest, GivenSiblingTemplatesEachShouldGetASecondBatchBeforeBeingJudged) {
+  TaskScheduler s(32);
+  // After one batch each, a template 2× behind its sibling still gets its second (model-guided) batch; a lone
+  // template of another task does not get one ahead of the scores.
+  TaskProgress fast = Measured(1, 1e-3, 64), slow = Measured(1, 2e-3, 32), lone = Measured(5, 1e-3, 32);
+  fast.group = slow.group = 0;
+  lone.group = 1;
+  EXPECT_EQ(s.Next({fast, lone, slow}), 2);
+  // Once it has had two batches it is weighed like the rest: the heavier lone task goes next.
+  slow = Measured(1, 2e-3, 64);
+  slow.group = 0;
+  EXPECT_EQ(s.Next({fast, lone, slow}), 1);
+}
+
 TEST(TaskSchedulerTest, GivenAClosebyTemplateWithFewTrialsExplorationShouldGiveItABatch) {
   TaskScheduler s(32);
-  // The best template has had 512 trials; a sibling 15% slower has had one batch: it gets the next one.
-  TaskProgress best = Measured(1, 1e-3, 512), sibling = Measured(1, 1.15e-3, 32);
+  // The best template has had 512 trials; a sibling 15% slower has had two batches: it gets the next one.
+  TaskProgress best = Measured(1, 1e-3, 512), sibling = Measured(1, 1.15e-3, 64);
   best.group = sibling.group = 3;
   EXPECT_EQ(s.Next({best, sibling}), 1);
   // Once it has had as many trials without catching up, the best one goes again.
