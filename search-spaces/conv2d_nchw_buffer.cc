@@ -44,8 +44,9 @@ struct Tiling {
   int64_t in_cols(const ConvShape& s) const { return (tx() - 1) * s.stride + (rxi - 1) * s.dilation + 1; }
   int64_t data_tile(const ConvShape& s) const { return rci * in_rows(s) * in_cols(s); }
   int64_t weight_tile() const { return tf() * rci * ryi * rxi; }
+  // The tiles hold LT values: half only for float16 (float16-acc32 stages floats).
   uint64_t local_bytes(const ConvShape& s, Precision p) const {
-    return static_cast<uint64_t>(data_tile(s) + weight_tile()) * (p == Precision::kFloat32 ? 4 : 2);
+    return static_cast<uint64_t>(data_tile(s) + weight_tile()) * (p == Precision::kFloat16 ? 2 : 4);
   }
   bool unrolled() const { return unroll_max > 0 && rci * ryi * rxi <= unroll_max; }
 };
@@ -113,8 +114,8 @@ std::string Source(const ConvShape& s, Precision p, const Tiling& t) {
        "  const int y0 = get_group_id(1) * TY, x0 = get_group_id(0) * TX;\n"
        "  const int cbase = (f0 / KG) * CG;\n"
        "  const int lid = (tf * YT + ty) * XT + tx;\n"
-       "  __local T dsh[DTILE];\n"
-       "  __local T wsh[WTILE];\n"
+       "  __local LT dsh[DTILE];\n"
+       "  __local LT wsh[WTILE];\n"
        "  ACC acc[FV * FI][YV * YI][XV * XI];\n"
        "  for (int a = 0; a < FV * FI; ++a)\n"
        "    for (int b = 0; b < YV * YI; ++b)\n"
@@ -128,11 +129,11 @@ std::string Source(const ConvShape& s, Precision p, const Tiling& t) {
        "      const int c = i / (IHT * IWT), r = (i / IWT) % IHT, q = i % IWT;\n"
        "      const int iy = iy0 + r, ix = ix0 + q;\n"
        "      dsh[i] = (iy >= 0 && iy < H && ix >= 0 && ix < W)\n"
-       "                   ? dn[((long)(rco * RCI + c) * H + iy) * W + ix] : (T)0;\n"
+       "                   ? LD(dn, ((long)(rco * RCI + c) * H + iy) * W + ix) : (LT)0;\n"
        "    }\n"
        "    for (int i = lid; i < WTILE; i += WG) {\n"
        "      const int f = i / (RCI * RYI * RXI), c = (i / (RYI * RXI)) % RCI, r = (i / RXI) % RYI, q = i % RXI;\n"
-       "      wsh[i] = weight[(((long)(f0 + f) * CG + rco * RCI + c) * KH + ryo * RYI + r) * KW + rxo * RXI + q];\n"
+       "      wsh[i] = LD(weight, (((long)(f0 + f) * CG + rco * RCI + c) * KH + ryo * RYI + r) * KW + rxo * RXI + q);\n"
        "    }\n"
        "    barrier(CLK_LOCAL_MEM_FENCE);\n";
   if (t.unrolled() && t.unroll_explicit) {
@@ -162,9 +163,9 @@ std::string Source(const ConvShape& s, Precision p, const Tiling& t) {
     // Partial sums of this slice of the channels; conv2d_nchw_reduce adds them up, then bias and activation.
     o << "        partial[((((long)split * N + n) * K + k) * OH + y) * OW + x] = v;\n";
   } else {
-    if (s.bias) o << "        v += (float)bias[k];\n";
+    if (s.bias) o << "        v += (float)LD(bias, k);\n";
     if (s.act != Activation::kNone) o << "        v = " << ActivationExpr(s.act, "v") << ";\n";
-    o << "        out[(((long)n * K + k) * OH + y) * OW + x] = (T)v;\n";
+    o << "        ST(out, (((long)n * K + k) * OH + y) * OW + x, v);\n";
   }
   o << "      }\n"
        "    }\n"
@@ -178,9 +179,9 @@ std::string Source(const ConvShape& s, Precision p, const Tiling& t) {
          "  float v = 0.0f;\n"
          "  #pragma unroll\n"
          "  for (int s = 0; s < SPLIT; ++s) v += partial[s * ((long)N * K * OH * OW) + i];\n";
-    if (s.bias) o << "  v += (float)bias[(i / (OH * OW)) % K];\n";
+    if (s.bias) o << "  v += (float)LD(bias, (i / (OH * OW)) % K);\n";
     if (s.act != Activation::kNone) o << "  v = " << ActivationExpr(s.act, "v") << ";\n";
-    o << "  out[i] = (T)v;\n"
+    o << "  ST(out, i, v);\n"
          "}\n";
   }
   return o.str();

@@ -16,7 +16,9 @@
 //                           layers with small outputs (7×7×512) otherwise have fewer work-groups than a GPU has
 //                           compute units. Version 2 of the template (version 1 had no split).
 // Handles stride, padding, dilation, groups (a work-group's channels stay within one group), fused bias and
-// activation; ops "conv2d" and "dwconv2d"; float32, float16, float16-acc32.
+// activation; ops "conv2d" and "dwconv2d"; float32, float16 (needs cl_khr_fp16) and float16-acc32 (half buffers
+// through vload_half / vstore_half_rte, float tiles and arithmetic: any device). Local-memory use counts the
+// staged type (conv_common.h's LT): 4 bytes, 2 for float16.
 #pragma once
 
 #include <memory>

@@ -10,6 +10,9 @@
 //   auto_unroll_max_step (0, 512, 1500), unroll_explicit (0, 1)
 // plus: virtual-thread product <= 24, 32 <= work-group < 1024 (32 lowered for layers too small to reach it).
 // Ops: conv2d with groups = 1. Needs image support and images within image2d limits.
+// Precision: float32; float16-acc32 on any device (CL_HALF_FLOAT images read with read_imagef, half bias and
+// output through vload_half / vstore_half_rte, float arithmetic); float16 (read_imageh, half arithmetic) needs
+// cl_khr_fp16.
 #pragma once
 
 #include <memory>

@@ -76,6 +76,27 @@ TEST(Conv2dNchwcImage2d, GivenNoImagesOrNoFp16WeShouldSayWhy) {
   lim.fp16 = false;
   EXPECT_FALSE(tmpl.Supports(ParseTask("conv2d:1,8,16,16,8,3,3,1,1:float16"), lim, &why));
   EXPECT_EQ(why, "device has no cl_khr_fp16");
+  EXPECT_TRUE(tmpl.Supports(ParseTask("conv2d:1,8,16,16,8,3,3,1,1:float16-acc32"), lim, &why)) << why;
+}
+
+TEST(Conv2dNchwcImage2d, GivenHalfStorageThePacksAndTheKernelShouldNeedNoFp16) {
+  const Task task = ParseTask("conv2d:1,8,16,16,8,3,3,1,1,bias=1:float16-acc32");
+  Conv2dNchwcImage2dTemplate tmpl;
+  DeviceLimits lim = GpuLikeLimits();
+  lim.fp16 = false;
+  Result<Space> space = tmpl.MakeSpace(task, lim);
+  ASSERT_TRUE(space.ok()) << space.status().ToString();
+  Result<proto::KernelProgram> prog = tmpl.Generate(task, *space, tmpl.Fallback(task, *space));
+  ASSERT_TRUE(prog.ok()) << prog.status().ToString();
+  ASSERT_EQ(prog->images_size(), 2);
+  EXPECT_EQ(prog->images(0).type(), proto::FLOAT16);  // CL_HALF_FLOAT pixels, read with read_imagef
+  ASSERT_EQ(prog->launches_size(), 3);                // two packs (SETUP), the convolution (TIMED)
+  for (const auto& l : prog->launches()) {
+    EXPECT_EQ(l.source().find("cl_khr_fp16"), std::string::npos) << l.entry();
+    EXPECT_EQ(l.source().find("read_imageh"), std::string::npos) << l.entry();
+  }
+  EXPECT_NE(prog->launches(0).source().find("(float)LD(src, "), std::string::npos);
+  EXPECT_NE(prog->launches(2).source().find("LD(bias, k)"), std::string::npos);
 }
 
 TEST(Conv2dNchwcImage2d, GivenFloat16TheKernelShouldReadHalfImagesAndPackInSetupLaunches) {

@@ -250,13 +250,13 @@ proto::KernelProgram ReferenceConv(const ConvShape& s, Precision p) {
       << "      for (int q = 0; q < KW; ++q) {\n"
       << "        const int ix = x * S - P + q * D;\n"
       << "        if (ix < 0 || ix >= W) continue;\n"
-      << "        acc += (float)data[(((long)n * C + c0 + c) * H + iy) * W + ix] *\n"
-      << "               (float)weight[(((long)k * CG + c) * KH + r) * KW + q];\n"
+      << "        acc += (float)LD(data, (((long)n * C + c0 + c) * H + iy) * W + ix) *\n"
+      << "               (float)LD(weight, (((long)k * CG + c) * KH + r) * KW + q);\n"
       << "      }\n"
       << "    }\n";
-  if (s.bias) src << "  acc += (float)bias[k];\n";
+  if (s.bias) src << "  acc += (float)LD(bias, k);\n";
   src << ActivationStatement(s.act, "acc");
-  src << "  out[i] = (T)acc;\n}\n";
+  src << "  ST(out, i, acc);\n}\n";
   auto* l = AddLaunch(&prog, src.str(), "ref_conv2d", proto::KernelLaunch::TIMED,
                       {RoundUp(static_cast<uint64_t>(s.output_count()), 64)}, {});
   ArgBuffer(l, "data");

@@ -5,7 +5,8 @@
 //   tile_fc, tile_y, tile_x (3-way), tile_ry, tile_rx (2-way), auto_unroll_max_step (0, 512, 1500),
 //   unroll_explicit (0, 1); plus virtual-thread product <= 24 and 32 <= work-group < 1024 (lowered for layers
 //   too small to reach 32) and the device's work-group limits.
-// Ops: dwconv2d with multiplier 1, or conv2d with groups = C = K.
+// Ops: dwconv2d with multiplier 1, or conv2d with groups = C = K. Precision as conv2d_nchwc.image2d: float16-acc32
+// runs on any device, float16 needs cl_khr_fp16.
 #pragma once
 
 #include <memory>

@@ -54,15 +54,15 @@ proto::KernelProgram Program(const Shape& s, Precision p, int64_t local_size, bo
     // A single work-item walks the whole tensor: trusted, independent of any work-size choice.
     o << "__kernel void eltwise_ref(__global const T* A, __global const T* B, __global T* out) {\n"
       << "  for (long i = 0; i < " << s.count << "L; ++i) {\n"
-      << "    const float a = (float)A[i];\n"
-      << (Binary(s.kind) ? "    const float b = (float)B[i];\n" : "") << "    out[i] = (T)(" << Expr(s.kind)
+      << "    const float a = (float)LD(A, i);\n"
+      << (Binary(s.kind) ? "    const float b = (float)LD(B, i);\n" : "") << "    ST(out, i, " << Expr(s.kind)
       << ");\n  }\n}\n";
   } else {
     o << "__kernel void eltwise(__global const T* restrict A, __global const T* restrict B, __global T* out) {\n"
       << "  const long i = get_global_id(0);\n"
       << "  if (i >= " << s.count << "L) return;\n"
-      << "  const float a = (float)A[i];\n"
-      << (Binary(s.kind) ? "  const float b = (float)B[i];\n" : "") << "  out[i] = (T)(" << Expr(s.kind) << ");\n}\n";
+      << "  const float a = (float)LD(A, i);\n"
+      << (Binary(s.kind) ? "  const float b = (float)LD(B, i);\n" : "") << "  ST(out, i, " << Expr(s.kind) << ");\n}\n";
   }
   auto* l = AddLaunch(&prog, o.str(), reference ? "eltwise_ref" : "eltwise", proto::KernelLaunch::TIMED,
                       {reference ? 1 : GlobalSizeFor(s.count, local_size)},

@@ -2,6 +2,7 @@
 // Task "elementwise": N,C,H,W [,kind=add|mul|sub|relu|relu6|sigmoid]. Binary kinds read buffers "a" and "b",
 // unary kinds read "a"; the result is "out". One work-item per element; knob local_size (conv_common.h).
 // The reference is an independent scalar host-order formula in a plain kernel with the driver's work size.
+// Arithmetic in float; half buffers go through conv_common.h's LD / ST, so only float16 needs cl_khr_fp16.
 #pragma once
 
 #include <memory>

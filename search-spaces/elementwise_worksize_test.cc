@@ -40,6 +40,7 @@ TEST(ElementwiseWorksize, GivenFloat16WithoutFp16WeShouldSaySo) {
   std::string why;
   EXPECT_FALSE(ElementwiseWorksizeTemplate().Supports(ParseTask("elementwise:1,4,8,8:float16"), lim, &why));
   EXPECT_EQ(why, "device has no cl_khr_fp16");
+  EXPECT_TRUE(ElementwiseWorksizeTemplate().Supports(ParseTask("elementwise:1,4,8,8:float16-acc32"), lim, &why));
 }
 
 }  // namespace

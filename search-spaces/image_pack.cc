@@ -116,7 +116,7 @@ void AddPackData(const ConvShape& s, Precision p, const std::string& buffer, con
     << "  float v[4];\n"
     << "  for (int i = 0; i < 4; ++i) {\n"
     << "    const int c = c4 * 4 + i;\n"
-    << "    v[i] = c < C ? (float)src[(((long)n * C + c) * H + h) * W + x] : 0.0f;\n"
+    << "    v[i] = c < C ? (float)LD(src, (((long)n * C + c) * H + h) * W + x) : 0.0f;\n"
     << "  }\n"
     << "  write_imagef(dst, (int2)(x, y), (float4)(v[0], v[1], v[2], v[3]));\n"
     << "}\n";
@@ -140,7 +140,7 @@ void AddPackWeight(const ConvShape& s, Precision p, const std::string& buffer, c
     << "  float v[4];\n"
     << "  for (int i = 0; i < 4; ++i) {\n"
     << "    const int k = kc * 4 + i;\n"
-    << "    v[i] = (k < K && c < CG) ? (float)src[(((long)k * CG + c) * KH + r) * KW + q] : 0.0f;\n"
+    << "    v[i] = (k < K && c < CG) ? (float)LD(src, (((long)k * CG + c) * KH + r) * KW + q) : 0.0f;\n"
     << "  }\n"
     << "  write_imagef(dst, (int2)(x, kc), (float4)(v[0], v[1], v[2], v[3]));\n"
     << "}\n";

@@ -4,7 +4,8 @@
 //   weight OIHW  -> OIHW4o, image "global.texture-weight": width ceil(CG/4)*4*KH*KW, height ceil(K/4);
 //          pixel (((c*KH + r)*KW + q), kc) holds output channels 4kc..4kc+3 of (c, r, q), zeros past K / CG.
 // Both packs are SETUP launches (untimed), one work-item per pixel. The images hold float or half pixels
-// following the task's storage type.
+// following the task's storage type (CL_FLOAT or CL_HALF_FLOAT, both core: half images are read with read_imagef
+// and written with write_imagef, so float16-acc32 needs no cl_khr_fp16); the packs read the buffers with LD.
 // Thread safety: free functions over values.
 #pragma once
 
@@ -67,7 +68,8 @@ void AddTextureSpace(const ConvShape& s, int64_t rcc, const DeviceLimits& limits
                      Space* space);
 
 // OpenCL C helpers for kernels that read these images: the sampler (clamp to a zero border, so reads left or
-// right of a row give 0) and READ4 / T4 / ACC4 macros for the precision (read_imageh and half4 for float16).
+// right of a row give 0) and READ4 / ACC4 macros for the precision (read_imageh and half4 for float16 only;
+// read_imagef and float4 otherwise, float16-acc32's half images included).
 std::string ImagePreamble(Precision p);
 
 }  // namespace tunefleet

@@ -61,9 +61,9 @@ std::string NchwcImageKernelSource(const ConvShape& s, Precision p, const Textur
     o << "        if (fc * 4 + " << j << " < K) {\n"
       << "          const int k = fc * 4 + " << j << ";\n"
       << "          float v = (float)acc[vf][vy][vx]." << kLanes[j] << ";\n";
-    if (s.bias) o << "          v += (float)bias[k];\n";
+    if (s.bias) o << "          v += (float)LD(bias, k);\n";
     if (s.act != Activation::kNone) o << "          v = " << ActivationExpr(s.act, "v") << ";\n";
-    o << "          out[(((long)n * K + k) * OH + y) * OW + x] = (T)v;\n"
+    o << "          ST(out, (((long)n * K + k) * OH + y) * OW + x, v);\n"
       << "        }\n";
   }
   o << "      }\n    }\n  }\n}\n";

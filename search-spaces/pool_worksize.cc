@@ -49,10 +49,10 @@ std::string Body(const PoolShape& s) {
   o << "  float acc = " << (s.avg ? "0.0f" : "-INFINITY") << ";\n"
     << "  for (int r = y0; r < y1; ++r)\n"
     << "    for (int q = x0; q < x1; ++q) {\n"
-    << "      const float v = (float)src[r * W + q];\n"
+    << "      const float v = (float)LD(src, r * W + q);\n"
     << (s.avg ? "      acc += v;\n" : "      acc = fmax(acc, v);\n") << "    }\n";
   if (s.avg) o << "  acc /= (float)((y1 - y0) * (x1 - x0));\n";
-  o << "  out[i] = (T)acc;\n";
+  o << "  ST(out, i, acc);\n";
   return o.str();
 }
 

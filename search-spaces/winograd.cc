@@ -25,8 +25,9 @@ struct Gemm {
   int64_t pt() const { return pth * pi; }
   int64_t wg() const { return kth * pth; }
   int64_t alpha() const { return m + 2; }
+  // The tiles hold LT values: half only for float16 (float16-acc32 stages floats).
   uint64_t local_bytes(Precision p) const {
-    return static_cast<uint64_t>(kt() * cs + cs * pt()) * (p == Precision::kFloat32 ? 4 : 2);
+    return static_cast<uint64_t>(kt() * cs + cs * pt()) * (p == Precision::kFloat16 ? 2 : 4);
   }
 };
 
@@ -53,11 +54,11 @@ std::string KernelTransform(const ConvShape& s, Precision p, const WinogradMatri
     << "  if (c >= C || k >= K) return;\n"
     << "  const __global T* g = weight + ((long)k * C + c) * 9;\n";
   for (int a = 0; a < 3; ++a)
-    for (int b = 0; b < 3; ++b) o << "  const float g_" << a << "_" << b << " = (float)g[" << a * 3 + b << "];\n";
+    for (int b = 0; b < 3; ++b) o << "  const float g_" << a << "_" << b << " = (float)LD(g, " << a * 3 + b << ");\n";
   o << EmitSandwich(w.g, "g", "u");
   for (int i = 0; i < w.alpha; ++i)
     for (int j = 0; j < w.alpha; ++j)
-      o << "  U[((long)" << i * w.alpha + j << " * K + k) * C + c] = (T)u_" << i << "_" << j << ";\n";
+      o << "  ST(U, ((long)" << i * w.alpha + j << " * K + k) * C + c, u_" << i << "_" << j << ");\n";
   o << "}\n";
   return o.str();
 }
@@ -74,12 +75,12 @@ std::string InputTransform(const ConvShape& s, Precision p, const WinogradMatric
   for (int a = 0; a < w.alpha; ++a)
     for (int b = 0; b < w.alpha; ++b) {
       o << "  const float d_" << a << "_" << b << " = (y0 + " << a << " >= 0 && y0 + " << a << " < H && x0 + " << b
-        << " >= 0 && x0 + " << b << " < W) ? (float)src[(y0 + " << a << ") * W + x0 + " << b << "] : 0.0f;\n";
+        << " >= 0 && x0 + " << b << " < W) ? (float)LD(src, (y0 + " << a << ") * W + x0 + " << b << ") : 0.0f;\n";
     }
   o << EmitSandwich(w.bt, "d", "v");
   for (int i = 0; i < w.alpha; ++i)
     for (int j = 0; j < w.alpha; ++j)
-      o << "  V[((long)" << i * w.alpha + j << " * C + c) * P + q] = (T)v_" << i << "_" << j << ";\n";
+      o << "  ST(V, ((long)" << i * w.alpha + j << " * C + c) * P + q, v_" << i << "_" << j << ");\n";
   o << "}\n";
   return o.str();
 }
@@ -96,8 +97,8 @@ std::string GemmSource(const ConvShape& s, Precision p, const WinogradMatrices& 
        "  const int tp = get_local_id(0), tk = get_local_id(1);\n"
        "  const int p0 = get_group_id(0) * PT, k0 = get_group_id(1) * KT, e = get_group_id(2);\n"
        "  const int lid = tk * PTH + tp;\n"
-       "  __local T us[KT * CS];\n"
-       "  __local T vs[CS * PT];\n"
+       "  __local LT us[KT * CS];\n"
+       "  __local LT vs[CS * PT];\n"
        "  const __global T* Ue = U + (long)e * K * C;\n"
        "  const __global T* Ve = V + (long)e * C * P;\n"
        "  ACC acc[KI][PI];\n"
@@ -106,11 +107,11 @@ std::string GemmSource(const ConvShape& s, Precision p, const WinogradMatrices& 
        "  for (int c0 = 0; c0 < C; c0 += CS) {\n"
        "    for (int i = lid; i < KT * CS; i += WG) {\n"
        "      const int k = k0 + i / CS, c = c0 + i % CS;\n"
-       "      us[i] = (k < K && c < C) ? Ue[(long)k * C + c] : (T)0;\n"
+       "      us[i] = (k < K && c < C) ? LD(Ue, (long)k * C + c) : (LT)0;\n"
        "    }\n"
        "    for (int i = lid; i < CS * PT; i += WG) {\n"
        "      const int c = c0 + i / PT, q = p0 + i % PT;\n"
-       "      vs[i] = (c < C && q < P) ? Ve[(long)c * P + q] : (T)0;\n"
+       "      vs[i] = (c < C && q < P) ? LD(Ve, (long)c * P + q) : (LT)0;\n"
        "    }\n"
        "    barrier(CLK_LOCAL_MEM_FENCE);\n"
     << (unroll ? "    #pragma unroll\n" : "    #pragma unroll 1\n")
@@ -127,7 +128,7 @@ std::string GemmSource(const ConvShape& s, Precision p, const WinogradMatrices& 
        "    const int k = k0 + i * KTH + tk;\n"
        "    for (int j = 0; j < PI; ++j) {\n"
        "      const int q = p0 + j * PTH + tp;\n"
-       "      if (k < K && q < P) Mt[((long)e * K + k) * P + q] = (T)acc[i][j];\n"
+       "      if (k < K && q < P) ST(Mt, ((long)e * K + k) * P + q, acc[i][j]);\n"
        "    }\n"
        "  }\n"
        "}\n";
@@ -143,16 +144,16 @@ std::string OutputTransform(const ConvShape& s, Precision p, const WinogradMatri
     << "  const int tw = q % TW, th = (q / TW) % TH, n = q / (TW * TH);\n";
   for (int a = 0; a < w.alpha; ++a)
     for (int b = 0; b < w.alpha; ++b)
-      o << "  const float m_" << a << "_" << b << " = (float)Mt[((long)" << a * w.alpha + b << " * K + k) * P + q];\n";
+      o << "  const float m_" << a << "_" << b << " = (float)LD(Mt, ((long)" << a * w.alpha + b << " * K + k) * P + q);\n";
   o << EmitSandwich(w.at, "m", "y");
   o << "  __global T* dst = out + ((long)n * K + k) * OH * OW;\n";
   for (int i = 0; i < w.m; ++i)
     for (int j = 0; j < w.m; ++j) {
       o << "  if (th * M + " << i << " < OH && tw * M + " << j << " < OW) {\n"
         << "    float v = y_" << i << "_" << j << ";\n";
-      if (s.bias) o << "    v += (float)bias[k];\n";
+      if (s.bias) o << "    v += (float)LD(bias, k);\n";
       if (s.act != Activation::kNone) o << "    v = " << ActivationExpr(s.act, "v") << ";\n";
-      o << "    dst[(th * M + " << i << ") * OW + tw * M + " << j << "] = (T)v;\n  }\n";
+      o << "    ST(dst, (th * M + " << i << ") * OW + tw * M + " << j << ", v);\n  }\n";
     }
   o << "}\n";
   return o.str();

@@ -6,6 +6,9 @@
 // Knobs: tile_size (2, 4); GEMM tiling k_thread, k_inner (output channels), p_thread, p_inner (tiles),
 // c_step (input channels staged per __local step); auto_unroll_max_step (0, 512). Tails are guarded, so
 // every value fits every shape; constraints reject tiles that are mostly empty and device-limit violations.
+// Precision: the intermediate buffers U, V and M have the task's storage type (half for float16 and
+// float16-acc32, accessed through conv_common.h's LD / ST); float16 needs cl_khr_fp16, float16-acc32 runs on any
+// device (float tiles and arithmetic).
 #pragma once
 
 #include <memory>

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "search-spaces/conv_common_testing.h"
 
 namespace tunefleet {
@@ -56,6 +58,25 @@ TEST(Conv2dWinograd, GivenAConfigTheKernelTransformShouldBeSetupAndTheRestTimed)
   for (int i = 1; i < 4; ++i) EXPECT_EQ(prog->launches(i).phase(), proto::KernelLaunch::TIMED);
   EXPECT_EQ(prog->launches(2).entry(), "wino_gemm");
   EXPECT_DOUBLE_EQ(tmpl.Flops(task), 2.0 * 64 * 56 * 56 * 64 * 9);
+}
+
+TEST(Conv2dWinograd, GivenHalfStorageEveryKernelShouldNeedNoFp16AndStageFloats) {
+  const Task task = ParseTask("conv2d:1,16,14,14,16,3,3,1,1,bias=1:float16-acc32");
+  Conv2dWinogradTemplate tmpl;
+  DeviceLimits lim = GpuLikeLimits();
+  lim.fp16 = false;
+  Result<Space> space = tmpl.MakeSpace(task, lim);
+  ASSERT_TRUE(space.ok()) << space.status().ToString();
+  const nlohmann::json j = {{"tile_size", 2}, {"k_thread", 4}, {"k_inner", 2}, {"p_thread", 8},
+                            {"p_inner", 2},   {"c_step", 8},   {"auto_unroll_max_step", 0}};
+  Result<Config> c = space->FromJson(j);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  Result<proto::KernelProgram> prog = tmpl.Generate(task, *space, *c);
+  ASSERT_TRUE(prog.ok()) << prog.status().ToString();
+  for (const auto& l : prog->launches()) EXPECT_EQ(l.source().find("cl_khr_fp16"), std::string::npos) << l.entry();
+  EXPECT_NE(prog->launches(2).source().find("__local LT us[KT * CS];"), std::string::npos);
+  // Feature 2, the local bytes: (KT * CS + CS * PT) floats.
+  EXPECT_EQ(tmpl.DerivedFeatures(task, *space, *c, lim)[2], (8 * 8 + 8 * 16) * 4.0f);
 }
 
 }  // namespace
