@@ -102,15 +102,16 @@ GemmConfig GemmConfig::FromView(const ConfigView& v) {
 
 uint64_t GemmConfig::LocalBytes(const GemmShape& s) const {
   uint64_t elems = (sa ? mwg * kwg : 0) + (sb ? nwg * kwg : 0);
-  return elems * s.StorageBytes() * (db ? 2 : 1);
+  return elems * s.LocalElemBytes() * (db ? 2 : 1);
 }
 
 uint64_t GemmConfig::Registers(const GemmShape& s) const {
-  const bool half_acc = s.precision == Precision::kFloat16;
+  // Only float16 holds half values in registers (two per 32-bit register); float16-acc32 loads into floats.
+  const bool half_regs = s.LocalElemBytes() == 2;
   uint64_t acc = mwi() * nwi();
-  if (half_acc) acc = (acc + 1) / 2;
+  if (half_regs) acc = (acc + 1) / 2;
   uint64_t prefetch_elems = (sa ? a_loads() * vwk : 0) + (sb ? b_loads(s.transb) * (s.transb ? vwk : vwn) : 0);
-  if (s.precision != Precision::kFloat32) prefetch_elems = (prefetch_elems + 1) / 2;
+  if (half_regs) prefetch_elems = (prefetch_elems + 1) / 2;
   return acc + mwi() + nwi() + prefetch_elems + 16;
 }
 

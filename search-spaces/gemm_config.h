@@ -34,7 +34,10 @@ struct GemmShape {
 
   // Reads a "gemm" task; errors name the spec.
   static Result<GemmShape> FromTask(const Task& task);
+  // Bytes of an element in global memory (half for both half precisions).
   int StorageBytes() const { return precision == Precision::kFloat32 ? 4 : 2; }
+  // Bytes of an element in local memory and registers (float16-acc32 stages and computes in float).
+  int LocalElemBytes() const { return precision == Precision::kFloat16 ? 2 : 4; }
 };
 
 struct GemmConfig {
@@ -49,7 +52,7 @@ struct GemmConfig {
   // Global loads per item per K tile, in vectors, of A (width vwk) and B (width vwn, or vwk when transb).
   int64_t a_loads() const { return mwg * kwg / (threads() * vwk); }
   int64_t b_loads(bool transb) const { return nwg * kwg / (threads() * (transb ? vwk : vwn)); }
-  // __local bytes per work-group.
+  // __local bytes per work-group (tiles of float, or half for float16).
   uint64_t LocalBytes(const GemmShape& s) const;
   // Estimated 32-bit registers per item: accumulators, operands, prefetch registers, addressing.
   uint64_t Registers(const GemmShape& s) const;

@@ -8,20 +8,41 @@ namespace {
 std::string VecType(const char* scalar, int64_t w) { return w == 1 ? scalar : scalar + std::to_string(w); }
 std::string Comp(int64_t j) { return ".s" + std::to_string(j); }
 
-// Emits the width-specific helper macros; `s` is "float" or "half" (storage), `a` the accumulation type.
+// float16-acc32 keeps half in global memory only: it is read and written through the core vload_half /
+// vstore_half built-ins (no cl_khr_fp16), and the local tiles, prefetch registers and arithmetic are float.
+bool HalfStorageOnly(const GemmShape& sh) { return sh.precision == Precision::kFloat16Acc32; }
+
+// The element type of the global pointers: `real` unless that is float while the buffers hold half.
+const char* GlobalType(const GemmShape& sh) { return HalfStorageOnly(sh) ? "half" : "real"; }
+
+// Element `idx` of global buffer `p` as a scalar.
+std::string LoadScalar(const GemmShape& sh, const std::string& p, const std::string& idx) {
+  return HalfStorageOnly(sh) ? "vload_half(" + idx + ", " + p + ")" : p + "[" + idx + "]";
+}
+
+// A global vector load of width `w` at p + off: through a vector pointer (the compiler emits wide loads), or
+// vload_halfN for float16-acc32 (2-byte alignment suffices).
+std::string LoadGlobal(const GemmShape& sh, const char* type, int64_t w) {
+  if (!HalfStorageOnly(sh)) return std::string("(*(const __global ") + type + "*)((p) + (off)))";
+  return "vload_half" + (w == 1 ? std::string() : std::to_string(w)) + "(0, (p) + (off))";
+}
+
+// Emits the width-specific helper macros; `s` is the type of local tiles and registers ("float", or "half" for
+// float16), acc_t the accumulation type.
 void EmitHelpers(std::ostringstream& o, const GemmShape& sh, const GemmConfig& c) {
-  const bool half = sh.precision != Precision::kFloat32;
-  const char* s = half ? "half" : "float";
+  const bool half = sh.precision != Precision::kFloat32;  // half in global memory
+  const char* s = sh.precision == Precision::kFloat16 ? "half" : "float";
   o << "typedef " << s << " real;\n";
   o << "typedef " << (sh.precision == Precision::kFloat16 ? "half" : "float") << " acc_t;\n";
   o << "typedef " << VecType(s, c.vwm) << " realM;\n";
   o << "typedef " << VecType(s, c.vwn) << " realN;\n";
   o << "typedef " << VecType(s, c.vwk) << " realK;\n";
   o << "typedef " << VecType("float", c.vwn) << " floatN;\n";
-  // Vector accesses through vector pointers, so the compiler emits wide loads: every offset is a multiple of
-  // the width and buffers and local tiles are aligned (the space guarantees VWN | N and VWK | K).
-  o << "#define LDG_K(p, off) (*(const __global realK*)((p) + (off)))\n"
-    << "#define LDG_N(p, off) (*(const __global realN*)((p) + (off)))\n"
+  // Vector accesses through vector pointers (global loads of float16-acc32: vload_halfN), so the compiler emits
+  // wide loads: every offset is a multiple of the width and buffers and local tiles are aligned (the space
+  // guarantees VWN | N and VWK | K).
+  o << "#define LDG_K(p, off) " << LoadGlobal(sh, "realK", c.vwk) << "\n"
+    << "#define LDG_N(p, off) " << LoadGlobal(sh, "realN", c.vwn) << "\n"
     << "#define LDL_M(p, off) (*(const __local realM*)((p) + (off)))\n"
     << "#define LDL_N(p, off) (*(const __local realN*)((p) + (off)))\n"
     << "#define STL_N(p, off, v) (*(__local realN*)((p) + (off)) = (v))\n";
@@ -141,7 +162,8 @@ struct Gen {
     } else {
       o << "#pragma unroll\n        for (int j = 0; j < VWM; ++j) {\n"
         << "          const int gm = m0 + mm + j;\n          "
-        << Guarded(Guard({{gm, "gm < M"}, {gk, "gk < K"}}), "a[i * VWM + j]", "(acc_t)A[gm * K + gk]", "(acc_t)0")
+        << Guarded(Guard({{gm, "gm < M"}, {gk, "gk < K"}}), "a[i * VWM + j]",
+                   "(acc_t)" + LoadScalar(sh, "A", "gm * K + gk"), "(acc_t)0")
         << "\n        }\n";
     }
     o << "      }\n#pragma unroll\n      for (int j = 0; j < NWI / VWN; ++j) {\n"
@@ -156,7 +178,8 @@ struct Gen {
     } else {
       o << "#pragma unroll\n        for (int v = 0; v < VWN; ++v) {\n"
         << "          const int gn = n0 + nn + v;\n          "
-        << Guarded(Guard({{gn, "gn < N"}, {gk, "gk < K"}}), "bv[j * VWN + v]", "(acc_t)B[gn * K + gk]", "(acc_t)0")
+        << Guarded(Guard({{gn, "gn < N"}, {gk, "gk < K"}}), "bv[j * VWN + v]",
+                   "(acc_t)" + LoadScalar(sh, "B", "gn * K + gk"), "(acc_t)0")
         << "\n        }\n";
     }
     o << "      }\n#pragma unroll\n      for (int i = 0; i < MWI; ++i)\n#pragma unroll\n"
@@ -173,7 +196,7 @@ std::string GemmKernelSource(const GemmShape& sh, const GemmConfig& c) {
   std::ostringstream o;
   const Gen g{sh, c, sh.m % c.mwg != 0, sh.n % c.nwg != 0, sh.k % c.kwg != 0};
   o << "// gemm.buffer: C = A * B" << (sh.transb ? "^T" : "") << " (row-major), register-tiled; generated.\n";
-  if (sh.precision != Precision::kFloat32) o << "#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n";
+  if (sh.precision == Precision::kFloat16) o << "#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n";
   Define(o, "M", sh.m);
   Define(o, "N", sh.n);
   Define(o, "K", sh.k);
@@ -192,9 +215,12 @@ std::string GemmKernelSource(const GemmShape& sh, const GemmConfig& c) {
   EmitHelpers(o, sh, c);
 
   const int nbuf = c.db ? 2 : 1;
+  const std::string gt = GlobalType(sh);
   o << "\n__kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))\n"
-    << "void " << kGemmEntry << "(const __global real* restrict A, const __global real* restrict B,\n"
-    << (sh.bias ? "    const __global real* restrict bias,\n" : "") << "    __global real* restrict C) {\n"
+    << "void " << kGemmEntry << "(const __global " << gt << "* restrict A, const __global " << gt
+    << "* restrict B,\n"
+    << (sh.bias ? "    const __global " + gt + "* restrict bias,\n" : std::string()) << "    __global " << gt
+    << "* restrict C) {\n"
     << "  const int tn = get_local_id(0), tm = get_local_id(1);\n"
     << "  const int lid = tm * NDIMC + tn;\n"
     << "  const int m0 = get_group_id(1) * MWG, n0 = get_group_id(0) * NWG;\n"

@@ -5,6 +5,9 @@
 // elements load as zero into the tiles and out-of-range C elements are not stored. Vector accesses never
 // straddle a tail because the space requires VWN | N and VWK | K.
 //
+// Precision: float32 is float throughout; float16 is half throughout (cl_khr_fp16); float16-acc32 has half
+// buffers (`__global half*`, vload_halfN / vstore_halfN, no extension) and float tiles, registers and accumulators,
+// so its local-memory and register estimates (gemm_config.h) are those of float32.
 // Kernel arguments, in order: A, B, [bias when shape.bias], C (all buffers of the storage type).
 // Launch: global = {ceil(N/NWG)*NDIMC, ceil(M/MWG)*MDIMC, batch}, local = {NDIMC, MDIMC, 1}.
 // Thread safety: pure functions.

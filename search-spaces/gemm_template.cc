@@ -74,7 +74,8 @@ bool GemmBufferTemplate::Supports(const Task& task, const DeviceLimits& limits, 
     return false;
   };
   if (task.op != "gemm") return no("gemm.buffer only runs gemm tasks, not " + task.op);
-  if (task.precision != Precision::kFloat32 && !limits.fp16) return no("device has no cl_khr_fp16");
+  // float16-acc32 only stores half (vload_half / vstore_half are core OpenCL); float16 computes in half.
+  if (task.precision == Precision::kFloat16 && !limits.fp16) return no("device has no cl_khr_fp16");
   if (limits.max_work_group_size < 16) return no("device work-groups are smaller than 16 items");
   auto shape = GemmShape::FromTask(task);
   if (!shape.ok()) return no(shape.status().message());

@@ -1,6 +1,8 @@
 // gemm.buffer: the register-tiled GEMM template over plain buffers (see gemm_config.h for the knobs and
-// gemm_kernel.h for the generated code). Serves "gemm" tasks in float32, float16 and float16-acc32 (the
-// latter two need cl_khr_fp16).
+// gemm_kernel.h for the generated code). Serves "gemm" tasks in float32, float16 and float16-acc32. float16
+// (half tiles, registers and arithmetic) needs cl_khr_fp16; float16-acc32 runs on any device: its buffers hold
+// half, read with vload_half(N) and written with vstore_half(N) (core OpenCL), and the local tiles, registers and
+// arithmetic are float.
 //
 // Kernel program: buffers A (RANDOM, seed 1), B (RANDOM, seed 2), bias (RANDOM, seed 3, when bias=1), all in
 // [-1, 1), and C (ZEROS); one TIMED launch; output_buffer "C" holds batch×M×N row-major. The reference uses

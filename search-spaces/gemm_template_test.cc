@@ -60,6 +60,8 @@ TEST(GemmTemplateTest, GivenFp16WithoutTheExtensionWeShouldNotSupportTheTask) {
   std::string why;
   EXPECT_FALSE(t.Supports(ParseOrDie("gemm:64,64,64:float16"), SmallDevice(), &why));
   EXPECT_EQ(why, "device has no cl_khr_fp16");
+  // Half storage with float arithmetic is core OpenCL.
+  EXPECT_TRUE(t.Supports(ParseOrDie("gemm:64,64,64:float16-acc32"), SmallDevice(), &why)) << why;
   EXPECT_FALSE(t.Supports(ParseOrDie("conv2d:1,8,8,8,8,3,3,1,1"), SmallDevice(), &why));
 }
 
@@ -156,14 +158,51 @@ TEST(GemmTemplateTest, GivenAConfigWeShouldGenerateAProgramWithBuffersLaunchAndR
 TEST(GemmTemplateTest, GivenFp16TasksTheKernelShouldEnableTheExtensionAndPickTheAccumulator) {
   GemmShape s;
   s.m = s.n = s.k = 64;
-  s.precision = Precision::kFloat16Acc32;
+  s.precision = Precision::kFloat16;
   GemmConfig c;
   std::string src = GemmKernelSource(s, c);
   EXPECT_NE(src.find("#pragma OPENCL EXTENSION cl_khr_fp16 : enable"), std::string::npos);
-  EXPECT_NE(src.find("typedef float acc_t;"), std::string::npos);
-  s.precision = Precision::kFloat16;
-  EXPECT_NE(GemmKernelSource(s, c).find("typedef half acc_t;"), std::string::npos);
+  EXPECT_NE(src.find("typedef half real;"), std::string::npos);
+  EXPECT_NE(src.find("typedef half acc_t;"), std::string::npos);
   EXPECT_NE(GemmReferenceSource(s).find("vload_half"), std::string::npos);
+}
+
+TEST(GemmTemplateTest, GivenHalfStorageTheKernelShouldLoadHalfIntoFloatsWithoutTheExtension) {
+  GemmShape s;
+  s.m = s.n = s.k = 64;
+  s.bias = true;
+  s.precision = Precision::kFloat16Acc32;
+  GemmConfig c;
+  c.vwn = c.vwk = 4;
+  std::string src = GemmKernelSource(s, c);
+  EXPECT_EQ(src.find("cl_khr_fp16"), std::string::npos);
+  EXPECT_NE(src.find("typedef float real;"), std::string::npos);  // local tiles and registers
+  EXPECT_NE(src.find("typedef float acc_t;"), std::string::npos);
+  EXPECT_NE(src.find("(const __global half* restrict A, const __global half* restrict B,"), std::string::npos);
+  EXPECT_NE(src.find("#define LDG_K(p, off) vload_half4(0, (p) + (off))"), std::string::npos);
+  EXPECT_NE(src.find("#define LDG_N(p, off) vload_half4(0, (p) + (off))"), std::string::npos);
+  EXPECT_NE(src.find("vstore_half4"), std::string::npos);
+  // Scalar reads straight from global memory (no local tiles) go through vload_half too.
+  c = GemmConfig{};
+  c.sa = c.sb = false;
+  s.transb = true;
+  src = GemmKernelSource(s, c);
+  EXPECT_NE(src.find("(acc_t)vload_half(gm * K + gk, A)"), std::string::npos);
+  EXPECT_NE(src.find("(acc_t)vload_half(gn * K + gk, B)"), std::string::npos);
+  EXPECT_EQ(GemmReferenceSource(s).find("cl_khr_fp16"), std::string::npos);
+}
+
+TEST(GemmTemplateTest, GivenHalfStorageLocalTilesAndRegistersShouldBeCountedAsFloats) {
+  GemmConfig c;  // 32x32 tiles, KWG 16, SA and SB
+  c.db = true;
+  GemmShape f32, acc32, f16;
+  acc32.precision = Precision::kFloat16Acc32;
+  f16.precision = Precision::kFloat16;
+  EXPECT_EQ(c.LocalBytes(f32), 2u * (32 * 16 + 32 * 16) * 4);
+  EXPECT_EQ(c.LocalBytes(acc32), c.LocalBytes(f32));
+  EXPECT_EQ(c.LocalBytes(f16), c.LocalBytes(f32) / 2);
+  EXPECT_EQ(c.Registers(acc32), c.Registers(f32));
+  EXPECT_LT(c.Registers(f16), c.Registers(f32));
 }
 
 TEST(GemmTemplateTest, GivenAnInvalidConfigGenerateShouldSayWhy) {
