@@ -27,6 +27,27 @@ TEST_F(Conv2dNchwBufferRun, GivenGroupsAndDepthwiseSampledConfigsShouldMatchTheR
   ExpectSampleMatches(Conv2dNchwBufferTemplate(), "dwconv2d:1,5,6,6,3,3,1,1", 2, 15);
 }
 
+TEST_F(Conv2dNchwBufferRun, GivenHalfStorageStride2PaddingBiasAndReluSampledConfigsShouldMatchTheReference) {
+  ExpectSampleMatches(Conv2dNchwBufferTemplate(), "conv2d:2,5,9,7,6,3,3,2,1,bias=1,relu=1:float16-acc32", 1, 16);
+}
+
+TEST_F(Conv2dNchwBufferRun, GivenHalfStorageAndSplitKTheReductionShouldStoreHalfOutputs) {
+  const Task task = testing::ParseTask("conv2d:1,8,5,5,4,3,3,2,1,bias=1,relu=1:float16-acc32");
+  Conv2dNchwBufferTemplate tmpl;
+  Result<Space> space = tmpl.MakeSpace(task, Limits());
+  ASSERT_TRUE(space.ok());
+  nlohmann::json j = {{"tile_f", {1, 1, 2, 2}},    {"tile_y", {1, 1, 3, 1}}, {"tile_x", {3, 1, 1, 1}},
+                      {"tile_rc", {4, 2}},         {"tile_ry", {1, 3}},      {"tile_rx", {3, 1}},
+                      {"auto_unroll_max_step", 512}, {"unroll_explicit", 1}, {"split_rc", 2}};
+  Result<Config> c = space->FromJson(j);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  Result<proto::KernelProgram> prog = tmpl.Generate(task, *space, *c);
+  ASSERT_TRUE(prog.ok()) << prog.status().ToString();
+  ASSERT_EQ(prog->launches_size(), 2);
+  const proto::MeasureResult r = RunOnce(*prog);
+  EXPECT_EQ(r.status(), proto::OK) << r.message() << " (max error " << r.max_abs_error() << ")";
+}
+
 TEST_F(Conv2dNchwBufferRun, GivenExplicitUnrollTheGeneratedCopiesShouldMatchTheReference) {
   const Task task = testing::ParseTask("conv2d:1,2,5,5,4,3,3,1,1");
   Conv2dNchwBufferTemplate tmpl;

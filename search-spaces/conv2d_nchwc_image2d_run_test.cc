@@ -20,5 +20,10 @@ TEST_F(Conv2dNchwcImage2dRun, GivenA1x1LayerSampledConfigsShouldMatchTheReferenc
   ExpectSampleMatches(Conv2dNchwcImage2dTemplate(), "conv2d:1,3,8,8,16,1,1,1,0", 2, 23);
 }
 
+TEST_F(Conv2dNchwcImage2dRun, GivenHalfStorageHalfImagesStride2BiasAndReluSampledConfigsShouldMatch) {
+  // Half buffers packed into CL_HALF_FLOAT images (read_imagef), 5 channels: the last block is zero-padded.
+  ExpectSampleMatches(Conv2dNchwcImage2dTemplate(), "conv2d:1,5,9,8,6,3,3,2,1,bias=1,relu=1:float16-acc32", 2, 24);
+}
+
 }  // namespace
 }  // namespace tunefleet

@@ -16,5 +16,10 @@ TEST_F(DepthwiseConv2dNchwcImage2dRun, GivenStride2BiasAndReluSampledConfigsShou
   ExpectSampleMatches(DepthwiseConv2dNchwcImage2dTemplate(), "dwconv2d:2,8,11,12,3,3,2,1,bias=1,relu=1", 2, 32);
 }
 
+TEST_F(DepthwiseConv2dNchwcImage2dRun, GivenHalfStorageStride2PaddingBiasAndReluSampledConfigsShouldMatch) {
+  ExpectSampleMatches(DepthwiseConv2dNchwcImage2dTemplate(), "dwconv2d:1,6,9,7,3,3,2,1,bias=1,relu=1:float16-acc32",
+                      2, 33);
+}
+
 }  // namespace
 }  // namespace tunefleet

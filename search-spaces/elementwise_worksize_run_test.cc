@@ -17,5 +17,10 @@ TEST_F(ElementwiseWorksizeRun, GivenRelu6AndSigmoidConfigsShouldMatchTheReferenc
   ExpectSampleMatches(ElementwiseWorksizeTemplate(), "elementwise:2,3,5,5,kind=sigmoid", 1, 63);
 }
 
+TEST_F(ElementwiseWorksizeRun, GivenHalfStorageAnOddCountSubAndSigmoidConfigsShouldMatchTheReference) {
+  ExpectSampleMatches(ElementwiseWorksizeTemplate(), "elementwise:1,3,7,9,kind=sub:float16-acc32", 1, 64);
+  ExpectSampleMatches(ElementwiseWorksizeTemplate(), "elementwise:2,3,5,5,kind=sigmoid:float16-acc32", 1, 65);
+}
+
 }  // namespace
 }  // namespace tunefleet

@@ -20,5 +20,10 @@ TEST_F(PoolWorksizeRun, GivenGlobalAveragePoolingConfigsShouldMatchTheReference)
   ExpectSampleMatches(PoolWorksizeTemplate(), "pool:2,6,5,7,1,1,1,0,mode=avg,global=1", 2, 53);
 }
 
+TEST_F(PoolWorksizeRun, GivenHalfStorageMaxAndGlobalAveragePoolingConfigsShouldMatchTheReference) {
+  ExpectSampleMatches(PoolWorksizeTemplate(), "pool:1,3,9,11,3,3,2,1,mode=max:float16-acc32", 1, 54);
+  ExpectSampleMatches(PoolWorksizeTemplate(), "pool:2,6,5,7,1,1,1,0,mode=avg,global=1:float16-acc32", 1, 55);
+}
+
 }  // namespace
 }  // namespace tunefleet

@@ -37,6 +37,13 @@ TEST_F(Conv2dWinogradRun, GivenF43WithoutPaddingBiasAndReluTheOutputShouldMatchT
                        {"c_step", 2}, {"auto_unroll_max_step", 0}});
 }
 
+TEST_F(Conv2dWinogradRun, GivenHalfStorageF43WithTailsBiasAndReluTheOutputShouldMatchTheReference) {
+  // U, V and M stay half buffers between the four kernels (vload_half / vstore_half_rte); F(4,3) rounds most.
+  ExpectConfigMatches("conv2d:2,5,7,9,6,3,3,1,1,bias=1,relu=1:float16-acc32",
+                      {{"tile_size", 4}, {"k_thread", 2}, {"k_inner", 2}, {"p_thread", 4}, {"p_inner", 2},
+                       {"c_step", 4}, {"auto_unroll_max_step", 512}});
+}
+
 TEST_F(Conv2dWinogradRun, GivenSampledConfigsTheOutputShouldMatchTheReference) {
   ExpectSampleMatches(Conv2dWinogradTemplate(), "conv2d:1,8,8,8,8,3,3,1,1", 2, 41);
 }
