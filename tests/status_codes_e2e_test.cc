@@ -95,5 +95,18 @@ TEST_F(StatusCodesE2E, GivenAFloat16TaskOnADeviceWithoutFp16WeShouldBeRefusedWit
   EXPECT_EQ(fleet_.Count("SELECT count(*) FROM records"), 0);
 }
 
+// float16-acc32 keeps half only in global memory (vload_half / vstore_half, core OpenCL): the same device runs it,
+// and every trial is checked against the half reference.
+TEST_F(StatusCodesE2E, GivenAFloat16Acc32TaskOnADeviceWithoutFp16EveryTrialShouldRunAndMatchTheReference) {
+  RunResult r = fleet_.Cli({"tune", "--rpc-key", "pocl", "--task", "gemm:40,48,36,bias=1:float16-acc32", "--db",
+                            fleet_.db(), "--trials", "4", "--tuner", "random", "--seed", "3", "--number", "1",
+                            "--repeat", "1", "--batch", "4"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(fleet_.Count("SELECT count(*) FROM records r JOIN tasks t ON t.id = r.task_id "
+                         "WHERE r.status = 0 AND t.spec LIKE '%:float16-acc32'"),
+            4)
+      << r.output;
+}
+
 }  // namespace
 }  // namespace tunefleet::testing
