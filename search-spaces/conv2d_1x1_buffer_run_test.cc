@@ -18,6 +18,10 @@ TEST_F(Conv2d1x1BufferRun, GivenStride2PaddingBiasReluAndABatchSampledConfigsSho
   ExpectSampleMatches(Conv2d1x1BufferTemplate(), "conv2d:2,12,9,10,8,1,1,2,1,bias=1,relu=1", 4, 22);
 }
 
+TEST_F(Conv2d1x1BufferRun, GivenHalfStorageStride2BiasAndReluSampledConfigsShouldMatchTheReference) {
+  ExpectSampleMatches(Conv2d1x1BufferTemplate(), "conv2d:2,12,9,10,8,1,1,2,1,bias=1,relu=1:float16-acc32", 3, 23);
+}
+
 TEST_F(Conv2d1x1BufferRun, GivenEveryStagingAndSplitChoiceTheKernelShouldMatchTheReference) {
   const Task task = testing::ParseTask("conv2d:1,16,6,6,8,1,1,2,0,bias=1,relu=1");
   Conv2d1x1BufferTemplate tmpl;

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "search-spaces/conv_common.h"
+#include "search-spaces/split_reduce.h"
 
 namespace tunefleet {
 namespace {
@@ -160,7 +161,7 @@ std::string Source(const ConvShape& s, Precision p, const Tiling& t) {
        "        const int x = x0 + (e / XI) * XT * XI + tx * XI + e % XI;\n"
        "        float v = (float)acc[a][b][e];\n";
   if (t.split > 1) {
-    // Partial sums of this slice of the channels; conv2d_nchw_reduce adds them up, then bias and activation.
+    // Partial sums of this slice of the channels; conv2d_split_reduce adds them up, then bias and activation.
     o << "        partial[((((long)split * N + n) * K + k) * OH + y) * OW + x] = v;\n";
   } else {
     if (s.bias) o << "        v += (float)LD(bias, k);\n";
@@ -171,19 +172,7 @@ std::string Source(const ConvShape& s, Precision p, const Tiling& t) {
        "    }\n"
        "  }\n"
        "}\n";
-  if (t.split > 1) {
-    o << "__kernel void conv2d_nchw_reduce(__global const float* restrict partial, __global const T* restrict bias,\n"
-         "                                 __global T* restrict out) {\n"
-         "  const long i = get_global_id(0);\n"
-         "  if (i >= (long)N * K * OH * OW) return;\n"
-         "  float v = 0.0f;\n"
-         "  #pragma unroll\n"
-         "  for (int s = 0; s < SPLIT; ++s) v += partial[s * ((long)N * K * OH * OW) + i];\n";
-    if (s.bias) o << "  v += (float)LD(bias, (i / (OH * OW)) % K);\n";
-    if (s.act != Activation::kNone) o << "  v = " << ActivationExpr(s.act, "v") << ";\n";
-    o << "  ST(out, i, v);\n"
-         "}\n";
-  }
+  if (t.split > 1) o << SplitReduceSource(s, t.split);
   return o.str();
 }
 
@@ -269,13 +258,7 @@ Result<proto::KernelProgram> Conv2dNchwBufferTemplate::Generate(const Task& task
   ArgBuffer(l, s.bias ? "bias" : "weight");
   ArgBuffer(l, "out");
   ArgBuffer(l, t.split > 1 ? "partial" : "out");  // unused without a split
-  if (t.split > 1) {
-    auto* r = AddLaunch(&prog, source, "conv2d_nchw_reduce", proto::KernelLaunch::TIMED,
-                        {static_cast<uint64_t>(s.output_count())}, {});  // the driver picks the work-group
-    ArgBuffer(r, "partial");
-    ArgBuffer(r, s.bias ? "bias" : "out");
-    ArgBuffer(r, "out");
-  }
+  if (t.split > 1) AddSplitReduceLaunch(s, source, &prog);
   *prog.mutable_reference() = Reference(task);
   SetTolerance(task.precision, s.reduce_size(), &prog);
   return prog;
