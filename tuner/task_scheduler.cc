@@ -19,7 +19,16 @@ double TaskScheduler::Score(const TaskProgress& t, double group_best) const {
   const double exploration =
       t.trials_this_run > 0 ? 0.5 * std::sqrt(static_cast<double>(window_) / static_cast<double>(t.trials_this_run))
                             : 0.5;
-  return static_cast<double>(t.count) * group_best * (group_best / t.best_cost) * (1.0 + improvement + exploration);
+  // Trials spent since the unit's best last improved by more than 0.5%: a unit stalled for four batches counts
+  // half, for twelve a quarter, so a plateau hands the budget to other layers and to sibling templates.
+  size_t stalled = 0;
+  if (!t.curve.empty() && t.curve.back() > 0) {
+    const double now = t.curve.back();
+    for (size_t i = t.curve.size(); i-- > 0 && t.curve[i] > 0 && t.curve[i] <= now * 1.005;) ++stalled;
+  }
+  const double plateau = 1.0 / (1.0 + static_cast<double>(stalled) / (4.0 * static_cast<double>(window_)));
+  return static_cast<double>(t.count) * group_best * (group_best / t.best_cost) * (1.0 + improvement + exploration) *
+         plateau;
 }
 
 int TaskScheduler::Next(const std::vector<TaskProgress>& tasks) const {

@@ -3,10 +3,13 @@
 // first gets one batch, and a unit with sibling templates a second one (its first batch is mostly random picks,
 // made before the model had results); then the unit with the largest
 //   count × task's best latency × (task's best / unit's best) × (1 + recent relative improvement + exploration)
+//   × plateau
 // goes next, so heavy layers and layers still improving get more trials. Units of one task (its templates) are
 // alternatives: the model runs only the fastest, so a template far behind the task's best weighs less (it would
 // have to overtake it to matter), while the exploration term (½·sqrt(window / trials so far)) keeps giving
-// little-tried units and templates a chance to show their potential.
+// little-tried units and templates a chance to show their potential. plateau = 1 / (1 + s / (4 × window)) where s
+// is the number of trials since the unit's best last improved by more than 0.5%: a unit stuck on a plateau
+// gives way to other layers and to its sibling templates.
 // Thread safety: stateless, pure.
 #pragma once
 

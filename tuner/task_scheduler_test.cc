@@ -79,6 +79,23 @@ TEST(TaskSchedulerTest, GivenSiblingTemplatesEachShouldGetASecondBatchBeforeBein
   EXPECT_EQ(s.Next({fast, lone, slow}), 1);
 }
 
+TEST(TaskSchedulerTest, GivenATemplateOnALongPlateauASlowerImprovingSiblingShouldGetTheNextBatch) {
+  TaskScheduler s(32);
+  // The best template reached 1 ms within its first 128 trials and has not moved for 1,280 more; a sibling at
+  // 1.6 ms after two batches is still improving. The plateau hands it the next batch.
+  TaskProgress best = Measured(1, 1e-3, 1408), sibling = Measured(1, 1.6e-3, 64);
+  best.curve.assign(128, 1.2e-3);
+  best.curve.resize(1408, 1e-3);
+  sibling.curve.assign(32, 1.8e-3);
+  sibling.curve.resize(64, 1.6e-3);
+  best.group = sibling.group = 0;
+  EXPECT_EQ(s.Next({best, sibling}), 1);
+  // Had the best one still been improving in its last batch, it would have kept the budget.
+  best.curve.back() = 0.9e-3;
+  best.best_cost = 0.9e-3;
+  EXPECT_EQ(s.Next({best, sibling}), 0);
+}
+
 TEST(TaskSchedulerTest, GivenAClosebyTemplateWithFewTrialsExplorationShouldGiveItABatch) {
   TaskScheduler s(32);
   // The best template has had 512 trials; a sibling 15% slower has had two batches: it gets the next one.
