@@ -189,26 +189,16 @@ Result<proto::KernelProgram> Conv2d1x1BufferTemplate::Generate(const Task& task,
                       {static_cast<uint64_t>(t.pb * t.pt), static_cast<uint64_t>(t.kb * t.kt),
                        static_cast<uint64_t>(s.n * t.split)},
                       {static_cast<uint64_t>(t.pt), static_cast<uint64_t>(t.kt), 1});
-  ArgBuffer(l, "data");
-  ArgBuffer(l, "weight");
-  ArgBuffer(l, s.bias ? "bias" : "weight");
-  ArgBuffer(l, "out");
-  ArgBuffer(l, t.split > 1 ? "partial" : "out");  // unused without a split
+  ArgSplitConvKernel(l, s, t.split);
   if (t.split > 1) AddSplitReduceLaunch(s, source, &prog);
   *prog.mutable_reference() = Reference(task);
   SetTolerance(task.precision, s.reduce_size(), &prog);
   return prog;
 }
 
-proto::KernelProgram Conv2d1x1BufferTemplate::Reference(const Task& task) const {
-  Result<ConvShape> s = ConvShapeFromTask(task);
-  return s.ok() ? ReferenceConv(*s, task.precision) : proto::KernelProgram();
-}
+proto::KernelProgram Conv2d1x1BufferTemplate::Reference(const Task& task) const { return ConvReference(task); }
 
-double Conv2d1x1BufferTemplate::Flops(const Task& task) const {
-  Result<ConvShape> s = ConvShapeFromTask(task);
-  return s.ok() ? s->Flops() : 0.0;
-}
+double Conv2d1x1BufferTemplate::Flops(const Task& task) const { return ConvFlops(task); }
 
 Config Conv2d1x1BufferTemplate::Fallback(const Task&, const Space& space) const {
   // Work-groups of ~128 items, ~8 accumulators, 8 channels a step, no split.

@@ -11,14 +11,8 @@ namespace tunefleet {
 namespace {
 
 using testing::GpuLikeLimits;
+using testing::Divisors;
 using testing::ParseTask;
-
-std::vector<int64_t> Divisors(int64_t n) {
-  std::vector<int64_t> d;
-  for (int64_t i = 1; i <= n; ++i)
-    if (n % i == 0) d.push_back(i);
-  return d;
-}
 
 TEST(Conv2d1x1Buffer, GivenASmallTaskTheValidCountShouldMatchAnIndependentCount) {
   // K = 4, OH·OW = 3·3 = 9 (stride 2 on 5×5, pad 0), C = 6.

@@ -253,26 +253,16 @@ Result<proto::KernelProgram> Conv2dNchwBufferTemplate::Generate(const Task& task
                       {static_cast<uint64_t>(t.xb * t.xt), static_cast<uint64_t>(t.yb * t.yt),
                        static_cast<uint64_t>(s.n * t.fb * t.split * t.ft)},
                       {static_cast<uint64_t>(t.xt), static_cast<uint64_t>(t.yt), static_cast<uint64_t>(t.ft)});
-  ArgBuffer(l, "data");
-  ArgBuffer(l, "weight");
-  ArgBuffer(l, s.bias ? "bias" : "weight");
-  ArgBuffer(l, "out");
-  ArgBuffer(l, t.split > 1 ? "partial" : "out");  // unused without a split
+  ArgSplitConvKernel(l, s, t.split);
   if (t.split > 1) AddSplitReduceLaunch(s, source, &prog);
   *prog.mutable_reference() = Reference(task);
   SetTolerance(task.precision, s.reduce_size(), &prog);
   return prog;
 }
 
-proto::KernelProgram Conv2dNchwBufferTemplate::Reference(const Task& task) const {
-  Result<ConvShape> s = ConvShapeFromTask(task);
-  return s.ok() ? ReferenceConv(*s, task.precision) : proto::KernelProgram();
-}
+proto::KernelProgram Conv2dNchwBufferTemplate::Reference(const Task& task) const { return ConvReference(task); }
 
-double Conv2dNchwBufferTemplate::Flops(const Task& task) const {
-  Result<ConvShape> s = ConvShapeFromTask(task);
-  return s.ok() ? s->Flops() : 0.0;
-}
+double Conv2dNchwBufferTemplate::Flops(const Task& task) const { return ConvFlops(task); }
 
 Config Conv2dNchwBufferTemplate::Fallback(const Task&, const Space& space) const {
   // Prefer work-groups of ~64-256 items, ~16 accumulators per item and wide inner reduction steps.

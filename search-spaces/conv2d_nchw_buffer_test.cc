@@ -14,14 +14,8 @@ namespace tunefleet {
 namespace {
 
 using testing::GpuLikeLimits;
+using testing::Divisors;
 using testing::ParseTask;
-
-std::vector<int64_t> Divisors(int64_t n) {
-  std::vector<int64_t> d;
-  for (int64_t i = 1; i <= n; ++i)
-    if (n % i == 0) d.push_back(i);
-  return d;
-}
 
 // (v, t, i) triples of a 4-way split of `n` kept by the template's filter (outer part implied).
 std::vector<std::array<int64_t, 3>> Inner3(int64_t n, int64_t max_t) {

@@ -68,10 +68,10 @@ Result<proto::KernelProgram> Conv2dNchwcImage2dTemplate::Generate(const Task& ta
 }
 
 proto::KernelProgram Conv2dNchwcImage2dTemplate::Reference(const Task& task) const {
-  return NchwcImageReference(task);
+  return ConvReference(task);
 }
 
-double Conv2dNchwcImage2dTemplate::Flops(const Task& task) const { return NchwcImageFlops(task); }
+double Conv2dNchwcImage2dTemplate::Flops(const Task& task) const { return ConvFlops(task); }
 
 Config Conv2dNchwcImage2dTemplate::Fallback(const Task&, const Space& space) const {
   // In the spirit of TVM's get_default_conv2d_config: a 64-256 item work-group, a few virtual threads.

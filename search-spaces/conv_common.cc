@@ -217,6 +217,16 @@ uint64_t GlobalSizeFor(int64_t items, int64_t local_size) {
   return RoundUp(static_cast<uint64_t>(items), static_cast<uint64_t>(local_size > 0 ? local_size : 1));
 }
 
+proto::KernelProgram ConvReference(const Task& task) {
+  Result<ConvShape> s = ConvShapeFromTask(task);
+  return s.ok() ? ReferenceConv(*s, task.precision) : proto::KernelProgram();
+}
+
+double ConvFlops(const Task& task) {
+  Result<ConvShape> s = ConvShapeFromTask(task);
+  return s.ok() ? s->Flops() : 0.0;
+}
+
 void AddConvBuffers(const ConvShape& s, Precision p, proto::KernelProgram* program) {
   AddRandomBuffer("data", p, s.input_count(), kDataSeed, program);
   AddRandomBuffer("weight", p, s.weight_count(), kWeightSeed, program);

@@ -112,6 +112,10 @@ std::string ActivationStatement(Activation a, const std::string& var);
 // The trusted convolution (one work-item per output, float accumulation, fused bias/activation when the shape
 // asks): buffers "data", "weight", ["bias"], output "out" in NCHW. Candidates declare the same inputs.
 proto::KernelProgram ReferenceConv(const ConvShape& s, Precision p);
+// Reference() and Flops() of the convolution templates: the canonical convolution of the task (an empty program
+// / 0 when the task is not a convolution).
+proto::KernelProgram ConvReference(const Task& task);
+double ConvFlops(const Task& task);
 // Declares the reference's inputs and output in `program` (same names, seeds, counts as ReferenceConv).
 void AddConvBuffers(const ConvShape& s, Precision p, proto::KernelProgram* program);
 

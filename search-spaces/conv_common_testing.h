@@ -36,6 +36,14 @@ inline DeviceLimits GpuLikeLimits() {
   return l;
 }
 
+// Every divisor of n, ascending (for independent counts of split knobs).
+inline std::vector<int64_t> Divisors(int64_t n) {
+  std::vector<int64_t> d;
+  for (int64_t i = 1; i <= n; ++i)
+    if (n % i == 0) d.push_back(i);
+  return d;
+}
+
 // (b, v, t) splits of n: every (block, vthread, thread) triple whose product is n, for independent counts of
 // 3-way split knobs.
 inline std::vector<std::array<int64_t, 3>> Splits3(int64_t n) {

@@ -65,10 +65,10 @@ Result<proto::KernelProgram> DepthwiseConv2dNchwcImage2dTemplate::Generate(const
 }
 
 proto::KernelProgram DepthwiseConv2dNchwcImage2dTemplate::Reference(const Task& task) const {
-  return NchwcImageReference(task);
+  return ConvReference(task);
 }
 
-double DepthwiseConv2dNchwcImage2dTemplate::Flops(const Task& task) const { return NchwcImageFlops(task); }
+double DepthwiseConv2dNchwcImage2dTemplate::Flops(const Task& task) const { return ConvFlops(task); }
 
 Config DepthwiseConv2dNchwcImage2dTemplate::Fallback(const Task&, const Space& space) const {
   return NchwcImageFallback(space, /*has_rcc=*/false, /*wg=*/64.0, /*vthreads=*/2.0);

@@ -48,8 +48,7 @@ class TempDir {
 
 // Compiles `source` as OpenCL C 1.2 for spir64 with cl_khr_fp16; returns "" on success, else clang's output.
 std::string Compile(const std::string& clang, const fs::path& dir, const std::string& source) {
-  static int counter = 0;
-  const fs::path cl = dir / ("k" + std::to_string(counter++) + ".cl");
+  const fs::path cl = dir / "kernel.cl";
   const fs::path log = dir / "clang.log";
   std::ofstream(cl) << source;
   const std::string cmd = clang + " -x cl -cl-std=CL1.2 -Xclang -finclude-default-header -target spir64 " +

@@ -99,19 +99,9 @@ Result<proto::KernelProgram> NchwcImageGenerate(const Task& task, const ConvShap
   ArgImage(l, "weight_img");
   ArgBuffer(l, s.bias ? "bias" : "weight");
   ArgBuffer(l, "out");
-  *prog.mutable_reference() = NchwcImageReference(task);
+  *prog.mutable_reference() = ConvReference(task);
   SetTolerance(task.precision, s.reduce_size(), &prog);
   return prog;
-}
-
-proto::KernelProgram NchwcImageReference(const Task& task) {
-  Result<ConvShape> s = ConvShapeFromTask(task);
-  return s.ok() ? ReferenceConv(*s, task.precision) : proto::KernelProgram();
-}
-
-double NchwcImageFlops(const Task& task) {
-  Result<ConvShape> s = ConvShapeFromTask(task);
-  return s.ok() ? s->Flops() : 0.0;
 }
 
 Config NchwcImageFallback(const Space& space, bool has_rcc, double wg, double vthreads) {

@@ -35,10 +35,6 @@ Result<proto::KernelProgram> NchwcImageGenerate(const Task& task, const ConvShap
                                                 const Config& c, bool has_rcc, const std::string& entry,
                                                 const NchwcStep& step);
 
-// Reference() and Flops(): the canonical convolution of the task (empty / 0 when it is not one).
-proto::KernelProgram NchwcImageReference(const Task& task);
-double NchwcImageFlops(const Task& task);
-
 // Fallback(): the config closest (log scale) to a work-group of `wg` items and `vthreads` virtual threads,
 // preferring some unrolling.
 Config NchwcImageFallback(const Space& space, bool has_rcc, double wg, double vthreads);

@@ -21,6 +21,14 @@ std::string SplitReduceSource(const ConvShape& s, int64_t split) {
   return o.str();
 }
 
+void ArgSplitConvKernel(proto::KernelLaunch* launch, const ConvShape& s, int64_t split) {
+  ArgBuffer(launch, "data");
+  ArgBuffer(launch, "weight");
+  ArgBuffer(launch, s.bias ? "bias" : "weight");
+  ArgBuffer(launch, "out");
+  ArgBuffer(launch, split > 1 ? "partial" : "out");
+}
+
 void AddSplitReduceLaunch(const ConvShape& s, const std::string& source, proto::KernelProgram* program) {
   auto* r = AddLaunch(program, source, "conv2d_split_reduce", proto::KernelLaunch::TIMED,
                       {static_cast<uint64_t>(s.output_count())}, {});  // the driver picks the work-group

@@ -11,6 +11,9 @@
 
 namespace tunefleet {
 
+// Binds the arguments every split-capable convolution kernel takes: data, weight, bias (weight when the shape has
+// none), out, partial (out without a split: unused then).
+void ArgSplitConvKernel(proto::KernelLaunch* launch, const ConvShape& s, int64_t split);
 // Source of kernel "conv2d_split_reduce"; it expects TypePreamble and "#define N/K/OH.." from the source it is
 // appended to, so it defines only what it needs under its own names.
 std::string SplitReduceSource(const ConvShape& s, int64_t split);

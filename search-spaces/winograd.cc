@@ -258,15 +258,9 @@ Result<proto::KernelProgram> Conv2dWinogradTemplate::Generate(const Task& task, 
   return prog;
 }
 
-proto::KernelProgram Conv2dWinogradTemplate::Reference(const Task& task) const {
-  Result<ConvShape> s = ConvShapeFromTask(task);
-  return s.ok() ? ReferenceConv(*s, task.precision) : proto::KernelProgram();
-}
+proto::KernelProgram Conv2dWinogradTemplate::Reference(const Task& task) const { return ConvReference(task); }
 
-double Conv2dWinogradTemplate::Flops(const Task& task) const {
-  Result<ConvShape> s = ConvShapeFromTask(task);
-  return s.ok() ? s->Flops() : 0.0;
-}
+double Conv2dWinogradTemplate::Flops(const Task& task) const { return ConvFlops(task); }
 
 Config Conv2dWinogradTemplate::Fallback(const Task&, const Space& space) const {
   return PickByScore(space, [](const ConfigView& v) {
