@@ -7,13 +7,13 @@
 #            per second, the same seed (random search) for both
 #   gemm     GEMM n³ for each n of GEMMS (2048 4096), xgb, GEMM_BUDGET s each
 #   conv     each conv of CONVS on its own, every fitting template, CONV_BUDGET s per layer (transfer between layers)
-#   clblast  clblast_tuner_xgemm 2048³ (CLBLAST=path) for CLBLAST_FACTOR × the time tunefleet took to reach 85% of
-#            cuBLAS at 2048³ (from the gemm phase; CLBLAST_BUDGET s when that is unknown)
+#   clblast  clblast_tuner_xgemm n³ for each n of CLBLAST_GEMMS (2048; CLBLAST=path) for CLBLAST_FACTOR × the time
+#            tunefleet took to reach 85% of cuBLAS at n³ (from the gemm phase; CLBLAST_BUDGET s when that is unknown)
 #   summary  summary.txt: per task and template, trials, best GFLOPS, seconds to the best, share of the vendor
 #   usage: bench/gpu_vs_vendor.sh BIN_DIR OUT_DIR
 #   env: PHASES ("vendor agents gemm conv clblast summary"), PLATFORM (default: the first GPU platform),
 #        NUM_AGENTS (4), GEMMS, AGENTS_TASK, DB (OUT_DIR/gpu.db), GEMM_BUDGET (90), CONV_BUDGET (45), AGENTS_BUDGET (30),
-#        CLBLAST, CLBLAST_FACTOR (4), CLBLAST_BUDGET (300), CONVS (ResNet-18's 3×3 and 1×1 layers, batch 1),
+#        CLBLAST, CLBLAST_GEMMS (2048), CLBLAST_FACTOR (4), CLBLAST_BUDGET (300), CONVS (ResNet-18's 3×3 and 1×1 layers, batch 1),
 #        CONV_ARGS (more arguments for each conv's tune, e.g. "--template conv2d_1x1.buffer")
 set -uo pipefail
 BIN=$1; OUT=$2; mkdir -p "$OUT"
@@ -25,7 +25,7 @@ DB=${DB:-$OUT/gpu.db}
 GEMM_BUDGET=${GEMM_BUDGET:-90}; CONV_BUDGET=${CONV_BUDGET:-45}; AGENTS_BUDGET=${AGENTS_BUDGET:-30}
 AGENTS_TASK=${AGENTS_TASK:-gemm:1024,1024,1024}
 GEMMS=${GEMMS:-"2048 4096"}
-CLBLAST_FACTOR=${CLBLAST_FACTOR:-4}; CLBLAST_BUDGET=${CLBLAST_BUDGET:-300}
+CLBLAST_FACTOR=${CLBLAST_FACTOR:-4}; CLBLAST_BUDGET=${CLBLAST_BUDGET:-300}; CLBLAST_GEMMS=${CLBLAST_GEMMS:-2048}
 CONV_ARGS=${CONV_ARGS:-}
 # ResNet-18 (224×224, batch 1): every 3×3 layer (stride 1 and the stride-2 first conv of each stage) and every
 # 1×1 stride-2 downsample.
@@ -84,38 +84,42 @@ if has conv; then
   for c in $CONVS; do tune "conv-$c" "$CONV_BUDGET" "$NUM_AGENTS" "$DB" --task "conv2d:$c" $CONV_ARGS; done
 fi
 if has clblast && [ -n "${CLBLAST:-}" ]; then
-  # The time tunefleet took to first reach 85% of cuBLAS at 2048³, from the records of the gemm phase.
-  t85=$(python3 - "$DB" "$OUT/vendor.txt" <<'PY'
+  CLBLAST=$(cd "$(dirname "$CLBLAST")" && pwd)/$(basename "$CLBLAST")  # it runs from OUT_DIR
+  for n in $CLBLAST_GEMMS; do
+    # The time tunefleet took to first reach 85% of cuBLAS at n³, from the records of the gemm phase.
+    t85=$(python3 - "$DB" "$OUT/vendor.txt" "$n" <<'PY'
 import re, sqlite3, sys
 try:
-    vendor = float(re.search(r"cublas gemm:2048,2048,2048 \S+ ms (\S+) GFLOPS", open(sys.argv[2]).read()).group(1))
+    n = sys.argv[3]
+    spec = f"gemm:{n},{n},{n}"
+    vendor = float(re.search(rf"cublas {spec} \S+ ms (\S+) GFLOPS", open(sys.argv[2]).read()).group(1))
     db = sqlite3.connect(sys.argv[1])
     start = db.execute("SELECT min(r.timestamp - r.wall_time) FROM records r JOIN tasks t ON t.id=r.task_id "
-                       "WHERE t.spec LIKE 'gemm:2048,2048,2048%'").fetchone()[0]
+                       "WHERE t.spec LIKE ?", (spec + "%",)).fetchone()[0]
     hit = db.execute("SELECT min(r.timestamp) FROM records r JOIN tasks t ON t.id=r.task_id WHERE r.status=0 AND "
-                     "t.spec LIKE 'gemm:2048,2048,2048%' AND t.flops/r.mean_cost/1e9 >= 0.85*?", (vendor,)).fetchone()[0]
+                     "t.spec LIKE ? AND t.flops/r.mean_cost/1e9 >= 0.85*?", (spec + "%", vendor)).fetchone()[0]
     print(round(hit - start, 1) if hit else "")
 except Exception:
     print("")
 PY
 )
-  budget=$CLBLAST_BUDGET
-  [ -n "$t85" ] && budget=$(python3 -c "print(int($t85 * $CLBLAST_FACTOR + 1))")
-  echo "tunefleet reached 85% of cuBLAS at 2048³ after ${t85:-?} s; CLBlast gets $budget s" | tee -a "$OUT/wall.txt"
-  CLBLAST=$(cd "$(dirname "$CLBLAST")" && pwd)/$(basename "$CLBLAST")  # it runs from OUT_DIR
-  t0=$(now)
-  (cd "$OUT" && timeout "$budget" stdbuf -oL "$CLBLAST" -platform "$PLATFORM" -device 0 -m 2048 -n 2048 -k 2048 \
-     -precision 32 >clblast.log 2>&1)
-  rc=$?
-  case $rc in
-    0) state="finished" ;;
-    124) state="not finished: stopped at the time limit" ;;
-    *) state="failed" ;;
-  esac
-  echo "clblast2048: $(since "$t0") s, exit $rc ($state)" | tee -a "$OUT/wall.txt"
-  # Result rows start with "|  <id> |"; the GFLOPS column is the second last.
-  sed 's/\x1b\[[0-9;]*m//g' "$OUT/clblast.log" | awk -F'|' '$2 ~ /^ *[0-9]+ *$/ {n++; g=$(NF-2)+0; if (g > best) best=g}
-    END {printf "clblast configurations measured: %d, best %.1f GFLOPS\n", n, best}' | tee -a "$OUT/wall.txt"
+    budget=$CLBLAST_BUDGET
+    [ -n "$t85" ] && budget=$(python3 -c "print(int($t85 * $CLBLAST_FACTOR + 1))")
+    echo "tunefleet reached 85% of cuBLAS at ${n}³ after ${t85:-?} s; CLBlast gets $budget s" | tee -a "$OUT/wall.txt"
+    t0=$(now)
+    (cd "$OUT" && timeout "$budget" stdbuf -oL "$CLBLAST" -platform "$PLATFORM" -device 0 -m "$n" -n "$n" -k "$n" \
+       -precision 32 >"clblast$n.log" 2>&1)
+    rc=$?
+    case $rc in
+      0) state="finished" ;;
+      124) state="not finished: stopped at the time limit" ;;
+      *) state="failed" ;;
+    esac
+    echo "clblast$n: $(since "$t0") s, exit $rc ($state)" | tee -a "$OUT/wall.txt"
+    # Result rows start with "|  <id> |"; the GFLOPS column is the second last.
+    sed 's/\x1b\[[0-9;]*m//g' "$OUT/clblast$n.log" | awk -F'|' '$2 ~ /^ *[0-9]+ *$/ {n++; g=$(NF-2)+0; if (g > best) best=g}
+      END {printf "clblast configurations measured: %d, best %.1f GFLOPS\n", n, best}' | tee -a "$OUT/wall.txt"
+  done
 fi
 if has summary; then
   python3 - "$DB" "$OUT/vendor.txt" >"$OUT/summary.txt" <<'PY'

@@ -41,5 +41,10 @@ TEST_F(Conv2d1x1BufferRun, GivenEveryStagingAndSplitChoiceTheKernelShouldMatchTh
   }
 }
 
+TEST_F(Conv2d1x1BufferRun, GivenFp16AndTheExtensionStride2BiasAndReluSampledConfigsShouldMatchTheReference) {
+  if (!Limits().fp16) GTEST_SKIP() << kNoFp16;
+  ExpectSampleMatches(Conv2d1x1BufferTemplate(), "conv2d:2,12,9,10,8,1,1,2,1,bias=1,relu=1:float16", 3, 24);
+}
+
 }  // namespace
 }  // namespace tunefleet

@@ -97,5 +97,10 @@ TEST_F(Conv2dNchwBufferRun, GivenASplitThatDoesNotDivideTheChannelStepsWeShouldR
       << space->Check(*c);
 }
 
+TEST_F(Conv2dNchwBufferRun, GivenFp16AndTheExtensionStride2PaddingBiasAndReluSampledConfigsShouldMatchTheReference) {
+  if (!Limits().fp16) GTEST_SKIP() << kNoFp16;
+  ExpectSampleMatches(Conv2dNchwBufferTemplate(), "conv2d:2,5,9,7,6,3,3,2,1,bias=1,relu=1:float16", 2, 17);
+}
+
 }  // namespace
 }  // namespace tunefleet

@@ -25,5 +25,11 @@ TEST_F(Conv2dNchwcImage2dRun, GivenHalfStorageHalfImagesStride2BiasAndReluSample
   ExpectSampleMatches(Conv2dNchwcImage2dTemplate(), "conv2d:1,5,9,8,6,3,3,2,1,bias=1,relu=1:float16-acc32", 2, 24);
 }
 
+TEST_F(Conv2dNchwcImage2dRun, GivenFp16AndTheExtensionHalfImagesStride2BiasAndReluSampledConfigsShouldMatch) {
+  // read_imageh / write_imageh on CL_HALF_FLOAT images, half arithmetic.
+  if (!Limits().fp16) GTEST_SKIP() << kNoFp16;
+  ExpectSampleMatches(Conv2dNchwcImage2dTemplate(), "conv2d:1,5,9,8,6,3,3,2,1,bias=1,relu=1:float16", 2, 25);
+}
+
 }  // namespace
 }  // namespace tunefleet

@@ -1,6 +1,7 @@
 // The trusted convolution (ReferenceConv) on the real OpenCL device (PoCL here, which has no cl_khr_fp16): the
 // float16-acc32 reference reads and writes half buffers through vload_half / vstore_half and agrees with the
-// float32 reference up to half rounding, and the float16-acc32 tolerance still rejects a wrong convolution.
+// float32 reference up to half rounding, and the float16-acc32 tolerance still rejects a wrong convolution. The
+// same for float16 (half arithmetic) on a device with cl_khr_fp16.
 #include "search-spaces/conv_common.h"
 
 #include <string>
@@ -35,6 +36,29 @@ TEST_F(ConvCommonRun, GivenHalfStorageACandidateThatSkipsAnInputChannelShouldBeA
   ASSERT_NE(src->find(loop), std::string::npos);
   src->replace(src->find(loop), loop.size(), "for (int c = 0; c < CG - 1; ++c)");
   *wrong.mutable_reference() = ReferenceConv(shape_, Precision::kFloat16Acc32);
+  const proto::MeasureResult r = RunOnce(wrong);
+  EXPECT_EQ(r.status(), proto::WRONG_ANSWER) << r.message();
+}
+
+TEST_F(ConvCommonRun, GivenFp16AndTheExtensionTheReferenceShouldMatchTheFloat32ReferenceUpToRounding) {
+  if (!Limits().fp16) GTEST_SKIP() << kNoFp16;
+  proto::KernelProgram half = ReferenceConv(shape_, Precision::kFloat16);
+  ASSERT_EQ(half.buffers(0).type(), proto::FLOAT16);
+  *half.mutable_reference() = ReferenceConv(shape_, Precision::kFloat32);
+  const proto::MeasureResult r = RunOnce(half);
+  ASSERT_EQ(r.status(), proto::OK) << r.message();
+  EXPECT_GT(r.max_abs_error(), 0.0);
+  EXPECT_LT(r.max_abs_error(), 8e-3);
+}
+
+TEST_F(ConvCommonRun, GivenFp16AndTheExtensionACandidateThatSkipsAnInputChannelShouldBeAWrongAnswer) {
+  if (!Limits().fp16) GTEST_SKIP() << kNoFp16;
+  proto::KernelProgram wrong = ReferenceConv(shape_, Precision::kFloat16);
+  std::string* src = wrong.mutable_launches(0)->mutable_source();
+  const std::string loop = "for (int c = 0; c < CG; ++c)";
+  ASSERT_NE(src->find(loop), std::string::npos);
+  src->replace(src->find(loop), loop.size(), "for (int c = 0; c < CG - 1; ++c)");
+  *wrong.mutable_reference() = ReferenceConv(shape_, Precision::kFloat16);
   const proto::MeasureResult r = RunOnce(wrong);
   EXPECT_EQ(r.status(), proto::WRONG_ANSWER) << r.message();
 }

@@ -28,6 +28,10 @@ class DeviceTest : public ::testing::Test {
 
   static DeviceLimits Limits() { return DeviceLimits::From(executor_->device_info()); }
 
+  // float16 (half arithmetic) needs cl_khr_fp16, which PoCL lacks: such tests skip there with this reason.
+  // bench/fp16_cpu.sh runs them on a CPU OpenCL runtime that has the extension.
+  static constexpr const char* kNoFp16 = "device has no cl_khr_fp16 (bench/fp16_cpu.sh runs this on one that has it)";
+
   // Runs the program once (no warm-up beyond one run, one repeat) and returns the result.
   static proto::MeasureResult RunOnce(proto::KernelProgram program) {
     program.mutable_timing()->set_warmup(1);

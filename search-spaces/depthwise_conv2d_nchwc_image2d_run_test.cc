@@ -21,5 +21,11 @@ TEST_F(DepthwiseConv2dNchwcImage2dRun, GivenHalfStorageStride2PaddingBiasAndRelu
                       2, 33);
 }
 
+TEST_F(DepthwiseConv2dNchwcImage2dRun, GivenFp16AndTheExtensionStride2PaddingBiasAndReluSampledConfigsShouldMatch) {
+  if (!Limits().fp16) GTEST_SKIP() << kNoFp16;
+  ExpectSampleMatches(DepthwiseConv2dNchwcImage2dTemplate(), "dwconv2d:1,6,9,7,3,3,2,1,bias=1,relu=1:float16", 2,
+                      34);
+}
+
 }  // namespace
 }  // namespace tunefleet

@@ -22,5 +22,11 @@ TEST_F(ElementwiseWorksizeRun, GivenHalfStorageAnOddCountSubAndSigmoidConfigsSho
   ExpectSampleMatches(ElementwiseWorksizeTemplate(), "elementwise:2,3,5,5,kind=sigmoid:float16-acc32", 1, 65);
 }
 
+TEST_F(ElementwiseWorksizeRun, GivenFp16AndTheExtensionAddRelu6AndSigmoidConfigsShouldMatchTheReference) {
+  if (!Limits().fp16) GTEST_SKIP() << kNoFp16;
+  ExpectSampleMatches(ElementwiseWorksizeTemplate(), "elementwise:1,3,7,9,kind=add:float16", 1, 66);
+  ExpectSampleMatches(ElementwiseWorksizeTemplate(), "elementwise:2,3,5,5,kind=sigmoid:float16", 1, 67);
+}
+
 }  // namespace
 }  // namespace tunefleet

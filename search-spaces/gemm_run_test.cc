@@ -78,9 +78,11 @@ TEST_F(GemmRunTest, GivenHalfStorageTheReferenceShouldMatchTheFloat32ReferenceUp
 }
 
 TEST_F(GemmRunTest, GivenFp16AndTheExtensionSampledConfigsShouldMatchTheReference) {
-  if (!Limits().fp16) GTEST_SKIP() << "device has no cl_khr_fp16";
+  if (!Limits().fp16) GTEST_SKIP() << kNoFp16;
   ExpectSampleMatches(tmpl_, "gemm:48,32,40:float16", 2, 16);
+  ExpectSampleMatches(tmpl_, "gemm:33,17,29,batch=2,transb=1,bias=1,act=relu:float16", 2, 17);
 }
+
 
 }  // namespace
 }  // namespace tunefleet

@@ -25,5 +25,12 @@ TEST_F(PoolWorksizeRun, GivenHalfStorageMaxAndGlobalAveragePoolingConfigsShouldM
   ExpectSampleMatches(PoolWorksizeTemplate(), "pool:2,6,5,7,1,1,1,0,mode=avg,global=1:float16-acc32", 1, 55);
 }
 
+TEST_F(PoolWorksizeRun, GivenFp16AndTheExtensionMaxAverageAndGlobalPoolingConfigsShouldMatchTheReference) {
+  if (!Limits().fp16) GTEST_SKIP() << kNoFp16;
+  ExpectSampleMatches(PoolWorksizeTemplate(), "pool:1,3,9,11,3,3,2,1,mode=max:float16", 1, 56);
+  ExpectSampleMatches(PoolWorksizeTemplate(), "pool:2,5,7,7,3,3,2,1,mode=avg:float16", 1, 57);
+  ExpectSampleMatches(PoolWorksizeTemplate(), "pool:2,6,5,7,1,1,1,0,mode=avg,global=1:float16", 1, 58);
+}
+
 }  // namespace
 }  // namespace tunefleet

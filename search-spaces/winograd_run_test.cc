@@ -48,5 +48,15 @@ TEST_F(Conv2dWinogradRun, GivenSampledConfigsTheOutputShouldMatchTheReference) {
   ExpectSampleMatches(Conv2dWinogradTemplate(), "conv2d:1,8,8,8,8,3,3,1,1", 2, 41);
 }
 
+TEST_F(Conv2dWinogradRun, GivenFp16AndTheExtensionF23AndF43WithTailsTheOutputShouldMatchTheReference) {
+  if (!Limits().fp16) GTEST_SKIP() << kNoFp16;
+  ExpectConfigMatches("conv2d:1,5,7,9,6,3,3,1,1,bias=1,relu=1:float16",
+                      {{"tile_size", 2}, {"k_thread", 2}, {"k_inner", 2}, {"p_thread", 4}, {"p_inner", 2},
+                       {"c_step", 4}, {"auto_unroll_max_step", 512}});
+  ExpectConfigMatches("conv2d:2,4,10,11,8,3,3,1,0:float16",
+                      {{"tile_size", 4}, {"k_thread", 4}, {"k_inner", 1}, {"p_thread", 8}, {"p_inner", 1},
+                       {"c_step", 2}, {"auto_unroll_max_step", 0}});
+}
+
 }  // namespace
 }  // namespace tunefleet
