@@ -14,7 +14,8 @@
 #   env: PHASES ("vendor agents gemm conv clblast summary"), PLATFORM (default: the first GPU platform),
 #        NUM_AGENTS (4), GEMMS, AGENTS_TASK, DB (OUT_DIR/gpu.db), GEMM_BUDGET (90), CONV_BUDGET (45), AGENTS_BUDGET (30),
 #        CLBLAST, CLBLAST_GEMMS (2048), CLBLAST_FACTOR (4), CLBLAST_BUDGET (300), CONVS (ResNet-18's 3×3 and 1×1 layers, batch 1),
-#        CONV_ARGS (more arguments for each conv's tune, e.g. "--template conv2d_1x1.buffer")
+#        CONV_ARGS (more arguments for each conv's tune, e.g. "--template conv2d_1x1.buffer"), GEMM_ARGS (the same
+#        for each GEMM's tune, e.g. "--cutoff 0")
 set -uo pipefail
 BIN=$1; OUT=$2; mkdir -p "$OUT"
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -26,7 +27,7 @@ GEMM_BUDGET=${GEMM_BUDGET:-90}; CONV_BUDGET=${CONV_BUDGET:-45}; AGENTS_BUDGET=${
 AGENTS_TASK=${AGENTS_TASK:-gemm:1024,1024,1024}
 GEMMS=${GEMMS:-"2048 4096"}
 CLBLAST_FACTOR=${CLBLAST_FACTOR:-4}; CLBLAST_BUDGET=${CLBLAST_BUDGET:-300}; CLBLAST_GEMMS=${CLBLAST_GEMMS:-2048}
-CONV_ARGS=${CONV_ARGS:-}
+CONV_ARGS=${CONV_ARGS:-}; GEMM_ARGS=${GEMM_ARGS:-}
 # ResNet-18 (224×224, batch 1): every 3×3 layer (stride 1 and the stride-2 first conv of each stage) and every
 # 1×1 stride-2 downsample.
 CONVS=${CONVS:-"1,64,56,56,64,3,3,1,1 1,64,56,56,128,3,3,2,1 1,128,28,28,128,3,3,1,1 1,128,28,28,256,3,3,2,1
@@ -77,7 +78,8 @@ PY
   done
 fi
 if has gemm; then
-  for n in $GEMMS; do tune "gemm$n" "$GEMM_BUDGET" "$NUM_AGENTS" "$DB" --task "gemm:$n,$n,$n"; done
+  # shellcheck disable=SC2086
+  for n in $GEMMS; do tune "gemm$n" "$GEMM_BUDGET" "$NUM_AGENTS" "$DB" --task "gemm:$n,$n,$n" $GEMM_ARGS; done
 fi
 if has conv; then
   # shellcheck disable=SC2086
