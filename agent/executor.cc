@@ -9,6 +9,7 @@
 #include "agent/compare.h"
 #include "agent/device_info.h"
 #include "agent/fnv_hash.h"
+#include "agent/host_buffer.h"
 #include "agent/program_instance.h"
 
 namespace tunefleet::agent {
@@ -87,45 +88,56 @@ proto::MeasureResult Executor::Execute(const proto::KernelProgram& program,
 
 bool Executor::Run(const proto::KernelProgram& program, const std::function<void(Stage)>& on_stage,
                    proto::MeasureResult* result) {
-  const DeviceContext device{api_.get(), context_(), device_, queue_(), &info_, cache_.get()};
+  const DeviceContext device{api_.get(), context_(), device_, queue_(), &info_, cache_.get(), &contents_};
   std::unique_ptr<ProgramInstance> instance = ProgramInstance::Build(device, program, result);
   if (!instance) return false;
+  // Fill the inputs now, before taking the device: a no-op for every job of a task after its first.
+  for (const auto& spec : program.buffers()) (void)contents_.Get(spec);
 
-  // Everything from here on uses the device: hold it (the guard lives until the result is complete).
-  DeviceLock::Guard guard;
-  if (lock_) {
-    Result<DeviceLock::Guard> taken = lock_->TryAcquire();
-    if (taken.ok() && !taken->held()) {
-      if (on_stage) on_stage(Stage::kWaitingForDevice);
-      taken = lock_->Acquire();
+  const bool checked = program.has_reference() && !program.output_buffer().empty();
+  std::vector<uint8_t> output;               // the correctness run's output, as the device wrote it
+  const std::vector<float>* want = nullptr;  // the reference's output (cached: stable while this job runs)
+  {
+    // Everything in this scope uses the device: hold it. The comparison is host work and comes after.
+    DeviceLock::Guard guard;
+    if (lock_) {
+      Result<DeviceLock::Guard> taken = lock_->TryAcquire();
+      if (taken.ok() && !taken->held()) {
+        if (on_stage) on_stage(Stage::kWaitingForDevice);
+        taken = lock_->Acquire();
+      }
+      if (!taken.ok()) return Fail(result, proto::RUNTIME_ERROR, taken.status().message());
+      guard = std::move(*taken);
     }
-    if (!taken.ok()) return Fail(result, proto::RUNTIME_ERROR, taken.status().message());
-    guard = std::move(*taken);
-  }
-  if (on_stage) on_stage(Stage::kRunning);
-  if (!instance->Allocate(program, result)) return false;
+    if (on_stage) on_stage(Stage::kRunning);
+    if (!instance->Allocate(program, result)) return false;
 
-  // One correctness run, before timing, so kernels that accumulate into their output are judged like the reference.
-  if (!instance->Enqueue(proto::KernelLaunch::SETUP, nullptr, result) ||
-      !instance->Enqueue(proto::KernelLaunch::TIMED, nullptr, result) || !instance->Finish(result) ||
-      !instance->CheckCanaries(result)) {
-    return false;
+    // One correctness run, before timing, so kernels that accumulate into their output are judged like the
+    // reference.
+    if (!instance->Enqueue(proto::KernelLaunch::SETUP, nullptr, result) ||
+        !instance->Enqueue(proto::KernelLaunch::TIMED, nullptr, result) || !instance->Finish(result) ||
+        !instance->CheckCanaries(result)) {
+      return false;
+    }
+    if (checked) {
+      if (!instance->ReadBytes(program.output_buffer(), &output, result)) return false;
+      want = ReferenceOutput(program.reference(), result);
+      if (want == nullptr) return false;
+    }
+    if (!Measure(*instance, program.timing(), result) || !instance->CheckCanaries(result)) return false;
   }
-  if (program.has_reference() && !program.output_buffer().empty()) {
-    std::vector<float> output;
-    if (!instance->ReadBuffer(program.output_buffer(), &output, result)) return false;
-    const std::vector<float>* want = ReferenceOutput(program.reference(), result);
-    if (want == nullptr) return false;
-    double atol = program.atol();
-    double rtol = program.rtol();
-    if (atol == 0 && rtol == 0) DefaultTolerance(instance->BufferType(program.output_buffer()), &atol, &rtol);
-    const CompareResult compared = CompareOutputs(output, *want, program.compare_count(), atol, rtol);
-    result->set_max_abs_error(compared.max_abs_error);
-    if (!compared.ok) return Fail(result, proto::WRONG_ANSWER, compared.message);
-  }
-
-  if (!Measure(*instance, program.timing(), result)) return false;
-  return instance->CheckCanaries(result);
+  if (on_stage) on_stage(Stage::kReleased);
+  if (!checked) return true;
+  // A wrong answer was timed too (rare; it saves holding the device while the host compares every output).
+  const proto::ElemType type = instance->BufferType(program.output_buffer());
+  const std::vector<float> got = ToFloats(type, output.data(), output.size() / ElementBytes(type));
+  double atol = program.atol();
+  double rtol = program.rtol();
+  if (atol == 0 && rtol == 0) DefaultTolerance(type, &atol, &rtol);
+  const CompareResult compared = CompareOutputs(got, *want, program.compare_count(), atol, rtol);
+  result->set_max_abs_error(compared.max_abs_error);
+  if (!compared.ok) return Fail(result, proto::WRONG_ANSWER, compared.message);
+  return true;
 }
 
 const std::vector<float>* Executor::ReferenceOutput(const proto::KernelProgram& reference,
@@ -137,7 +149,7 @@ const std::vector<float>* Executor::ReferenceOutput(const proto::KernelProgram& 
 
   // The reference's failure is not the candidate's: report it as UNKNOWN_ERROR with the reference's own status.
   proto::MeasureResult own;
-  const DeviceContext device{api_.get(), context_(), device_, queue_(), &info_, cache_.get()};
+  const DeviceContext device{api_.get(), context_(), device_, queue_(), &info_, cache_.get(), &contents_};
   std::unique_ptr<ProgramInstance> instance = ProgramInstance::Prepare(device, reference, &own);
   std::vector<float> output;
   const bool ok = instance && instance->Enqueue(proto::KernelLaunch::SETUP, nullptr, &own) &&

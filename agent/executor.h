@@ -1,10 +1,14 @@
 // The executor: runs kernel programs on one OpenCL device and measures them (see DESIGN.md, "the kernel program").
-// Per job: check limits, build through the compile cache, take the device lock (when one is set: other agents on
-// the same device build in parallel but never run beside a timing), fill buffers from their seeds, run the SETUP
-// launches once and the TIMED launches once, compare the output with the (cached) reference output, then warm up
-// and time the TIMED launches with profiling events.
+// Per job: check limits, build through the compile cache, fill the input buffers from their seeds (through the
+// contents cache: once per distinct buffer), take the device lock (when one is set: other agents on the same
+// device build in parallel but never run beside a timing), upload, run the SETUP launches once and the TIMED
+// launches once and read the output back, get the (cached) reference output, warm up and time the TIMED launches
+// with profiling events (with a cutoff: one probe run first), release the device, then compare the output with the
+// reference on the host. A wrong answer is thus timed too; it spares every job holding the device while the host
+// compares.
 //
-// Ownership: owns the ClApi, the context, the profiling queue, the compile cache and the reference-output cache.
+// Ownership: owns the ClApi, the context, the profiling queue, the compile cache, the contents cache and the
+// reference-output cache.
 // Thread safety: none; one thread (the worker) calls Execute at a time.
 #pragma once
 
@@ -18,6 +22,7 @@
 #include "agent/cl_handles.h"
 #include "agent/compile_cache.h"
 #include "agent/device_lock.h"
+#include "agent/host_contents_cache.h"
 #include "common/status.h"
 #include "proto/tunefleet.pb.h"
 
@@ -43,7 +48,8 @@ class Executor {
   // The stages a job reports while it executes.
   enum class Stage {
     kWaitingForDevice,  // built; another agent holds the device lock
-    kRunning,           // built and holding the device (if locked): memory, correctness run, timing
+    kRunning,           // built and holding the device (if locked): upload, correctness run, timing
+    kReleased,          // done with the device (lock released): comparing the output on the host
   };
   // Never fails as a function: every failure is a status in the result. Always fills compile_time and wall_time;
   // on OK also costs (seconds, one per repeat) and mean_cost.
@@ -52,6 +58,7 @@ class Executor {
                                const std::function<void(Stage)>& on_stage = {});
 
   size_t TEST_cached_programs() const { return cache_->size(); }
+  const HostContentsCache& TEST_contents() const { return contents_; }
 
  private:
   struct Reference {
@@ -73,6 +80,7 @@ class Executor {
   Queue queue_;
   std::unique_ptr<CompileCache> cache_;
   std::unordered_map<uint64_t, Reference> references_;
+  HostContentsCache contents_;
   std::optional<DeviceLock> lock_;
 };
 

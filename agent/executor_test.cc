@@ -117,6 +117,20 @@ TEST_F(ExecutorTest, GivenTheSameSourceTwice_WeShouldHitTheCompileCache) {
   EXPECT_EQ(again.costs_size(), 2);
 }
 
+TEST_F(ExecutorTest, GivenTheSameInputsInTwoJobs_WeShouldFillThemOnce) {
+  proto::KernelProgram program = VectorAdd(kAdd);
+  for (auto* p : {&program, program.mutable_reference()}) {  // inputs no other test uses
+    for (auto& buffer : *p->mutable_buffers()) buffer.set_seed(buffer.seed() + 1000);
+  }
+  const uint64_t before = executor_->TEST_contents().fills();
+  ASSERT_EQ(executor_->Execute(program).status(), proto::OK);
+  // a, b and the zeroed c, shared by the candidate and the reference (run once, for this job)
+  EXPECT_EQ(executor_->TEST_contents().fills(), before + 3);
+  proto::MeasureResult again = executor_->Execute(program);
+  ASSERT_EQ(again.status(), proto::OK) << again.message();
+  EXPECT_EQ(executor_->TEST_contents().fills(), before + 3);
+}
+
 TEST_F(ExecutorTest, GivenAWrongKernel_WeShouldReportWrongAnswer) {
   proto::MeasureResult result = executor_->Execute(VectorAdd(kSub));
   EXPECT_EQ(result.status(), proto::WRONG_ANSWER);

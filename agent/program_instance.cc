@@ -204,14 +204,21 @@ bool ProgramInstance::BuildKernels(const proto::KernelProgram& program, proto::M
 bool ProgramInstance::CreateMemory(const proto::KernelProgram& program, proto::MeasureResult* result) {
   const std::vector<uint8_t> canary = CanaryPattern();
   for (const auto& spec : program.buffers()) {
-    std::vector<uint8_t> contents = InitialContents(spec);
-    const size_t payload = contents.size();
-    contents.insert(contents.end(), canary.begin(), canary.end());
-    Result<Mem> mem = CreateBuffer(*device_.api, device_.context, contents.size());
+    const HostContentsCache::Bytes contents =
+        device_.contents ? device_.contents->Get(spec)
+                         : std::make_shared<const std::vector<uint8_t>>(InitialContents(spec));
+    const size_t payload = contents->size();
+    Result<Mem> mem = CreateBuffer(*device_.api, device_.context, payload + canary.size());
     if (!mem.ok()) return FailCl(result, mem.status().WithContext("buffer '" + spec.name() + "'"));
+    // The payload, then the canary tail right after it (two writes: the payload is not copied to append it).
     Status write = ClStatus("clEnqueueWriteBuffer",
-                            device_.api->clEnqueueWriteBuffer(device_.queue, (*mem)(), CL_TRUE, 0, contents.size(),
-                                                              contents.data(), 0, nullptr, nullptr));
+                            device_.api->clEnqueueWriteBuffer(device_.queue, (*mem)(), CL_TRUE, 0, payload,
+                                                              contents->data(), 0, nullptr, nullptr));
+    if (write.ok()) {
+      write = ClStatus("clEnqueueWriteBuffer",
+                       device_.api->clEnqueueWriteBuffer(device_.queue, (*mem)(), CL_TRUE, payload, canary.size(),
+                                                         canary.data(), 0, nullptr, nullptr));
+    }
     if (!write.ok()) return FailCl(result, write);
     buffers_.push_back(Buffer{spec, payload, std::move(mem).value()});
   }
@@ -292,14 +299,20 @@ bool ProgramInstance::Finish(proto::MeasureResult* result) {
 }
 
 bool ProgramInstance::ReadBuffer(const std::string& name, std::vector<float>* values, proto::MeasureResult* result) {
+  std::vector<uint8_t> bytes;
+  if (!ReadBytes(name, &bytes, result)) return false;
+  *values = ToFloats(BufferType(name), bytes.data(), FindBuffer(name)->spec.count());
+  return true;
+}
+
+bool ProgramInstance::ReadBytes(const std::string& name, std::vector<uint8_t>* bytes, proto::MeasureResult* result) {
   const Buffer* buffer = FindBuffer(name);
   if (buffer == nullptr) return Fail(result, proto::HOST_GENERATION_FAILED, "unknown buffer '" + name + "'");
-  std::vector<uint8_t> bytes(buffer->bytes);
+  bytes->resize(buffer->bytes);
   Status read = ClStatus("clEnqueueReadBuffer",
-                         device_.api->clEnqueueReadBuffer(device_.queue, buffer->mem(), CL_TRUE, 0, bytes.size(),
-                                                          bytes.data(), 0, nullptr, nullptr));
+                         device_.api->clEnqueueReadBuffer(device_.queue, buffer->mem(), CL_TRUE, 0, bytes->size(),
+                                                          bytes->data(), 0, nullptr, nullptr));
   if (!read.ok()) return FailCl(result, read);
-  *values = ToFloats(buffer->spec.type(), bytes.data(), buffer->spec.count());
   return true;
 }
 

@@ -5,7 +5,7 @@
 // executor can pass them on unchanged: malformed program → HOST_GENERATION_FAILED, limits → INVALID_CONFIG,
 // build → DEVICE_COMPILE_FAILED, any other OpenCL call → RUNTIME_ERROR, clobbered canary → WRONG_ANSWER.
 //
-// Ownership: borrows the ClApi, queue and compile cache, which must outlive it; owns its memory objects and kernels.
+// Ownership: borrows the ClApi, queue, compile cache and contents cache, which must outlive it; owns its memory objects and kernels.
 // Thread safety: none.
 #pragma once
 
@@ -17,6 +17,7 @@
 
 #include "agent/cl_handles.h"
 #include "agent/compile_cache.h"
+#include "agent/host_contents_cache.h"
 #include "proto/tunefleet.pb.h"
 
 namespace tunefleet::agent {
@@ -29,6 +30,7 @@ struct DeviceContext {
   cl_command_queue queue = nullptr;
   const proto::DeviceInfo* info = nullptr;
   CompileCache* cache = nullptr;
+  HostContentsCache* contents = nullptr;  // initial buffer bytes; null: filled for each instance
 };
 
 class ProgramInstance {
@@ -50,6 +52,8 @@ class ProgramInstance {
   bool Finish(proto::MeasureResult* result);
   // The named buffer's elements widened to float.
   bool ReadBuffer(const std::string& name, std::vector<float>* values, proto::MeasureResult* result);
+  // The named buffer's bytes as the device holds them (no canary).
+  bool ReadBytes(const std::string& name, std::vector<uint8_t>* bytes, proto::MeasureResult* result);
   // Every buffer's canary tail is intact; else WRONG_ANSWER "out-of-bounds write into buffer X".
   bool CheckCanaries(proto::MeasureResult* result);
   // The element type of a buffer (FLOAT32 when unknown).

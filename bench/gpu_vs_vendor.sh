@@ -13,7 +13,7 @@
 #   usage: bench/gpu_vs_vendor.sh BIN_DIR OUT_DIR
 #   env: PHASES ("vendor agents gemm conv clblast summary"), PLATFORM (default: the first GPU platform),
 #        NUM_AGENTS (4), GEMMS, AGENTS_TASK, DB (OUT_DIR/gpu.db), GEMM_BUDGET (90), CONV_BUDGET (45), AGENTS_BUDGET (30),
-#        CLBLAST, CLBLAST_GEMMS (2048), CLBLAST_FACTOR (4), CLBLAST_BUDGET (300), CONVS (ResNet-18's 3×3 and 1×1 layers, batch 1),
+#        CLBLAST, CLBLAST_GEMMS (2048), CLBLAST_FACTOR (4), CLBLAST_BUDGET (300), CLBLAST_MAX (a cap, none), CONVS (ResNet-18's 3×3 and 1×1 layers, batch 1),
 #        CONV_ARGS (more arguments for each conv's tune, e.g. "--template conv2d_1x1.buffer"), GEMM_ARGS (the same
 #        for each GEMM's tune, e.g. "--cutoff 0")
 set -uo pipefail
@@ -107,6 +107,7 @@ PY
 )
     budget=$CLBLAST_BUDGET
     [ -n "$t85" ] && budget=$(python3 -c "print(int($t85 * $CLBLAST_FACTOR + 1))")
+    [ -n "${CLBLAST_MAX:-}" ] && [ "$budget" -gt "$CLBLAST_MAX" ] && budget=$CLBLAST_MAX
     echo "tunefleet reached 85% of cuBLAS at ${n}³ after ${t85:-?} s; CLBlast gets $budget s" | tee -a "$OUT/wall.txt"
     t0=$(now)
     (cd "$OUT" && timeout "$budget" stdbuf -oL "$CLBLAST" -platform "$PLATFORM" -device 0 -m "$n" -n "$n" -k "$n" \
