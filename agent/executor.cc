@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
-#include <string>
 
 #include "agent/compare.h"
 #include "agent/device_info.h"
@@ -18,12 +16,6 @@ namespace {
 constexpr size_t kMaxCachedReferences = 64;
 constexpr uint32_t kMaxNumber = 1u << 20;   // cap on `number` when growing it for min_repeat_ms
 constexpr int kMaxCalibrationRounds = 12;
-
-std::string FormatMs(double seconds) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3f ms", seconds * 1e3);
-  return buf;
-}
 
 // Tolerances used when the program gives neither atol nor rtol.
 void DefaultTolerance(proto::ElemType type, double* atol, double* rtol) {
@@ -186,19 +178,6 @@ bool Executor::Measure(ProgramInstance& instance, const proto::TimingSpec& timin
     }
     return true;
   };
-
-  if (timing.cutoff_s() > 0) {
-    uint64_t probe_ns = 0;
-    if (!run_repeat(1, &probe_ns)) return false;
-    const double probe = static_cast<double>(probe_ns) * 1e-9;
-    if (probe > timing.cutoff_s()) {
-      result->add_costs(probe);
-      result->set_mean_cost(probe);
-      result->set_message("measured once: one run took " + FormatMs(probe) + ", over the cutoff of " +
-                          FormatMs(timing.cutoff_s()));
-      return true;
-    }
-  }
 
   double sum = 0;
   for (uint32_t rep = 0; rep < repeat; ++rep) {

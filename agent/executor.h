@@ -3,7 +3,7 @@
 // contents cache: once per distinct buffer), take the device lock (when one is set: other agents on the same
 // device build in parallel but never run beside a timing), upload, run the SETUP launches once and the TIMED
 // launches once and read the output back, get the (cached) reference output, warm up and time the TIMED launches
-// with profiling events (with a cutoff: one probe run first), release the device, then compare the output with the
+// with profiling events, release the device, then compare the output with the
 // reference on the host. A wrong answer is thus timed too; it spares every job holding the device while the host
 // compares.
 //

@@ -220,29 +220,6 @@ TEST_F(ExecutorTest, GivenAMinRepeatTime_WeShouldGrowNumberUntilARepeatLastsThat
   EXPECT_GT(result.costs(0), 0);
 }
 
-TEST_F(ExecutorTest, GivenACutoffBelowTheFirstRun_WeShouldReportThatOneRunAndSaySo) {
-  proto::KernelProgram program = VectorAdd(kAdd);
-  program.mutable_timing()->set_number(4);
-  program.mutable_timing()->set_repeat(3);
-  program.mutable_timing()->set_cutoff_s(1e-12);  // every run takes longer
-  proto::MeasureResult result = executor_->Execute(program);
-  ASSERT_EQ(result.status(), proto::OK) << result.message();
-  ASSERT_EQ(result.costs_size(), 1);
-  EXPECT_GT(result.costs(0), 1e-12);
-  EXPECT_EQ(result.mean_cost(), result.costs(0));
-  EXPECT_NE(result.message().find("over the cutoff"), std::string::npos) << result.message();
-}
-
-TEST_F(ExecutorTest, GivenACutoffAboveTheFirstRun_WeShouldMeasureEveryRepeat) {
-  proto::KernelProgram program = VectorAdd(kAdd);
-  program.mutable_timing()->set_repeat(3);
-  program.mutable_timing()->set_cutoff_s(100);
-  proto::MeasureResult result = executor_->Execute(program);
-  ASSERT_EQ(result.status(), proto::OK) << result.message();
-  EXPECT_EQ(result.costs_size(), 3);
-  EXPECT_EQ(result.message(), "");
-}
-
 TEST_F(ExecutorTest, GivenAnUnknownBuffer_WeShouldReportAMalformedProgram) {
   proto::KernelProgram program = VectorAdd(kAdd);
   program.mutable_launches(0)->mutable_args(0)->set_buffer("nope");

@@ -15,7 +15,7 @@
 #        NUM_AGENTS (4), GEMMS, AGENTS_TASK, DB (OUT_DIR/gpu.db), GEMM_BUDGET (90), CONV_BUDGET (45), AGENTS_BUDGET (30),
 #        CLBLAST, CLBLAST_GEMMS (2048), CLBLAST_FACTOR (4), CLBLAST_BUDGET (300), CLBLAST_MAX (a cap, none), CONVS (ResNet-18's 3×3 and 1×1 layers, batch 1),
 #        CONV_ARGS (more arguments for each conv's tune, e.g. "--template conv2d_1x1.buffer"), GEMM_ARGS (the same
-#        for each GEMM's tune, e.g. "--cutoff 0")
+#        for each GEMM's tune, e.g. "--tuner random")
 set -uo pipefail
 BIN=$1; OUT=$2; mkdir -p "$OUT"
 HERE=$(cd "$(dirname "$0")" && pwd)

@@ -23,15 +23,6 @@ TEST(BadInputE2E, GivenAMalformedTaskSpecWeShouldGetOneLineAndExit2) {
   EXPECT_EQ(Lines(r.output), 1) << r.output;
 }
 
-TEST(BadInputE2E, GivenANegativeCutoffWeShouldGetOneLineAndANonZeroExit) {
-  LocalFleet fleet;
-  RunResult r = fleet.Cli({"tune", "--rpc-key", "k", "--task", "gemm:64,64,64", "--db", fleet.db(), "--cutoff", "-1"},
-                          std::chrono::seconds(30));
-  EXPECT_NE(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("--cutoff"), std::string::npos) << r.output;
-  EXPECT_EQ(Lines(r.output), 1) << r.output;
-}
-
 TEST(BadInputE2E, GivenNoTrackerListeningTheTunerShouldFailWithinBoundedTime) {
   LocalFleet fleet;  // no tracker started on its port
   auto start = std::chrono::steady_clock::now();

@@ -67,29 +67,5 @@ TEST_F(TuneGemmE2E, GivenTrialsAllAGridRunShouldMeasureEveryValidConfigExactlyOn
   EXPECT_EQ(fleet_.Count("SELECT count(*) FROM records"), 8);
 }
 
-TEST_F(TuneGemmE2E, GivenACutoffCandidatesSlowerThanTheBestShouldBeMeasuredOnceAndOthersFully) {
-  // --cutoff 1: once a best exists (after the first batch of 4), a candidate whose first run is slower than it is
-  // measured once; a faster one gets all 3 repeats. --cutoff 0 measures every candidate fully.
-  auto tune = [&](const std::string& db, const std::string& cutoff) {
-    RunResult r = fleet_.Cli({"tune", "--rpc-key", "pocl", "--task", "gemm:64,64,64", "--trials", "16", "--tuner",
-                              "random", "--seed", "3", "--db", db, "--number", "2", "--repeat", "3", "--batch", "4",
-                              "--cutoff", cutoff});
-    ASSERT_EQ(r.exit_code, 0) << r.output;
-  };
-  const std::string once = "SELECT count(*) FROM records WHERE status = 0 AND json_array_length(costs) = 1";
-  const std::string full = "SELECT count(*) FROM records WHERE status = 0 AND json_array_length(costs) = 3";
-  tune(fleet_.db(), "1");
-  EXPECT_GE(fleet_.Count(once), 1);
-  EXPECT_EQ(fleet_.Count(once + " AND message LIKE 'measured once:%over the cutoff%'"), fleet_.Count(once));
-  EXPECT_GE(fleet_.Count(full), 4);  // the first batch, measured before any best existed
-  // A record measured once was slower than the best recorded before it (here: than the best of all).
-  EXPECT_EQ(fleet_.Count(once + " AND mean_cost <= (SELECT min(mean_cost) FROM records WHERE status = 0)"), 0);
-
-  const std::string db0 = fleet_.db() + ".nocutoff";
-  tune(db0, "0");
-  EXPECT_EQ(fleet_.Sql(once, db0)[0][0], "0");
-  EXPECT_EQ(fleet_.Sql("SELECT count(*) FROM records WHERE status = 0", db0)[0][0], fleet_.Sql(full, db0)[0][0]);
-}
-
 }  // namespace
 }  // namespace tunefleet::testing

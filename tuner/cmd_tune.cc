@@ -29,7 +29,6 @@ struct TuneArgs {
   std::string tuner = "xgb";
   uint32_t number = 4, repeat = 3, min_repeat_ms = 0;
   double timeout = 20;
-  double cutoff = 5;
   uint64_t early_stopping = 0;
   double wait = 60, device_wait = 300;
   uint32_t devices = 1;
@@ -105,14 +104,12 @@ int RunTuneCommand(const TuneArgs& a) {
   o.tuner.measure.repeat = a.repeat;
   o.tuner.measure.min_repeat_ms = a.min_repeat_ms;
   o.tuner.measure.timeout_ms = static_cast<uint32_t>(a.timeout * 1000);
-  o.tuner.measure.cutoff_factor = a.cutoff;
   o.tuner.fresh = a.fresh;
   o.tuner.transfer = !a.no_transfer;
   o.args_json = nlohmann::json{{"model", a.model}, {"tasks", a.task_specs}, {"tracker", a.tracker},
                                 {"key", a.key}, {"template", a.template_name}, {"trials", a.trials},
                                 {"tuner", a.tuner}, {"number", a.number}, {"repeat", a.repeat},
-                                {"min_repeat_ms", a.min_repeat_ms}, {"timeout", a.timeout}, {"cutoff", a.cutoff},
-                                {"seed", a.seed},
+                                {"min_repeat_ms", a.min_repeat_ms}, {"timeout", a.timeout}, {"seed", a.seed},
                                 {"fresh", a.fresh}, {"precision", a.precision}}
                      .dump();
   // SIGINT/SIGTERM stop the run promptly: the batch in flight is abandoned, what it already returned is kept,
@@ -165,15 +162,6 @@ void RegisterTune(CLI::App& app, int* exit_code) {
   sub->add_option("--repeat", a->repeat, "Costs measured per config (default 3)");
   sub->add_option("--min-repeat-ms", a->min_repeat_ms, "Grow --number until one repeat lasts this long");
   sub->add_option("--timeout", a->timeout, "Seconds a job may take on the agent (build + run; default 20)");
-  sub->add_option("--cutoff", a->cutoff,
-                  "Measure a candidate once when its first run is this many times slower than its template's best "
-                  "so far (default 5; 0: always number x repeat runs)")
-      ->check(CLI::Validator(
-          [](std::string& v) {
-            double x = -1;
-            return CLI::detail::lexical_cast(v, x) && x >= 0 ? std::string() : "expected 0 or more, got " + v;
-          },
-          "FACTOR"));
   sub->add_option("--early-stopping", a->early_stopping, "Stop a task after N trials without a new best");
   sub->add_option("--wait", a->wait, "Seconds to wait for a free device of the key (default 60)");
   sub->add_option("--device-wait", a->device_wait, "Seconds to wait for a lost device to come back (default 300)");

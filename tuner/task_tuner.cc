@@ -105,7 +105,6 @@ proto::TimingSpec TaskTuner::Timing() const {
   t.set_repeat(opts_.measure.repeat);
   t.set_min_repeat_ms(opts_.measure.min_repeat_ms);
   t.set_timeout_ms(opts_.measure.timeout_ms);
-  if (opts_.measure.cutoff_factor > 0 && has_best()) t.set_cutoff_s(opts_.measure.cutoff_factor * best_cost_);
   return t;
 }
 

@@ -25,9 +25,6 @@ struct MeasureSettings {
   uint32_t repeat = 3;
   uint32_t min_repeat_ms = 0;
   uint32_t timeout_ms = 20000;  // whole job on the agent
-  // A candidate whose first run is this many times slower than the best of its (task, template) so far is
-  // measured once (TimingSpec.cutoff_s); 0: every candidate gets number × repeat runs.
-  double cutoff_factor = 5;
 };
 
 struct TaskTunerOptions {
