@@ -27,8 +27,8 @@ icd=$(find "$CACHE/unpacked" -name libintelocl.so | head -n1)
 [ -n "$icd" ] || { echo "fp16_cpu: libintelocl.so not found under $CACHE/unpacked" >&2; exit 1; }
 export LD_LIBRARY_PATH=${libdirs}${LD_LIBRARY_PATH:-}
 export OCL_ICD_FILENAMES=$icd  # the loader lists this runtime alone (no vendors directory): platform 0, device 0
-OCL_ICD_VENDORS=$(mktemp -d)
-export OCL_ICD_VENDORS
+export OCL_ICD_VENDORS=$OUT/no-vendors
+mkdir -p "$OCL_ICD_VENDORS"
 "$BIN/tunefleet-agent" --list-devices | tee "$OUT/devices.txt"
 grep -q cl_khr_fp16 <(clinfo 2>/dev/null) || echo "fp16_cpu: warning: clinfo does not list cl_khr_fp16" >&2
 
