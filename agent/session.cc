@@ -4,6 +4,11 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <set>
 #include <thread>
 
 #include "proto/tunefleet.grpc.pb.h"
@@ -101,8 +106,55 @@ Status Session::Connect(bool* registered) {
     }
   });
 
-  proto::TrackerMessage message;
-  while (ok && stream->Read(&message)) {
+  // A reader thread takes the tracker's messages off the stream while a job runs on this thread, so a CancelJob
+  // for the running job is acted on at once; everything else is queued for this thread in order.
+  std::mutex inbox_mu;
+  std::condition_variable inbox_cv;
+  std::deque<proto::TrackerMessage> inbox;
+  bool inbox_done = false;
+  std::mutex job_mu;                 // orders aborts with the start and end of each job
+  std::optional<uint64_t> running;  // guarded by job_mu
+  std::set<uint64_t> cancelled;      // queued jobs cancelled before they started; guarded by job_mu
+  std::thread reader([&] {
+    proto::TrackerMessage m;
+    while (stream->Read(&m)) {
+      if (m.has_cancel()) {
+        const uint64_t id = m.cancel().job_id();
+        std::lock_guard<std::mutex> lock(job_mu);
+        if (running == id) {
+          spdlog::info("job {}: cancelled by the tracker (its tuner went away)", id);
+          runner_->AbortJob();
+        } else {
+          // Not started yet (still queued here): it is answered without running.
+          std::lock_guard<std::mutex> inbox_lock(inbox_mu);
+          for (const auto& queued : inbox) {
+            if (queued.has_job() && queued.job().job_id() == id) cancelled.insert(id);
+          }
+        }
+        continue;
+      }
+      {
+        std::lock_guard<std::mutex> lock(inbox_mu);
+        inbox.push_back(std::move(m));
+      }
+      inbox_cv.notify_one();
+    }
+    {
+      std::lock_guard<std::mutex> lock(inbox_mu);
+      inbox_done = true;
+    }
+    inbox_cv.notify_one();
+  });
+
+  while (ok) {
+    proto::TrackerMessage message;
+    {
+      std::unique_lock<std::mutex> lock(inbox_mu);
+      inbox_cv.wait(lock, [&] { return inbox_done || !inbox.empty(); });
+      if (inbox.empty()) break;  // the stream ended
+      message = std::move(inbox.front());
+      inbox.pop_front();
+    }
     if (message.has_registered()) {
       if (!is_registered) {
         is_registered = true;
@@ -116,7 +168,23 @@ Status Session::Connect(bool* registered) {
       proto::AgentMessage reply;
       proto::JobResult* result = reply.mutable_result();
       result->set_job_id(job.job_id());
-      *result->mutable_result() = runner_->Run(job.program());
+      bool skip = false;
+      {
+        std::lock_guard<std::mutex> lock(job_mu);
+        skip = cancelled.erase(job.job_id()) > 0;
+        if (!skip) running = job.job_id();
+      }
+      if (skip) {
+        result->mutable_result()->set_status(proto::RUN_TIMEOUT);
+        result->mutable_result()->set_message("cancelled before it started: the tuner abandoned the job");
+      } else {
+        *result->mutable_result() = runner_->Run(job.program());
+      }
+      {
+        std::lock_guard<std::mutex> lock(job_mu);
+        running.reset();
+        runner_->ForgetAbort();
+      }
       ++jobs_done_;
       spdlog::info("job {}: {} mean {:.3g} s{}{}", job.job_id(), proto::MeasureStatus_Name(result->result().status()),
                    result->result().mean_cost(), result->result().message().empty() ? "" : ": ",
@@ -132,12 +200,12 @@ Status Session::Connect(bool* registered) {
   }
   hb_cv.notify_all();
   if (heartbeats.joinable()) heartbeats.join();
+  if (!ok) context.TryCancel();  // unblocks the reader's Read
+  reader.join();
   if (ok) {
     // We stopped reading because the server ended the stream; let it close our side too.
     std::lock_guard<std::mutex> write_lock(write_mu);
     stream->WritesDone();
-  } else {
-    context.TryCancel();
   }
   grpc::Status status = stream->Finish();
   {

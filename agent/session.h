@@ -3,8 +3,12 @@
 // When the tracker is unreachable or the stream breaks, it reconnects with exponential backoff (0.5 s doubling to
 // a 10 s cap, reset after a successful registration). A failed job is just a result; it never ends the session.
 //
-// Thread safety: Run() on one thread (it also runs the jobs, so the JobRunner sees a single thread);
-// Stop() from any thread. Heartbeats are written from a helper thread, serialised with results by a mutex.
+// A CancelJob for the running job (its tuner went away) aborts it at once: a reader thread takes messages off the
+// stream while the job runs, and the aborted job's result is still sent (the tracker ignores it).
+//
+// Thread safety: Run() on one thread (it also runs the jobs, so JobRunner::Run sees a single thread; AbortJob comes
+// from the reader thread); Stop() from any thread. Heartbeats are written from a helper thread, serialised with
+// results by a mutex.
 #pragma once
 
 #include <atomic>

@@ -27,6 +27,8 @@ class RecordingRunner final : public JobRunner {
     result.add_costs(program.buffers_size());
     return result;
   }
+  void AbortJob() override {}  // its jobs end at once: nothing to abort
+  void ForgetAbort() override {}
   std::vector<std::string> seen() {
     std::lock_guard<std::mutex> lock(mu_);
     return seen_;
@@ -37,12 +39,54 @@ class RecordingRunner final : public JobRunner {
   std::vector<std::string> seen_;
 };
 
+// Stands for a job that would run for minutes (a real kernel that long cannot be had here): Run() blocks until
+// AbortJob() and reports how it ended.
+class BlockingRunner final : public JobRunner {
+ public:
+  proto::MeasureResult Run(const proto::KernelProgram&) override {
+    std::unique_lock<std::mutex> lock(mu_);
+    ++started_;
+    cv_.notify_all();
+    const bool aborted = cv_.wait_for(lock, 30s, [&] { return aborted_; });
+    proto::MeasureResult result;
+    result.set_status(aborted ? proto::RUN_TIMEOUT : proto::OK);
+    result.set_message(aborted ? "aborted" : "ran to the end");
+    return result;
+  }
+  void AbortJob() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    aborted_ = true;
+    ++aborts_;
+    cv_.notify_all();
+  }
+  void ForgetAbort() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    aborted_ = false;
+  }
+  void WaitStarted(int n) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return started_ >= n; });
+  }
+  int aborts() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return aborts_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int started_ = 0;
+  int aborts_ = 0;
+  bool aborted_ = false;
+};
+
 // What the scripted tracker does with each session.
-enum class Script { kServeJobs, kCloseAfterRegister, kReject, kSilent };
+// kCancelRunningJob: job 7, a cancel for job 99 (not the agent's) and, once job 7 runs, a cancel for it; then job 8.
+enum class Script { kServeJobs, kCloseAfterRegister, kReject, kSilent, kCancelRunningJob };
 
 class ScriptedTracker final : public proto::Tracker::Service {
  public:
-  explicit ScriptedTracker(Script script) : script_(script) {}
+  explicit ScriptedTracker(Script script, BlockingRunner* blocking = nullptr) : script_(script), blocking_(blocking) {}
 
   grpc::Status AgentSession(grpc::ServerContext*,
                             grpc::ServerReaderWriter<proto::TrackerMessage, proto::AgentMessage>* stream) override {
@@ -60,6 +104,28 @@ class ScriptedTracker final : public proto::Tracker::Service {
     registered.mutable_registered()->set_agent_id("a1");
     stream->Write(registered);
     if (script_ == Script::kCloseAfterRegister) return grpc::Status::OK;
+
+    if (script_ == Script::kCancelRunningJob) {
+      proto::TrackerMessage job;
+      job.mutable_job()->set_job_id(7);
+      stream->Write(job);
+      proto::TrackerMessage other;
+      other.mutable_cancel()->set_job_id(99);
+      stream->Write(other);
+      blocking_->WaitStarted(1);
+      proto::TrackerMessage cancel;
+      cancel.mutable_cancel()->set_job_id(7);
+      stream->Write(cancel);
+      job.mutable_job()->set_job_id(8);
+      stream->Write(job);
+      while (stream->Read(&message)) {
+        Update([&] {
+          if (message.has_result()) results_.push_back(message.result().job_id());
+          if (message.has_result()) messages_.push_back(message.result().result().message());
+        });
+      }
+      return grpc::Status::OK;
+    }
 
     for (uint64_t id : {7, 8}) {
       proto::TrackerMessage job;
@@ -86,6 +152,7 @@ class ScriptedTracker final : public proto::Tracker::Service {
   int hellos_ = 0;                      // guarded by mu_
   int registrations_ = 0;               // guarded by mu_
   std::vector<uint64_t> results_;       // guarded by mu_
+  std::vector<std::string> messages_;   // guarded by mu_ (kCancelRunningJob)
   int64_t last_heartbeat_jobs_ = -1;    // guarded by mu_
 
  private:
@@ -96,14 +163,15 @@ class ScriptedTracker final : public proto::Tracker::Service {
     cv_.notify_all();
   }
   const Script script_;
+  BlockingRunner* const blocking_;
   std::mutex mu_;
   std::condition_variable cv_;
 };
 
 class SessionTest : public ::testing::Test {
  protected:
-  void StartTracker(Script script) {
-    tracker_ = std::make_unique<ScriptedTracker>(script);
+  void StartTracker(Script script, BlockingRunner* blocking = nullptr) {
+    tracker_ = std::make_unique<ScriptedTracker>(script, blocking);
     grpc::ServerBuilder builder;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
     builder.RegisterService(tracker_.get());
@@ -182,6 +250,22 @@ TEST_F(SessionTest, GivenNoTracker_WeShouldKeepRetryingUntilStopped) {
   });
   EXPECT_TRUE(session.Run().ok());
   stopper.join();
+}
+
+TEST_F(SessionTest, GivenACancelForTheRunningJob_WeShouldAbortItReportItAndRunTheNextJobInFull) {
+  BlockingRunner blocking;
+  StartTracker(Script::kCancelRunningJob, &blocking);
+  Session session(Options(), proto::DeviceInfo(), &blocking);
+  std::thread run([&] { (void)session.Run(); });
+  // Job 7 is aborted by its cancel (the one for job 99 touches nothing); job 8 then blocks until Stop().
+  blocking.WaitStarted(2);
+  tracker_->WaitUntil([&] { return tracker_->results_.size() == 1; });
+  EXPECT_EQ(tracker_->results_[0], 7u);
+  EXPECT_EQ(tracker_->messages_[0], "aborted");
+  EXPECT_EQ(blocking.aborts(), 1);
+  blocking.AbortJob();  // lets job 8 end so that the session can stop
+  session.Stop();
+  run.join();
 }
 
 }  // namespace

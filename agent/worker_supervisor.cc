@@ -1,6 +1,7 @@
 #include "agent/worker_supervisor.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
@@ -216,6 +217,10 @@ proto::MeasureResult WorkerSupervisor::Run(const proto::KernelProgram& program) 
     Reap(true);
     return finish(Failed(proto::RUN_TIMEOUT, "cancelled: the agent is shutting down"));
   }
+  if (!reply.ok() && aborted_) {
+    Reap(true);
+    return finish(Failed(proto::RUN_TIMEOUT, "cancelled: the tuner abandoned the job"));
+  }
   // The worker died (or spoke nonsense): find out how, and replace it on the next job.
   const bool died = !sent.ok() || (!reply.ok() && reply.status().code() == Status::Code::kUnavailable);
   const int status = Reap(!died);
@@ -234,6 +239,21 @@ void WorkerSupervisor::Cancel() {
   cancelled_ = true;
   const char byte = 1;
   (void)!write(cancel_pipe_[1], &byte, 1);
+}
+
+void WorkerSupervisor::AbortJob() {
+  aborted_ = true;
+  const char byte = 1;
+  (void)!write(cancel_pipe_[1], &byte, 1);
+}
+
+void WorkerSupervisor::ForgetAbort() {
+  if (!aborted_.exchange(false) || cancelled_) return;  // shutdown keeps its byte
+  // Drain AbortJob()'s byte (a pipe holds it until read; poll first, so an empty pipe never blocks).
+  pollfd p{cancel_pipe_[0], POLLIN, 0};
+  char byte;
+  while (poll(&p, 1, 0) == 1 && (p.revents & POLLIN) && read(cancel_pipe_[0], &byte, 1) == 1) {
+  }
 }
 
 }  // namespace tunefleet::agent

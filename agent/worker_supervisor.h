@@ -26,6 +26,11 @@ class JobRunner {
  public:
   virtual ~JobRunner() = default;
   virtual proto::MeasureResult Run(const proto::KernelProgram& program) = 0;
+  // From another thread while Run() is in flight: end that job now (Run returns a failed result). The caller makes
+  // sure the job is still running when it asks, and calls ForgetAbort() once that Run() has returned, so that an
+  // abort that came too late cannot end the next job.
+  virtual void AbortJob() = 0;
+  virtual void ForgetAbort() = 0;
 };
 
 class WorkerSupervisor final : public JobRunner {
@@ -54,6 +59,11 @@ class WorkerSupervisor final : public JobRunner {
   // fail fast. For shutdown: safe from any thread and from a signal-handling thread.
   void Cancel();
 
+  // The job in flight only: its worker is killed and replaced, Run returns RUN_TIMEOUT "cancelled: the tuner
+  // abandoned the job". Thread-safe.
+  void AbortJob() override;
+  void ForgetAbort() override;
+
   pid_t TEST_worker_pid() const { return pid_; }
 
  private:
@@ -66,8 +76,9 @@ class WorkerSupervisor final : public JobRunner {
   proto::DeviceInfo device_;
   pid_t pid_ = -1;
   int socket_ = -1;
-  int cancel_pipe_[2] = {-1, -1};  // Cancel() writes one byte; the watchdog polls the read end
+  int cancel_pipe_[2] = {-1, -1};  // Cancel() and AbortJob() write one byte; the watchdog polls the read end
   std::atomic<bool> cancelled_{false};
+  std::atomic<bool> aborted_{false};  // AbortJob() since the last ForgetAbort()
 };
 
 // "SIGSEGV" for SIGSEGV; "signal N" for others it does not name.

@@ -130,6 +130,29 @@ TEST_F(WorkerSupervisorTest, GivenCancelDuringAHangingJob_WeShouldAbortItAndRefu
   EXPECT_EQ(supervisor->Run(TestVectorAdd()).status(), proto::UNKNOWN_ERROR);
 }
 
+TEST_F(WorkerSupervisorTest, GivenAbortJobDuringAHangingJob_WeShouldEndThatJobAndRunTheNextOnes) {
+  std::unique_ptr<WorkerSupervisor> supervisor = StartWorker("hang");
+  ASSERT_NE(supervisor, nullptr);
+  const pid_t first = supervisor->TEST_worker_pid();
+  const auto start = std::chrono::steady_clock::now();
+  std::thread aborter([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the job's timeout (default 60 s) is far off
+    supervisor->AbortJob();
+  });
+  proto::MeasureResult result = supervisor->Run(TestVectorAdd(64, kFaultComment));
+  aborter.join();
+  supervisor->ForgetAbort();
+  EXPECT_EQ(result.status(), proto::RUN_TIMEOUT);
+  EXPECT_NE(result.message().find("the tuner abandoned the job"), std::string::npos) << result.message();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+  EXPECT_NE(supervisor->TEST_worker_pid(), first);  // killed and replaced
+  // Unlike Cancel(), later jobs run; an abort that came after its job ended does not touch the next one.
+  EXPECT_EQ(supervisor->Run(TestVectorAdd()).status(), proto::OK);
+  supervisor->AbortJob();
+  supervisor->ForgetAbort();
+  EXPECT_EQ(supervisor->Run(TestVectorAdd()).status(), proto::OK);
+}
+
 TEST_F(WorkerSupervisorTest, GivenAnOpenClLibraryThatDoesNotExist_WeShouldFailToStartNamingIt) {
   WorkerSupervisor::Options options;
   options.argv = {TUNEFLEET_AGENT_BINARY, "--worker", "--opencl-lib", "/nonexistent/libOpenCL.so"};

@@ -99,6 +99,31 @@ TEST_F(WorkerFaultE2E, GivenAKernelThatNeverEndsWeShouldGetRunTimeoutAndTheAgent
   EXPECT_TRUE(fleet_.WaitForAgents("pocl", 1, std::chrono::seconds(5)));
 }
 
+TEST_F(WorkerFaultE2E, GivenAMeasureStoppedByCtrlCItsRunningJobShouldEndOnTheAgentAtOnce) {
+  // A kernel that never ends, with a timeout of 120 s: before the tracker told agents to stop abandoned jobs, the
+  // agent stayed busy with it for those 120 s and the next tuner's job waited behind it.
+  StartWith("hang");
+  nlohmann::json hang = Marked();
+  hang["timing"]["timeoutMs"] = 120000;
+  const std::string path = fleet_.dir() + "/hang.json";
+  std::ofstream(path) << hang.dump();
+  auto measure = fleet_.CliAsync({"measure", "--rpc-key", "pocl", "--program", path});
+  // Wait until the agent runs it (its worker has built the kernel: the build is quick, the hang is in the run).
+  const auto start = std::chrono::steady_clock::now();
+  while (fleet_.agent(0).Log().find("1 launch(es)") == std::string::npos &&
+         std::chrono::steady_clock::now() - start < std::chrono::seconds(60)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  measure->Signal(SIGINT);
+  ASSERT_TRUE(measure->Wait(std::chrono::seconds(15)).has_value()) << measure->Log();
+
+  const auto next = std::chrono::steady_clock::now();
+  EXPECT_EQ(Measure(program_)["status"], 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - next, std::chrono::seconds(60));
+  EXPECT_NE(fleet_.agent(0).Log().find("cancelled by the tracker"), std::string::npos) << fleet_.agent(0).Log();
+}
+
 TEST_F(WorkerFaultE2E, GivenAWorkerThatCrashesWeShouldGetRuntimeErrorNamingTheSignal) {
   StartWith("crash");
   nlohmann::json r = Measure(Marked());

@@ -40,6 +40,7 @@ DispatchActions JobDispatcher::CloseLease(const std::string& lease_id, const std
   for (const auto& a : lit->second.agent_ids) {
     auto ait = agents_.find(a);
     if (ait == agents_.end()) continue;
+    if (ait->second.running) out.cancels.push_back({a, ait->second.running->job_id});
     ait->second.lease_id.clear();
     if (!ait->second.running) agents_.erase(ait);
   }
@@ -77,14 +78,19 @@ Result<BatchId> JobDispatcher::Submit(const std::string& lease_id, std::vector<p
   return id;
 }
 
-void JobDispatcher::CancelBatch(BatchId batch) {
+DispatchActions JobDispatcher::CancelBatch(BatchId batch) {
+  DispatchActions out;
   auto bit = batches_.find(batch);
-  if (bit == batches_.end()) return;
+  if (bit == batches_.end()) return out;
   auto lit = leases_.find(bit->second.lease_id);
   if (lit != leases_.end()) {
     std::erase_if(lit->second.queue, [&](const Queued& q) { return q.batch == batch; });
   }
+  for (const auto& [agent_id, st] : agents_) {
+    if (st.running && st.running->batch == batch) out.cancels.push_back({agent_id, st.running->job_id});
+  }
   batches_.erase(bit);
+  return out;
 }
 
 void JobDispatcher::Dispatch(const std::string& lease_id, DispatchActions* out) {

@@ -34,9 +34,17 @@ struct BatchEvent {
   proto::MeasureEvent event;
 };
 
+// A job an agent should stop: nobody waits for its result any more.
+struct JobCancel {
+  std::string agent_id;
+  uint64_t job_id = 0;
+  bool operator==(const JobCancel&) const = default;
+};
+
 struct DispatchActions {
   std::vector<Assignment> assignments;
   std::vector<BatchEvent> events;
+  std::vector<JobCancel> cancels;
 };
 
 class JobDispatcher {
@@ -52,14 +60,15 @@ class JobDispatcher {
   // A new lease (granted by the LeaseTable) and its agents.
   void OpenLease(const std::string& lease_id, const std::vector<LeasedAgent>& agents);
   // The lease ended (released or expired): every unfinished job of its batches ends as device_lost with
-  // `message`; its batches are closed.
+  // `message`; its batches are closed; the jobs its agents still run are to be cancelled.
   DispatchActions CloseLease(const std::string& lease_id, const std::string& message);
 
   // Queues `jobs` on the lease and dispatches to idle agents. InvalidArgument on an empty batch or a job id
   // that repeats within the batch; NotFound when the lease is unknown.
   Result<BatchId> Submit(const std::string& lease_id, std::vector<proto::MeasureJob> jobs, DispatchActions* out);
-  // The caller of a batch went away: its queued jobs are dropped and late results are ignored.
-  void CancelBatch(BatchId batch);
+  // The caller of a batch went away: its queued jobs are dropped, late results are ignored, and the jobs of the
+  // batch that agents are running are to be cancelled.
+  DispatchActions CancelBatch(BatchId batch);
 
   // Job id the agent is running, if any.
   std::optional<uint64_t> RunningJob(const std::string& agent_id) const;

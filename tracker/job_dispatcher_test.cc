@@ -83,7 +83,9 @@ TEST_F(JobDispatcherTest, GivenACancelledBatch_WeShouldDropItsQueueAndIgnoreLate
   DispatchActions out;
   auto batch = d_.Submit("L", Jobs({1, 2, 3}), &out);
   ASSERT_TRUE(batch.ok());
-  d_.CancelBatch(*batch);
+  ASSERT_EQ(out.assignments.size(), 2u);  // jobs 1 and 2 run on the lease's two agents, job 3 waits
+  const DispatchActions cancelled = d_.CancelBatch(*batch);
+  EXPECT_EQ(cancelled.cancels, (std::vector<JobCancel>{{"a1", 1}, {"a2", 2}}));
   EXPECT_EQ(d_.queued("L"), 0u);
   auto late = d_.OnResult("a1", Ok(1));
   EXPECT_TRUE(late.events.empty());
@@ -95,6 +97,7 @@ TEST_F(JobDispatcherTest, GivenAClosedLease_WeShouldEndUnfinishedJobsAndKeepTheB
   ASSERT_TRUE(d_.Submit("L", Jobs({1, 2, 3}), &out).ok());
   auto closed = d_.CloseLease("L", "lease released");
   EXPECT_EQ(closed.events.size(), 3u);
+  EXPECT_EQ(closed.cancels, (std::vector<JobCancel>{{"a1", 1}, {"a2", 2}}));  // the two running jobs
   d_.OpenLease("M", {{"a1", "fa"}});
   DispatchActions out2;
   ASSERT_TRUE(d_.Submit("M", Jobs({10}), &out2).ok());

@@ -90,6 +90,14 @@ void TrackerState::Execute(DispatchActions actions) {
     auto it = event_mail_.find(e.batch);
     if (it != event_mail_.end()) it->second->Push(std::move(e.event));
   }
+  // Jobs nobody waits for any more: their agents stop them (the results that still come are ignored).
+  for (const auto& c : actions.cancels) {
+    auto it = agent_mail_.find(c.agent_id);
+    if (it == agent_mail_.end()) continue;
+    proto::TrackerMessage m;
+    m.mutable_cancel()->set_job_id(c.job_id);
+    it->second->Push(std::move(m));
+  }
 }
 
 void TrackerState::DeliverGrants(std::vector<Grant> grants) {
@@ -175,7 +183,7 @@ Result<BatchId> TrackerState::StartMeasure(const proto::MeasureBatch& batch, std
 
 void TrackerState::EndMeasure(const std::string& lease_id, BatchId batch) {
   std::lock_guard<std::mutex> lock(mu_);
-  dispatcher_.CancelBatch(batch);
+  Execute(dispatcher_.CancelBatch(batch));
   event_mail_.erase(batch);
   leases_.Unpin(lease_id, Clock::now());
 }

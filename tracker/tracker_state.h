@@ -53,7 +53,8 @@ class TrackerState {
   Result<proto::AcquireReply> Acquire(const proto::AcquireRequest& request, const std::function<bool()>& cancelled);
   // Queues the batch on its lease; its events arrive in `events`, one per job. Pins the lease.
   Result<BatchId> StartMeasure(const proto::MeasureBatch& batch, std::shared_ptr<EventMailbox> events);
-  // Ends a StartMeasure (finished or abandoned): drops what is left of the batch, unpins and renews the lease.
+  // Ends a StartMeasure (finished or abandoned): drops what is left of the batch, tells the agents running its
+  // jobs to stop them, unpins and renews the lease.
   void EndMeasure(const std::string& lease_id, BatchId batch);
   Result<double> Renew(const std::string& lease_id);  // ttl in seconds
   Status Release(const std::string& lease_id);
