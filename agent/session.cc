@@ -112,6 +112,8 @@ Status Session::Connect(bool* registered) {
   std::condition_variable inbox_cv;
   std::deque<proto::TrackerMessage> inbox;
   bool inbox_done = false;
+  // Lock order: inbox_mu, then job_mu. A job leaves the inbox and becomes `running` under both, so a cancel always
+  // finds its job either queued or running (or already answered).
   std::mutex job_mu;                 // orders aborts with the start and end of each job
   std::optional<uint64_t> running;  // guarded by job_mu
   std::set<uint64_t> cancelled;      // queued jobs cancelled before they started; guarded by job_mu
@@ -120,13 +122,13 @@ Status Session::Connect(bool* registered) {
     while (stream->Read(&m)) {
       if (m.has_cancel()) {
         const uint64_t id = m.cancel().job_id();
+        std::lock_guard<std::mutex> inbox_lock(inbox_mu);
         std::lock_guard<std::mutex> lock(job_mu);
         if (running == id) {
           spdlog::info("job {}: cancelled by the tracker (its tuner went away)", id);
           runner_->AbortJob();
         } else {
           // Not started yet (still queued here): it is answered without running.
-          std::lock_guard<std::mutex> inbox_lock(inbox_mu);
           for (const auto& queued : inbox) {
             if (queued.has_job() && queued.job().job_id() == id) cancelled.insert(id);
           }
@@ -148,12 +150,18 @@ Status Session::Connect(bool* registered) {
 
   while (ok) {
     proto::TrackerMessage message;
+    bool skip = false;  // a job cancelled while it was queued
     {
       std::unique_lock<std::mutex> lock(inbox_mu);
       inbox_cv.wait(lock, [&] { return inbox_done || !inbox.empty(); });
       if (inbox.empty()) break;  // the stream ended
       message = std::move(inbox.front());
       inbox.pop_front();
+      if (message.has_job()) {
+        std::lock_guard<std::mutex> job_lock(job_mu);
+        skip = cancelled.erase(message.job().job_id()) > 0;
+        if (!skip) running = message.job().job_id();
+      }
     }
     if (message.has_registered()) {
       if (!is_registered) {
@@ -168,12 +176,6 @@ Status Session::Connect(bool* registered) {
       proto::AgentMessage reply;
       proto::JobResult* result = reply.mutable_result();
       result->set_job_id(job.job_id());
-      bool skip = false;
-      {
-        std::lock_guard<std::mutex> lock(job_mu);
-        skip = cancelled.erase(job.job_id()) > 0;
-        if (!skip) running = job.job_id();
-      }
       if (skip) {
         result->mutable_result()->set_status(proto::RUN_TIMEOUT);
         result->mutable_result()->set_message("cancelled before it started: the tuner abandoned the job");

@@ -71,6 +71,10 @@ class BlockingRunner final : public JobRunner {
     std::lock_guard<std::mutex> lock(mu_);
     return aborts_;
   }
+  int started() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return started_;
+  }
 
  private:
   std::mutex mu_;
@@ -81,7 +85,8 @@ class BlockingRunner final : public JobRunner {
 };
 
 // What the scripted tracker does with each session.
-// kCancelRunningJob: job 7, a cancel for job 99 (not the agent's) and, once job 7 runs, a cancel for it; then job 8.
+// kCancelRunningJob: job 7 and a cancel for job 99 (not the agent's); once job 7 runs: job 8, a cancel for job 8
+// (queued behind 7) and a cancel for job 7.
 enum class Script { kServeJobs, kCloseAfterRegister, kReject, kSilent, kCancelRunningJob };
 
 class ScriptedTracker final : public proto::Tracker::Service {
@@ -113,11 +118,13 @@ class ScriptedTracker final : public proto::Tracker::Service {
       other.mutable_cancel()->set_job_id(99);
       stream->Write(other);
       blocking_->WaitStarted(1);
-      proto::TrackerMessage cancel;
-      cancel.mutable_cancel()->set_job_id(7);
-      stream->Write(cancel);
       job.mutable_job()->set_job_id(8);
       stream->Write(job);
+      proto::TrackerMessage cancel;
+      cancel.mutable_cancel()->set_job_id(8);
+      stream->Write(cancel);
+      cancel.mutable_cancel()->set_job_id(7);
+      stream->Write(cancel);
       while (stream->Read(&message)) {
         Update([&] {
           if (message.has_result()) results_.push_back(message.result().job_id());
@@ -252,20 +259,19 @@ TEST_F(SessionTest, GivenNoTracker_WeShouldKeepRetryingUntilStopped) {
   stopper.join();
 }
 
-TEST_F(SessionTest, GivenACancelForTheRunningJob_WeShouldAbortItReportItAndRunTheNextJobInFull) {
+TEST_F(SessionTest, GivenCancelsForTheRunningAndAQueuedJob_WeShouldAbortOneAnswerTheOtherUnrunAndReportBoth) {
   BlockingRunner blocking;
   StartTracker(Script::kCancelRunningJob, &blocking);
   Session session(Options(), proto::DeviceInfo(), &blocking);
   std::thread run([&] { (void)session.Run(); });
-  // Job 7 is aborted by its cancel (the one for job 99 touches nothing); job 8 then blocks until Stop().
-  blocking.WaitStarted(2);
-  tracker_->WaitUntil([&] { return tracker_->results_.size() == 1; });
-  EXPECT_EQ(tracker_->results_[0], 7u);
-  EXPECT_EQ(tracker_->messages_[0], "aborted");
-  EXPECT_EQ(blocking.aborts(), 1);
-  blocking.AbortJob();  // lets job 8 end so that the session can stop
+  tracker_->WaitUntil([&] { return tracker_->results_.size() == 2; });
   session.Stop();
   run.join();
+  EXPECT_EQ(tracker_->results_, (std::vector<uint64_t>{7, 8}));
+  EXPECT_EQ(tracker_->messages_[0], "aborted");  // job 7 was running: aborted (the cancel for 99 touched nothing)
+  EXPECT_NE(tracker_->messages_[1].find("cancelled before it started"), std::string::npos) << tracker_->messages_[1];
+  EXPECT_EQ(blocking.aborts(), 1);
+  EXPECT_EQ(blocking.started(), 1);  // job 8 never ran
 }
 
 }  // namespace
