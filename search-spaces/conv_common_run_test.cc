@@ -15,52 +15,48 @@ class ConvCommonRun : public testing::DeviceTest {
  protected:
   // Stride 2, padding, bias and relu, 5 channels (not a multiple of 4), odd sizes.
   const ConvShape shape_ = *ConvShapeFromTask(testing::ParseTask("conv2d:2,5,7,9,6,3,3,2,1,bias=1,relu=1"));
+
+  // The half reference of `p` against the float32 one: inputs and output were rounded to half (so the outputs
+  // differ), but only by rounding: 45 products of values in [-1, 1) rounded to 11 bits, and the output rounded once.
+  void ExpectHalfReferenceMatchesFloat32UpToRounding(Precision p) {
+    proto::KernelProgram half = ReferenceConv(shape_, p);
+    ASSERT_EQ(half.buffers(0).type(), proto::FLOAT16);
+    *half.mutable_reference() = ReferenceConv(shape_, Precision::kFloat32);
+    const proto::MeasureResult r = RunOnce(half);
+    ASSERT_EQ(r.status(), proto::OK) << r.message();
+    EXPECT_GT(r.max_abs_error(), 0.0);
+    EXPECT_LT(r.max_abs_error(), 8e-3);
+  }
+
+  // A candidate that skips an input channel, checked against the reference of the same precision.
+  void ExpectSkippingAnInputChannelIsAWrongAnswer(Precision p) {
+    proto::KernelProgram wrong = ReferenceConv(shape_, p);
+    std::string* src = wrong.mutable_launches(0)->mutable_source();
+    const std::string loop = "for (int c = 0; c < CG; ++c)";
+    ASSERT_NE(src->find(loop), std::string::npos);
+    src->replace(src->find(loop), loop.size(), "for (int c = 0; c < CG - 1; ++c)");
+    *wrong.mutable_reference() = ReferenceConv(shape_, p);
+    const proto::MeasureResult r = RunOnce(wrong);
+    EXPECT_EQ(r.status(), proto::WRONG_ANSWER) << r.message();
+  }
 };
 
 TEST_F(ConvCommonRun, GivenHalfStorageTheReferenceShouldMatchTheFloat32ReferenceUpToRounding) {
-  proto::KernelProgram half = ReferenceConv(shape_, Precision::kFloat16Acc32);
-  ASSERT_EQ(half.buffers(0).type(), proto::FLOAT16);
-  *half.mutable_reference() = ReferenceConv(shape_, Precision::kFloat32);
-  const proto::MeasureResult r = RunOnce(half);
-  ASSERT_EQ(r.status(), proto::OK) << r.message();
-  // Inputs and output were rounded to half (so the outputs differ), but only by rounding: 45 products of
-  // values in [-1, 1) rounded to 11 bits, and the output rounded once.
-  EXPECT_GT(r.max_abs_error(), 0.0);
-  EXPECT_LT(r.max_abs_error(), 8e-3);
+  ExpectHalfReferenceMatchesFloat32UpToRounding(Precision::kFloat16Acc32);
 }
 
 TEST_F(ConvCommonRun, GivenHalfStorageACandidateThatSkipsAnInputChannelShouldBeAWrongAnswer) {
-  proto::KernelProgram wrong = ReferenceConv(shape_, Precision::kFloat16Acc32);
-  std::string* src = wrong.mutable_launches(0)->mutable_source();
-  const std::string loop = "for (int c = 0; c < CG; ++c)";
-  ASSERT_NE(src->find(loop), std::string::npos);
-  src->replace(src->find(loop), loop.size(), "for (int c = 0; c < CG - 1; ++c)");
-  *wrong.mutable_reference() = ReferenceConv(shape_, Precision::kFloat16Acc32);
-  const proto::MeasureResult r = RunOnce(wrong);
-  EXPECT_EQ(r.status(), proto::WRONG_ANSWER) << r.message();
+  ExpectSkippingAnInputChannelIsAWrongAnswer(Precision::kFloat16Acc32);
 }
 
 TEST_F(ConvCommonRun, GivenFp16AndTheExtensionTheReferenceShouldMatchTheFloat32ReferenceUpToRounding) {
   if (!Limits().fp16) GTEST_SKIP() << kNoFp16;
-  proto::KernelProgram half = ReferenceConv(shape_, Precision::kFloat16);
-  ASSERT_EQ(half.buffers(0).type(), proto::FLOAT16);
-  *half.mutable_reference() = ReferenceConv(shape_, Precision::kFloat32);
-  const proto::MeasureResult r = RunOnce(half);
-  ASSERT_EQ(r.status(), proto::OK) << r.message();
-  EXPECT_GT(r.max_abs_error(), 0.0);
-  EXPECT_LT(r.max_abs_error(), 8e-3);
+  ExpectHalfReferenceMatchesFloat32UpToRounding(Precision::kFloat16);
 }
 
 TEST_F(ConvCommonRun, GivenFp16AndTheExtensionACandidateThatSkipsAnInputChannelShouldBeAWrongAnswer) {
   if (!Limits().fp16) GTEST_SKIP() << kNoFp16;
-  proto::KernelProgram wrong = ReferenceConv(shape_, Precision::kFloat16);
-  std::string* src = wrong.mutable_launches(0)->mutable_source();
-  const std::string loop = "for (int c = 0; c < CG; ++c)";
-  ASSERT_NE(src->find(loop), std::string::npos);
-  src->replace(src->find(loop), loop.size(), "for (int c = 0; c < CG - 1; ++c)");
-  *wrong.mutable_reference() = ReferenceConv(shape_, Precision::kFloat16);
-  const proto::MeasureResult r = RunOnce(wrong);
-  EXPECT_EQ(r.status(), proto::WRONG_ANSWER) << r.message();
+  ExpectSkippingAnInputChannelIsAWrongAnswer(Precision::kFloat16);
 }
 
 }  // namespace
