@@ -79,8 +79,8 @@ Config Conv2dNchwcImage2dTemplate::Fallback(const Task&, const Space& space) con
 }
 
 std::vector<float> Conv2dNchwcImage2dTemplate::DerivedFeatures(const Task& task, const Space& space,
-                                                               const Config& c, const DeviceLimits&) const {
-  return NchwcImageDerivedFeatures(task, space, c, /*has_rcc=*/true);
+                                                               const Config& c, const DeviceLimits& limits) const {
+  return NchwcImageDerivedFeatures(task, space, c, /*has_rcc=*/true, limits);
 }
 
 std::unique_ptr<Template> NewConv2dNchwcImage2dTemplate() { return std::make_unique<Conv2dNchwcImage2dTemplate>(); }

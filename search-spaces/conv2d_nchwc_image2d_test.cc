@@ -117,5 +117,36 @@ TEST(Conv2dNchwcImage2d, GivenFloat16TheKernelShouldReadHalfImagesAndPackInSetup
   EXPECT_EQ(prog->images(0).height(), 2u * 16u);
 }
 
+TEST(Conv2dNchwcImage2d, GivenAConfigDerivedFeaturesShouldDescribeItsWorkAndItsReads) {
+  // K = 16 -> 4 output channel blocks, C = 16 -> 4 input channel blocks, 8x8 output.
+  const Task task = ParseTask("conv2d:1,16,8,8,16,3,3,1,1");
+  Conv2dNchwcImage2dTemplate tmpl;
+  DeviceLimits lim = GpuLikeLimits();
+  lim.compute_units = 3;
+  Result<Space> space = tmpl.MakeSpace(task, lim);
+  ASSERT_TRUE(space.ok());
+  nlohmann::json j = {{"tile_fc", {2, 1, 2}}, {"tile_y", {2, 2, 2}}, {"tile_x", {1, 1, 8}},
+                      {"tile_rcc", {2, 2}},  {"tile_ry", {1, 3}},    {"tile_rx", {3, 1}},
+                      {"auto_unroll_max_step", 512}, {"unroll_explicit", 0}};
+  Result<Config> c = space->FromJson(j);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_TRUE(space->Valid(*c)) << space->Check(*c);
+  const std::vector<float> f = tmpl.DerivedFeatures(task, *space, *c, lim);
+  ASSERT_EQ(f.size(), 11u);
+  EXPECT_EQ(f[0], 32.0f);                 // work-group 2 x 2 x 8
+  EXPECT_EQ(f[1], 8.0f);                  // 2 virtual threads x 4 registers
+  EXPECT_EQ(f[2], 4.0f);                  // work-groups: 2 channel x 2 row blocks
+  EXPECT_EQ(f[3], 24.0f);                 // inner steps: 2 channel blocks x 4 lanes x 3 rows x 1 column
+  EXPECT_EQ(f[4], 1.0f);                  // 24 <= 512: unrolled
+  EXPECT_FLOAT_EQ(f[5], 4.0f / 3);        // work-groups per compute unit
+  EXPECT_FLOAT_EQ(f[6], 4.0f / 6);        // 2 waves on 3 compute units, the second a third full
+  EXPECT_FLOAT_EQ(f[7], 2 * 16.0f / 6);   // multiply-adds per read: 2 accumulators x 16 / (4 weight + 2 data)
+  EXPECT_EQ(f[8], 6.0f);
+  EXPECT_EQ(f[9], 24.0f * 2);             // unrolled body: inner steps x virtual threads
+  EXPECT_EQ(f[10], 2.0f * 1 * 3);         // outer steps: rcc x ry x rx
+  lim.compute_units = 4;  // one full wave
+  EXPECT_FLOAT_EQ(tmpl.DerivedFeatures(task, *space, *c, lim)[6], 1.0f);
+}
+
 }  // namespace
 }  // namespace tunefleet

@@ -75,8 +75,9 @@ Config DepthwiseConv2dNchwcImage2dTemplate::Fallback(const Task&, const Space& s
 }
 
 std::vector<float> DepthwiseConv2dNchwcImage2dTemplate::DerivedFeatures(const Task& task, const Space& space,
-                                                                        const Config& c, const DeviceLimits&) const {
-  return NchwcImageDerivedFeatures(task, space, c, /*has_rcc=*/false);
+                                                                        const Config& c,
+                                                                        const DeviceLimits& limits) const {
+  return NchwcImageDerivedFeatures(task, space, c, /*has_rcc=*/false, limits);
 }
 
 std::unique_ptr<Template> NewDepthwiseConv2dNchwcImage2dTemplate() {

@@ -55,5 +55,26 @@ TEST(DepthwiseConv2dNchwcImage2d, GivenAVirtualThreadProductOver24WeShouldReject
   EXPECT_FALSE(tmpl.Generate(task, *space, *c).ok());
 }
 
+TEST(DepthwiseConv2dNchwcImage2d, GivenAConfigOneWeightReadPerChannelBlockShouldEnterItsReadFeatures) {
+  const Task task = ParseTask("dwconv2d:1,16,8,8,3,3,1,1");
+  DepthwiseConv2dNchwcImage2dTemplate tmpl;
+  Result<Space> space = tmpl.MakeSpace(task, GpuLikeLimits());
+  ASSERT_TRUE(space.ok());
+  nlohmann::json j = {{"tile_fc", {1, 2, 2}}, {"tile_y", {2, 2, 2}}, {"tile_x", {1, 1, 8}},
+                      {"tile_ry", {3, 1}},   {"tile_rx", {1, 3}},   {"auto_unroll_max_step", 0},
+                      {"unroll_explicit", 0}};
+  Result<Config> c = space->FromJson(j);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_TRUE(space->Valid(*c)) << space->Check(*c);
+  const std::vector<float> f = tmpl.DerivedFeatures(task, *space, *c, GpuLikeLimits());
+  ASSERT_EQ(f.size(), 11u);
+  EXPECT_EQ(f[3], 3.0f);                 // inner steps: 1 row x 3 columns, no channel lanes
+  EXPECT_EQ(f[4], 0.0f);                 // unroll step 0: not unrolled
+  EXPECT_FLOAT_EQ(f[7], 4 * 4.0f / 4);   // 4 accumulators x 4 / (2 weight + 2 data reads)
+  EXPECT_EQ(f[8], 4.0f);
+  EXPECT_EQ(f[9], 0.0f);                 // nothing unrolled
+  EXPECT_EQ(f[10], 3.0f);                // outer steps: 3 rows x 1 column
+}
+
 }  // namespace
 }  // namespace tunefleet

@@ -1,5 +1,6 @@
 #include "search-spaces/nchwc_image_common.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -112,13 +113,31 @@ Config NchwcImageFallback(const Space& space, bool has_rcc, double wg, double vt
   });
 }
 
-std::vector<float> NchwcImageDerivedFeatures(const Task& task, const Space& space, const Config& c, bool has_rcc) {
+std::vector<float> NchwcImageDerivedFeatures(const Task& task, const Space& space, const Config& c, bool has_rcc,
+                                             const DeviceLimits& limits) {
   Result<ConvShape> s = ConvShapeFromTask(task);
   if (!s.ok()) return {};
   TextureTiling t(ConfigView(space, c), has_rcc);
-  return {static_cast<float>(t.wg()), static_cast<float>(t.vthreads() * 4),
-          static_cast<float>(s->n * t.fb * t.yb * t.xb), static_cast<float>(t.inner_steps(has_rcc)),
-          static_cast<float>(t.unrolled(has_rcc) ? 1 : 0)};
+  const double cus = std::max<uint32_t>(1, limits.compute_units);
+  const double groups = static_cast<double>(s->n * t.fb * t.yb * t.xb);
+  const double waves = std::ceil(groups / cus);
+  // Per inner step and item: image reads (weights: 4 per output channel block with an input-channel reduction, 1
+  // without; data: one per output pixel) and scalar multiply-adds (16 or 4 per accumulator).
+  const double weight_reads = static_cast<double>(t.fv * (has_rcc ? 4 : 1));
+  const double data_reads = static_cast<double>(t.yv * t.xv);
+  const double macs = static_cast<double>(t.vthreads() * (has_rcc ? 16 : 4));
+  const double unrolled_body = t.unrolled(has_rcc) ? static_cast<double>(t.inner_steps(has_rcc) * t.vthreads()) : 0;
+  return {static_cast<float>(t.wg()),
+          static_cast<float>(t.vthreads() * 4),
+          static_cast<float>(groups),
+          static_cast<float>(t.inner_steps(has_rcc)),
+          static_cast<float>(t.unrolled(has_rcc) ? 1 : 0),
+          static_cast<float>(groups / cus),
+          static_cast<float>(groups / (waves * cus)),
+          static_cast<float>(macs / (weight_reads + data_reads)),
+          static_cast<float>(weight_reads + data_reads),
+          static_cast<float>(unrolled_body),
+          static_cast<float>(t.rcco * t.ryo * t.rxo)};
 }
 
 }  // namespace tunefleet

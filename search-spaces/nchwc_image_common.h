@@ -39,7 +39,11 @@ Result<proto::KernelProgram> NchwcImageGenerate(const Task& task, const ConvShap
 // preferring some unrolling.
 Config NchwcImageFallback(const Space& space, bool has_rcc, double wg, double vthreads);
 
-// DerivedFeatures(): work-group size, registers (4 per virtual thread), work-groups, inner steps, unrolled.
-std::vector<float> NchwcImageDerivedFeatures(const Task& task, const Space& space, const Config& c, bool has_rcc);
+// DerivedFeatures(): work-group size, registers (4 per virtual thread), work-groups, inner steps, unrolled,
+// work-groups per compute unit, the last wave's fill (work-groups / (waves x compute units)), multiply-adds per
+// image read and image reads per inner step and item, the unrolled body (inner steps x virtual threads, 0 when
+// not unrolled) and outer reduction steps.
+std::vector<float> NchwcImageDerivedFeatures(const Task& task, const Space& space, const Config& c, bool has_rcc,
+                                             const DeviceLimits& limits);
 
 }  // namespace tunefleet
