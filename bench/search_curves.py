@@ -5,7 +5,9 @@ Each CSV holds one run (one task, template, tuner and seed; file name <template>
 bench/search_vs_random.sh writes them). Trials are counted in record order, failed ones included. Per task and
 template, for each tuner: the median over seeds of the best GFLOPS after each checkpoint, and the median trials to
 reach 90% and 95% of the best GFLOPS any run of that task found (a run that never reaches it counts as its length
-+ 1 and the figure is marked '>'). Standard library only.
++ 1 and the figure is marked '>' when half the runs or more never reach it); then the median GFLOPS of the trials
+after the first --first (a failure counts as 0), which shows how good the configs a search proposes are once a
+model can steer it, and the failed trials per run (median). Standard library only.
 """
 import argparse
 import csv
@@ -40,6 +42,7 @@ def trials_to(gflops, level):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--checkpoints", type=int, nargs="+", default=[16, 32, 64, 128, 256])
+    ap.add_argument("--first", type=int, default=32, help="trials before the proposals counted as steered")
     ap.add_argument("csvs", nargs="+")
     args = ap.parse_args()
     runs = defaultdict(lambda: defaultdict(list))  # (task, template) -> tuner -> [gflops per trial]
@@ -51,7 +54,8 @@ def main():
         top = max(max(g) for seeds in by_tuner.values() for g in seeds)
         print(f"{task}  {template}  best of all runs {top:.1f} GFLOPS")
         head = "  ".join(f"{'@' + str(c):>9}" for c in args.checkpoints)
-        print(f"  {'tuner':<8} {'seeds':>5}  {head}  {'to 90%':>7}  {'to 95%':>7}")
+        print(f"  {'tuner':<8} {'seeds':>5}  {head}  {'to 90%':>7}  {'to 95%':>7}  "
+              f"{'median after ' + str(args.first):>16}  {'failed':>6}")
         for tuner, seeds in by_tuner.items():
             cells = "  ".join(f"{statistics.median(best_after(g, c) for g in seeds):9.1f}" for c in args.checkpoints)
             reach = []
@@ -60,7 +64,10 @@ def main():
                 med = statistics.median(t for t, _ in hits)
                 unreached = sum(1 for _, ok in hits if not ok)
                 reach.append(f"{'>' if unreached * 2 >= len(hits) else ''}{med:g}")
-            print(f"  {tuner:<8} {len(seeds):>5}  {cells}  {reach[0]:>7}  {reach[1]:>7}")
+            later = statistics.median(x for g in seeds for x in g[args.first:]) if any(
+                len(g) > args.first for g in seeds) else 0.0
+            failed = statistics.median(sum(1 for x in g if x == 0) for g in seeds)
+            print(f"  {tuner:<8} {len(seeds):>5}  {cells}  {reach[0]:>7}  {reach[1]:>7}  {later:16.1f}  {failed:6g}")
     return 0
 
 
