@@ -42,6 +42,7 @@ struct StrategyOptions {
   int diversity_knobs = 2;    // xgb plan: picks should differ in at least this many knobs (relaxed if needed)
   double greedy_share = 0.5;  // xgb plan: this share of the model's picks is taken in predicted order, unfiltered
   bool early_refits = true;   // xgb: also fit at plan_size/4 and plan_size/2 own results (AutoTVM waits for a plan)
+  bool frontier_picks = true;  // xgb: the epsilon share explores beyond the training data's feature ranges
 };
 
 class Strategy {

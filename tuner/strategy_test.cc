@@ -149,6 +149,37 @@ TEST(StrategyTest, GivenFailedConfigs_XgbShouldLearnToAvoidThem) {
   EXPECT_LT(failed_in_second_plan, 12u);  // of 64; random search would fail about half
 }
 
+TEST(StrategyTest, GivenResultsThatNeverShowAnExtreme_XgbShouldExploreItWithItsEpsilonShare) {
+  // The results show middle tile_x factors of 2 and more, the fastest at 4; none shows tile_x[1] = 1. A tree
+  // model predicts that extreme like tile_x[1] = 2, a slow one, so its own picks seldom try it; the epsilon share
+  // should, since those configs extend a feature beyond the range the model was trained on.
+  const Space s = testing::TilingSpace();
+  const int tx = s.KnobIndex("tile_x");
+  auto middle = [&](uint64_t i) { return s.knobs()[tx].choices[s.FromIndex(i)[tx]][1]; };
+  auto cost = [&](uint64_t i) { return 1e-3 * (1.0 + std::abs(std::log2(static_cast<double>(middle(i))) - 2)); };
+  auto extremes_in_next_plan = [&](bool frontier) {
+    StrategyOptions o;
+    o.name = "xgb";
+    o.seed = 3;
+    o.frontier_picks = frontier;
+    Result<std::unique_ptr<Strategy>> st = MakeStrategyForSpace(o, nullptr, nullptr, s, nullptr);
+    EXPECT_TRUE(st.ok());
+    std::vector<Observation> obs;
+    s.ForEachValid([&](uint64_t i) {
+      if (middle(i) > 1 && i % 5 == 0) obs.push_back({i, true, cost(i)});
+      return obs.size() < 512;
+    });
+    (*st)->Update(obs);
+    size_t extremes = 0;
+    for (uint64_t i : (*st)->NextBatch(64)) extremes += middle(i) == 1;
+    return extremes;
+  };
+  const size_t with = extremes_in_next_plan(true), without = extremes_in_next_plan(false);
+  // The epsilon share of a plan of 64 is 3 configs: all of them try the extreme; random ones seldom do.
+  EXPECT_EQ(with, 3u) << "without frontier picks: " << without;
+  EXPECT_LT(without, with);
+}
+
 std::vector<HistoryRecord> HistoryOfAnotherDevice(const Space& s) {
   // Every valid config, measured on a device twice as slow: the ranking is the same as here.
   std::vector<HistoryRecord> h;

@@ -18,6 +18,8 @@ namespace {
 constexpr uint64_t kExhaustiveRawSize = 4096;
 // Warm-start rows kept at most, so that every refit stays well under a second even on a large log.
 constexpr size_t kMaxHistoryRows = 8192;
+// Random configs drawn per plan to find the ones beyond the training data's feature ranges (FrontierPicks).
+constexpr size_t kFrontierPool = 1024;
 
 // True when configs of `a` and `b` have the same feature layout: the same knobs in the same order, list and bool
 // knobs with the same values, split knobs with the same number of factors.
@@ -324,8 +326,56 @@ void XgbStrategy::MakePlan() {
   }
   std::unordered_set<uint64_t> taken = visited_;
   taken.insert(plan_.begin(), plan_.end());
+  if (model_.trained() && opts_.frontier_picks) {
+    const std::vector<uint64_t> frontier = FrontierPicks(opts_.plan_size - plan_.size(), taken);
+    plan_.insert(plan_.end(), frontier.begin(), frontier.end());
+    taken.insert(frontier.begin(), frontier.end());
+  }
   std::vector<uint64_t> random = SampleUnvisited(space_, taken, opts_.plan_size - plan_.size(), rng_);
   plan_.insert(plan_.end(), random.begin(), random.end());
+}
+
+std::vector<uint64_t> XgbStrategy::FrontierPicks(size_t n, const std::unordered_set<uint64_t>& taken) {
+  const size_t dim = features_.dim();
+  if (n == 0 || dim == 0) return {};
+  // The range of every feature over the rows the model was trained on: own results and history.
+  std::vector<float> lo(dim, std::numeric_limits<float>::infinity());
+  std::vector<float> hi(dim, -std::numeric_limits<float>::infinity());
+  auto widen = [&](const std::vector<float>& rows) {
+    for (size_t i = 0; i < rows.size(); ++i) {
+      lo[i % dim] = std::min(lo[i % dim], rows[i]);
+      hi[i % dim] = std::max(hi[i % dim], rows[i]);
+    }
+  };
+  widen(observed_features_);
+  for (const Group& g : history_) widen(g.features);
+  std::unordered_set<uint64_t> pool_taken = taken;
+  const std::vector<uint64_t> pool = SampleUnvisited(space_, pool_taken, kFrontierPool, rng_);
+  const std::vector<float> f = features_.ExtractIndices(pool);
+  std::vector<uint64_t> beyond;
+  for (size_t r = 0; r < pool.size(); ++r) {
+    for (size_t d = 0; d < dim; ++d) {
+      const float v = f[r * dim + d];
+      if (v < lo[d] || v > hi[d]) {
+        beyond.push_back(pool[r]);
+        break;
+      }
+    }
+  }
+  if (beyond.empty()) return {};
+  Result<std::vector<float>> scores = Score(beyond);
+  if (!scores.ok()) {
+    last_error_ = scores.status().ToString();
+    return {};
+  }
+  std::vector<ScoredIndex> ranked;
+  for (size_t i = 0; i < beyond.size(); ++i) ranked.push_back({beyond[i], (*scores)[i]});
+  std::sort(ranked.begin(), ranked.end(), [](const ScoredIndex& a, const ScoredIndex& b) {
+    return a.score != b.score ? a.score > b.score : a.index < b.index;
+  });
+  std::vector<uint64_t> out;
+  for (size_t i = 0; i < ranked.size() && out.size() < n; ++i) out.push_back(ranked[i].index);
+  return out;
 }
 
 std::string XgbStrategy::StatusLine() const {

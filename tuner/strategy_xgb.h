@@ -1,7 +1,8 @@
 // Model-based search (AutoTVM's XGBTuner, done again): an XGBoost model (rank:pairwise by default) over config
 // features is refitted after every plan of `plan_size` new results; simulated annealing over its predictions,
 // minus visited configs, makes the next plan: the first `greedy_share` of the model's picks in predicted order,
-// the rest through a diversity filter, then an epsilon of random picks.
+// the rest through a diversity filter, then an epsilon of exploration picks: the model's best among random configs
+// that extend a feature's range beyond the training data (random ones when there are none).
 // Without history the first plan is random; with `early_refits` the model is also fitted at plan_size/4 and
 // plan_size/2 own results, so most of the first plan already comes from a model.
 // Warm start: history of other tasks/devices of the same template trains the first model, one rank group per
@@ -70,6 +71,11 @@ class XgbStrategy final : public Strategy {
   void EvaluateNewestPlan();
   void MakePlan();
   std::vector<ScoredIndex> RankCandidates(size_t keep, uint64_t plan_seed);
+  // Up to `n` exploration picks outside `taken`: a tree model predicts a config whose feature lies beyond the
+  // range it was trained on no better than the edge of that range, so model picks alone never try an extreme
+  // that no result has shown (one virtual thread, when the first random plan held none). These are the model's
+  // best among random configs that extend the range of at least one feature.
+  std::vector<uint64_t> FrontierPicks(size_t n, const std::unordered_set<uint64_t>& taken);
   Result<std::vector<float>> Score(const std::vector<uint64_t>& indices) const;
 
   StrategyOptions opts_;
