@@ -6,8 +6,9 @@
 # answers the same question on small spaces recorded whole; this one measures it where spaces are 10^4-10^6.
 #   usage: bench/search_vs_random.sh BIN_DIR OUT_DIR
 #   env: TASKS ("template|task" words; default below), TUNERS ("xgb random"), SEEDS ("1 2 3"), TRIALS (256),
-#        CHECKPOINTS ("16 32 64 128 256"), NUM_AGENTS (4), PLATFORM (the first GPU platform, else 0), DEVICE (0),
-#        TIMING ("--number 10 --repeat 3"), TUNE_ARGS (more tune options), TRACKER + KEY (use a running tracker)
+#        CHECKPOINTS ("16 32 64 128 256"), NUM_AGENTS (4: agents started on the device, and devices each run
+#        leases), PLATFORM (the first GPU platform, else 0), DEVICE (0), TIMING ("--number 10 --repeat 3"),
+#        TUNE_ARGS (more tune options), TRACKER + KEY (use a running tracker instead of starting one)
 # Writes OUT_DIR/<template>-<task>-<tuner>-<seed>.{db,csv,log}, OUT_DIR/curves.txt (the table) and the fleet's logs.
 set -euo pipefail
 BIN=$1; OUT=$2; mkdir -p "$OUT"
