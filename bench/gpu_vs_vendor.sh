@@ -40,9 +40,7 @@ since() { python3 -c "print(round($(now) - $1, 1))"; }
 has() { [[ " $PHASES " == *" $1 "* ]]; }
 
 "$BIN/tunefleet-agent" --list-devices >"$OUT/devices.txt" 2>&1
-# Default: the first platform with a GPU device, else 0.
-[ -n "$PLATFORM" ] || PLATFORM=$(awk '/^platform/ {p=$2; sub(":","",p)} /\[GPU/ {print p; exit}' "$OUT/devices.txt")
-PLATFORM=${PLATFORM:-0}
+[ -n "$PLATFORM" ] || PLATFORM=$(first_gpu_platform "$OUT/devices.txt")
 if has agents || has gemm || has conv; then
   start_local_fleet "$BIN" "$OUT" gpu "$NUM_AGENTS" "$PLATFORM" 0
   "$BIN/tunefleet" query --rpc-tracker "$FLEET_ADDR" | tee "$OUT/query.txt"

@@ -3,6 +3,9 @@
 # BIN holds tunefleet-tracker, tunefleet-agent and tunefleet (build/bin or a bundle). PORT defaults to a free one.
 # Sets FLEET_ADDR (host:port); returns once NUM_AGENTS agents are registered (or after 30 s); logs go to
 # LOG_DIR/tracker.log and LOG_DIR/agent-I.log. Several agents on one device share it through its device lock.
+#   first_gpu_platform LIST_FILE
+# Prints the index of the first platform with a GPU device in LIST_FILE (`tunefleet-agent --list-devices` output),
+# else 0.
 FLEET_PIDS=()
 FLEET_ADDR=
 
@@ -10,6 +13,12 @@ stop_local_fleet() {
   local p
   for p in "${FLEET_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
+}
+
+first_gpu_platform() {
+  local p
+  p=$(awk '/^platform/ {p=$2; sub(":","",p)} /\[GPU/ {print p; exit}' "$1")
+  echo "${p:-0}"
 }
 
 start_local_fleet() {

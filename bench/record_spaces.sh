@@ -47,9 +47,7 @@ if [ -n "${TRACKER:-}" ]; then
   ADDR=$TRACKER
 else
   "$BIN/tunefleet-agent" --list-devices >"$OUT/devices.txt" 2>&1
-  # Default: the first platform with a GPU device, else 0.
-  [ -n "${PLATFORM:-}" ] || PLATFORM=$(awk '/^platform/ {p=$2; sub(":","",p)} /\[GPU/ {print p; exit}' "$OUT/devices.txt")
-  PLATFORM=${PLATFORM:-0}
+  [ -n "${PLATFORM:-}" ] || PLATFORM=$(first_gpu_platform "$OUT/devices.txt")
   start_local_fleet "$BIN" "$OUT" "$KEY" "$NUM_AGENTS" "$PLATFORM" "$DEVICE" "$PORT"
   ADDR=$FLEET_ADDR
 fi

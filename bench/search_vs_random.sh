@@ -22,14 +22,11 @@ TIMING=${TIMING:-"--number 10 --repeat 3"}; TUNE_ARGS=${TUNE_ARGS:-}
 if [[ -n ${TRACKER:-} ]]; then
   ADDR=$TRACKER; KEY=${KEY:?KEY names the device key of TRACKER}
 else
-  if [[ -z ${PLATFORM:-} ]]; then
-    PLATFORM=$("$BIN/tunefleet-agent" --list-devices 2>/dev/null |
-      awk '/^platform/ {p=$2; sub(":","",p)} /\[GPU/ {print p; exit}')
-    PLATFORM=${PLATFORM:-0}
-  fi
   KEY=bench
   # shellcheck source=bench/local_fleet.sh
   source "$HERE/local_fleet.sh"
+  "$BIN/tunefleet-agent" --list-devices >"$OUT/devices.txt" 2>&1
+  [[ -n ${PLATFORM:-} ]] || PLATFORM=$(first_gpu_platform "$OUT/devices.txt")
   start_local_fleet "$BIN" "$OUT" "$KEY" "$NUM_AGENTS" "$PLATFORM" "$DEVICE"
   ADDR=$FLEET_ADDR
 fi

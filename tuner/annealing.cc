@@ -37,7 +37,7 @@ class TopK {
   struct Entry {
     float score;
     uint64_t index;
-    bool operator<(const Entry& o) const { return score != o.score ? score > o.score : index < o.index; }
+    bool operator<(const Entry& o) const { return BetterScored({index, score}, {o.index, o.score}); }
   };
   size_t cap_;
   std::set<Entry> entries_;

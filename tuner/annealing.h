@@ -20,6 +20,11 @@ struct ScoredIndex {
   float score = 0;  // higher = predicted faster
 };
 
+// Best first: higher score, then lower index (so equal scores keep a deterministic order).
+inline bool BetterScored(const ScoredIndex& a, const ScoredIndex& b) {
+  return a.score != b.score ? a.score > b.score : a.index < b.index;
+}
+
 struct AnnealingOptions {
   int chains = 128;       // walked in lockstep so each step is one batched prediction
   int max_steps = 400;

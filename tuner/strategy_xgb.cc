@@ -265,9 +265,7 @@ std::vector<ScoredIndex> XgbStrategy::RankCandidates(size_t keep, uint64_t plan_
     } else {
       std::vector<ScoredIndex> v;
       for (size_t i = 0; i < all.size(); ++i) v.push_back({all[i], (*scores)[i]});
-      std::sort(v.begin(), v.end(), [](const ScoredIndex& a, const ScoredIndex& b) {
-        return a.score != b.score ? a.score > b.score : a.index < b.index;
-      });
+      std::sort(v.begin(), v.end(), BetterScored);
       if (v.size() > keep) v.resize(keep);
       ranked = std::move(v);
     }
@@ -370,9 +368,7 @@ std::vector<uint64_t> XgbStrategy::FrontierPicks(size_t n, const std::unordered_
   }
   std::vector<ScoredIndex> ranked;
   for (size_t i = 0; i < beyond.size(); ++i) ranked.push_back({beyond[i], (*scores)[i]});
-  std::sort(ranked.begin(), ranked.end(), [](const ScoredIndex& a, const ScoredIndex& b) {
-    return a.score != b.score ? a.score > b.score : a.index < b.index;
-  });
+  std::sort(ranked.begin(), ranked.end(), BetterScored);
   std::vector<uint64_t> out;
   for (size_t i = 0; i < ranked.size() && out.size() < n; ++i) out.push_back(ranked[i].index);
   return out;
