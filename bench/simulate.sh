@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Replays the fully recorded spaces of bench/data/ with `tunefleet simulate` (no device needed) and prints, for each
-# run, the last line of its output: trials-to-95%: <tuner> <median> <baseline> <median> ratio <baseline/tuner>.
+# run, the last line of its output: trials-to-95%: <tuner> <median> <baseline> <median> ratio <baseline/tuner>,
+# and for runs without history the highest ratio any strategy could show when its first model needs 16 results.
 # The GPU spaces (gpu_*.db, recorded by bench/record_spaces.sh) are replayed when they are there, skipped if not.
 #   usage: bench/simulate.sh [BUILD_DIR] ; env: TUNER (xgb) BASELINE (random) SEEDS (10) TARGET (0.95)
-#          EXTRA (more simulate options, e.g. "--xgb-objective reg")
+#          EXTRA (more simulate options, e.g. "--xgb-objective reg"), DATA (bench/data: where the .db files are)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${1:-build}/bin
 TUNER=${TUNER:-xgb}; BASELINE=${BASELINE:-random}; SEEDS=${SEEDS:-10}; TARGET=${TARGET:-0.95}
+DATA=${DATA:-bench/data}
 
 # db | template | task | sibling task for --transfer-from (or -)
 RUNS=(
@@ -41,18 +43,31 @@ skipped=()
 
 for run in "${RUNS[@]}"; do
   IFS='|' read -r db tmpl task from <<<"$run"
-  if [[ ! -f bench/data/$db.db ]]; then
+  if [[ ! -f $DATA/$db.db ]]; then
     [[ " ${skipped[*]} " == *" $db "* ]] || skipped+=("$db")
     continue
   fi
   # shellcheck disable=SC2206
-  args=(simulate --db "bench/data/$db.db" --template "$tmpl" --task "$task" --tuner "$TUNER" --baseline "$BASELINE"
+  args=(simulate --db "$DATA/$db.db" --template "$tmpl" --task "$task" --tuner "$TUNER" --baseline "$BASELINE"
         --seeds "$SEEDS" --target "$TARGET" ${EXTRA:-})
   label="$db $task"
   if [[ $from != - ]]; then args+=(--transfer-from "$from"); label+=" (transfer from $from)"; fi
   start=$(date +%s.%N)
   out=$("$BIN/tunefleet" "${args[@]}" 2>&1) || true  # a failed replay prints its error as the last line
   secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
-  printf '%-75s %s   [%.1f s]\n' "$label" "$(tail -n 1 <<<"$out")" "$secs"
+  bound=""
+  if [[ $from == - ]]; then
+    # The most any strategy can show without history: its first model comes after the first batch of 16 random
+    # results, so at best it reaches the target at trial 17 in every seed where random did not within 16.
+    bound=$(python3 -c '
+import statistics, sys
+for line in sys.stdin:
+    f = line.split()
+    if f[:4] == [sys.argv[1] + ":", "trials", "per", "seed"] and len(f) > 4:
+        r = [int(x) for x in f[4:]]
+        print("   (bound without a model before trial 17: ratio <= %.2f)"
+              % (statistics.median(r) / statistics.median(min(x, 17) for x in r)))' "$BASELINE" <<<"$out")
+  fi
+  printf '%-75s %s   [%.1f s]%s\n' "$label" "$(tail -n 1 <<<"$out")" "$secs" "$bound"
 done
-for db in "${skipped[@]}"; do echo "skipped: bench/data/$db.db is not recorded yet (bench/record_spaces.sh)"; done
+for db in "${skipped[@]}"; do echo "skipped: $DATA/$db.db is not recorded yet (bench/record_spaces.sh)"; done

@@ -13,9 +13,19 @@
 #include "search-spaces/template.h"
 
 namespace tunefleet {
+namespace {
+
+// The lower median of a non-empty list (with two values: the smaller one).
+double LowerMedian(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[(v.size() - 1) / 2];
+}
+
+}  // namespace
 
 ReplayTable BuildReplayTable(const Space& space, const std::vector<RecordRow>& records) {
   ReplayTable t;
+  std::map<uint64_t, std::vector<double>> ok_costs;  // per config, every successful result
   for (const RecordRow& r : records) {
     uint64_t index = r.config_index;
     const nlohmann::json j = nlohmann::json::parse(r.config, nullptr, /*allow_exceptions=*/false);
@@ -27,10 +37,15 @@ ReplayTable BuildReplayTable(const Space& space, const std::vector<RecordRow>& r
       ++t.unmapped;
       continue;
     }
-    const bool ok = r.status == 0 && r.mean_cost > 0;
-    auto [it, inserted] = t.by_index.emplace(index, Observation{index, ok, ok ? r.mean_cost : 0});
-    if (!inserted && ok && (!it->second.ok || r.mean_cost < it->second.cost)) it->second = {index, true, r.mean_cost};
-    if (ok && (t.best_cost == 0 || r.mean_cost < t.best_cost)) t.best_cost = r.mean_cost;
+    t.by_index.emplace(index, Observation{index, false, 0});
+    if (r.status == 0 && r.mean_cost > 0) ok_costs[index].push_back(r.mean_cost);
+  }
+  // A config measured in several passes is replayed at the lower median of its successful results, so that one
+  // outlying pass neither makes nor breaks it (with two results: the faster one).
+  for (const auto& [index, costs] : ok_costs) {
+    const double cost = LowerMedian(costs);
+    t.by_index[index] = Observation{index, true, cost};
+    if (t.best_cost == 0 || cost < t.best_cost) t.best_cost = cost;
   }
   return t;
 }
@@ -237,10 +252,23 @@ Result<std::unique_ptr<ReplayWorld>> LoadReplayWorld(TuningLog& log, const Repla
   if (!sel.transfer_from.empty()) {
     TF_ASSIGN_OR_RETURN(TaskRow from, FindTaskRow(tasks, sel.transfer_from));
     TF_ASSIGN_OR_RETURN(std::vector<RecordRow> hist, log.Records(from.id, tmpl_row->id, 0));
+    // One history row per config and device, at the lower median of its ok results like the replayed space, so
+    // a sibling recorded in several passes weighs as one run of it; rows keep the order of first records.
+    std::map<std::pair<int64_t, std::string>, size_t> row_of;
+    std::vector<std::vector<double>> ok_costs;
     for (const RecordRow& r : hist) {
       if (from.id == task_row.id && r.device_id == device_id) continue;  // never the answers themselves
-      w->history.push_back({from.spec, fingerprint[r.device_id], r.config, r.status == 0 && r.mean_cost > 0,
-                            r.mean_cost, from.flops});
+      auto [it, inserted] = row_of.emplace(std::make_pair(r.device_id, r.config), w->history.size());
+      if (inserted) {
+        w->history.push_back({from.spec, fingerprint[r.device_id], r.config, false, 0, from.flops});
+        ok_costs.emplace_back();
+      }
+      if (r.status == 0 && r.mean_cost > 0) ok_costs[it->second].push_back(r.mean_cost);
+    }
+    for (size_t i = 0; i < w->history.size(); ++i) {
+      if (ok_costs[i].empty()) continue;
+      w->history[i].ok = true;
+      w->history[i].cost = LowerMedian(ok_costs[i]);
     }
     if (w->history.empty()) return Status::NotFound("no records to transfer from " + sel.transfer_from);
   }

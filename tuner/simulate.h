@@ -23,7 +23,7 @@ class Template;
 
 // The recorded outcome of every config of one (task, template, device).
 struct ReplayTable {
-  std::unordered_map<uint64_t, Observation> by_index;  // a config measured twice keeps its best ok result
+  std::unordered_map<uint64_t, Observation> by_index;  // ok at the lower median of its ok results, if any
   double best_cost = 0;                                // seconds; 0 when nothing ran
   size_t unmapped = 0;                                 // records whose config is not in the space
 };
