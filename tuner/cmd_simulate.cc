@@ -52,7 +52,10 @@ int RunSimulate(const SimulateArgs& a) {
 void RegisterSimulate(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<SimulateArgs>();
   auto* sub = app.add_subcommand("simulate", "Replay a fully recorded space to compare search strategies offline");
-  sub->add_option("--db", args->db, "Tuning log (SQLite) holding every valid config of the space")->required();
+  sub->add_option("--db", args->db,
+                  "Tuning log (SQLite) holding every valid config of the space; a config recorded several times is "
+                  "replayed at the lower median of its results")
+      ->required();
   sub->add_option("--task", args->sel.task_spec, "Task spec to replay (default: the only one in the log)");
   sub->add_option("--template", args->sel.template_name, "Template name (default: the only one in the log)");
   sub->add_option("--device", args->sel.device, "Device fingerprint or id (default: the one with most records)");
