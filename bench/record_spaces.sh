@@ -79,14 +79,14 @@ while read -r db tmpl tasks; do
   [ -n "$db" ] || continue
   for task in $tasks; do
     for pass in $(seq 1 "$PASSES"); do
-      read -r before _ < <(counts "$db" "$task" "$tmpl")
+      n0=$(records_of "$db" "$task")
       fresh=""
       if [ "$pass" -gt 1 ]; then
         # Pass p is done once the task holds p records per valid config (an interrupted pass is measured again).
-        [ "$(records_of "$db" "$task")" -ge "$(( pass * ${before:-0} ))" ] && continue
+        read -r have _ < <(counts "$db" "$task" "$tmpl")
+        [ "$n0" -ge "$(( pass * ${have:-0} ))" ] && continue
         fresh="--fresh"
       fi
-      n0=$(records_of "$db" "$task")
       t0=$(now)
       # shellcheck disable=SC2086
       "$BIN/tunefleet" tune --rpc-tracker "$ADDR" --rpc-key "$KEY" --task "$task" --template "$tmpl" --tuner grid \
