@@ -12,7 +12,7 @@
 # space (compiles come from the agents' caches by then); `simulate` replays a config at the lower median of its
 # passes, so a space whose kernels run for microseconds on a noisy device gets a ground truth a rerun reproduces.
 #   env: SPACES (lines "DB_NAME TEMPLATE TASK..."; default: the GPU sets below), SETS (names of the default sets to
-#        record, in order: "nchwc dwconv winograd"), TRACKER, KEY (gpu), NUM_AGENTS (4), DEVICES, PLATFORM (the
+#        record, in order: "nchwc dwconv winograd pointwise dwmobile"), TRACKER, KEY (gpu), NUM_AGENTS (4), DEVICES, PLATFORM (the
 #        first GPU platform, else 0), DEVICE (0), PORT (9392), BATCH (4 x DEVICES, at least 16), TIMING
 #        ("--number 10 --repeat 3 --min-repeat-ms 2"), TIMEOUT (30 s a job), PASSES (1)
 # Writes OUT_DIR/DB_NAME.db per set, OUT_DIR/record-*.log per task and OUT_DIR/record.txt (counts, wall time,
@@ -20,26 +20,32 @@
 #   nchwc     conv2d:1,64,14,14,32,3,3,2,1 1200   conv2d:1,32,14,14,32,3,3,2,1 960
 #   dwconv    dwconv2d:1,128,14,14,3,3,2,1 1056   dwconv2d:1,96,14,14,3,3,2,1 1344
 #   winograd  conv2d:1,32,7,7,16,3,3,1,1   2800   conv2d:1,64,7,7,16,3,3,1,1   2800
+#   pointwise conv2d:1,576,7,7,160,1,1,1,0 4950   conv2d:1,960,7,7,160,1,1,1,0 6600
+#   dwmobile  dwconv2d:1,576,14,14,3,3,2,1 4416   dwconv2d:1,960,7,7,3,3,1,1   6528
 set -uo pipefail
-if [ $# -ne 2 ]; then sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 2; fi
+if [ $# -ne 2 ]; then sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 2; fi
 BIN=$1; OUT=$2; mkdir -p "$OUT"
 KEY=${KEY:-gpu}; NUM_AGENTS=${NUM_AGENTS:-4}; DEVICES=${DEVICES:-$NUM_AGENTS}
 DEVICE=${DEVICE:-0}; PORT=${PORT:-9392}; TIMEOUT=${TIMEOUT:-30}
 BATCH=${BATCH:-$(( DEVICES * 4 > 16 ? DEVICES * 4 : 16 ))}
 TIMING=${TIMING:-"--number 10 --repeat 3 --min-repeat-ms 2"}
-SETS=${SETS:-"nchwc dwconv winograd"}
+SETS=${SETS:-"nchwc dwconv winograd pointwise dwmobile"}
 PASSES=${PASSES:-1}
 # Task shapes: 3x3 convolutions with 7x7 outputs (stride-2 layers on 14x14 inputs, as in ResNet/MobileNet stages),
 # small enough that a whole space takes minutes; siblings differ in channels so that transfer has work to do.
+# pointwise and dwmobile are layers of MobileNetV2 as they are (its 1x1 projections of the 14x14 -> 7x7 stage, and
+# its last stride-2 and stride-1 depthwise layers): spaces of 4,400-6,600 configs.
 declare -A SET=(
   [nchwc]="gpu_conv2d_nchwc_image2d conv2d_nchwc.image2d conv2d:1,64,14,14,32,3,3,2,1 conv2d:1,32,14,14,32,3,3,2,1"
   [dwconv]="gpu_dwconv2d_nchwc_image2d depthwise_conv2d_nchwc.image2d dwconv2d:1,128,14,14,3,3,2,1 dwconv2d:1,96,14,14,3,3,2,1"
   [winograd]="gpu_conv2d_winograd conv2d_winograd conv2d:1,32,7,7,16,3,3,1,1 conv2d:1,64,7,7,16,3,3,1,1"
+  [pointwise]="gpu_pointwise_nchwc_image2d conv2d_nchwc.image2d conv2d:1,576,7,7,160,1,1,1,0 conv2d:1,960,7,7,160,1,1,1,0"
+  [dwmobile]="gpu_dwmobile_nchwc_image2d depthwise_conv2d_nchwc.image2d dwconv2d:1,576,14,14,3,3,2,1 dwconv2d:1,960,7,7,3,3,1,1"
 )
 if [ -z "${SPACES:-}" ]; then
   SPACES=""
   for s in $SETS; do
-    [ -n "${SET[$s]:-}" ] || { echo "record_spaces: unknown set '$s' (nchwc dwconv winograd)" >&2; exit 2; }
+    [ -n "${SET[$s]:-}" ] || { echo "record_spaces: unknown set '$s' (${!SET[*]})" >&2; exit 2; }
     SPACES+="${SET[$s]}"$'\n'
   done
 fi

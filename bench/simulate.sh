@@ -38,6 +38,10 @@ RUNS=(
   "gpu_conv2d_winograd|conv2d_winograd|conv2d:1,32,7,7,16,3,3,1,1|conv2d:1,64,7,7,16,3,3,1,1"
   "gpu_conv2d_winograd|conv2d_winograd|conv2d:1,64,7,7,16,3,3,1,1|-"
   "gpu_conv2d_winograd|conv2d_winograd|conv2d:1,64,7,7,16,3,3,1,1|conv2d:1,32,7,7,16,3,3,1,1"
+  "gpu_pointwise_nchwc_image2d|conv2d_nchwc.image2d|conv2d:1,576,7,7,160,1,1,1,0|-"
+  "gpu_pointwise_nchwc_image2d|conv2d_nchwc.image2d|conv2d:1,576,7,7,160,1,1,1,0|conv2d:1,960,7,7,160,1,1,1,0"
+  "gpu_pointwise_nchwc_image2d|conv2d_nchwc.image2d|conv2d:1,960,7,7,160,1,1,1,0|-"
+  "gpu_pointwise_nchwc_image2d|conv2d_nchwc.image2d|conv2d:1,960,7,7,160,1,1,1,0|conv2d:1,576,7,7,160,1,1,1,0"
 )
 skipped=()
 
