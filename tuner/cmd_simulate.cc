@@ -69,7 +69,8 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
   sub->add_option("--plan-size", args->opts.plan_size, "xgb: results per model refit")->capture_default_str();
   sub->add_option("--xgb-objective", args->opts.xgb_objective, "xgb: rank or reg")->capture_default_str();
   sub->add_option("--transfer-from", args->sel.transfer_from,
-                  "Warm-start the tuner from this task's records of the same template");
+                  "Warm-start the tuner from this task's records of the same template, as tune does: one row per "
+                  "config and device at the lower median of its results (failed when none ran)");
   sub->callback([args, exit_code] { *exit_code = RunSimulate(*args); });
 }
 

@@ -11,17 +11,10 @@
 
 #include "proto/tunefleet.pb.h"
 #include "search-spaces/template.h"
+#include "tuner/strategy_common.h"
+#include "tuner/strategy_transfer.h"
 
 namespace tunefleet {
-namespace {
-
-// The lower median of a non-empty list (with two values: the smaller one).
-double LowerMedian(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[(v.size() - 1) / 2];
-}
-
-}  // namespace
 
 ReplayTable BuildReplayTable(const Space& space, const std::vector<RecordRow>& records) {
   ReplayTable t;
@@ -252,24 +245,14 @@ Result<std::unique_ptr<ReplayWorld>> LoadReplayWorld(TuningLog& log, const Repla
   if (!sel.transfer_from.empty()) {
     TF_ASSIGN_OR_RETURN(TaskRow from, FindTaskRow(tasks, sel.transfer_from));
     TF_ASSIGN_OR_RETURN(std::vector<RecordRow> hist, log.Records(from.id, tmpl_row->id, 0));
-    // One history row per config and device, at the lower median of its ok results like the replayed space, so
-    // a sibling recorded in several passes weighs as one run of it; rows keep the order of first records.
-    std::map<std::pair<int64_t, std::string>, size_t> row_of;
-    std::vector<std::vector<double>> ok_costs;
+    // The rows `tune` would warm-start from (CollapseHistory: one per config and device, at the lower median of
+    // its results, like the replayed space), never the answers themselves.
+    std::vector<HistoryRecord> raw;
     for (const RecordRow& r : hist) {
-      if (from.id == task_row.id && r.device_id == device_id) continue;  // never the answers themselves
-      auto [it, inserted] = row_of.emplace(std::make_pair(r.device_id, r.config), w->history.size());
-      if (inserted) {
-        w->history.push_back({from.spec, fingerprint[r.device_id], r.config, false, 0, from.flops});
-        ok_costs.emplace_back();
-      }
-      if (r.status == 0 && r.mean_cost > 0) ok_costs[it->second].push_back(r.mean_cost);
+      if (from.id == task_row.id && r.device_id == device_id) continue;
+      raw.push_back({from.spec, fingerprint[r.device_id], r.config, r.status == 0, r.mean_cost, from.flops});
     }
-    for (size_t i = 0; i < w->history.size(); ++i) {
-      if (ok_costs[i].empty()) continue;
-      w->history[i].ok = true;
-      w->history[i].cost = LowerMedian(ok_costs[i]);
-    }
+    w->history = CollapseHistory(raw);
     if (w->history.empty()) return Status::NotFound("no records to transfer from " + sel.transfer_from);
   }
   return w;

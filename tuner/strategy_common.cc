@@ -1,5 +1,7 @@
 #include "tuner/strategy_common.h"
 
+#include <algorithm>
+
 namespace tunefleet {
 
 std::vector<uint64_t> SampleUnvisited(const Space& space, std::unordered_set<uint64_t>& visited, size_t n,
@@ -37,6 +39,11 @@ double BestCost(const std::vector<Observation>& obs) {
     if (o.ok && o.cost > 0 && (best == 0 || o.cost < best)) best = o.cost;
   }
   return best;
+}
+
+double LowerMedian(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[(v.size() - 1) / 2];
 }
 
 }  // namespace tunefleet

@@ -24,6 +24,10 @@ inline float RelativeScore(bool ok, double cost, double best_cost) {
   return ok && cost > 0 && best_cost > 0 ? static_cast<float>(best_cost / cost) : 0.0f;
 }
 
+// The lower median of a non-empty list (with two values: the smaller one): a config measured several times is
+// worth one real result of it, and one lucky or unlucky run neither makes nor breaks it.
+double LowerMedian(std::vector<double> v);
+
 // Lowest cost among ok observations; 0 when there is none.
 double BestCost(const std::vector<Observation>& obs);
 

@@ -2,7 +2,11 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
+#include <tuple>
 #include <nlohmann/json.hpp>
+
+#include "tuner/strategy_common.h"
 
 namespace tunefleet {
 namespace {
@@ -60,6 +64,28 @@ std::optional<MappedConfig> MapConfigJson(const Space& space, const std::string&
     m.config.push_back(static_cast<uint32_t>(best));
   }
   return m;
+}
+
+std::vector<HistoryRecord> CollapseHistory(const std::vector<HistoryRecord>& records) {
+  std::vector<HistoryRecord> out;
+  std::vector<std::vector<double>> ok_costs;
+  std::map<std::tuple<std::string, std::string, std::string>, size_t> row_of;
+  for (const HistoryRecord& r : records) {
+    auto [it, inserted] = row_of.emplace(std::make_tuple(r.task_spec, r.device_fingerprint, r.config_json), out.size());
+    if (inserted) {
+      out.push_back(r);
+      out.back().ok = false;
+      out.back().cost = 0;
+      ok_costs.emplace_back();
+    }
+    if (r.ok && r.cost > 0) ok_costs[it->second].push_back(r.cost);
+  }
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (ok_costs[i].empty()) continue;
+    out[i].ok = true;
+    out[i].cost = LowerMedian(ok_costs[i]);
+  }
+  return out;
 }
 
 }  // namespace tunefleet

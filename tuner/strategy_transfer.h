@@ -1,5 +1,6 @@
-// Transfer learning support: maps a config recorded for another task (or space) onto this space by its JSON
-// knob values, so its features can be computed with the current template.
+// Transfer learning support: which records of other tasks or devices warm-start the model, one row per config,
+// and mapping a config recorded for another task (or space) onto this space by its JSON knob values, so its
+// features can be computed with the current template.
 // Thread safety: pure functions.
 #pragma once
 
@@ -7,6 +8,7 @@
 #include <string>
 
 #include "search-spaces/space.h"
+#include "tuner/strategy.h"
 
 namespace tunefleet {
 
@@ -14,6 +16,11 @@ struct MappedConfig {
   Config config;
   bool exact = false;  // every knob value exists in this space (else the nearest choice was taken)
 };
+
+// One row per (task, device, config): ok when any of its results ran, at the lower median of those, else failed
+// (it enters the training set as the worst, like the task's own failures), in the order of first records. A config measured in several runs or passes weighs as one run of it, so `tune` and
+// `simulate --transfer-from` warm-start from the same rows.
+std::vector<HistoryRecord> CollapseHistory(const std::vector<HistoryRecord>& records);
 
 // Maps `config_json` ({"knob": [factors] or value, ...}) onto `space`: exact when Space::FromJson accepts it;
 // otherwise knob by knob, taking the choice nearest in log2 of its values (split factors compared position by

@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "storage/tuning_log.h"
+#include "tuner/strategy_transfer.h"
 
 namespace tunefleet {
 namespace {
@@ -63,14 +64,16 @@ Status TaskTuner::Replay() {
     bool mine = r.task_id == task_id_ && r.device_id == opts_.device_id;
     if (mine && !opts_.fresh) {
       own.push_back({r.config_index, r.status == 0, r.mean_cost});
-    } else if (!mine && opts_.transfer && r.status != 1) {
+    } else if (!mine && opts_.transfer) {  // failures too: they enter the model as the worst
       history.push_back({tasks[r.task_id].first, fingerprints[r.device_id], r.config, r.status == 0, r.mean_cost,
                          tasks[r.task_id].second});
     }
   }
   if (!history.empty()) {
-    spdlog::info("{} [{}]: warm start from {} records of other tasks/devices", task_.ToSpec(), tmpl_.name(),
-                 history.size());
+    const size_t records = history.size();
+    history = CollapseHistory(history);
+    spdlog::info("{} [{}]: warm start from {} records of other tasks/devices ({} configs)", task_.ToSpec(),
+                 tmpl_.name(), records, history.size());
     strategy_->WarmStart(history);
   }
   if (!own.empty()) {

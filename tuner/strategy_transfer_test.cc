@@ -1,0 +1,41 @@
+#include "tuner/strategy_transfer.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace tunefleet {
+namespace {
+
+HistoryRecord Rec(const std::string& device, const std::string& config, bool ok, double cost) {
+  return {"conv2d:1,8,8,8,8,3,3,1,1", device, config, ok, cost, 1e6};
+}
+
+TEST(CollapseHistoryTest, GivenConfigsRecordedInSeveralPasses_HistoryShouldHoldOneRowEachAtTheLowerMedian) {
+  const std::vector<HistoryRecord> records = {
+      Rec("dev-a", R"({"t":[1,8]})", true, 3e-5),  Rec("dev-a", R"({"t":[2,4]})", false, 0),
+      Rec("dev-a", R"({"t":[4,2]})", false, 0),    Rec("dev-a", R"({"t":[1,8]})", true, 1e-5),
+      Rec("dev-a", R"({"t":[2,4]})", true, 4e-5),  Rec("dev-b", R"({"t":[1,8]})", true, 9e-5),
+      Rec("dev-a", R"({"t":[1,8]})", true, 2e-5),  Rec("dev-a", R"({"t":[4,2]})", false, 0),
+      Rec("dev-a", R"({"t":[2,4]})", true, 6e-5),
+  };
+  const std::vector<HistoryRecord> rows = CollapseHistory(records);
+  ASSERT_EQ(rows.size(), 4u);
+  // In the order of first records; the same config on another device is a row of its own.
+  EXPECT_EQ(rows[0].config_json, R"({"t":[1,8]})");
+  EXPECT_EQ(rows[0].device_fingerprint, "dev-a");
+  EXPECT_TRUE(rows[0].ok);
+  EXPECT_DOUBLE_EQ(rows[0].cost, 2e-5);  // 3, 1, 2 -> the median
+  EXPECT_EQ(rows[1].config_json, R"({"t":[2,4]})");
+  EXPECT_TRUE(rows[1].ok);                // failed once, ran twice: it ran
+  EXPECT_DOUBLE_EQ(rows[1].cost, 4e-5);  // 4, 6 -> the faster one
+  EXPECT_EQ(rows[2].config_json, R"({"t":[4,2]})");
+  EXPECT_FALSE(rows[2].ok);  // never ran: one failed row
+  EXPECT_EQ(rows[3].device_fingerprint, "dev-b");
+  EXPECT_DOUBLE_EQ(rows[3].cost, 9e-5);
+  EXPECT_EQ(rows[3].task_spec, "conv2d:1,8,8,8,8,3,3,1,1");
+  EXPECT_DOUBLE_EQ(rows[3].flops, 1e6);
+}
+
+}  // namespace
+}  // namespace tunefleet
