@@ -18,8 +18,9 @@ struct MappedConfig {
 };
 
 // One row per (task, device, config): ok when any of its results ran, at the lower median of those, else failed
-// (it enters the training set as the worst, like the task's own failures), in the order of first records. A config measured in several runs or passes weighs as one run of it, so `tune` and
-// `simulate --transfer-from` warm-start from the same rows.
+// (it enters the training set as the worst, like the task's own failures), in the order of first records. A
+// config measured in several runs or passes weighs as one run of it, and `tune` and `simulate --transfer-from`
+// warm-start from the same rows.
 std::vector<HistoryRecord> CollapseHistory(const std::vector<HistoryRecord>& records);
 
 // Maps `config_json` ({"knob": [factors] or value, ...}) onto `space`: exact when Space::FromJson accepts it;
