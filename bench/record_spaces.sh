@@ -12,9 +12,9 @@
 # space (compiles come from the agents' caches by then); `simulate` replays a config at the lower median of its
 # passes, so a space whose kernels run for microseconds on a noisy device gets a ground truth a rerun reproduces.
 #   env: SPACES (lines "DB_NAME TEMPLATE TASK..."; default: the GPU sets below), SETS (names of the default sets to
-#        record, in order: "nchwc dwconv winograd pointwise dwmobile"), TRACKER, KEY (gpu), NUM_AGENTS (4), DEVICES, PLATFORM (the
-#        first GPU platform, else 0), DEVICE (0), PORT (9392), BATCH (4 x DEVICES, at least 16), TIMING
-#        ("--number 10 --repeat 3 --min-repeat-ms 2"), TIMEOUT (30 s a job), PASSES (1)
+#        record, in order: "nchwc dwconv winograd pointwise dwmobile"), TRACKER, KEY (gpu), NUM_AGENTS (4),
+#        DEVICES, PLATFORM (the first GPU platform, else 0), DEVICE (0), PORT (9392), BATCH (4 x DEVICES, at least
+#        16), TIMING ("--number 10 --repeat 3 --min-repeat-ms 2"), TIMEOUT (30 s a job), PASSES (1)
 # Writes OUT_DIR/DB_NAME.db per set, OUT_DIR/record-*.log per task and OUT_DIR/record.txt (counts, wall time,
 # configs per second). Expected valid configs on an NVIDIA H200 (tunefleet-space-count --device h200 TASK):
 #   nchwc     conv2d:1,64,14,14,32,3,3,2,1 1200   conv2d:1,32,14,14,32,3,3,2,1 960
@@ -33,7 +33,7 @@ SETS=${SETS:-"nchwc dwconv winograd pointwise dwmobile"}
 PASSES=${PASSES:-1}
 # Task shapes: 3x3 convolutions with 7x7 outputs (stride-2 layers on 14x14 inputs, as in ResNet/MobileNet stages),
 # small enough that a whole space takes minutes; siblings differ in channels so that transfer has work to do.
-# pointwise and dwmobile are layers of MobileNetV2 as they are (its 1x1 projections of the 14x14 -> 7x7 stage, and
+# pointwise and dwmobile are layers of MobileNetV2 as they are (its two 1x1 projections to 160 channels at 7x7, and
 # its last stride-2 and stride-1 depthwise layers): spaces of 4,400-6,600 configs.
 declare -A SET=(
   [nchwc]="gpu_conv2d_nchwc_image2d conv2d_nchwc.image2d conv2d:1,64,14,14,32,3,3,2,1 conv2d:1,32,14,14,32,3,3,2,1"
