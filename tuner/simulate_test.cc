@@ -1,61 +1,30 @@
 #include "tuner/simulate.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <filesystem>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
 
-#include "proto/tunefleet.pb.h"
 #include "search-spaces/template.h"
 #include "tuner/strategy_test_space.h"
+#include "tuner/tuning_log_testing.h"
 
 namespace tunefleet {
 namespace {
 
-namespace fs = std::filesystem;
-
-// A tuning log on disk, written and read through the storage API.
-class SimulateTest : public ::testing::Test {
+// A tuning log on disk, written and read through the storage API, holding one tiny task and template.
+class SimulateTest : public testing::TuningLogTest {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("tf_simulate_" + std::to_string(getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    Result<std::unique_ptr<TuningLog>> log = TuningLog::Open((dir_ / "log.db").string());
-    ASSERT_TRUE(log.ok()) << log.status().ToString();
-    log_ = std::move(log).value();
-    device_info_.set_name("pocl-cpu");
-    device_info_.set_fingerprint("fp-pocl");
-    device_info_.set_compute_units(2);
-    device_info_.set_max_work_group_size(256);
-    for (int i = 0; i < 3; ++i) device_info_.add_max_work_item_sizes(256);
-    device_info_.set_local_mem_bytes(32 * 1024);
-    device_ = log_->UpsertDevice(device_info_).value();
+    TuningLogTest::SetUp();
+    if (HasFatalFailure()) return;
     task_ = log_->UpsertTask("tiny:4,2", "tiny", "{}", 1e6).value();
     tmpl_ = log_->UpsertTemplate("tiny.test", 1).value();
-    session_ = log_->BeginSession("{}").value();
-  }
-  void TearDown() override {
-    log_.reset();
-    fs::remove_all(dir_);
   }
 
   void Record(const Space& s, uint64_t index, int status, double cost, int64_t task = 0, int64_t tmpl = 0) {
-    RecordRow r;
-    r.session_id = session_;
-    r.task_id = task ? task : task_;
-    r.template_id = tmpl ? tmpl : tmpl_;
-    r.device_id = device_;
-    r.config_index = index;
-    r.config = s.ToJson(s.FromIndex(index)).dump();
-    r.status = status;
-    r.mean_cost = cost;
-    if (status == 0) r.costs = {cost};
-    ASSERT_TRUE(log_->AddRecord(r).ok());
+    AddRecord(s, task ? task : task_, tmpl ? tmpl : tmpl_, index, status, cost);
   }
 
   // The replay world of everything recorded so far, read back from the file.
@@ -68,10 +37,7 @@ class SimulateTest : public ::testing::Test {
     return w;
   }
 
-  fs::path dir_;
-  proto::DeviceInfo device_info_;
-  std::unique_ptr<TuningLog> log_;
-  int64_t device_ = 0, task_ = 0, tmpl_ = 0, session_ = 0;
+  int64_t task_ = 0, tmpl_ = 0;
 };
 
 // a in {1,2,3,4} x b in {1,2}, (a=4, b=2) invalid: 7 valid configs, indices 0..6.

@@ -1,70 +1,20 @@
 #include "tuner/task_tuner.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <filesystem>
-
-#include <nlohmann/json.hpp>
-
-#include "proto/tunefleet.pb.h"
 #include "search-spaces/template.h"
-#include "storage/tuning_log.h"
+#include "tuner/tuning_log_testing.h"
 
 namespace tunefleet {
 namespace {
 
-namespace fs = std::filesystem;
-
 // A real tuning log on disk holding a sibling task's records, read back by TaskTuner::Create as `tune` does.
-class TaskTunerTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("tf_task_tuner_" + std::to_string(getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    Result<std::unique_ptr<TuningLog>> log = TuningLog::Open((dir_ / "log.db").string());
-    ASSERT_TRUE(log.ok()) << log.status().ToString();
-    log_ = std::move(log).value();
-    info_.set_name("pocl-cpu");
-    info_.set_fingerprint("fp-pocl");
-    info_.set_compute_units(2);
-    info_.set_max_work_group_size(256);
-    for (int i = 0; i < 3; ++i) info_.add_max_work_item_sizes(256);
-    info_.set_local_mem_bytes(32 * 1024);
-    device_ = log_->UpsertDevice(info_).value();
-    session_ = log_->BeginSession("{}").value();
-  }
-  void TearDown() override {
-    log_.reset();
-    fs::remove_all(dir_);
-  }
-
-  void Record(const Space& s, int64_t task, int64_t tmpl, uint64_t index, int status, double cost) {
-    RecordRow r;
-    r.session_id = session_;
-    r.task_id = task;
-    r.template_id = tmpl;
-    r.device_id = device_;
-    r.config_index = index;
-    r.config = s.ToJson(s.FromIndex(index)).dump();
-    r.status = status;
-    r.mean_cost = cost;
-    if (status == 0) r.costs = {cost};
-    ASSERT_TRUE(log_->AddRecord(r).ok());
-  }
-
-  fs::path dir_;
-  proto::DeviceInfo info_;
-  std::unique_ptr<TuningLog> log_;
-  int64_t device_ = 0, session_ = 0;
-};
+using TaskTunerTest = testing::TuningLogTest;
 
 TEST_F(TaskTunerTest, GivenASiblingRecordedInSeveralPasses_WarmStartShouldUseOneRowPerConfigFailuresIncluded) {
   const Template* gemm = FindTemplate("gemm.buffer");
   ASSERT_NE(gemm, nullptr);
-  const DeviceLimits limits = DeviceLimits::From(info_);
+  const DeviceLimits limits = DeviceLimits::From(device_info_);
   const Task sibling = Task::Parse("gemm:32,16,16:float32").value();
   const Result<Space> space = gemm->MakeSpace(sibling, limits);
   ASSERT_TRUE(space.ok()) << space.status().ToString();
@@ -77,10 +27,10 @@ TEST_F(TaskTunerTest, GivenASiblingRecordedInSeveralPasses_WarmStartShouldUseOne
   });
   ASSERT_EQ(valid.size(), 3u);
   // Three passes of one config, a config the device rejected twice (INVALID_CONFIG), one measured once.
-  for (double c : {1e-3, 0.4e-3, 1.2e-3}) Record(*space, sib, tmpl, valid[0], 0, c);
-  Record(*space, sib, tmpl, valid[1], 1, 0);
-  Record(*space, sib, tmpl, valid[1], 1, 0);
-  Record(*space, sib, tmpl, valid[2], 0, 2e-3);
+  for (double c : {1e-3, 0.4e-3, 1.2e-3}) AddRecord(*space, sib, tmpl, valid[0], 0, c);
+  AddRecord(*space, sib, tmpl, valid[1], 1, 0);
+  AddRecord(*space, sib, tmpl, valid[1], 1, 0);
+  AddRecord(*space, sib, tmpl, valid[2], 0, 2e-3);
 
   TaskTunerOptions opts;
   opts.device_id = device_;
