@@ -2,14 +2,20 @@
 # Replays the fully recorded spaces of bench/data/ with `tunefleet simulate` (no device needed) and prints, for each
 # run, the last line of its output: trials-to-95%: <tuner> <median> <baseline> <median> ratio <baseline/tuner>,
 # and for runs without history the highest ratio any strategy could show when its first model needs 16 results.
-# The GPU spaces (gpu_*.db, recorded by bench/record_spaces.sh) are replayed when they are there, skipped if not.
+# The spaces are kept as NAME.db.xz (bench/recorded_space.sh) and unpacked to a temporary folder for the replay; the
+# GPU spaces (gpu_*, recorded by bench/record_spaces.sh) are replayed when they are there, skipped if not.
 #   usage: bench/simulate.sh [BUILD_DIR] ; env: TUNER (xgb) BASELINE (random) SEEDS (10) TARGET (0.95)
-#          EXTRA (more simulate options, e.g. "--xgb-objective reg"), DATA (bench/data: where the .db files are)
+#          EXTRA (more simulate options, e.g. "--xgb-objective reg"), DATA (bench/data: where the .db or
+#          .db.xz files are)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${1:-build}/bin
 TUNER=${TUNER:-xgb}; BASELINE=${BASELINE:-random}; SEEDS=${SEEDS:-10}; TARGET=${TARGET:-0.95}
 DATA=${DATA:-bench/data}
+# shellcheck source=bench/recorded_space.sh
+source bench/recorded_space.sh
+UNPACKED=$(mktemp -d)
+trap 'rm -rf "$UNPACKED"' EXIT
 
 # db | template | task | sibling task for --transfer-from (or -)
 RUNS=(
@@ -47,12 +53,12 @@ skipped=()
 
 for run in "${RUNS[@]}"; do
   IFS='|' read -r db tmpl task from <<<"$run"
-  if [[ ! -f $DATA/$db.db ]]; then
+  if [[ ! -f $UNPACKED/$db.db ]] && ! recorded_space "$DATA/$db.db" "$UNPACKED/$db.db" 2>/dev/null; then
     [[ " ${skipped[*]} " == *" $db "* ]] || skipped+=("$db")
     continue
   fi
   # shellcheck disable=SC2206
-  args=(simulate --db "$DATA/$db.db" --template "$tmpl" --task "$task" --tuner "$TUNER" --baseline "$BASELINE"
+  args=(simulate --db "$UNPACKED/$db.db" --template "$tmpl" --task "$task" --tuner "$TUNER" --baseline "$BASELINE"
         --seeds "$SEEDS" --target "$TARGET" ${EXTRA:-})
   label="$db $task"
   if [[ $from != - ]]; then args+=(--transfer-from "$from"); label+=" (transfer from $from)"; fi
@@ -74,4 +80,4 @@ for line in sys.stdin:
   fi
   printf '%-75s %s   [%.1f s]%s\n' "$label" "$(tail -n 1 <<<"$out")" "$secs" "$bound"
 done
-for db in "${skipped[@]}"; do echo "skipped: $DATA/$db.db is not recorded yet (bench/record_spaces.sh)"; done
+for db in "${skipped[@]}"; do echo "skipped: $DATA/$db.db(.xz) is not recorded yet (bench/record_spaces.sh)"; done
