@@ -15,15 +15,16 @@
 #        record, in order: "nchwc dwconv winograd pointwise dwmobile"), TRACKER, KEY (gpu), NUM_AGENTS (4),
 #        DEVICES, PLATFORM (the first GPU platform, else 0), DEVICE (0), PORT (9392), BATCH (4 x DEVICES, at least
 #        16), TIMING ("--number 10 --repeat 3 --min-repeat-ms 2"), TIMEOUT (30 s a job), PASSES (1)
-# Writes OUT_DIR/DB_NAME.db per set, OUT_DIR/record-*.log per task and OUT_DIR/record.txt (counts, wall time,
-# configs per second). Expected valid configs on an NVIDIA H200 (tunefleet-space-count --device h200 TASK):
+# Writes OUT_DIR/DB_NAME.db per set (bench/data/ keeps them as `xz -9` DB_NAME.db.xz), OUT_DIR/record-*.log per
+# task and OUT_DIR/record.txt (counts, wall time, configs per second). Expected valid configs on an NVIDIA H200
+# (tunefleet-space-count --device h200 TASK):
 #   nchwc     conv2d:1,64,14,14,32,3,3,2,1 1200   conv2d:1,32,14,14,32,3,3,2,1 960
 #   dwconv    dwconv2d:1,128,14,14,3,3,2,1 1056   dwconv2d:1,96,14,14,3,3,2,1 1344
 #   winograd  conv2d:1,32,7,7,16,3,3,1,1   2800   conv2d:1,64,7,7,16,3,3,1,1   2800
 #   pointwise conv2d:1,576,7,7,160,1,1,1,0 4950   conv2d:1,960,7,7,160,1,1,1,0 6600
 #   dwmobile  dwconv2d:1,576,14,14,3,3,2,1 4416   dwconv2d:1,960,7,7,3,3,1,1   6528
 set -uo pipefail
-if [ $# -ne 2 ]; then sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 2; fi
+if [ $# -ne 2 ]; then sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 2; fi
 BIN=$1; OUT=$2; mkdir -p "$OUT"
 KEY=${KEY:-gpu}; NUM_AGENTS=${NUM_AGENTS:-4}; DEVICES=${DEVICES:-$NUM_AGENTS}
 DEVICE=${DEVICE:-0}; PORT=${PORT:-9392}; TIMEOUT=${TIMEOUT:-30}

@@ -48,6 +48,10 @@ RUNS=(
   "gpu_pointwise_nchwc_image2d|conv2d_nchwc.image2d|conv2d:1,576,7,7,160,1,1,1,0|conv2d:1,960,7,7,160,1,1,1,0"
   "gpu_pointwise_nchwc_image2d|conv2d_nchwc.image2d|conv2d:1,960,7,7,160,1,1,1,0|-"
   "gpu_pointwise_nchwc_image2d|conv2d_nchwc.image2d|conv2d:1,960,7,7,160,1,1,1,0|conv2d:1,576,7,7,160,1,1,1,0"
+  "gpu_dwmobile_nchwc_image2d|depthwise_conv2d_nchwc.image2d|dwconv2d:1,576,14,14,3,3,2,1|-"
+  "gpu_dwmobile_nchwc_image2d|depthwise_conv2d_nchwc.image2d|dwconv2d:1,576,14,14,3,3,2,1|dwconv2d:1,960,7,7,3,3,1,1"
+  "gpu_dwmobile_nchwc_image2d|depthwise_conv2d_nchwc.image2d|dwconv2d:1,960,7,7,3,3,1,1|-"
+  "gpu_dwmobile_nchwc_image2d|depthwise_conv2d_nchwc.image2d|dwconv2d:1,960,7,7,3,3,1,1|dwconv2d:1,576,14,14,3,3,2,1"
 )
 skipped=()
 
