@@ -1,13 +1,19 @@
 // `tunefleet simulate`: replays a fully recorded space from the tuning log to compare a strategy with a
 // baseline, without a device. The last line of stdout is the summary:
 //   trials-to-95%: <tuner> <median> <baseline> <median> ratio <baseline median / tuner median>
+// --trace FILE also writes every replayed trial as CSV (kSimulateTraceHeader), for curves and post-mortems.
+#include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "search-spaces/template.h"
 #include "storage/tuning_log.h"
 #include "tuner/command.h"
+#include "tuner/export_csv.h"
 #include "tuner/simulate.h"
 
 namespace tunefleet {
@@ -17,7 +23,21 @@ struct SimulateArgs {
   std::string db;
   ReplaySelection sel;
   SimulateOptions opts;
+  std::string trace;  // CSV file of every trial; empty = none
 };
+
+constexpr const char* kSimulateTraceHeader = "strategy,seed,trial,config_index,config,ok,cost,share_of_best";
+
+// One CSV line of a trace: the config as the space's JSON, the cost in seconds, best cost / cost (0 when failed).
+std::string TraceLine(const ReplayWorld& w, const TraceRow& row) {
+  const Observation& r = row.result;
+  const std::string config = w.space.ToJson(w.space.FromIndex(r.index)).dump();
+  char nums[96];
+  std::snprintf(nums, sizeof nums, "%d,%.6g,%.4f", r.ok ? 1 : 0, r.ok ? r.cost : 0.0,
+                r.ok && r.cost > 0 ? w.table.best_cost / r.cost : 0.0);
+  return CsvField(row.strategy) + "," + std::to_string(row.seed) + "," + std::to_string(row.trial) + "," +
+         std::to_string(r.index) + "," + CsvField(config) + "," + nums;
+}
 
 int RunSimulate(const SimulateArgs& a) {
   Result<std::unique_ptr<TuningLog>> log = TuningLog::Open(a.db);
@@ -36,8 +56,20 @@ int RunSimulate(const SimulateArgs& a) {
               << " valid configs have no record; proposing one counts as a failed trial\n";
   }
 
-  Result<SimulationReport> report = Simulate(w, a.opts);
+  std::ofstream trace;
+  TraceObserver on_trial;
+  if (!a.trace.empty()) {
+    trace.open(a.trace, std::ios::out | std::ios::trunc);
+    if (!trace) return CommandError("simulate", "cannot write the trace file " + a.trace, 2);
+    trace << kSimulateTraceHeader << "\n";
+    on_trial = [&](const TraceRow& row) { trace << TraceLine(w, row) << "\n"; };
+  }
+  Result<SimulationReport> report = Simulate(w, a.opts, on_trial);
   if (!report.ok()) return CommandError("simulate", report.status().message(), 1);
+  if (trace.is_open()) {
+    trace.close();
+    if (!trace) return CommandError("simulate", "writing the trace file " + a.trace + " failed", 1);
+  }
   for (const StrategyRuns* runs : {&report->tuner, &report->baseline}) {
     std::cout << runs->name << ": trials per seed";
     for (uint64_t t : runs->trials) std::cout << " " << t;
@@ -71,6 +103,9 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
   sub->add_option("--transfer-from", args->sel.transfer_from,
                   "Warm-start the tuner from this task's records of the same template, as tune does: one row per "
                   "config and device at the lower median of its results (failed when none ran)");
+  sub->add_option("--trace", args->trace,
+                  "Also write every replayed trial to this CSV file: strategy, seed, trial, config index and JSON, "
+                  "ok, cost (s), share of the best recorded performance");
   sub->callback([args, exit_code] { *exit_code = RunSimulate(*args); });
 }
 

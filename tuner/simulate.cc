@@ -44,7 +44,7 @@ ReplayTable BuildReplayTable(const Space& space, const std::vector<RecordRow>& r
 }
 
 Result<uint64_t> TrialsToTarget(Strategy& strategy, const ReplayTable& table, double target, size_t batch,
-                                uint64_t* unrecorded) {
+                                uint64_t* unrecorded, const TrialObserver& on_trial) {
   if (table.best_cost <= 0) return Status::InvalidArgument("no successful record to replay");
   uint64_t trials = 0;
   for (;;) {
@@ -60,9 +60,11 @@ Result<uint64_t> TrialsToTarget(Strategy& strategy, const ReplayTable& table, do
       if (it == table.by_index.end()) {
         if (unrecorded != nullptr) ++*unrecorded;
         results.push_back({idx, false, 0});  // as if the device had rejected it
+        if (on_trial) on_trial(trials, results.back());
         continue;
       }
       results.push_back(it->second);
+      if (on_trial) on_trial(trials, it->second);
       if (it->second.ok && table.best_cost / it->second.cost >= target - 1e-12) return trials;
     }
     strategy.Update(results);
@@ -79,7 +81,7 @@ double Median(std::vector<uint64_t> v) {
 }
 
 Result<StrategyRuns> RunSeeds(const ReplayWorld& w, const SimulateOptions& opts, const std::string& name,
-                              bool warm_start, uint64_t* unrecorded) {
+                              bool warm_start, uint64_t* unrecorded, const TraceObserver& on_trial) {
   StrategyRuns runs;
   runs.name = name;
   for (int seed = 1; seed <= opts.seeds; ++seed) {
@@ -92,7 +94,11 @@ Result<StrategyRuns> RunSeeds(const ReplayWorld& w, const SimulateOptions& opts,
                         MakeStrategyForSpace(so, w.tmpl, w.tmpl ? &w.task : nullptr, w.space,
                                              w.tmpl ? &w.limits : nullptr));
     if (warm_start && !w.history.empty()) st->WarmStart(w.history);
-    Result<uint64_t> t = TrialsToTarget(*st, w.table, opts.target, opts.batch, unrecorded);
+    TrialObserver observe;
+    if (on_trial) {
+      observe = [&](uint64_t trial, const Observation& result) { on_trial(TraceRow{name, seed, trial, result}); };
+    }
+    Result<uint64_t> t = TrialsToTarget(*st, w.table, opts.target, opts.batch, unrecorded, observe);
     if (!t.ok()) return t.status().WithContext(name + " seed " + std::to_string(seed));
     runs.trials.push_back(*t);
   }
@@ -112,14 +118,15 @@ std::string FormatNumber(double v) {
 
 }  // namespace
 
-Result<SimulationReport> Simulate(const ReplayWorld& world, const SimulateOptions& opts) {
+Result<SimulationReport> Simulate(const ReplayWorld& world, const SimulateOptions& opts,
+                                  const TraceObserver& on_trial) {
   if (opts.seeds < 1) return Status::InvalidArgument("--seeds must be at least 1");
   if (!(opts.target > 0 && opts.target <= 1)) return Status::InvalidArgument("--target must be in (0, 1]");
   if (opts.batch == 0) return Status::InvalidArgument("--batch must be positive");
   SimulationReport report;
   // Only the tuner under test gets the history: the baseline is the plain reference point.
-  TF_ASSIGN_OR_RETURN(report.tuner, RunSeeds(world, opts, opts.tuner, true, &report.unrecorded));
-  TF_ASSIGN_OR_RETURN(report.baseline, RunSeeds(world, opts, opts.baseline, false, &report.unrecorded));
+  TF_ASSIGN_OR_RETURN(report.tuner, RunSeeds(world, opts, opts.tuner, true, &report.unrecorded, on_trial));
+  TF_ASSIGN_OR_RETURN(report.baseline, RunSeeds(world, opts, opts.baseline, false, &report.unrecorded, on_trial));
   return report;
 }
 

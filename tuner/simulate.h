@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -64,12 +65,27 @@ struct ReplayWorld {
   std::vector<HistoryRecord> history;  // for warm start (transfer learning); may be empty
 };
 
+// Called once per replayed trial, in order: trial counts from 1 within a run; `result` is what the recording
+// answered (a failure for a config with no record).
+using TrialObserver = std::function<void(uint64_t trial, const Observation& result)>;
+
 // Trials one strategy needs to reach the target; FailedPrecondition-like error when nothing recorded ran.
 Result<uint64_t> TrialsToTarget(Strategy& strategy, const ReplayTable& table, double target, size_t batch,
-                                uint64_t* unrecorded);
+                                uint64_t* unrecorded, const TrialObserver& on_trial = {});
+
+// One replayed trial of one run, for `simulate --trace`: which strategy and seed, and the trial's result.
+struct TraceRow {
+  std::string strategy;
+  int seed = 0;
+  uint64_t trial = 0;
+  Observation result;
+};
+using TraceObserver = std::function<void(const TraceRow& row)>;
 
 // Runs both strategies over seeds 1..opts.seeds; warm-starts each run with world.history when it is set.
-Result<SimulationReport> Simulate(const ReplayWorld& world, const SimulateOptions& opts);
+// `on_trial`, when set, sees every trial of every run (the tuner's seeds first, then the baseline's).
+Result<SimulationReport> Simulate(const ReplayWorld& world, const SimulateOptions& opts,
+                                  const TraceObserver& on_trial = {});
 
 // "trials-to-95%: <tuner> <median> <baseline> <median> ratio <r>", ratio = baseline median / tuner median.
 std::string SummaryLine(const SimulateOptions& opts, const SimulationReport& report);

@@ -74,6 +74,43 @@ TEST_F(SimulateTest, GivenATinyRecordedSpace_GridShouldNeedTheKnownNumberOfTrial
   EXPECT_EQ(SummaryLine(o, *r), "trials-to-100%: grid 6 grid 6 ratio 1.00");
 }
 
+TEST_F(SimulateTest, GivenATraceObserver_ItShouldSeeEveryTrialOfEveryRunAsTheRecordingAnsweredIt) {
+  const Space s = Tiny();
+  const double costs[] = {3e-3, 0, 1.04e-3, 2e-3, 5e-3, 1e-3, 4e-3};  // index 1 failed; 2 and 5 reach 95%
+  for (uint64_t i = 0; i < 7; ++i) Record(s, i, i == 1 ? 3 : 0, costs[i]);
+  auto w = World(s);
+  SimulateOptions o;
+  o.tuner = "grid";
+  o.baseline = "random";
+  o.seeds = 3;
+  o.batch = 2;
+  std::vector<TraceRow> rows;
+  Result<SimulationReport> r = Simulate(*w, o, [&](const TraceRow& row) { rows.push_back(row); });
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+
+  // The tuner's runs first, then the baseline's; in each run trials 1..n, n as reported, and only the last one
+  // within 95% of the best.
+  size_t at = 0;
+  for (const StrategyRuns* runs : {&r->tuner, &r->baseline}) {
+    for (int seed = 1; seed <= o.seeds; ++seed) {
+      const uint64_t n = runs->trials[static_cast<size_t>(seed - 1)];
+      for (uint64_t t = 1; t <= n; ++t, ++at) {
+        ASSERT_LT(at, rows.size());
+        const TraceRow& row = rows[at];
+        EXPECT_EQ(row.strategy, runs->name);
+        EXPECT_EQ(row.seed, seed);
+        EXPECT_EQ(row.trial, t);
+        const Observation& recorded = w->table.by_index.at(row.result.index);
+        EXPECT_EQ(row.result.ok, recorded.ok);
+        EXPECT_DOUBLE_EQ(row.result.cost, recorded.cost);
+        const bool reached = row.result.ok && w->table.best_cost / row.result.cost >= o.target;
+        EXPECT_EQ(reached, t == n) << runs->name << " seed " << seed << " trial " << t;
+      }
+    }
+  }
+  EXPECT_EQ(at, rows.size());
+}
+
 TEST_F(SimulateTest, GivenConfigsMeasuredInSeveralPasses_TheReplayShouldUseTheLowerMedianOfTheirResults) {
   const Space s = Tiny();
   // Index 0: one lucky pass (0.5 ms) among 2 and 2.1 ms: the median, 2 ms, is what a rerun would see.
