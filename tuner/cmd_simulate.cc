@@ -46,6 +46,15 @@ int RunSimulate(const SimulateArgs& a) {
   if (!world.ok()) return CommandError("simulate", a.db + ": " + world.status().message(), 2);
   const ReplayWorld& w = **world;
 
+  std::ofstream trace;
+  TraceObserver on_trial;
+  if (!a.trace.empty()) {
+    trace.open(a.trace, std::ios::out | std::ios::trunc);
+    if (!trace) return CommandError("simulate", "cannot write the trace file " + a.trace, 2);
+    trace << kSimulateTraceHeader << "\n";
+    on_trial = [&](const TraceRow& row) { trace << TraceLine(w, row) << "\n"; };
+  }
+
   const uint64_t valid = w.space.CountValid();
   std::cout << "replaying " << w.task.ToSpec() << " on " << w.tmpl->name() << ": " << w.table.by_index.size()
             << " recorded configs of " << valid << " valid";
@@ -56,14 +65,6 @@ int RunSimulate(const SimulateArgs& a) {
               << " valid configs have no record; proposing one counts as a failed trial\n";
   }
 
-  std::ofstream trace;
-  TraceObserver on_trial;
-  if (!a.trace.empty()) {
-    trace.open(a.trace, std::ios::out | std::ios::trunc);
-    if (!trace) return CommandError("simulate", "cannot write the trace file " + a.trace, 2);
-    trace << kSimulateTraceHeader << "\n";
-    on_trial = [&](const TraceRow& row) { trace << TraceLine(w, row) << "\n"; };
-  }
   Result<SimulationReport> report = Simulate(w, a.opts, on_trial);
   if (!report.ok()) return CommandError("simulate", report.status().message(), 1);
   if (trace.is_open()) {
