@@ -27,10 +27,11 @@ recorded_space "$DB" "$OUT/recorded.db" || exit 2
 [ -n "${PLATFORM:-}" ] || PLATFORM=$(first_gpu_platform "$OUT/devices.txt")
 start_local_fleet "$BIN" "$OUT" live "$NUM_AGENTS" "$PLATFORM" "$DEVICE"
 
-# The history: the recorded file without TASK's own records; the reference: TASK's best as simulate replays it.
+# The history: the recorded file without TASK's own records. TASK's records go to recorded.tsv, one line per config
+# that ran: "index cost" at the lower median of its passes, as simulate replays it; the reference is their best.
 rm -f "$OUT"/warm-*.db "$OUT"/cold-*.db "$OUT/runs.tsv"
 cp "$OUT/recorded.db" "$OUT/history.db"
-REF=$(python3 - "$OUT/history.db" "$TASK" <<'PY'
+REF=$(python3 - "$OUT/history.db" "$TASK" "$OUT/recorded.tsv" <<'PY'
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 spec = (sys.argv[2], sys.argv[2] + ":float32")
@@ -38,7 +39,10 @@ rows = db.execute("SELECT r.config_index, r.mean_cost FROM records r JOIN tasks 
                   "WHERE t.spec IN (?, ?) AND r.status = 0 AND r.mean_cost > 0", spec).fetchall()
 per = {}
 for i, c in rows: per.setdefault(i, []).append(c)
-print(min(sorted(v)[(len(v) - 1) // 2] for v in per.values()) if per else 0)
+recorded = {i: sorted(v)[(len(v) - 1) // 2] for i, v in per.items()}
+with open(sys.argv[3], "w") as f:
+    for i, c in recorded.items(): f.write(f"{i} {c!r}\n")
+print(min(recorded.values()) if recorded else 0)
 db.execute("DELETE FROM records WHERE task_id IN (SELECT id FROM tasks WHERE spec IN (?, ?))", spec)
 db.commit()
 PY
@@ -57,7 +61,7 @@ run() {  # kind tuner trials seed: one tune, its two lines, and "kind seed trial
   rc=$?
   echo "$name ($2): tune exit $rc in $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s"
   grep -m1 "warm start from" "$OUT/tune-$name.log" | sed 's/^\[[^]]*\] \[info\] /  /'
-  python3 - "$OUT/$name.db" "$TASK" "$REF" "$OUT/recorded.db" "$1 $4" "$OUT/runs.tsv" <<'PY'
+  python3 - "$OUT/$name.db" "$TASK" "$REF" "$OUT/recorded.tsv" "$1 $4" "$OUT/runs.tsv" <<'PY'
 import sqlite3, sys
 spec = (sys.argv[2], sys.argv[2] + ":float32")
 query = ("SELECT r.config_index, r.status, r.mean_cost FROM records r JOIN tasks t ON t.id = r.task_id "
@@ -70,11 +74,7 @@ print(f"  {len(rows)} trials, best {best * 1e6:.2f} us ({ref / best * 100 if bes
       f"{ref * 1e6:.2f} us); within 95% of it " + (f"first at trial {live}" if live else "never"))
 # The same run judged by what the configs it chose were recorded at (the lower median of their passes), as the
 # replay judges a strategy: live timings drift by a few per cent from the recording, which moves a threshold at 95%.
-per = {}
-for i, s, c in sqlite3.connect(sys.argv[4]).execute(query, spec):
-    per.setdefault(i, [])
-    if s == 0 and c > 0: per[i].append(c)
-recorded = {i: sorted(v)[(len(v) - 1) // 2] for i, v in per.items() if v}
+recorded = {int(i): float(c) for i, c in (line.split() for line in open(sys.argv[4]))}
 hit = next((k + 1 for k, (i, _, _) in enumerate(rows) if i in recorded and ref / recorded[i] >= 0.95), None)
 print("  by the recorded results of the configs it chose: within 95% first at trial " + (str(hit) if hit else "never"))
 with open(sys.argv[6], "a") as f:

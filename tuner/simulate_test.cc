@@ -37,8 +37,23 @@ class SimulateTest : public testing::TuningLogTest {
     return w;
   }
 
+  // Best is index 5 (1.0 ms); index 2 is within 95% of it (1.04 ms); index 1 failed to compile.
+  void RecordKnownSpace(const Space& s) {
+    const double costs[] = {3e-3, 0, 1.04e-3, 2e-3, 5e-3, 1e-3, 4e-3};
+    for (uint64_t i = 0; i < 7; ++i) Record(s, i, i == 1 ? 3 : 0, costs[i]);
+  }
+
   int64_t task_ = 0, tmpl_ = 0;
 };
+
+SimulateOptions Options(const std::string& tuner, const std::string& baseline, int seeds, size_t batch) {
+  SimulateOptions o;
+  o.tuner = tuner;
+  o.baseline = baseline;
+  o.seeds = seeds;
+  o.batch = batch;
+  return o;
+}
 
 // a in {1,2,3,4} x b in {1,2}, (a=4, b=2) invalid: 7 valid configs, indices 0..6.
 Space Tiny() {
@@ -51,18 +66,12 @@ Space Tiny() {
 
 TEST_F(SimulateTest, GivenATinyRecordedSpace_GridShouldNeedTheKnownNumberOfTrials) {
   const Space s = Tiny();
-  // Best is index 5 (1.0 ms); index 2 is within 95% of it (1.04 ms); index 1 failed to compile.
-  const double costs[] = {3e-3, 0, 1.04e-3, 2e-3, 5e-3, 1e-3, 4e-3};
-  for (uint64_t i = 0; i < 7; ++i) Record(s, i, i == 1 ? 3 : 0, costs[i]);
+  RecordKnownSpace(s);
   auto w = World(s);
   EXPECT_EQ(w->table.by_index.size(), 7u);
   EXPECT_DOUBLE_EQ(w->table.best_cost, 1e-3);
 
-  SimulateOptions o;
-  o.tuner = "grid";
-  o.baseline = "grid";
-  o.seeds = 3;
-  o.batch = 2;
+  SimulateOptions o = Options("grid", "grid", 3, 2);
   Result<SimulationReport> r = Simulate(*w, o);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->tuner.trials, (std::vector<uint64_t>{3, 3, 3}));
@@ -76,14 +85,9 @@ TEST_F(SimulateTest, GivenATinyRecordedSpace_GridShouldNeedTheKnownNumberOfTrial
 
 TEST_F(SimulateTest, GivenATraceObserver_ItShouldSeeEveryTrialOfEveryRunAsTheRecordingAnsweredIt) {
   const Space s = Tiny();
-  const double costs[] = {3e-3, 0, 1.04e-3, 2e-3, 5e-3, 1e-3, 4e-3};  // index 1 failed; 2 and 5 reach 95%
-  for (uint64_t i = 0; i < 7; ++i) Record(s, i, i == 1 ? 3 : 0, costs[i]);
+  RecordKnownSpace(s);  // index 1 failed; 2 and 5 reach 95%
   auto w = World(s);
-  SimulateOptions o;
-  o.tuner = "grid";
-  o.baseline = "random";
-  o.seeds = 3;
-  o.batch = 2;
+  const SimulateOptions o = Options("grid", "random", 3, 2);
   std::vector<TraceRow> rows;
   Result<SimulationReport> r = Simulate(*w, o, [&](const TraceRow& row) { rows.push_back(row); });
   ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -137,12 +141,7 @@ TEST_F(SimulateTest, GivenAnUnrecordedConfig_WeShouldReplayItAsAFailedTrial) {
   const Space s = Tiny();
   for (uint64_t i = 1; i < 7; ++i) Record(s, i, 0, i == 6 ? 1e-3 : 2e-3);  // index 0 never recorded
   auto w = World(s);
-  SimulateOptions o;
-  o.tuner = "grid";
-  o.baseline = "random";
-  o.seeds = 1;
-  o.batch = 1;
-  Result<SimulationReport> r = Simulate(*w, o);
+  Result<SimulationReport> r = Simulate(*w, Options("grid", "random", 1, 1));
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->tuner.trials, (std::vector<uint64_t>{7}));
   EXPECT_GE(r->unrecorded, 1u);
