@@ -3,12 +3,14 @@
 // together under 2 s for a plan of 64 on a space of 10^5 points). No device: results are a synthetic cost.
 //
 //   tunefleet-model-speed [--task SPEC] [--template NAME] [--device h200|pocl] [--plan 64]
-//                         [--results 64,128,256,512] [--history ROWS] [--repeat 3]
+//                         [--results 64,128,256,512] [--history ROWS] [--repeat 3] [--ensemble 5]
 //
 // For each N it prints the median over --repeat runs of: the refit alone (features of N rows + CostModel::Fit),
 // the annealing alone (Anneal keeping 2 x plan candidates, as the strategy does), and the strategy's whole step
 // (XgbStrategy::NextBatch(plan) after N results: refit, annealing, diversity filter, random picks).
 // --history adds that many warm-start rows (records of the same task "from another device") to every refit.
+// --ensemble sets the strategy's number of bagged models (StrategyOptions::xgb_ensemble; 1 = one model, as before
+// the ensemble); the refit and annealing columns always time one model.
 #include <google/protobuf/util/json_util.h>
 
 #include <algorithm>
@@ -87,6 +89,7 @@ struct Args {
   std::vector<size_t> results = {64, 128, 256, 512};
   size_t history = 0;
   int repeat = 3;
+  int ensemble = StrategyOptions{}.xgb_ensemble;
 };
 
 bool Parse(int argc, char** argv, Args& a) {
@@ -100,6 +103,7 @@ bool Parse(int argc, char** argv, Args& a) {
     else if (k == "--plan") a.plan = std::stoul(v);
     else if (k == "--history") a.history = std::stoul(v);
     else if (k == "--repeat") a.repeat = std::max(1, std::stoi(v));
+    else if (k == "--ensemble") a.ensemble = std::stoi(v);
     else if (k == "--results") {
       a.results.clear();
       for (size_t p = 0; p < v.size();) {
@@ -119,7 +123,8 @@ int Run(int argc, char** argv) {
   Args a;
   if (!Parse(argc, argv, a)) {
     std::cerr << "usage: tunefleet-model-speed [--task SPEC] [--template NAME] [--device h200|pocl] [--plan 64]\n"
-                 "                             [--results 64,128,256,512] [--history ROWS] [--repeat 3]\n";
+                 "                             [--results 64,128,256,512] [--history ROWS] [--repeat 3]"
+                 " [--ensemble 5]\n";
     return 2;
   }
   proto::DeviceInfo info;
@@ -148,8 +153,8 @@ int Run(int argc, char** argv) {
   std::printf("space: %s on %s (%s limits): %llu valid configs of %llu raw points, %zu features (counted in %.2f s)\n",
               task->ToSpec().c_str(), tmpl->name().c_str(), a.device.c_str(), static_cast<unsigned long long>(valid),
               static_cast<unsigned long long>(space.RawSize()), fx.dim(), count_s);
-  std::printf("plan %zu, %zu warm-start history rows, median of %d runs, 1 XGBoost thread\n", a.plan, a.history,
-              a.repeat);
+  std::printf("plan %zu, %zu warm-start history rows, median of %d runs, 1 XGBoost thread per model, step_s with "
+              "%d model(s)\n", a.plan, a.history, a.repeat, a.ensemble);
   std::printf("%8s %10s %10s %12s %10s\n", "results", "refit_s", "anneal_s", "refit+anneal", "step_s");
 
   for (size_t n : a.results) {
@@ -217,6 +222,7 @@ int Run(int argc, char** argv) {
       StrategyOptions so;
       so.seed = static_cast<uint64_t>(r + 1);
       so.plan_size = a.plan;
+      so.xgb_ensemble = a.ensemble;
       Result<std::unique_ptr<Strategy>> st = MakeStrategy(so, *tmpl, *task, space, limits);
       if (!st.ok()) {
         std::cerr << "tunefleet-model-speed: " << st.status().ToString() << "\n";

@@ -101,6 +101,12 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
   sub->add_option("--batch", args->opts.batch, "Configs asked per round")->capture_default_str();
   sub->add_option("--plan-size", args->opts.plan_size, "xgb: results per model refit")->capture_default_str();
   sub->add_option("--xgb-objective", args->opts.xgb_objective, "xgb: rank or reg")->capture_default_str();
+  sub->add_option("--xgb-ensemble", args->opts.xgb_ensemble,
+                  "xgb: bagged models whose spread of predictions plans follow (1 = one model, AutoTVM's choice)")
+      ->capture_default_str();
+  sub->add_option("--xgb-kappa", args->opts.xgb_kappa,
+                  "xgb: plans follow mean + kappa * spread of the models' predictions (0 = the mean)")
+      ->capture_default_str();
   sub->add_option("--transfer-from", args->sel.transfer_from,
                   "Warm-start the tuner from this task's records of the same template, as tune does: one row per "
                   "config and device at the lower median of its results (failed when none ran)");

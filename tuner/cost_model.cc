@@ -133,7 +133,7 @@ Status CostModel::Fit(const TrainingSet& set) {
       {"eta", std::to_string(opts_.eta)},
       {"gamma", "0.0001"},
       {"min_child_weight", "1"},
-      {"subsample", "1"},
+      {"subsample", std::to_string(opts_.subsample)},
       {"lambda", "1"},
       {"tree_method", "exact"},
       {"seed", std::to_string(opts_.seed)},
@@ -159,6 +159,15 @@ Result<std::vector<float>> CostModel::Predict(const std::vector<float>& features
   if (rows == 0) return std::vector<float>{};
   TF_ASSIGN_OR_RETURN(XgbMatrix m, XgbMatrix::FromDense(features.data(), rows, dim));
   return booster_.Predict(m);
+}
+
+Result<std::vector<float>> CostModel::Predict(const XgbMatrix& rows, size_t dim) const {
+  if (!trained()) return Status::Internal("cost model: predict before the first fit");
+  if (dim != dim_) {
+    return Status::InvalidArgument("cost model: feature width " + std::to_string(dim) + ", model has " +
+                                   std::to_string(dim_));
+  }
+  return booster_.Predict(rows);
 }
 
 // ---- Spearman -----------------------------------------------------------------------------------------------

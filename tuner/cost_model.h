@@ -63,6 +63,7 @@ struct CostModelOptions {
   int max_depth = 4;
   double eta = 0.3;
   uint64_t seed = 1;
+  double subsample = 1;  // share of the rows each tree is grown on (drawn with `seed`); below 1 for bagging
   int nthread = 1;  // 1 keeps fits reproducible and polite on shared machines
 };
 
@@ -85,6 +86,8 @@ class CostModel {
   Status Fit(const TrainingSet& set);
   // Scores of rows x dim features (higher = predicted faster). FailedPrecondition-like error before Fit.
   Result<std::vector<float>> Predict(const std::vector<float>& features, size_t dim) const;
+  // The same for rows already in a matrix of `dim` columns (several models scoring the same rows).
+  Result<std::vector<float>> Predict(const XgbMatrix& rows, size_t dim) const;
   bool trained() const { return booster_.valid(); }
   int fits() const { return fits_; }
   const CostModelOptions& options() const { return opts_; }

@@ -1,5 +1,7 @@
 #include "tuner/strategy.h"
 
+#include <string>
+
 #include "tuner/strategy_ga.h"
 #include "tuner/strategy_grid.h"
 #include "tuner/strategy_random.h"
@@ -21,6 +23,13 @@ Result<std::unique_ptr<Strategy>> MakeStrategyForSpace(const StrategyOptions& op
       return Status::InvalidArgument("--xgb-objective: '" + opts.xgb_objective + "' is not rank or reg");
     }
     if (opts.plan_size == 0) return Status::InvalidArgument("strategy: plan size must be positive");
+    if (opts.xgb_ensemble < 1 || opts.xgb_ensemble > 64) {
+      return Status::InvalidArgument("--xgb-ensemble: " + std::to_string(opts.xgb_ensemble) +
+                                     " is not a number of models from 1 to 64");
+    }
+    if (!(opts.xgb_kappa >= 0 && opts.xgb_kappa <= 100)) {
+      return Status::InvalidArgument("--xgb-kappa: " + std::to_string(opts.xgb_kappa) + " is not from 0 to 100");
+    }
     return std::unique_ptr<Strategy>(new XgbStrategy(opts, tmpl, task, space, limits));
   }
   return Status::InvalidArgument("--tuner: unknown strategy '" + opts.name + "' (xgb, ga, random, grid)");

@@ -43,6 +43,8 @@ struct StrategyOptions {
   double greedy_share = 0.5;  // xgb plan: this share of the model's picks is taken in predicted order, unfiltered
   bool early_refits = true;   // xgb: also fit at plan_size/4 and plan_size/2 own results (AutoTVM waits for a plan)
   bool frontier_picks = true;  // xgb: the epsilon share explores beyond the training data's feature ranges
+  int xgb_ensemble = 5;        // xgb: bagged models (1 = one model on all rows, AutoTVM's choice)
+  double xgb_kappa = 1.0;      // xgb: plans follow mean + kappa * spread of the ensemble's predictions
 };
 
 class Strategy {

@@ -45,6 +45,13 @@ CostModelOptions ModelOptions(const StrategyOptions& opts) {
   return m;
 }
 
+EnsembleOptions Ensemble(const StrategyOptions& opts) {
+  EnsembleOptions e;
+  e.members = opts.xgb_ensemble;
+  e.kappa = opts.xgb_kappa;
+  return e;
+}
+
 }  // namespace
 
 XgbStrategy::XgbStrategy(const StrategyOptions& opts, const Template* tmpl, const Task* task, const Space& space,
@@ -54,14 +61,14 @@ XgbStrategy::XgbStrategy(const StrategyOptions& opts, const Template* tmpl, cons
       limits_(limits),
       space_(space),
       features_(space, tmpl, task, limits),
-      model_(ModelOptions(opts)),
+      model_(ModelOptions(opts), Ensemble(opts)),
       rng_(opts.seed),
       last_corr_(std::numeric_limits<double>::quiet_NaN()) {
   annealing_.seed = opts.seed;
 }
 
 Result<std::vector<float>> XgbStrategy::Score(const std::vector<uint64_t>& indices) const {
-  return model_.Predict(features_.ExtractIndices(indices), features_.dim());
+  return model_.Acquisition(features_.ExtractIndices(indices), features_.dim());
 }
 
 bool XgbStrategy::HasTrainingData() const { return history_rows_ > 0 || observed_.size() >= 2; }
@@ -227,27 +234,49 @@ void XgbStrategy::EvaluateNewestPlan() {
 }
 
 Status XgbStrategy::Refit() {
-  TrainingSet set;
-  set.dim = features_.dim();
   // Each history row weighs 1 before the first own result, 1/2 after a plan of them, 1/(1 + n/plan) after n. The
   // weight is per row, so a large sibling still outweighs a few plans of own results (6,600 rows against 192 own
   // ones: 8:1); capping the history's total at a plan's worth was tried and not kept (bench/data/README.md).
   const float history_weight =
       1.0f / (1.0f + static_cast<float>(observed_.size()) / static_cast<float>(opts_.plan_size));
-  for (const Group& g : history_) {
-    set.features.insert(set.features.end(), g.features.begin(), g.features.end());
-    set.scores.insert(set.scores.end(), g.scores.begin(), g.scores.end());
-    set.group_sizes.push_back(static_cast<unsigned>(g.scores.size()));
-    set.group_weights.push_back(history_weight);
+  // A refit sees at most kMaxHistoryRows history rows in all: when the members' share would exceed it, member k
+  // gets every stride-th row from the k-th on (plus each group's best), so the ensemble still covers the whole
+  // history at the cost of one model on it.
+  const size_t members = model_.members();
+  const size_t budget = std::max<size_t>(1, kMaxHistoryRows / members);
+  const size_t stride = history_rows_ > budget ? std::min(members, (history_rows_ + budget - 1) / budget) : 1;
+  const size_t dim = features_.dim();
+  std::vector<TrainingSet> sets(stride);
+  for (size_t k = 0; k < stride; ++k) {
+    TrainingSet& set = sets[k];
+    set.dim = dim;
+    for (const Group& g : history_) {
+      size_t rows = 0;
+      for (size_t r = 0; r < g.scores.size(); ++r) {
+        if (r % stride != k && g.scores[r] < 1.0f) continue;
+        set.features.insert(set.features.end(), g.features.begin() + static_cast<std::ptrdiff_t>(r * dim),
+                            g.features.begin() + static_cast<std::ptrdiff_t>((r + 1) * dim));
+        set.scores.push_back(g.scores[r]);
+        ++rows;
+      }
+      set.group_sizes.push_back(static_cast<unsigned>(rows));
+      set.group_weights.push_back(history_weight);
+    }
+    if (!observed_.empty()) {
+      const double best = BestCost(observed_);
+      set.features.insert(set.features.end(), observed_features_.begin(), observed_features_.end());
+      for (const auto& o : observed_) set.scores.push_back(RelativeScore(o.ok, o.cost, best));
+      set.group_sizes.push_back(static_cast<unsigned>(observed_.size()));
+      set.group_weights.push_back(1.0f);
+    }
   }
-  if (!observed_.empty()) {
-    const double best = BestCost(observed_);
-    set.features.insert(set.features.end(), observed_features_.begin(), observed_features_.end());
-    for (const auto& o : observed_) set.scores.push_back(RelativeScore(o.ok, o.cost, best));
-    set.group_sizes.push_back(static_cast<unsigned>(observed_.size()));
-    set.group_weights.push_back(1.0f);
+  if (stride == 1) {
+    TF_RETURN_IF_ERROR(model_.Fit(sets.front()));
+  } else {
+    std::vector<TrainingSet> each;
+    for (size_t k = 0; k < members; ++k) each.push_back(sets[k % stride]);
+    TF_RETURN_IF_ERROR(model_.FitEach(each));
   }
-  TF_RETURN_IF_ERROR(model_.Fit(set));
   observed_at_fit_ = observed_.size();
   fit_pending_ = false;
   return Status::OK();
@@ -380,6 +409,7 @@ std::string XgbStrategy::StatusLine() const {
   std::string s = "xgb: plan #" + std::to_string(plans_) + (last_plan_from_model_ ? " (model)" : " (random)");
   if (model_.trained()) {
     s += ", refit #" + std::to_string(model_.fits()) + " at " + std::to_string(observed_at_fit_) + " results";
+    if (model_.members() > 1) s += " (" + std::to_string(model_.members()) + " models)";
   } else {
     s += ", no model yet";
   }

@@ -1,16 +1,20 @@
 // Model-based search (AutoTVM's XGBTuner, done again): an XGBoost model (rank:pairwise by default) over config
-// features is refitted after every plan of `plan_size` new results; simulated annealing over its predictions,
-// minus visited configs, makes the next plan: the first `greedy_share` of the model's picks in predicted order,
-// the rest through a diversity filter, then an epsilon of exploration picks: the model's best among random configs
-// that extend a feature's range beyond the training data (random ones when there are none).
+// features is refitted after every plan of `plan_size` new results. The model is a bagged ensemble
+// (CostEnsemble, 5 members by default) and plans follow its upper confidence bound, mean + kappa * spread of the
+// members' predictions, where AutoTVM follows one model's mean (`xgb_ensemble` 1). Simulated annealing over these
+// scores, minus visited configs, makes the next plan: the first `greedy_share` of the model's picks in predicted
+// order, the rest through a diversity filter, then an epsilon of exploration picks: the model's best among random
+// configs that extend a feature's range beyond the training data (random ones when there are none).
 // Without history the first plan is random; with `early_refits` the model is also fitted at plan_size/4 and
 // plan_size/2 own results, so most of the first plan already comes from a model.
 // Warm start: history of other tasks/devices of the same template trains the first model, one rank group per
 // (task, device), discounted by 1 / (1 + own results / plan_size) as own data arrives. A history record gets the
 // features of its own task's config (the kernel that was measured) when the template builds that task's space
 // with the same feature layout; otherwise it is mapped onto the nearest config of this space.
-// Failed configs are trained on as the worst (score 0). History beyond 8192 rows is thinned evenly per group.
-// Thread safety: one instance per task, one thread.
+// Failed configs are trained on as the worst (score 0). History beyond 8192 rows is thinned evenly per group, and
+// a refit gives its members 8192 history rows in all: beyond 8192 / members rows, each member gets its own
+// interleaved share (plus every group's best), so an ensemble refits in about the time of one model.
+// Thread safety: one instance per task, one thread (the ensemble's members fit on threads of their own).
 #pragma once
 
 #include <map>
@@ -21,7 +25,7 @@
 #include <vector>
 
 #include "tuner/annealing.h"
-#include "tuner/cost_model.h"
+#include "tuner/cost_ensemble.h"
 #include "tuner/features.h"
 #include "tuner/strategy.h"
 
@@ -76,6 +80,7 @@ class XgbStrategy final : public Strategy {
   // that no result has shown (one virtual thread, when the first random plan held none). These are the model's
   // best among random configs that extend the range of at least one feature.
   std::vector<uint64_t> FrontierPicks(size_t n, const std::unordered_set<uint64_t>& taken);
+  // The ensemble's acquisition score (mean + kappa * spread) of configs: what plans are chosen by.
   Result<std::vector<float>> Score(const std::vector<uint64_t>& indices) const;
 
   StrategyOptions opts_;
@@ -83,7 +88,7 @@ class XgbStrategy final : public Strategy {
   const DeviceLimits* limits_;
   const Space& space_;
   FeatureExtractor features_;
-  CostModel model_;
+  CostEnsemble model_;
   AnnealingOptions annealing_;
   std::mt19937_64 rng_;
 

@@ -1,0 +1,51 @@
+// A bagged ensemble of XGBoost cost models and the acquisition score the xgb strategy anneals over.
+// Every member is fitted on the same rows with its own seed, each tree grown on a subsample of them, so the
+// members agree where the results say one thing and disagree where they say little (a knob choice seen in one
+// context only, a region seen in a few rows). The acquisition score is the members' mean plus `kappa` times
+// their standard deviation, an upper confidence bound as in Bayesian optimization's UCB: a config the data
+// cannot rule out gets a turn before the model's settled opinion is exhausted. One member (or kappa 0 with
+// the mean) is AutoTVM's single model.
+// Thread safety: one thread at a time, like CostModel.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "common/status.h"
+#include "tuner/cost_model.h"
+
+namespace tunefleet {
+
+struct EnsembleOptions {
+  int members = 5;          // 1 = one model on all rows, no bagging
+  double subsample = 0.8;   // rows per tree, when members > 1
+  double kappa = 1.0;       // acquisition = mean + kappa * standard deviation of the members' predictions
+};
+
+class CostEnsemble {
+ public:
+  // Member k gets `base` with seed base.seed + k * 7919 and, with more than one member, opts.subsample.
+  CostEnsemble(const CostModelOptions& base, const EnsembleOptions& opts);
+
+  // Fits every member on `set`; errors as CostModel::Fit.
+  Status Fit(const TrainingSet& set);
+  // Fits member k on sets[k] (one set per member, e.g. each with its own share of a large history).
+  Status FitEach(const std::vector<TrainingSet>& sets);
+  size_t members() const { return members_.size(); }
+  // The members' mean prediction per row (higher = predicted faster).
+  Result<std::vector<float>> Predict(const std::vector<float>& features, size_t dim) const;
+  // Mean + kappa * standard deviation per row: what the next plan is chosen by.
+  Result<std::vector<float>> Acquisition(const std::vector<float>& features, size_t dim) const;
+
+  bool trained() const { return !members_.empty() && members_.front().trained(); }
+  int fits() const { return members_.empty() ? 0 : members_.front().fits(); }
+  const EnsembleOptions& options() const { return opts_; }
+
+ private:
+  Result<std::vector<float>> Combine(const std::vector<float>& features, size_t dim, double kappa) const;
+
+  EnsembleOptions opts_;
+  std::vector<CostModel> members_;
+};
+
+}  // namespace tunefleet

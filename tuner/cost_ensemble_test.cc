@@ -1,0 +1,124 @@
+#include "tuner/cost_ensemble.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "tuner/features.h"
+#include "tuner/strategy_test_space.h"
+
+namespace tunefleet {
+namespace {
+
+// `train_n` random valid configs of the tiling space as a training set, and `test_n` others as held-out rows.
+struct Split {
+  size_t dim = 0;
+  TrainingSet train;
+  std::vector<float> test_features;
+  std::vector<double> test_truth;  // higher = faster
+};
+
+Split MakeSplit(size_t train_n, size_t test_n) {
+  const Space s = testing::TilingSpace();
+  FeatureExtractor fx(s, nullptr, nullptr, nullptr);
+  std::vector<uint64_t> valid;
+  s.ForEachValid([&](uint64_t i) {
+    valid.push_back(i);
+    return true;
+  });
+  std::mt19937_64 rng(11);
+  std::shuffle(valid.begin(), valid.end(), rng);
+  const std::vector<uint64_t> train(valid.begin(), valid.begin() + train_n);
+  const std::vector<uint64_t> test(valid.begin() + train_n, valid.begin() + train_n + test_n);
+  Split out;
+  out.dim = fx.dim();
+  double best = 1e9;
+  for (uint64_t i : train) best = std::min(best, testing::SyntheticCost(s, i));
+  out.train.dim = fx.dim();
+  out.train.features = fx.ExtractIndices(train);
+  for (uint64_t i : train) out.train.scores.push_back(static_cast<float>(best / testing::SyntheticCost(s, i)));
+  out.test_features = fx.ExtractIndices(test);
+  for (uint64_t i : test) out.test_truth.push_back(-testing::SyntheticCost(s, i));
+  return out;
+}
+
+TEST(CostEnsembleTest, GivenOneMember_ItShouldPredictExactlyAsOneCostModelOnAllRows) {
+  const Split split = MakeSplit(64, 200);
+  CostModelOptions base;
+  base.seed = 3;
+  CostEnsemble ensemble(base, EnsembleOptions{1, 0.8, 2.0});
+  CostModel model(base);
+  ASSERT_TRUE(ensemble.Fit(split.train).ok());
+  ASSERT_TRUE(model.Fit(split.train).ok());
+  Result<std::vector<float>> one = model.Predict(split.test_features, split.dim);
+  Result<std::vector<float>> mean = ensemble.Predict(split.test_features, split.dim);
+  Result<std::vector<float>> acq = ensemble.Acquisition(split.test_features, split.dim);
+  ASSERT_TRUE(one.ok() && mean.ok() && acq.ok());
+  EXPECT_EQ(*mean, *one);  // no subsampling, no spread: `--xgb-ensemble 1` replays the single-model strategy
+  EXPECT_EQ(*acq, *one);
+}
+
+TEST(CostEnsembleTest, GivenFiveMembers_AcquisitionShouldBeTheirMeanPlusKappaTimesTheirSpread) {
+  const Split split = MakeSplit(64, 200);
+  CostModelOptions base;
+  base.seed = 5;
+  const EnsembleOptions opts{5, 0.8, 1.5};
+  CostEnsemble ensemble(base, opts);
+  ASSERT_TRUE(ensemble.Fit(split.train).ok());
+  Result<std::vector<float>> mean = ensemble.Predict(split.test_features, split.dim);
+  Result<std::vector<float>> acq = ensemble.Acquisition(split.test_features, split.dim);
+  ASSERT_TRUE(mean.ok() && acq.ok());
+
+  // The same members fitted one by one.
+  const size_t rows = split.test_truth.size();
+  std::vector<double> sum(rows, 0), sum_sq(rows, 0);
+  for (int k = 0; k < opts.members; ++k) {
+    CostModelOptions m = base;
+    m.seed = base.seed + 7919 * static_cast<uint64_t>(k);
+    m.subsample = opts.subsample;
+    CostModel member(m);
+    ASSERT_TRUE(member.Fit(split.train).ok());
+    Result<std::vector<float>> p = member.Predict(split.test_features, split.dim);
+    ASSERT_TRUE(p.ok());
+    for (size_t i = 0; i < rows; ++i) {
+      sum[i] += (*p)[i];
+      sum_sq[i] += double((*p)[i]) * (*p)[i];
+    }
+  }
+  size_t disagree = 0;
+  for (size_t i = 0; i < rows; ++i) {
+    const double m = sum[i] / opts.members;
+    const double sd = std::sqrt(std::max(0.0, sum_sq[i] / opts.members - m * m));
+    EXPECT_NEAR((*mean)[i], m, 1e-4) << i;
+    EXPECT_NEAR((*acq)[i], m + opts.kappa * sd, 1e-4) << i;
+    if (sd > 1e-3) ++disagree;
+  }
+  // Bagging makes the members disagree somewhere, else there is no spread to plan by.
+  EXPECT_GT(disagree, rows / 2);
+}
+
+TEST(CostEnsembleTest, GivenFiveBaggedMembers_TheirMeanShouldStillRankHeldOutConfigsWell) {
+  const Split split = MakeSplit(300, 300);
+  CostEnsemble ensemble(CostModelOptions{}, EnsembleOptions{});
+  ASSERT_TRUE(ensemble.Fit(split.train).ok());
+  Result<std::vector<float>> mean = ensemble.Predict(split.test_features, split.dim);
+  ASSERT_TRUE(mean.ok());
+  EXPECT_GT(SpearmanCorrelation(std::vector<double>(mean->begin(), mean->end()), split.test_truth), 0.8);
+}
+
+TEST(CostEnsembleTest, GivenNoFitOrBadRows_WeShouldGetErrorsNotScores) {
+  CostEnsemble ensemble(CostModelOptions{}, EnsembleOptions{});
+  EXPECT_FALSE(ensemble.trained());
+  EXPECT_FALSE(ensemble.Predict({1, 2, 3}, 3).ok());
+  TrainingSet empty;
+  empty.dim = 3;
+  EXPECT_EQ(ensemble.Fit(empty).code(), Status::Code::kInvalidArgument);
+  const Split split = MakeSplit(64, 10);
+  ASSERT_TRUE(ensemble.Fit(split.train).ok());
+  EXPECT_EQ(ensemble.fits(), 1);
+  EXPECT_EQ(ensemble.Acquisition({1, 2, 3}, split.dim).status().code(), Status::Code::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace tunefleet
