@@ -233,48 +233,49 @@ void XgbStrategy::EvaluateNewestPlan() {
   last_corr_n_ = measured.size();
 }
 
+TrainingSet XgbStrategy::TrainingRows(size_t share, size_t shares, float history_weight) const {
+  const size_t dim = features_.dim();
+  TrainingSet set;
+  set.dim = dim;
+  for (const Group& g : history_) {
+    size_t rows = 0;
+    for (size_t r = 0; r < g.scores.size(); ++r) {
+      if (r % shares != share && g.scores[r] < 1.0f) continue;
+      set.features.insert(set.features.end(), g.features.begin() + static_cast<std::ptrdiff_t>(r * dim),
+                          g.features.begin() + static_cast<std::ptrdiff_t>((r + 1) * dim));
+      set.scores.push_back(g.scores[r]);
+      ++rows;
+    }
+    set.group_sizes.push_back(static_cast<unsigned>(rows));
+    set.group_weights.push_back(history_weight);
+  }
+  if (!observed_.empty()) {
+    const double best = BestCost(observed_);
+    set.features.insert(set.features.end(), observed_features_.begin(), observed_features_.end());
+    for (const auto& o : observed_) set.scores.push_back(RelativeScore(o.ok, o.cost, best));
+    set.group_sizes.push_back(static_cast<unsigned>(observed_.size()));
+    set.group_weights.push_back(1.0f);
+  }
+  return set;
+}
+
 Status XgbStrategy::Refit() {
   // Each history row weighs 1 before the first own result, 1/2 after a plan of them, 1/(1 + n/plan) after n. The
   // weight is per row, so a large sibling still outweighs a few plans of own results (6,600 rows against 192 own
   // ones: 8:1); capping the history's total at a plan's worth was tried and not kept (bench/data/README.md).
   const float history_weight =
       1.0f / (1.0f + static_cast<float>(observed_.size()) / static_cast<float>(opts_.plan_size));
-  // A refit sees at most kMaxHistoryRows history rows in all: when the members' share would exceed it, member k
-  // gets every stride-th row from the k-th on (plus each group's best), so the ensemble still covers the whole
-  // history at the cost of one model on it.
+  // A refit fits at most kMaxHistoryRows history rows in all: when each member's share of that would be smaller
+  // than the history, the members get interleaved shares of it (each with every group's best row), so the
+  // ensemble still sees the whole history at about the cost of one model on it.
   const size_t members = model_.members();
   const size_t budget = std::max<size_t>(1, kMaxHistoryRows / members);
-  const size_t stride = history_rows_ > budget ? std::min(members, (history_rows_ + budget - 1) / budget) : 1;
-  const size_t dim = features_.dim();
-  std::vector<TrainingSet> sets(stride);
-  for (size_t k = 0; k < stride; ++k) {
-    TrainingSet& set = sets[k];
-    set.dim = dim;
-    for (const Group& g : history_) {
-      size_t rows = 0;
-      for (size_t r = 0; r < g.scores.size(); ++r) {
-        if (r % stride != k && g.scores[r] < 1.0f) continue;
-        set.features.insert(set.features.end(), g.features.begin() + static_cast<std::ptrdiff_t>(r * dim),
-                            g.features.begin() + static_cast<std::ptrdiff_t>((r + 1) * dim));
-        set.scores.push_back(g.scores[r]);
-        ++rows;
-      }
-      set.group_sizes.push_back(static_cast<unsigned>(rows));
-      set.group_weights.push_back(history_weight);
-    }
-    if (!observed_.empty()) {
-      const double best = BestCost(observed_);
-      set.features.insert(set.features.end(), observed_features_.begin(), observed_features_.end());
-      for (const auto& o : observed_) set.scores.push_back(RelativeScore(o.ok, o.cost, best));
-      set.group_sizes.push_back(static_cast<unsigned>(observed_.size()));
-      set.group_weights.push_back(1.0f);
-    }
-  }
-  if (stride == 1) {
-    TF_RETURN_IF_ERROR(model_.Fit(sets.front()));
+  const size_t shares = history_rows_ > budget ? std::min(members, (history_rows_ + budget - 1) / budget) : 1;
+  if (shares == 1) {
+    TF_RETURN_IF_ERROR(model_.Fit(TrainingRows(0, 1, history_weight)));
   } else {
     std::vector<TrainingSet> each;
-    for (size_t k = 0; k < members; ++k) each.push_back(sets[k % stride]);
+    for (size_t k = 0; k < members; ++k) each.push_back(TrainingRows(k % shares, shares, history_weight));
     TF_RETURN_IF_ERROR(model_.FitEach(each));
   }
   observed_at_fit_ = observed_.size();

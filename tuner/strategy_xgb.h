@@ -71,6 +71,9 @@ class XgbStrategy final : public Strategy {
   // of the nearest config of this space (counted in history_inexact_). False when neither fits.
   bool HistoryFeatures(const HistoryRecord& h, OwnTaskCache& cache, std::vector<float>& out);
   void ThinHistory();
+  // The rows a refit trains on: history rows r with r % shares == share (and every group's best), at
+  // `history_weight`, then all own results.
+  TrainingSet TrainingRows(size_t share, size_t shares, float history_weight) const;
   Status Refit();
   void EvaluateNewestPlan();
   void MakePlan();
