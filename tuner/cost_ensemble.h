@@ -39,7 +39,6 @@ class CostEnsemble {
 
   bool trained() const { return !members_.empty() && members_.front().trained(); }
   int fits() const { return members_.empty() ? 0 : members_.front().fits(); }
-  const EnsembleOptions& options() const { return opts_; }
 
  private:
   Result<std::vector<float>> Combine(const std::vector<float>& features, size_t dim, double kappa) const;

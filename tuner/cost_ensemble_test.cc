@@ -3,48 +3,18 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 
-#include "tuner/features.h"
 #include "tuner/strategy_test_space.h"
 
 namespace tunefleet {
 namespace {
 
-// `train_n` random valid configs of the tiling space as a training set, and `test_n` others as held-out rows.
-struct Split {
-  size_t dim = 0;
-  TrainingSet train;
-  std::vector<float> test_features;
-  std::vector<double> test_truth;  // higher = faster
-};
+using testing::HeldOutSplit;
 
-Split MakeSplit(size_t train_n, size_t test_n) {
-  const Space s = testing::TilingSpace();
-  FeatureExtractor fx(s, nullptr, nullptr, nullptr);
-  std::vector<uint64_t> valid;
-  s.ForEachValid([&](uint64_t i) {
-    valid.push_back(i);
-    return true;
-  });
-  std::mt19937_64 rng(11);
-  std::shuffle(valid.begin(), valid.end(), rng);
-  const std::vector<uint64_t> train(valid.begin(), valid.begin() + train_n);
-  const std::vector<uint64_t> test(valid.begin() + train_n, valid.begin() + train_n + test_n);
-  Split out;
-  out.dim = fx.dim();
-  double best = 1e9;
-  for (uint64_t i : train) best = std::min(best, testing::SyntheticCost(s, i));
-  out.train.dim = fx.dim();
-  out.train.features = fx.ExtractIndices(train);
-  for (uint64_t i : train) out.train.scores.push_back(static_cast<float>(best / testing::SyntheticCost(s, i)));
-  out.test_features = fx.ExtractIndices(test);
-  for (uint64_t i : test) out.test_truth.push_back(-testing::SyntheticCost(s, i));
-  return out;
-}
+HeldOutSplit MakeSplit(size_t train_n, size_t test_n) { return testing::MakeHeldOutSplit(train_n, test_n, 11); }
 
 TEST(CostEnsembleTest, GivenOneMember_ItShouldPredictExactlyAsOneCostModelOnAllRows) {
-  const Split split = MakeSplit(64, 200);
+  const HeldOutSplit split = MakeSplit(64, 200);
   CostModelOptions base;
   base.seed = 3;
   CostEnsemble ensemble(base, EnsembleOptions{1, 0.8, 2.0});
@@ -60,7 +30,7 @@ TEST(CostEnsembleTest, GivenOneMember_ItShouldPredictExactlyAsOneCostModelOnAllR
 }
 
 TEST(CostEnsembleTest, GivenFiveMembers_AcquisitionShouldBeTheirMeanPlusKappaTimesTheirSpread) {
-  const Split split = MakeSplit(64, 200);
+  const HeldOutSplit split = MakeSplit(64, 200);
   CostModelOptions base;
   base.seed = 5;
   const EnsembleOptions opts{5, 0.8, 1.5};
@@ -99,7 +69,7 @@ TEST(CostEnsembleTest, GivenFiveMembers_AcquisitionShouldBeTheirMeanPlusKappaTim
 }
 
 TEST(CostEnsembleTest, GivenFiveBaggedMembers_TheirMeanShouldStillRankHeldOutConfigsWell) {
-  const Split split = MakeSplit(300, 300);
+  const HeldOutSplit split = MakeSplit(300, 300);
   CostEnsemble ensemble(CostModelOptions{}, EnsembleOptions{});
   ASSERT_TRUE(ensemble.Fit(split.train).ok());
   Result<std::vector<float>> mean = ensemble.Predict(split.test_features, split.dim);
@@ -114,7 +84,7 @@ TEST(CostEnsembleTest, GivenNoFitOrBadRows_WeShouldGetErrorsNotScores) {
   TrainingSet empty;
   empty.dim = 3;
   EXPECT_EQ(ensemble.Fit(empty).code(), Status::Code::kInvalidArgument);
-  const Split split = MakeSplit(64, 10);
+  const HeldOutSplit split = MakeSplit(64, 10);
   ASSERT_TRUE(ensemble.Fit(split.train).ok());
   EXPECT_EQ(ensemble.fits(), 1);
   EXPECT_EQ(ensemble.Acquisition({1, 2, 3}, split.dim).status().code(), Status::Code::kInvalidArgument);

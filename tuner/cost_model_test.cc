@@ -2,9 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <random>
-
-#include "tuner/features.h"
 #include "tuner/strategy_test_space.h"
 
 namespace tunefleet {
@@ -12,34 +9,14 @@ namespace {
 
 // Trains on `train_n` random valid configs of the tiling space and returns Spearman on `test_n` others.
 double HeldOutSpearman(const std::string& objective, size_t train_n, size_t test_n) {
-  const Space s = testing::TilingSpace();
-  FeatureExtractor fx(s, nullptr, nullptr, nullptr);
-  std::vector<uint64_t> valid;
-  s.ForEachValid([&](uint64_t i) {
-    valid.push_back(i);
-    return true;
-  });
-  std::mt19937_64 rng(7);
-  std::shuffle(valid.begin(), valid.end(), rng);
-  const std::vector<uint64_t> train(valid.begin(), valid.begin() + train_n);
-  const std::vector<uint64_t> test(valid.begin() + train_n, valid.begin() + train_n + test_n);
-
-  double best = 1e9;
-  for (uint64_t i : train) best = std::min(best, testing::SyntheticCost(s, i));
-  TrainingSet set;
-  set.dim = fx.dim();
-  set.features = fx.ExtractIndices(train);
-  for (uint64_t i : train) set.scores.push_back(static_cast<float>(best / testing::SyntheticCost(s, i)));
-
+  const testing::HeldOutSplit split = testing::MakeHeldOutSplit(train_n, test_n, 7);
   CostModelOptions opts;
   opts.objective = objective;
   CostModel model(opts);
-  EXPECT_TRUE(model.Fit(set).ok());
-  Result<std::vector<float>> pred = model.Predict(fx.ExtractIndices(test), fx.dim());
+  EXPECT_TRUE(model.Fit(split.train).ok());
+  Result<std::vector<float>> pred = model.Predict(split.test_features, split.dim);
   EXPECT_TRUE(pred.ok()) << pred.status().ToString();
-  std::vector<double> p(pred->begin(), pred->end()), truth;
-  for (uint64_t i : test) truth.push_back(-testing::SyntheticCost(s, i));  // higher = faster
-  return SpearmanCorrelation(p, truth);
+  return SpearmanCorrelation(std::vector<double>(pred->begin(), pred->end()), split.test_truth);
 }
 
 TEST(CostModelTest, GivenARankModelTrainedOnRandomConfigs_WeShouldRankHeldOutConfigsWell) {
