@@ -26,7 +26,8 @@ Status ForEachMember(size_t n, const std::function<Status(size_t)>& fn) {
 
 }  // namespace
 
-CostEnsemble::CostEnsemble(const CostModelOptions& base, const EnsembleOptions& opts) : opts_(opts) {
+CostEnsemble::CostEnsemble(const CostModelOptions& base, const EnsembleOptions& opts)
+    : opts_(opts), objective_(base.objective) {
   const int n = std::max(1, opts.members);
   for (int k = 0; k < n; ++k) {
     CostModelOptions m = base;

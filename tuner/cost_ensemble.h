@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "common/status.h"
@@ -32,6 +33,7 @@ class CostEnsemble {
   // Fits member k on sets[k] (one set per member, e.g. each with its own share of a large history).
   Status FitEach(const std::vector<TrainingSet>& sets);
   size_t members() const { return members_.size(); }
+  const std::string& objective() const { return objective_; }  // the members' CostModelOptions::objective
   // The members' mean prediction per row (higher = predicted faster).
   Result<std::vector<float>> Predict(const std::vector<float>& features, size_t dim) const;
   // Mean + kappa * standard deviation per row: what the next plan is chosen by.
@@ -45,6 +47,7 @@ class CostEnsemble {
 
   EnsembleOptions opts_;
   std::vector<CostModel> members_;
+  std::string objective_;
 };
 
 }  // namespace tunefleet

@@ -93,6 +93,45 @@ Result<std::vector<float>> XgbBooster::Predict(const XgbMatrix& m) const {
 
 // ---- CostModel ----------------------------------------------------------------------------------------------
 
+std::string XgbObjectiveName(const std::string& objective) {
+  if (objective == "rank") return "rank:pairwise";
+  if (objective == "ndcg") return "rank:ndcg";
+  if (objective == "reg") return "reg:squarederror";
+  return "";
+}
+
+namespace {
+
+// The rows an ndcg model is fitted on. XGBoost 1.7 takes ndcg labels as integer relevance levels (its gain is
+// 2^level - 1), so a score becomes round(kNdcgLevels x score). ndcg weighs a pair by how much swapping it changes
+// the top of the ranking, so a failed config (level 0) and a slow one (level 2: a gain of 3, against 2^20 at the
+// top) hardly count, and a plan would keep proposing configs that fail. Every group holding both failed and
+// successful configs is therefore added once more as a feasibility group, labelled 1 ran / 0 failed, at
+// kFeasibilityWeight of its weight.
+TrainingSet NdcgRows(const TrainingSet& set, const std::vector<unsigned>& groups, const std::vector<float>& weights) {
+  TrainingSet out;
+  out.dim = set.dim;
+  out.features = set.features;
+  out.group_sizes = groups;
+  out.group_weights = weights;
+  out.scores.reserve(set.rows());
+  for (float score : set.scores) out.scores.push_back(std::round(kNdcgLevels * std::clamp(score, 0.0f, 1.0f)));
+  size_t begin = 0;
+  for (size_t g = 0; g < groups.size(); begin += groups[g], ++g) {
+    const auto first = set.scores.begin() + static_cast<std::ptrdiff_t>(begin);
+    const auto failed = static_cast<size_t>(std::count_if(first, first + groups[g], [](float s) { return s <= 0; }));
+    if (failed == 0 || failed == groups[g]) continue;
+    for (size_t r = begin; r < begin + groups[g]; ++r) out.scores.push_back(set.scores[r] > 0 ? 1.0f : 0.0f);
+    out.features.insert(out.features.end(), set.features.begin() + static_cast<std::ptrdiff_t>(begin * set.dim),
+                        set.features.begin() + static_cast<std::ptrdiff_t>((begin + groups[g]) * set.dim));
+    out.group_sizes.push_back(groups[g]);
+    out.group_weights.push_back(weights[g] * kFeasibilityWeight);
+  }
+  return out;
+}
+
+}  // namespace
+
 CostModel::CostModel(CostModelOptions opts) : opts_(std::move(opts)) {}
 
 Status CostModel::Fit(const TrainingSet& set) {
@@ -108,12 +147,20 @@ Status CostModel::Fit(const TrainingSet& set) {
   if (group_weights.empty()) group_weights.assign(groups.size(), 1.0f);
   if (group_weights.size() != groups.size()) return Status::InvalidArgument("cost model: one weight per group");
 
-  const bool rank = opts_.objective == "rank";
-  if (!rank && opts_.objective != "reg") {
-    return Status::InvalidArgument("cost model: objective must be rank or reg, not '" + opts_.objective + "'");
+  const std::string objective = XgbObjectiveName(opts_.objective);
+  const bool ndcg = opts_.objective == "ndcg";
+  const bool rank = opts_.objective == "rank" || ndcg;
+  if (objective.empty()) {
+    return Status::InvalidArgument("cost model: objective must be rank, ndcg or reg, not '" + opts_.objective + "'");
   }
-  TF_ASSIGN_OR_RETURN(XgbMatrix train, XgbMatrix::FromDense(set.features.data(), rows, set.dim));
-  TF_RETURN_IF_ERROR(train.SetFloatInfo("label", set.scores));
+  TrainingSet fit = ndcg ? NdcgRows(set, groups, group_weights) : TrainingSet{};
+  if (ndcg) {
+    groups = fit.group_sizes;
+    group_weights = fit.group_weights;
+  }
+  const TrainingSet& data = ndcg ? fit : set;
+  TF_ASSIGN_OR_RETURN(XgbMatrix train, XgbMatrix::FromDense(data.features.data(), data.rows(), data.dim));
+  TF_RETURN_IF_ERROR(train.SetFloatInfo("label", data.scores));
   const bool weighted = std::any_of(group_weights.begin(), group_weights.end(), [](float w) { return w != 1.0f; });
   if (rank) {
     TF_RETURN_IF_ERROR(train.SetUIntInfo("group", groups));
@@ -121,18 +168,20 @@ Status CostModel::Fit(const TrainingSet& set) {
     if (weighted) TF_RETURN_IF_ERROR(train.SetFloatInfo("weight", group_weights));
   } else if (weighted) {
     std::vector<float> row_weights;
-    row_weights.reserve(rows);
+    row_weights.reserve(data.rows());
     for (size_t g = 0; g < groups.size(); ++g) row_weights.insert(row_weights.end(), groups[g], group_weights[g]);
     TF_RETURN_IF_ERROR(train.SetFloatInfo("weight", row_weights));
   }
 
   TF_ASSIGN_OR_RETURN(XgbBooster booster, XgbBooster::Create(train));
   const std::pair<const char*, std::string> params[] = {
-      {"objective", rank ? "rank:pairwise" : "reg:squarederror"},
+      {"objective", objective},
       {"max_depth", std::to_string(opts_.max_depth)},
       {"eta", std::to_string(opts_.eta)},
       {"gamma", "0.0001"},
-      {"min_child_weight", "1"},
+      // ndcg divides each pair's weight by the group's ideal DCG, so hessians sum far below 1 and a minimum
+      // child weight of 1 forbids every split (the model predicts a constant).
+      {"min_child_weight", ndcg ? "0" : "1"},
       {"subsample", std::to_string(opts_.subsample)},
       {"lambda", "1"},
       {"tree_method", "exact"},

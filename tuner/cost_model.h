@@ -55,7 +55,10 @@ class XgbBooster {
 };
 
 struct CostModelOptions {
-  std::string objective = "rank";  // rank (rank:pairwise) | reg (reg:squarederror)
+  // rank (rank:pairwise: every pair of configs counts alike) | ndcg (rank:ndcg: pairs weighted by how much
+  // swapping them changes the top of the ranking; scores become graded relevance, round(kNdcgLevels x score))
+  // | reg (reg:squarederror)
+  std::string objective = "rank";
   int rounds = 100;                // boosting rounds per fit
   // rank: pairs XGBoost samples per row and round (num_pairsample). With its default of 1 a plan-sized training
   // set gives too few pairs to order the top configs; 4 finds them with fewer trials on the recorded spaces.
@@ -66,6 +69,17 @@ struct CostModelOptions {
   double subsample = 1;  // share of the rows each tree is grown on (drawn with `seed`); below 1 for bagging
   int nthread = 1;  // 1 keeps fits reproducible and polite on shared machines
 };
+
+// Relevance levels of the ndcg objective: a score (best/cost) of 1 is level 20, 0.95 level 19, 0.5 level 10, and
+// XGBoost's gain 2^level - 1 makes the ranking among the fastest configs count most.
+inline constexpr float kNdcgLevels = 20.0f;
+// ndcg: weight of the feasibility group (ran / failed) added for each group with failed configs, relative to the
+// group's own. 1 makes failures as costly to the fit as the top's order and loses much of ndcg's gain on the
+// recorded spaces; a tenth keeps that gain and proposes about as few failing configs as rank does.
+inline constexpr float kFeasibilityWeight = 0.1f;
+
+// XGBoost's name of an objective option: rank:pairwise, rank:ndcg or reg:squarederror; empty when unknown.
+std::string XgbObjectiveName(const std::string& objective);
 
 // One training set: rows of features, a score per row (higher = faster; failed configs get the lowest),
 // rows grouped (rank pairs are formed only within a group, e.g. one task on one device), a weight per group.

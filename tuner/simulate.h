@@ -39,7 +39,7 @@ struct SimulateOptions {
   double target = 0.95;           // share of the best recorded performance (best_cost / cost)
   size_t batch = 16;              // configs per NextBatch, as a tuner with 16 devices would ask
   size_t plan_size = 64;
-  std::string xgb_objective = "rank";
+  std::string xgb_objective = "auto";
   int xgb_ensemble = 5;    // StrategyOptions::xgb_ensemble
   double xgb_kappa = 1.0;  // StrategyOptions::xgb_kappa
 };

@@ -19,8 +19,9 @@ Result<std::unique_ptr<Strategy>> MakeStrategyForSpace(const StrategyOptions& op
   if (opts.name == "grid") return std::unique_ptr<Strategy>(new GridStrategy(space));
   if (opts.name == "ga") return std::unique_ptr<Strategy>(new GaStrategy(space, opts.seed));
   if (opts.name == "xgb") {
-    if (opts.xgb_objective != "rank" && opts.xgb_objective != "reg") {
-      return Status::InvalidArgument("--xgb-objective: '" + opts.xgb_objective + "' is not rank or reg");
+    if (opts.xgb_objective != "auto" && opts.xgb_objective != "rank" && opts.xgb_objective != "ndcg" &&
+        opts.xgb_objective != "reg") {
+      return Status::InvalidArgument("--xgb-objective: '" + opts.xgb_objective + "' is not auto, rank, ndcg or reg");
     }
     if (opts.plan_size == 0) return Status::InvalidArgument("strategy: plan size must be positive");
     if (opts.xgb_ensemble < 1 || opts.xgb_ensemble > 64) {

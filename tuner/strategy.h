@@ -37,7 +37,8 @@ struct StrategyOptions {
   std::string name = "xgb";   // xgb | ga | random | grid
   uint64_t seed = 1;
   size_t plan_size = 64;      // configs per model refit (xgb)
-  std::string xgb_objective = "rank";  // rank | reg
+  // xgb: auto (ndcg on the task's own results, rank while other tasks' history warm-starts it) | rank | ndcg | reg
+  std::string xgb_objective = "auto";
   double epsilon = 0.05;      // share of each xgb plan drawn at random instead of from the model
   int diversity_knobs = 2;    // xgb plan: picks should differ in at least this many knobs (relaxed if needed)
   double greedy_share = 0.5;  // xgb plan: this share of the model's picks is taken in predicted order, unfiltered

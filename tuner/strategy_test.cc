@@ -56,9 +56,16 @@ TEST(StrategyTest, GivenAnUnknownName_WeShouldGetOneClearError) {
   EXPECT_NE(r.status().message().find("unknown strategy 'bayes'"), std::string::npos);
 }
 
-TEST(StrategyTest, GivenAnEnsembleSizeOrKappaOutOfRange_XgbShouldRefuseWithOneClearError) {
+TEST(StrategyTest, GivenAnEnsembleSizeKappaOrObjectiveOutOfRange_XgbShouldRefuseWithOneClearError) {
   const Space s = testing::TilingSpace();
   StrategyOptions o;
+  o.xgb_objective = "lambdamart";
+  Result<std::unique_ptr<Strategy>> bad = MakeStrategyForSpace(o, nullptr, nullptr, s, nullptr);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("--xgb-objective: 'lambdamart' is not auto, rank, ndcg or reg"),
+            std::string::npos)
+      << bad.status().ToString();
+  o.xgb_objective = "auto";
   o.xgb_ensemble = 0;
   Result<std::unique_ptr<Strategy>> r = MakeStrategyForSpace(o, nullptr, nullptr, s, nullptr);
   ASSERT_FALSE(r.ok());
@@ -120,7 +127,7 @@ TEST(StrategyTest, GivenXgbAfterAFullPlan_WeShouldRefitAndBeatRandomSearch) {
   auto rnd = Make(s, "random", 3);
   const std::vector<uint64_t> x = Tune(*xgb, s, 8, 16);  // two plans of 64
   const std::vector<uint64_t> r = Tune(*rnd, s, 8, 16);
-  EXPECT_NE(xgb->StatusLine().find("refit #1 at 64 results (5 models)"), std::string::npos) << xgb->StatusLine();
+  EXPECT_NE(xgb->StatusLine().find("refit #1 at 64 results (5 models, rank:ndcg)"), std::string::npos) << xgb->StatusLine();
   // The second plan comes from the model: clearly faster configs than random ones.
   const std::vector<uint64_t> x2(x.begin() + 64, x.end()), r2(r.begin() + 64, r.end());
   EXPECT_LT(MeanCost(s, x2), 0.7 * MeanCost(s, r2));
@@ -220,6 +227,10 @@ TEST(StrategyTest, GivenHistoryOfTheSameTemplate_WarmStartShouldChangeAndImprove
   EXPECT_NE(c, w);
   EXPECT_LT(MeanCost(s, w), 0.7 * MeanCost(s, c));
   EXPECT_NE(warm->StatusLine().find("warm start"), std::string::npos) << warm->StatusLine();
+  // auto: a model warm-started from another task's history ranks pairwise; one on own results alone, by ndcg.
+  EXPECT_NE(warm->StatusLine().find("(5 models, rank:pairwise)"), std::string::npos) << warm->StatusLine();
+  Tune(*cold, s, 4, 16);
+  EXPECT_NE(cold->StatusLine().find("(5 models, rank:ndcg)"), std::string::npos) << cold->StatusLine();
 }
 
 TEST(StrategyTest, GivenHistoryFromASpaceWithOtherFactors_WarmStartShouldMapConfigsToTheNearestChoices) {

@@ -38,9 +38,12 @@ bool SameFeatureLayout(const Space& a, const Space& b) {
   return true;
 }
 
-CostModelOptions ModelOptions(const StrategyOptions& opts) {
+// `auto`: rank:ndcg while the model learns from the task's own results, rank:pairwise when other tasks' history
+// warm-starts it. On the recorded spaces (bench/data/README.md) ndcg reaches the top of a space in fewer trials
+// without history, while pairwise transfers a sibling's overall ordering better than ndcg transfers its top.
+CostModelOptions ModelOptions(const StrategyOptions& opts, bool warm) {
   CostModelOptions m;
-  m.objective = opts.xgb_objective;
+  m.objective = opts.xgb_objective != "auto" ? opts.xgb_objective : warm ? "rank" : "ndcg";
   m.seed = opts.seed;
   return m;
 }
@@ -61,7 +64,7 @@ XgbStrategy::XgbStrategy(const StrategyOptions& opts, const Template* tmpl, cons
       limits_(limits),
       space_(space),
       features_(space, tmpl, task, limits),
-      model_(ModelOptions(opts), Ensemble(opts)),
+      model_(ModelOptions(opts, /*warm=*/false), Ensemble(opts)),
       rng_(opts.seed),
       last_corr_(std::numeric_limits<double>::quiet_NaN()) {
   annealing_.seed = opts.seed;
@@ -189,6 +192,7 @@ void XgbStrategy::WarmStart(const std::vector<HistoryRecord>& history) {
   }
   if (history_rows_ > kMaxHistoryRows) ThinHistory();
   if (history_rows_ > 0) {
+    model_ = CostEnsemble(ModelOptions(opts_, /*warm=*/true), Ensemble(opts_));  // nothing fitted yet
     fit_pending_ = true;
     plan_pos_ = plan_.size();  // the next plan comes from the warm-started model
   }
@@ -410,7 +414,8 @@ std::string XgbStrategy::StatusLine() const {
   std::string s = "xgb: plan #" + std::to_string(plans_) + (last_plan_from_model_ ? " (model)" : " (random)");
   if (model_.trained()) {
     s += ", refit #" + std::to_string(model_.fits()) + " at " + std::to_string(observed_at_fit_) + " results";
-    if (model_.members() > 1) s += " (" + std::to_string(model_.members()) + " models)";
+    s += " (" + (model_.members() > 1 ? std::to_string(model_.members()) + " models, " : std::string()) +
+         XgbObjectiveName(model_.objective()) + ")";
   } else {
     s += ", no model yet";
   }
