@@ -10,7 +10,8 @@
 // (XgbStrategy::NextBatch(plan) after N results: refit, annealing, diversity filter, random picks).
 // --history adds that many warm-start rows (records of the same task "from another device") to every refit.
 // --ensemble sets the strategy's number of bagged models (StrategyOptions::xgb_ensemble; 1 = one model, as before
-// the ensemble); the refit and annealing columns always time one model.
+// the ensemble); the refit and annealing columns always time one model, with the objective the strategy's `auto`
+// picks (rank:ndcg without history, rank:pairwise with it).
 #include <google/protobuf/util/json_util.h>
 
 #include <algorithm>
@@ -193,7 +194,9 @@ int Run(int argc, char** argv) {
       const double best = BestCost(obs);
       for (const Observation& o : obs) set.scores.push_back(RelativeScore(o.ok, o.cost, best));
       set.group_sizes.push_back(static_cast<unsigned>(obs.size()));
-      CostModel model(CostModelOptions{});
+      CostModelOptions mo;
+      mo.objective = history.empty() ? "ndcg" : "rank";  // the strategy's `auto` objective
+      CostModel model(mo);
       if (Status s = model.Fit(set); !s.ok()) {
         std::cerr << "tunefleet-model-speed: " << s.ToString() << "\n";
         return 1;

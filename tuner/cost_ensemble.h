@@ -3,8 +3,8 @@
 // members agree where the results say one thing and disagree where they say little (a knob choice seen in one
 // context only, a region seen in a few rows). The acquisition score is the members' mean plus `kappa` times
 // their standard deviation, an upper confidence bound as in Bayesian optimization's UCB: a config the data
-// cannot rule out gets a turn before the model's settled opinion is exhausted. One member is AutoTVM's single
-// model (no subsampling, no spread); kappa 0 follows the members' mean.
+// cannot rule out gets a turn before the model's settled opinion is exhausted. One member is a single model
+// (no subsampling, no spread; AutoTVM's with the rank objective); kappa 0 follows the members' mean.
 // Thread safety: one thread at a time, like CostModel (Fit runs the members on threads of its own and joins them).
 #pragma once
 

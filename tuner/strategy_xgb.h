@@ -1,5 +1,7 @@
-// Model-based search (AutoTVM's XGBTuner, done again): an XGBoost model (rank:pairwise by default) over config
-// features is refitted after every plan of `plan_size` new results. The model is a bagged ensemble
+// Model-based search (AutoTVM's XGBTuner, done again): an XGBoost model over config features is refitted after
+// every plan of `plan_size` new results. Its objective (`xgb_objective` auto) is rank:ndcg while it learns from
+// the task's own results, which weighs the order among the fastest configs most, and rank:pairwise, AutoTVM's,
+// when other tasks' history warm-starts it: a sibling's overall order transfers better than its top. The model is a bagged ensemble
 // (CostEnsemble, 5 members by default) and plans follow its upper confidence bound, mean + kappa * spread of the
 // members' predictions, where AutoTVM follows one model's mean (`xgb_ensemble` 1). Simulated annealing over these
 // scores, minus visited configs, makes the next plan: the first `greedy_share` of the model's picks in predicted
