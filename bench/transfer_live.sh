@@ -9,9 +9,10 @@
 #   env: DB (bench/data/gpu_pointwise_nchwc_image2d.db, or its .xz), TEMPLATE (conv2d_nchwc.image2d),
 #        TASK (conv2d:1,960,7,7,160,1,1,1,0), WARM_TRIALS (64), COLD_TRIALS (640, also the baseline's), SEEDS (1),
 #        BASELINE (none), NUM_AGENTS (8), PLATFORM (the first GPU platform, else 0), DEVICE (0),
-#        TIMING ("--number 10 --repeat 3 --min-repeat-ms 2")
+#        TIMING ("--number 10 --repeat 3 --min-repeat-ms 2"), TUNE_ARGS (more tune options for every run, e.g.
+#        "--xgb-objective rank" to compare objectives side by side)
 set -uo pipefail
-if [ $# -ne 2 ]; then sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 2; fi
+if [ $# -ne 2 ]; then sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 2; fi
 BIN=$1; OUT=$2; mkdir -p "$OUT"
 DB=${DB:-bench/data/gpu_pointwise_nchwc_image2d.db}; TEMPLATE=${TEMPLATE:-conv2d_nchwc.image2d}
 TASK=${TASK:-conv2d:1,960,7,7,160,1,1,1,0}; WARM_TRIALS=${WARM_TRIALS:-64}; COLD_TRIALS=${COLD_TRIALS:-640}
@@ -56,7 +57,7 @@ run() {  # kind tuner trials seed: one tune, its two lines, and "kind seed trial
   t0=$(date +%s.%N)
   # shellcheck disable=SC2086
   "$BIN/tunefleet" tune --rpc-tracker "$FLEET_ADDR" --rpc-key live --task "$TASK" --template "$TEMPLATE" \
-    --tuner "$2" --trials "$3" --devices "$NUM_AGENTS" --batch 16 --seed "$4" $TIMING --db "$OUT/$name.db" \
+    --tuner "$2" --trials "$3" --devices "$NUM_AGENTS" --batch 16 --seed "$4" $TIMING ${TUNE_ARGS:-} --db "$OUT/$name.db" \
     >"$OUT/tune-$name.log" 2>&1
   rc=$?
   echo "$name ($2): tune exit $rc in $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s"

@@ -27,6 +27,7 @@ struct TuneArgs {
   std::string trials = "200";
   double time_budget = 0;
   std::string tuner = "xgb";
+  std::string xgb_objective = StrategyOptions{}.xgb_objective;
   uint32_t number = 4, repeat = 3, min_repeat_ms = 0;
   double timeout = 20;
   uint64_t early_stopping = 0;
@@ -100,6 +101,7 @@ int RunTuneCommand(const TuneArgs& a) {
   o.batch_size = a.batch;
   o.tuner.strategy.name = a.tuner;
   o.tuner.strategy.seed = a.seed;
+  o.tuner.strategy.xgb_objective = a.xgb_objective;
   o.tuner.measure.number = a.number;
   o.tuner.measure.repeat = a.repeat;
   o.tuner.measure.min_repeat_ms = a.min_repeat_ms;
@@ -108,7 +110,7 @@ int RunTuneCommand(const TuneArgs& a) {
   o.tuner.transfer = !a.no_transfer;
   o.args_json = nlohmann::json{{"model", a.model}, {"tasks", a.task_specs}, {"tracker", a.tracker},
                                 {"key", a.key}, {"template", a.template_name}, {"trials", a.trials},
-                                {"tuner", a.tuner}, {"number", a.number}, {"repeat", a.repeat},
+                                {"tuner", a.tuner}, {"xgb_objective", a.xgb_objective}, {"number", a.number}, {"repeat", a.repeat},
                                 {"min_repeat_ms", a.min_repeat_ms}, {"timeout", a.timeout}, {"seed", a.seed},
                                 {"fresh", a.fresh}, {"precision", a.precision}}
                      .dump();
@@ -158,6 +160,10 @@ void RegisterTune(CLI::App& app, int* exit_code) {
   sub->add_option("--trials", a->trials, "Total trials over all tasks, recorded ones included, or 'all'");
   sub->add_option("--time-budget", a->time_budget, "Stop after this many seconds (alternative to --trials)");
   sub->add_option("--tuner", a->tuner, "xgb | ga | random | grid (default xgb)");
+  sub->add_option("--xgb-objective", a->xgb_objective,
+                  "xgb: auto (rank:ndcg on a task's own results, rank:pairwise while other tasks' history warm-starts "
+                  "it), rank, ndcg or reg (default auto)")
+      ->check(CLI::IsMember({"auto", "rank", "ndcg", "reg"}));
   sub->add_option("--number", a->number, "Runs averaged into one cost (default 4)");
   sub->add_option("--repeat", a->repeat, "Costs measured per config (default 3)");
   sub->add_option("--min-repeat-ms", a->min_repeat_ms, "Grow --number until one repeat lasts this long");
