@@ -110,8 +110,8 @@ int RunTuneCommand(const TuneArgs& a) {
   o.tuner.transfer = !a.no_transfer;
   o.args_json = nlohmann::json{{"model", a.model}, {"tasks", a.task_specs}, {"tracker", a.tracker},
                                 {"key", a.key}, {"template", a.template_name}, {"trials", a.trials},
-                                {"tuner", a.tuner}, {"xgb_objective", a.xgb_objective}, {"number", a.number}, {"repeat", a.repeat},
-                                {"min_repeat_ms", a.min_repeat_ms}, {"timeout", a.timeout}, {"seed", a.seed},
+                                {"tuner", a.tuner}, {"xgb_objective", a.xgb_objective}, {"number", a.number},
+                                {"repeat", a.repeat}, {"min_repeat_ms", a.min_repeat_ms}, {"timeout", a.timeout}, {"seed", a.seed},
                                 {"fresh", a.fresh}, {"precision", a.precision}}
                      .dump();
   // SIGINT/SIGTERM stop the run promptly: the batch in flight is abandoned, what it already returned is kept,

@@ -127,7 +127,8 @@ TEST(StrategyTest, GivenXgbAfterAFullPlan_WeShouldRefitAndBeatRandomSearch) {
   auto rnd = Make(s, "random", 3);
   const std::vector<uint64_t> x = Tune(*xgb, s, 8, 16);  // two plans of 64
   const std::vector<uint64_t> r = Tune(*rnd, s, 8, 16);
-  EXPECT_NE(xgb->StatusLine().find("refit #1 at 64 results (5 models, rank:ndcg)"), std::string::npos) << xgb->StatusLine();
+  EXPECT_NE(xgb->StatusLine().find("refit #1 at 64 results (5 models, rank:ndcg)"), std::string::npos)
+      << xgb->StatusLine();
   // The second plan comes from the model: clearly faster configs than random ones.
   const std::vector<uint64_t> x2(x.begin() + 64, x.end()), r2(r.begin() + 64, r.end());
   EXPECT_LT(MeanCost(s, x2), 0.7 * MeanCost(s, r2));

@@ -1,12 +1,13 @@
 // Model-based search (AutoTVM's XGBTuner, done again): an XGBoost model over config features is refitted after
 // every plan of `plan_size` new results. Its objective (`xgb_objective` auto) is rank:ndcg while it learns from
 // the task's own results, which weighs the order among the fastest configs most, and rank:pairwise, AutoTVM's,
-// when other tasks' history warm-starts it: a sibling's overall order transfers better than its top. The model is a bagged ensemble
-// (CostEnsemble, 5 members by default) and plans follow its upper confidence bound, mean + kappa * spread of the
-// members' predictions, where AutoTVM follows one model's mean (`xgb_ensemble` 1). Simulated annealing over these
-// scores, minus visited configs, makes the next plan: the first `greedy_share` of the model's picks in predicted
-// order, the rest through a diversity filter, then an epsilon of exploration picks: the model's best among random
-// configs that extend a feature's range beyond the training data (random ones when there are none).
+// when other tasks' history warm-starts it: a sibling's overall order transfers better than its top. The model is
+// a bagged ensemble (CostEnsemble, 5 members by default) and plans follow its upper confidence bound, mean +
+// kappa * spread of the members' predictions, where AutoTVM follows one model's mean (`xgb_ensemble` 1).
+// Simulated annealing over these scores, minus visited configs, makes the next plan: the first `greedy_share` of
+// the model's picks in predicted order, the rest through a diversity filter, then an epsilon of exploration picks:
+// the model's best among random configs that extend a feature's range beyond the training data (random ones when
+// there are none).
 // Without history the first plan is random; with `early_refits` the model is also fitted at plan_size/4 and
 // plan_size/2 own results, so most of the first plan already comes from a model.
 // Warm start: history of other tasks/devices of the same template trains the first model, one rank group per
