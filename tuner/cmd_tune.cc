@@ -111,8 +111,8 @@ int RunTuneCommand(const TuneArgs& a) {
   o.args_json = nlohmann::json{{"model", a.model}, {"tasks", a.task_specs}, {"tracker", a.tracker},
                                 {"key", a.key}, {"template", a.template_name}, {"trials", a.trials},
                                 {"tuner", a.tuner}, {"xgb_objective", a.xgb_objective}, {"number", a.number},
-                                {"repeat", a.repeat}, {"min_repeat_ms", a.min_repeat_ms}, {"timeout", a.timeout}, {"seed", a.seed},
-                                {"fresh", a.fresh}, {"precision", a.precision}}
+                                {"repeat", a.repeat}, {"min_repeat_ms", a.min_repeat_ms}, {"timeout", a.timeout},
+                                {"seed", a.seed}, {"fresh", a.fresh}, {"precision", a.precision}}
                      .dump();
   // SIGINT/SIGTERM stop the run promptly: the batch in flight is abandoned, what it already returned is kept,
   // the lease is released, exit 130 (see StopOnSignals for repeats). Set up before RunTune starts any thread.
