@@ -195,7 +195,7 @@ int Run(int argc, char** argv) {
       for (const Observation& o : obs) set.scores.push_back(RelativeScore(o.ok, o.cost, best));
       set.group_sizes.push_back(static_cast<unsigned>(obs.size()));
       CostModelOptions mo;
-      mo.objective = history.empty() ? "ndcg" : "rank";  // the strategy's `auto` objective
+      mo.objective = XgbModelObjective(StrategyOptions{}, /*warm=*/!history.empty());
       CostModel model(mo);
       if (Status s = model.Fit(set); !s.ok()) {
         std::cerr << "tunefleet-model-speed: " << s.ToString() << "\n";

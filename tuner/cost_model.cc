@@ -153,12 +153,15 @@ Status CostModel::Fit(const TrainingSet& set) {
   if (objective.empty()) {
     return Status::InvalidArgument("cost model: objective must be rank, ndcg or reg, not '" + opts_.objective + "'");
   }
-  TrainingSet fit = ndcg ? NdcgRows(set, groups, group_weights) : TrainingSet{};
+  TrainingSet ndcg_rows;
+  const TrainingSet* fitted = &set;
   if (ndcg) {
-    groups = fit.group_sizes;
-    group_weights = fit.group_weights;
+    ndcg_rows = NdcgRows(set, groups, group_weights);
+    groups = ndcg_rows.group_sizes;
+    group_weights = ndcg_rows.group_weights;
+    fitted = &ndcg_rows;
   }
-  const TrainingSet& data = ndcg ? fit : set;
+  const TrainingSet& data = *fitted;
   TF_ASSIGN_OR_RETURN(XgbMatrix train, XgbMatrix::FromDense(data.features.data(), data.rows(), data.dim));
   TF_RETURN_IF_ERROR(train.SetFloatInfo("label", data.scores));
   const bool weighted = std::any_of(group_weights.begin(), group_weights.end(), [](float w) { return w != 1.0f; });

@@ -2,12 +2,18 @@
 
 #include <string>
 
+#include "tuner/cost_model.h"
 #include "tuner/strategy_ga.h"
 #include "tuner/strategy_grid.h"
 #include "tuner/strategy_random.h"
 #include "tuner/strategy_xgb.h"
 
 namespace tunefleet {
+
+std::string XgbModelObjective(const StrategyOptions& opts, bool warm) {
+  if (opts.xgb_objective != "auto") return opts.xgb_objective;
+  return warm ? "rank" : "ndcg";
+}
 
 Result<std::unique_ptr<Strategy>> MakeStrategyForSpace(const StrategyOptions& opts, const Template* tmpl,
                                                        const Task* task, const Space& space,
@@ -19,8 +25,7 @@ Result<std::unique_ptr<Strategy>> MakeStrategyForSpace(const StrategyOptions& op
   if (opts.name == "grid") return std::unique_ptr<Strategy>(new GridStrategy(space));
   if (opts.name == "ga") return std::unique_ptr<Strategy>(new GaStrategy(space, opts.seed));
   if (opts.name == "xgb") {
-    if (opts.xgb_objective != "auto" && opts.xgb_objective != "rank" && opts.xgb_objective != "ndcg" &&
-        opts.xgb_objective != "reg") {
+    if (opts.xgb_objective != "auto" && XgbObjectiveName(opts.xgb_objective).empty()) {
       return Status::InvalidArgument("--xgb-objective: '" + opts.xgb_objective + "' is not auto, rank, ndcg or reg");
     }
     if (opts.plan_size == 0) return Status::InvalidArgument("strategy: plan size must be positive");

@@ -63,6 +63,11 @@ class Strategy {
 };
 
 // `tmpl`, `task` and `space` must outlive the strategy.
+// The cost model objective (CostModelOptions::objective) that `opts.xgb_objective` means for a model that is
+// (`warm`) or is not warm-started from other tasks' history: `auto` is rank:ndcg without history and rank:pairwise
+// with it (tuner/strategy_xgb.h says why); any other value is itself.
+std::string XgbModelObjective(const StrategyOptions& opts, bool warm);
+
 Result<std::unique_ptr<Strategy>> MakeStrategy(const StrategyOptions& opts, const Template& tmpl, const Task& task,
                                                const Space& space, const DeviceLimits& limits);
 

@@ -38,12 +38,9 @@ bool SameFeatureLayout(const Space& a, const Space& b) {
   return true;
 }
 
-// `auto`: rank:ndcg while the model learns from the task's own results, rank:pairwise when other tasks' history
-// warm-starts it. On the recorded spaces (bench/data/README.md) ndcg reaches the top of a space in fewer trials
-// without history, while pairwise transfers a sibling's overall ordering better than ndcg transfers its top.
 CostModelOptions ModelOptions(const StrategyOptions& opts, bool warm) {
   CostModelOptions m;
-  m.objective = opts.xgb_objective != "auto" ? opts.xgb_objective : warm ? "rank" : "ndcg";
+  m.objective = XgbModelObjective(opts, warm);
   m.seed = opts.seed;
   return m;
 }
