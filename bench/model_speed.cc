@@ -10,8 +10,8 @@
 // (XgbStrategy::NextBatch(plan) after N results: refit, annealing, diversity filter, random picks).
 // --history adds that many warm-start rows (records of the same task "from another device") to every refit.
 // --ensemble sets the strategy's number of bagged models (StrategyOptions::xgb_ensemble; 1 = one model, as before
-// the ensemble); the refit and annealing columns always time one model, with the objective the strategy's `auto`
-// picks (rank:ndcg without history, rank:pairwise with it).
+// the ensemble); the refit and annealing columns always time one model, with the first objective the strategy's
+// `auto` gives its members (rank:ndcg without history, rank:pairwise with it).
 #include <google/protobuf/util/json_util.h>
 
 #include <algorithm>
@@ -195,7 +195,7 @@ int Run(int argc, char** argv) {
       for (const Observation& o : obs) set.scores.push_back(RelativeScore(o.ok, o.cost, best));
       set.group_sizes.push_back(static_cast<unsigned>(obs.size()));
       CostModelOptions mo;
-      mo.objective = XgbModelObjective(StrategyOptions{}, /*warm=*/!history.empty());
+      mo.objective = XgbModelObjectives(StrategyOptions{}, /*warm=*/!history.empty()).front();
       CostModel model(mo);
       if (Status s = model.Fit(set); !s.ok()) {
         std::cerr << "tunefleet-model-speed: " << s.ToString() << "\n";
@@ -205,7 +205,8 @@ int Run(int argc, char** argv) {
 
       // One plan of annealing over the model (chains start at the best measured configs, as the strategy's do).
       std::vector<Observation> sorted = obs;
-      std::sort(sorted.begin(), sorted.end(), [](const Observation& x, const Observation& y) { return x.cost < y.cost; });
+      std::sort(sorted.begin(), sorted.end(),
+                [](const Observation& x, const Observation& y) { return x.cost < y.cost; });
       std::vector<uint64_t> starts;
       const AnnealingOptions ao;
       for (size_t i = 0; i < sorted.size() && starts.size() < static_cast<size_t>(ao.chains / 4); ++i) {

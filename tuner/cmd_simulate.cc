@@ -101,8 +101,8 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
   sub->add_option("--batch", args->opts.batch, "Configs asked per round")->capture_default_str();
   sub->add_option("--plan-size", args->opts.plan_size, "xgb: results per model refit")->capture_default_str();
   sub->add_option("--xgb-objective", args->opts.xgb_objective,
-                  "xgb: auto (ndcg without history, rank with --transfer-from), rank (rank:pairwise), ndcg (rank:ndcg) "
-                  "or reg")
+                  "xgb: auto (ndcg without history; rank and ndcg members with --transfer-from), rank "
+                  "(rank:pairwise), ndcg (rank:ndcg) or reg")
       ->capture_default_str();
   sub->add_option("--xgb-ensemble", args->opts.xgb_ensemble,
                   "xgb: bagged models whose spread of predictions plans follow (1 = one model, AutoTVM's choice)")

@@ -161,8 +161,8 @@ void RegisterTune(CLI::App& app, int* exit_code) {
   sub->add_option("--time-budget", a->time_budget, "Stop after this many seconds (alternative to --trials)");
   sub->add_option("--tuner", a->tuner, "xgb | ga | random | grid (default xgb)");
   sub->add_option("--xgb-objective", a->xgb_objective,
-                  "xgb: auto (rank:ndcg on a task's own results, rank:pairwise while other tasks' history warm-starts "
-                  "it), rank, ndcg or reg (default auto)")
+                  "xgb: auto (rank:ndcg on a task's own results; rank:pairwise and rank:ndcg members while other "
+                  "tasks' history warm-starts it), rank, ndcg or reg (default auto)")
       ->check(CLI::IsMember({"auto", "rank", "ndcg", "reg"}));
   sub->add_option("--number", a->number, "Runs averaged into one cost (default 4)");
   sub->add_option("--repeat", a->repeat, "Costs measured per config (default 3)");

@@ -26,19 +26,24 @@ Status ForEachMember(size_t n, const std::function<Status(size_t)>& fn) {
 
 }  // namespace
 
-CostEnsemble::CostEnsemble(const CostModelOptions& base, const EnsembleOptions& opts)
-    : opts_(opts), objective_(base.objective) {
+CostEnsemble::CostEnsemble(const CostModelOptions& base, const EnsembleOptions& opts) : opts_(opts) {
   const int n = std::max(1, opts.members);
   for (int k = 0; k < n; ++k) {
     CostModelOptions m = base;
     m.seed = base.seed + 7919 * static_cast<uint64_t>(k);
     if (n > 1) m.subsample = opts.subsample;
+    if (!opts.objectives.empty()) m.objective = opts.objectives[k % opts.objectives.size()];
+    if (std::find(objectives_.begin(), objectives_.end(), m.objective) == objectives_.end()) {
+      objectives_.push_back(m.objective);
+    }
     members_.emplace_back(m);
   }
+  scales_.assign(members_.size(), Scale{});
 }
 
 Status CostEnsemble::Fit(const TrainingSet& set) {
-  return ForEachMember(members_.size(), [&](size_t k) { return members_[k].Fit(set); });
+  TF_RETURN_IF_ERROR(ForEachMember(members_.size(), [&](size_t k) { return members_[k].Fit(set); }));
+  return Standardize(std::vector<const TrainingSet*>(members_.size(), &set));
 }
 
 Status CostEnsemble::FitEach(const std::vector<TrainingSet>& sets) {
@@ -46,7 +51,27 @@ Status CostEnsemble::FitEach(const std::vector<TrainingSet>& sets) {
     return Status::InvalidArgument("cost ensemble: " + std::to_string(sets.size()) + " training sets for " +
                                    std::to_string(members_.size()) + " members");
   }
-  return ForEachMember(members_.size(), [&](size_t k) { return members_[k].Fit(sets[k]); });
+  TF_RETURN_IF_ERROR(ForEachMember(members_.size(), [&](size_t k) { return members_[k].Fit(sets[k]); }));
+  std::vector<const TrainingSet*> each;
+  for (const TrainingSet& set : sets) each.push_back(&set);
+  return Standardize(each);
+}
+
+Status CostEnsemble::Standardize(const std::vector<const TrainingSet*>& sets) {
+  if (objectives_.size() < 2) return Status::OK();  // one scale for all: the members' scores compare as they are
+  for (size_t k = 0; k < members_.size(); ++k) {
+    TF_ASSIGN_OR_RETURN(std::vector<float> p, members_[k].Predict(sets[k]->features, sets[k]->dim));
+    double sum = 0, sum_sq = 0;
+    for (float v : p) {
+      sum += v;
+      sum_sq += static_cast<double>(v) * v;
+    }
+    const double n = static_cast<double>(std::max<size_t>(1, p.size()));
+    const double mean = sum / n;
+    const double sd = std::sqrt(std::max(0.0, sum_sq / n - mean * mean));
+    scales_[k] = Scale{mean, sd > 1e-9 ? sd : 1.0};  // a member that predicts one value adds nothing but its mean
+  }
+  return Status::OK();
 }
 
 Result<std::vector<float>> CostEnsemble::Predict(const std::vector<float>& features, size_t dim) const {
@@ -69,12 +94,14 @@ Result<std::vector<float>> CostEnsemble::Combine(const std::vector<float>& featu
   if (rows == 0) return std::vector<float>{};
   TF_ASSIGN_OR_RETURN(XgbMatrix matrix, XgbMatrix::FromDense(features.data(), rows, dim));
   std::vector<double> sum(rows, 0.0), sum_sq(rows, 0.0);
-  for (const CostModel& m : members_) {  // one after another: the members read the same matrix
-    TF_ASSIGN_OR_RETURN(std::vector<float> p, m.Predict(matrix, dim));
+  for (size_t k = 0; k < members_.size(); ++k) {  // one after another: the members read the same matrix
+    TF_ASSIGN_OR_RETURN(std::vector<float> p, members_[k].Predict(matrix, dim));
     if (p.size() != rows) return Status::Internal("cost ensemble: a member returned a wrong number of rows");
+    const Scale& scale = scales_[k];
     for (size_t i = 0; i < rows; ++i) {
-      sum[i] += p[i];
-      sum_sq[i] += static_cast<double>(p[i]) * p[i];
+      const double v = (p[i] - scale.mean) / scale.sd;
+      sum[i] += v;
+      sum_sq[i] += v * v;
     }
   }
   const double n = static_cast<double>(members_.size());

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "tuner/strategy_test_space.h"
 
@@ -17,7 +20,7 @@ TEST(CostEnsembleTest, GivenOneMember_ItShouldPredictExactlyAsOneCostModelOnAllR
   const HeldOutSplit split = MakeSplit(64, 200);
   CostModelOptions base;
   base.seed = 3;
-  CostEnsemble ensemble(base, EnsembleOptions{1, 0.8, 2.0});
+  CostEnsemble ensemble(base, EnsembleOptions{1, 0.8, 2.0, {}});
   CostModel model(base);
   ASSERT_TRUE(ensemble.Fit(split.train).ok());
   ASSERT_TRUE(model.Fit(split.train).ok());
@@ -33,7 +36,7 @@ TEST(CostEnsembleTest, GivenFiveMembers_AcquisitionShouldBeTheirMeanPlusKappaTim
   const HeldOutSplit split = MakeSplit(64, 200);
   CostModelOptions base;
   base.seed = 5;
-  const EnsembleOptions opts{5, 0.8, 1.5};
+  const EnsembleOptions opts{5, 0.8, 1.5, {}};
   CostEnsemble ensemble(base, opts);
   ASSERT_TRUE(ensemble.Fit(split.train).ok());
   Result<std::vector<float>> mean = ensemble.Predict(split.test_features, split.dim);
@@ -74,6 +77,55 @@ TEST(CostEnsembleTest, GivenFiveBaggedMembers_TheirMeanShouldStillRankHeldOutCon
   ASSERT_TRUE(ensemble.Fit(split.train).ok());
   Result<std::vector<float>> mean = ensemble.Predict(split.test_features, split.dim);
   ASSERT_TRUE(mean.ok());
+  EXPECT_GT(SpearmanCorrelation(std::vector<double>(mean->begin(), mean->end()), split.test_truth), 0.8);
+}
+
+TEST(CostEnsembleTest, GivenMixedObjectives_EachMemberShouldBeStandardizedOnItsTrainingRowsBeforeTheMean) {
+  const HeldOutSplit split = MakeSplit(300, 300);
+  CostModelOptions base;
+  base.seed = 7;
+  const EnsembleOptions opts{5, 0.8, 1.0, {"rank", "ndcg"}};
+  CostEnsemble ensemble(base, opts);
+  EXPECT_EQ(ensemble.objectives(), (std::vector<std::string>{"rank", "ndcg"}));
+  ASSERT_TRUE(ensemble.Fit(split.train).ok());
+  Result<std::vector<float>> mean = ensemble.Predict(split.test_features, split.dim);
+  ASSERT_TRUE(mean.ok());
+
+  // The members fitted one by one (rank, ndcg, rank, ndcg, rank), each scaled by the mean and standard deviation
+  // of its predictions on the training rows. The two objectives' raw scores differ in scale, so a plain mean
+  // would be another number.
+  const size_t rows = split.test_truth.size();
+  std::vector<double> by_hand(rows, 0), raw(rows, 0);
+  for (int k = 0; k < opts.members; ++k) {
+    CostModelOptions m = base;
+    m.seed = base.seed + 7919 * static_cast<uint64_t>(k);
+    m.subsample = opts.subsample;
+    m.objective = k % 2 == 0 ? "rank" : "ndcg";
+    CostModel member(m);
+    ASSERT_TRUE(member.Fit(split.train).ok());
+    Result<std::vector<float>> on_train = member.Predict(split.train.features, split.dim);
+    Result<std::vector<float>> p = member.Predict(split.test_features, split.dim);
+    ASSERT_TRUE(on_train.ok() && p.ok());
+    double sum = 0, sum_sq = 0;
+    for (float v : *on_train) {
+      sum += v;
+      sum_sq += double(v) * v;
+    }
+    const double mu = sum / on_train->size();
+    const double sd = std::sqrt(sum_sq / on_train->size() - mu * mu);
+    ASSERT_GT(sd, 0) << "member " << k << " predicts one value";
+    for (size_t i = 0; i < rows; ++i) {
+      by_hand[i] += ((*p)[i] - mu) / sd / opts.members;
+      raw[i] += (*p)[i] / opts.members;
+    }
+  }
+  double off_raw = 0;
+  for (size_t i = 0; i < rows; ++i) {
+    EXPECT_NEAR((*mean)[i], by_hand[i], 1e-3) << i;
+    off_raw = std::max(off_raw, std::abs((*mean)[i] - raw[i]));
+  }
+  EXPECT_GT(off_raw, 0.1);
+  // And the mixed mean still ranks configs it was not trained on.
   EXPECT_GT(SpearmanCorrelation(std::vector<double>(mean->begin(), mean->end()), split.test_truth), 0.8);
 }
 

@@ -10,9 +10,10 @@
 
 namespace tunefleet {
 
-std::string XgbModelObjective(const StrategyOptions& opts, bool warm) {
-  if (opts.xgb_objective != "auto") return opts.xgb_objective;
-  return warm ? "rank" : "ndcg";
+std::vector<std::string> XgbModelObjectives(const StrategyOptions& opts, bool warm) {
+  if (opts.xgb_objective != "auto") return {opts.xgb_objective};
+  if (warm) return {"rank", "ndcg"};
+  return {"ndcg"};
 }
 
 Result<std::unique_ptr<Strategy>> MakeStrategyForSpace(const StrategyOptions& opts, const Template* tmpl,

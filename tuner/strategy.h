@@ -37,7 +37,8 @@ struct StrategyOptions {
   std::string name = "xgb";   // xgb | ga | random | grid
   uint64_t seed = 1;
   size_t plan_size = 64;      // configs per model refit (xgb)
-  // xgb: auto (ndcg on the task's own results, rank while other tasks' history warm-starts it) | rank | ndcg | reg
+  // xgb: auto (ndcg on the task's own results; rank and ndcg members while other tasks' history warm-starts it)
+  // | rank | ndcg | reg
   std::string xgb_objective = "auto";
   double epsilon = 0.05;      // share of each xgb plan drawn at random instead of from the model
   int diversity_knobs = 2;    // xgb plan: picks should differ in at least this many knobs (relaxed if needed)
@@ -63,10 +64,11 @@ class Strategy {
 };
 
 // `tmpl`, `task` and `space` must outlive the strategy.
-// The cost model objective (CostModelOptions::objective) that `opts.xgb_objective` means for a model that is
-// (`warm`) or is not warm-started from other tasks' history: `auto` is rank:ndcg without history and rank:pairwise
-// with it (tuner/strategy_xgb.h says why); any other value is itself.
-std::string XgbModelObjective(const StrategyOptions& opts, bool warm);
+// The cost model objectives (CostModelOptions::objective, EnsembleOptions::objectives: member k fits the k-th,
+// cyclically) that `opts.xgb_objective` means for an ensemble that is (`warm`) or is not warm-started from other
+// tasks' history: `auto` is rank:ndcg without history and rank:pairwise and rank:ndcg members alternating with
+// it (tuner/strategy_xgb.h says why); any other value is itself, for every member.
+std::vector<std::string> XgbModelObjectives(const StrategyOptions& opts, bool warm);
 
 Result<std::unique_ptr<Strategy>> MakeStrategy(const StrategyOptions& opts, const Template& tmpl, const Task& task,
                                                const Space& space, const DeviceLimits& limits);

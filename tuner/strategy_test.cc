@@ -228,8 +228,9 @@ TEST(StrategyTest, GivenHistoryOfTheSameTemplate_WarmStartShouldChangeAndImprove
   EXPECT_NE(c, w);
   EXPECT_LT(MeanCost(s, w), 0.7 * MeanCost(s, c));
   EXPECT_NE(warm->StatusLine().find("warm start"), std::string::npos) << warm->StatusLine();
-  // auto: a model warm-started from another task's history ranks pairwise; one on own results alone, by ndcg.
-  EXPECT_NE(warm->StatusLine().find("(5 models, rank:pairwise)"), std::string::npos) << warm->StatusLine();
+  // auto: an ensemble warm-started from another task's history alternates pairwise and ndcg members; one on own
+  // results alone ranks by ndcg.
+  EXPECT_NE(warm->StatusLine().find("(5 models, rank:pairwise + rank:ndcg)"), std::string::npos) << warm->StatusLine();
   Tune(*cold, s, 4, 16);
   EXPECT_NE(cold->StatusLine().find("(5 models, rank:ndcg)"), std::string::npos) << cold->StatusLine();
 }

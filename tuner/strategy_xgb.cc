@@ -38,17 +38,17 @@ bool SameFeatureLayout(const Space& a, const Space& b) {
   return true;
 }
 
-CostModelOptions ModelOptions(const StrategyOptions& opts, bool warm) {
+CostModelOptions ModelOptions(const StrategyOptions& opts) {
   CostModelOptions m;
-  m.objective = XgbModelObjective(opts, warm);
   m.seed = opts.seed;
   return m;
 }
 
-EnsembleOptions Ensemble(const StrategyOptions& opts) {
+EnsembleOptions Ensemble(const StrategyOptions& opts, bool warm) {
   EnsembleOptions e;
   e.members = opts.xgb_ensemble;
   e.kappa = opts.xgb_kappa;
+  e.objectives = XgbModelObjectives(opts, warm);
   return e;
 }
 
@@ -61,7 +61,7 @@ XgbStrategy::XgbStrategy(const StrategyOptions& opts, const Template* tmpl, cons
       limits_(limits),
       space_(space),
       features_(space, tmpl, task, limits),
-      model_(ModelOptions(opts, /*warm=*/false), Ensemble(opts)),
+      model_(ModelOptions(opts), Ensemble(opts, /*warm=*/false)),
       rng_(opts.seed),
       last_corr_(std::numeric_limits<double>::quiet_NaN()) {
   annealing_.seed = opts.seed;
@@ -189,7 +189,7 @@ void XgbStrategy::WarmStart(const std::vector<HistoryRecord>& history) {
   }
   if (history_rows_ > kMaxHistoryRows) ThinHistory();
   if (history_rows_ > 0) {
-    model_ = CostEnsemble(ModelOptions(opts_, /*warm=*/true), Ensemble(opts_));  // nothing fitted yet
+    model_ = CostEnsemble(ModelOptions(opts_), Ensemble(opts_, /*warm=*/true));  // nothing fitted yet
     fit_pending_ = true;
     plan_pos_ = plan_.size();  // the next plan comes from the warm-started model
   }
@@ -411,8 +411,12 @@ std::string XgbStrategy::StatusLine() const {
   std::string s = "xgb: plan #" + std::to_string(plans_) + (last_plan_from_model_ ? " (model)" : " (random)");
   if (model_.trained()) {
     s += ", refit #" + std::to_string(model_.fits()) + " at " + std::to_string(observed_at_fit_) + " results";
+    std::string objectives;
+    for (const std::string& o : model_.objectives()) {
+      objectives += (objectives.empty() ? "" : " + ") + XgbObjectiveName(o);
+    }
     s += " (" + (model_.members() > 1 ? std::to_string(model_.members()) + " models, " : std::string()) +
-         XgbObjectiveName(model_.objective()) + ")";
+         objectives + ")";
   } else {
     s += ", no model yet";
   }

@@ -1,9 +1,11 @@
 // Model-based search (AutoTVM's XGBTuner, done again): an XGBoost model over config features is refitted after
-// every plan of `plan_size` new results. Its objective (`xgb_objective` auto) is rank:ndcg while it learns from
-// the task's own results, which weighs the order among the fastest configs most, and rank:pairwise, AutoTVM's,
-// when other tasks' history warm-starts it: a sibling's overall order transfers better than its top. The model is
-// a bagged ensemble (CostEnsemble, 5 members by default) and plans follow its upper confidence bound, mean +
-// kappa * spread of the members' predictions, where AutoTVM follows one model's mean (`xgb_ensemble` 1).
+// every plan of `plan_size` new results. The model is a bagged ensemble (CostEnsemble, 5 members by default) and
+// plans follow its upper confidence bound, mean + kappa * spread of the members' predictions, where AutoTVM
+// follows one model's mean (`xgb_ensemble` 1). Its objective (`xgb_objective` auto) is rank:ndcg while it learns
+// from the task's own results, which weighs the order among the fastest configs most. When other tasks' history
+// warm-starts it, its members alternate rank:pairwise, AutoTVM's, and rank:ndcg (3 and 2 of 5): a sibling's
+// overall order (pairwise) and its top (ndcg) each mislead where the tasks differ in that respect, and where the
+// two disagree the spread sends the plan to both.
 // Simulated annealing over these scores, minus visited configs, makes the next plan: the first `greedy_share` of
 // the model's picks in predicted order, the rest through a diversity filter, then an epsilon of exploration picks:
 // the model's best among random configs that extend a feature's range beyond the training data (random ones when
