@@ -63,13 +63,13 @@ class Strategy {
   virtual std::string StatusLine() const { return {}; }
 };
 
-// `tmpl`, `task` and `space` must outlive the strategy.
 // The cost model objectives (CostModelOptions::objective, EnsembleOptions::objectives: member k fits the k-th,
 // cyclically) that `opts.xgb_objective` means for an ensemble that is (`warm`) or is not warm-started from other
 // tasks' history: `auto` is rank:ndcg without history and rank:pairwise and rank:ndcg members alternating with
 // it (tuner/strategy_xgb.h says why); any other value is itself, for every member.
 std::vector<std::string> XgbModelObjectives(const StrategyOptions& opts, bool warm);
 
+// `tmpl`, `task` and `space` must outlive the strategy.
 Result<std::unique_ptr<Strategy>> MakeStrategy(const StrategyOptions& opts, const Template& tmpl, const Task& task,
                                                const Space& space, const DeviceLimits& limits);
 
