@@ -42,8 +42,7 @@ CostEnsemble::CostEnsemble(const CostModelOptions& base, const EnsembleOptions& 
 }
 
 Status CostEnsemble::Fit(const TrainingSet& set) {
-  TF_RETURN_IF_ERROR(ForEachMember(members_.size(), [&](size_t k) { return members_[k].Fit(set); }));
-  return Standardize(std::vector<const TrainingSet*>(members_.size(), &set));
+  return ForEachMember(members_.size(), [&](size_t k) { return FitMember(k, set); });
 }
 
 Status CostEnsemble::FitEach(const std::vector<TrainingSet>& sets) {
@@ -51,26 +50,22 @@ Status CostEnsemble::FitEach(const std::vector<TrainingSet>& sets) {
     return Status::InvalidArgument("cost ensemble: " + std::to_string(sets.size()) + " training sets for " +
                                    std::to_string(members_.size()) + " members");
   }
-  TF_RETURN_IF_ERROR(ForEachMember(members_.size(), [&](size_t k) { return members_[k].Fit(sets[k]); }));
-  std::vector<const TrainingSet*> each;
-  for (const TrainingSet& set : sets) each.push_back(&set);
-  return Standardize(each);
+  return ForEachMember(members_.size(), [&](size_t k) { return FitMember(k, sets[k]); });
 }
 
-Status CostEnsemble::Standardize(const std::vector<const TrainingSet*>& sets) {
+Status CostEnsemble::FitMember(size_t k, const TrainingSet& set) {
+  TF_RETURN_IF_ERROR(members_[k].Fit(set));
   if (objectives_.size() < 2) return Status::OK();  // one scale for all: the members' scores compare as they are
-  for (size_t k = 0; k < members_.size(); ++k) {
-    TF_ASSIGN_OR_RETURN(std::vector<float> p, members_[k].Predict(sets[k]->features, sets[k]->dim));
-    double sum = 0, sum_sq = 0;
-    for (float v : p) {
-      sum += v;
-      sum_sq += static_cast<double>(v) * v;
-    }
-    const double n = static_cast<double>(std::max<size_t>(1, p.size()));
-    const double mean = sum / n;
-    const double sd = std::sqrt(std::max(0.0, sum_sq / n - mean * mean));
-    scales_[k] = Scale{mean, sd > 1e-9 ? sd : 1.0};  // a member that predicts one value adds nothing but its mean
+  TF_ASSIGN_OR_RETURN(std::vector<float> p, members_[k].Predict(set.features, set.dim));
+  double sum = 0, sum_sq = 0;
+  for (float v : p) {
+    sum += v;
+    sum_sq += static_cast<double>(v) * v;
   }
+  const double n = static_cast<double>(std::max<size_t>(1, p.size()));
+  const double mean = sum / n;
+  const double sd = std::sqrt(std::max(0.0, sum_sq / n - mean * mean));
+  scales_[k] = Scale{mean, sd > 1e-9 ? sd : 1.0};  // a member that predicts one value adds nothing but its mean
   return Status::OK();
 }
 

@@ -51,8 +51,9 @@ class CostEnsemble {
 
  private:
   Result<std::vector<float>> Combine(const std::vector<float>& features, size_t dim, double kappa) const;
-  // With mixed objectives: member k's mean and standard deviation of its predictions on sets[k]'s rows.
-  Status Standardize(const std::vector<const TrainingSet*>& sets);
+  // Fits member k on `set` (on the member's own thread) and, with mixed objectives, sets its scale: the mean and
+  // standard deviation of its predictions on `set`'s rows.
+  Status FitMember(size_t k, const TrainingSet& set);
 
   struct Scale {
     double mean = 0;

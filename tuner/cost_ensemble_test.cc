@@ -16,6 +16,18 @@ using testing::HeldOutSplit;
 
 HeldOutSplit MakeSplit(size_t train_n, size_t test_n) { return testing::MakeHeldOutSplit(train_n, test_n, 11); }
 
+// Member k of an ensemble of `opts` over `base`, built and fitted on its own as the ensemble documents it: seed
+// base.seed + 7919 k, opts.subsample, objective opts.objectives[k % size] (the base's when empty).
+CostModel FitMemberAlone(const CostModelOptions& base, const EnsembleOptions& opts, int k, const TrainingSet& train) {
+  CostModelOptions m = base;
+  m.seed = base.seed + 7919 * static_cast<uint64_t>(k);
+  m.subsample = opts.subsample;
+  if (!opts.objectives.empty()) m.objective = opts.objectives[k % opts.objectives.size()];
+  CostModel member(m);
+  EXPECT_TRUE(member.Fit(train).ok()) << "member " << k;
+  return member;
+}
+
 TEST(CostEnsembleTest, GivenOneMember_ItShouldPredictExactlyAsOneCostModelOnAllRows) {
   const HeldOutSplit split = MakeSplit(64, 200);
   CostModelOptions base;
@@ -47,11 +59,7 @@ TEST(CostEnsembleTest, GivenFiveMembers_AcquisitionShouldBeTheirMeanPlusKappaTim
   const size_t rows = split.test_truth.size();
   std::vector<double> sum(rows, 0), sum_sq(rows, 0);
   for (int k = 0; k < opts.members; ++k) {
-    CostModelOptions m = base;
-    m.seed = base.seed + 7919 * static_cast<uint64_t>(k);
-    m.subsample = opts.subsample;
-    CostModel member(m);
-    ASSERT_TRUE(member.Fit(split.train).ok());
+    const CostModel member = FitMemberAlone(base, opts, k, split.train);
     Result<std::vector<float>> p = member.Predict(split.test_features, split.dim);
     ASSERT_TRUE(p.ok());
     for (size_t i = 0; i < rows; ++i) {
@@ -97,12 +105,8 @@ TEST(CostEnsembleTest, GivenMixedObjectives_EachMemberShouldBeStandardizedOnItsT
   const size_t rows = split.test_truth.size();
   std::vector<double> by_hand(rows, 0), raw(rows, 0);
   for (int k = 0; k < opts.members; ++k) {
-    CostModelOptions m = base;
-    m.seed = base.seed + 7919 * static_cast<uint64_t>(k);
-    m.subsample = opts.subsample;
-    m.objective = k % 2 == 0 ? "rank" : "ndcg";
-    CostModel member(m);
-    ASSERT_TRUE(member.Fit(split.train).ok());
+    const CostModel member = FitMemberAlone(base, opts, k, split.train);
+    ASSERT_EQ(member.options().objective, k % 2 == 0 ? "rank" : "ndcg");
     Result<std::vector<float>> on_train = member.Predict(split.train.features, split.dim);
     Result<std::vector<float>> p = member.Predict(split.test_features, split.dim);
     ASSERT_TRUE(on_train.ok() && p.ok());
