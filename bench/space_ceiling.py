@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""How learnable the top of a recorded space is: where a replay's target (95% of the best) can and cannot be met.
+
+For every task of a recorded space (a tuning log holding every valid config, several passes: bench/record_spaces.sh;
+NAME.db or NAME.db.xz) it prints, judging configs as `tunefleet simulate` does (the lower median of their passes):
+  - configs, those that ran, and those within --target of the best: random's median is near
+    configs / (within + 1) * ln 2, so few within means a slow random search and room for a model;
+  - an oracle that knows every knob value's mean share of the best over the whole space and picks configs by the
+    sum of their knob values' means: the trial at which it first picks a config within the target. Where the
+    fastest configs combine knob values that are slow on average (an interaction, or a compiler's luck), a model
+    that learns the knobs' main effects first is led away from them;
+  - an oracle that already knows one pass's measurements and picks configs in that pass's order, judged by the
+    lower median of the other passes (leave one out): the trial at which it first picks a config within the
+    target, per pass. That is a model as good as one more measurement: where even it needs many trials, the
+    target lies within the measurement noise.
+Standard library only. Usage: bench/space_ceiling.py [--target 0.95] DB [DB ...]
+"""
+import argparse
+import collections
+import json
+import lzma
+import os
+import sqlite3
+import statistics
+import sys
+import tempfile
+
+
+def open_db(path, tmpdir):
+    if path.endswith(".xz"):
+        dest = os.path.join(tmpdir, os.path.basename(path)[:-3])
+        with lzma.open(path) as src, open(dest, "wb") as out:
+            out.write(src.read())
+        path = dest
+    if not os.path.isfile(path):
+        sys.exit(f"space_ceiling: no recorded space at {path}")
+    return sqlite3.connect(path)
+
+
+def lower_median(values):
+    v = sorted(values)
+    return v[(len(v) - 1) // 2]
+
+
+def within(costs, target):  # config -> cost; the configs within `target` of the best
+    best = min(costs.values())
+    return {i for i, c in costs.items() if best / c >= target}
+
+
+def report(db, name, target):
+    for task_id, spec in db.execute("SELECT id, spec FROM tasks ORDER BY id"):
+        # One device per recorded space: the one with the most records of the task, as simulate takes it.
+        row = db.execute("SELECT device_id FROM records WHERE task_id = ? GROUP BY device_id ORDER BY COUNT(*) DESC "
+                         "LIMIT 1", (task_id,)).fetchone()
+        if row is None:
+            continue
+        # Pass k: every config's k-th record (a pass may have been recorded over several sessions).
+        configs, seen, per_pass = {}, collections.Counter(), collections.defaultdict(dict)
+        for index, config, status, cost in db.execute(
+                "SELECT config_index, config, status, mean_cost FROM records WHERE task_id = ? AND device_id = ? "
+                "ORDER BY id", (task_id, row[0])):
+            configs[index] = json.loads(config)
+            seen[index] += 1
+            if status == 0 and cost > 0:
+                per_pass[seen[index]][index] = cost
+        runs = collections.defaultdict(list)
+        for costs in per_pass.values():
+            for i, c in costs.items():
+                runs[i].append(c)
+        if not runs:
+            continue
+        median = {i: lower_median(v) for i, v in runs.items()}
+        hits = within(median, target)
+        # Each knob value's mean share of the best over the whole space (a config that failed counts as 0); a
+        # config's score is the sum over its knobs.
+        best_cost = min(median.values())
+        share = {i: best_cost / median[i] if i in median else 0.0 for i in configs}
+        effect = collections.defaultdict(list)
+        for i, c in configs.items():
+            for k, v in c.items():
+                effect[k, json.dumps(v)].append(share[i])
+        effect = {kv: statistics.fmean(v) for kv, v in effect.items()}
+        additive = sorted(configs, key=lambda i: -sum(effect[k, json.dumps(v)] for k, v in configs[i].items()))
+        main_effects = next(n + 1 for n, i in enumerate(additive) if i in hits)
+        oracle = []
+        for k, costs in sorted(per_pass.items()):
+            others = {i: lower_median(v) for i, v in
+                      ((i, [c for s, p in per_pass.items() if s != k for j, c in p.items() if j == i])
+                       for i in runs) if v}
+            if not others:
+                continue
+            goal = within(others, target)
+            order = sorted(configs, key=lambda i: costs.get(i, float("inf")))
+            oracle.append(next(k + 1 for k, i in enumerate(order) if i in goal))
+        print(f"{name} {spec}: {len(configs)} configs, {len(runs)} ran, {len(hits)} within {target:g}; "
+              f"knob main effects' order: {main_effects}; one pass's order, leave one out: "
+              f"{oracle} (median {statistics.median(oracle) if oracle else 0:g})")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--target", type=float, default=0.95)
+    ap.add_argument("dbs", nargs="+")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        for path in args.dbs:
+            name = os.path.basename(path).split(".db")[0]
+            report(open_db(path, tmp), name, args.target)
+
+
+if __name__ == "__main__":
+    main()
