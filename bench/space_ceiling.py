@@ -85,8 +85,7 @@ def report(db, name, target):
         oracle = []
         for k, costs in sorted(per_pass.items()):
             others = {i: lower_median(v) for i, v in
-                      ((i, [c for s, p in per_pass.items() if s != k for j, c in p.items() if j == i])
-                       for i in runs) if v}
+                      ((i, [p[i] for s, p in per_pass.items() if s != k and i in p]) for i in runs) if v}
             if not others:
                 continue
             goal = within(others, target)
