@@ -27,13 +27,13 @@ import tempfile
 
 
 def open_db(path, tmpdir):
+    if not os.path.isfile(path):
+        sys.exit(f"space_ceiling: no recorded space at {path}")
     if path.endswith(".xz"):
         dest = os.path.join(tmpdir, os.path.basename(path)[:-3])
         with lzma.open(path) as src, open(dest, "wb") as out:
             out.write(src.read())
         path = dest
-    if not os.path.isfile(path):
-        sys.exit(f"space_ceiling: no recorded space at {path}")
     return sqlite3.connect(path)
 
 
@@ -104,7 +104,10 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for path in args.dbs:
             name = os.path.basename(path).split(".db")[0]
-            report(open_db(path, tmp), name, args.target)
+            try:
+                report(open_db(path, tmp), name, args.target)
+            except (sqlite3.Error, lzma.LZMAError) as e:
+                sys.exit(f"space_ceiling: {path} is not a tunefleet tuning log: {e}")
 
 
 if __name__ == "__main__":
