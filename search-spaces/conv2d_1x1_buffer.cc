@@ -181,18 +181,11 @@ Result<proto::KernelProgram> Conv2d1x1BufferTemplate::Generate(const Task& task,
   TF_ASSIGN_OR_RETURN(ConvShape s, PointwiseShape(task));
   if (std::string why = space.Check(c); !why.empty()) return Status::InvalidArgument("invalid config: " + why);
   const Tiling t{ConfigView(space, c)};
-  proto::KernelProgram prog;
-  AddConvBuffers(s, task.precision, &prog);
-  const std::string source = Source(s, task.precision, t);
-  if (t.split > 1) AddZeroBuffer("partial", proto::FLOAT32, t.split * s.output_count(), &prog);
-  auto* l = AddLaunch(&prog, source, "conv2d_1x1", proto::KernelLaunch::TIMED,
-                      {static_cast<uint64_t>(t.pb * t.pt), static_cast<uint64_t>(t.kb * t.kt),
-                       static_cast<uint64_t>(s.n * t.split)},
-                      {static_cast<uint64_t>(t.pt), static_cast<uint64_t>(t.kt), 1});
-  ArgSplitConvKernel(l, s, t.split);
-  if (t.split > 1) AddSplitReduceLaunch(s, source, &prog);
+  proto::KernelProgram prog = SplitConvProgram(
+      s, task.precision, Source(s, task.precision, t), "conv2d_1x1", t.split,
+      {static_cast<uint64_t>(t.pb * t.pt), static_cast<uint64_t>(t.kb * t.kt), static_cast<uint64_t>(s.n * t.split)},
+      {static_cast<uint64_t>(t.pt), static_cast<uint64_t>(t.kt), 1});
   *prog.mutable_reference() = Reference(task);
-  SetTolerance(task.precision, s.reduce_size(), &prog);
   return prog;
 }
 

@@ -245,18 +245,12 @@ Result<proto::KernelProgram> Conv2dNchwBufferTemplate::Generate(const Task& task
   TF_ASSIGN_OR_RETURN(ConvShape s, ConvShapeFromTask(task));
   if (std::string why = space.Check(c); !why.empty()) return Status::InvalidArgument("invalid config: " + why);
   const Tiling t{ConfigView(space, c)};
-  proto::KernelProgram prog;
-  AddConvBuffers(s, task.precision, &prog);
-  const std::string source = Source(s, task.precision, t);
-  if (t.split > 1) AddZeroBuffer("partial", proto::FLOAT32, t.split * s.output_count(), &prog);
-  auto* l = AddLaunch(&prog, source, "conv2d_nchw", proto::KernelLaunch::TIMED,
-                      {static_cast<uint64_t>(t.xb * t.xt), static_cast<uint64_t>(t.yb * t.yt),
-                       static_cast<uint64_t>(s.n * t.fb * t.split * t.ft)},
-                      {static_cast<uint64_t>(t.xt), static_cast<uint64_t>(t.yt), static_cast<uint64_t>(t.ft)});
-  ArgSplitConvKernel(l, s, t.split);
-  if (t.split > 1) AddSplitReduceLaunch(s, source, &prog);
+  proto::KernelProgram prog = SplitConvProgram(
+      s, task.precision, Source(s, task.precision, t), "conv2d_nchw", t.split,
+      {static_cast<uint64_t>(t.xb * t.xt), static_cast<uint64_t>(t.yb * t.yt),
+       static_cast<uint64_t>(s.n * t.fb * t.split * t.ft)},
+      {static_cast<uint64_t>(t.xt), static_cast<uint64_t>(t.yt), static_cast<uint64_t>(t.ft)});
   *prog.mutable_reference() = Reference(task);
-  SetTolerance(task.precision, s.reduce_size(), &prog);
   return prog;
 }
 

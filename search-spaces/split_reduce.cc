@@ -1,6 +1,7 @@
 #include "search-spaces/split_reduce.h"
 
 #include <sstream>
+#include <utility>
 
 namespace tunefleet {
 
@@ -35,6 +36,19 @@ void AddSplitReduceLaunch(const ConvShape& s, const std::string& source, proto::
   ArgBuffer(r, "partial");
   ArgBuffer(r, s.bias ? "bias" : "out");
   ArgBuffer(r, "out");
+}
+
+proto::KernelProgram SplitConvProgram(const ConvShape& s, Precision p, const std::string& source,
+                                      const std::string& entry, int64_t split, std::vector<uint64_t> global,
+                                      std::vector<uint64_t> local) {
+  proto::KernelProgram prog;
+  AddConvBuffers(s, p, &prog);
+  if (split > 1) AddZeroBuffer("partial", proto::FLOAT32, split * s.output_count(), &prog);
+  auto* l = AddLaunch(&prog, source, entry, proto::KernelLaunch::TIMED, std::move(global), std::move(local));
+  ArgSplitConvKernel(l, s, split);
+  if (split > 1) AddSplitReduceLaunch(s, source, &prog);
+  SetTolerance(p, s.reduce_size(), &prog);
+  return prog;
 }
 
 }  // namespace tunefleet

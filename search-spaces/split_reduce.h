@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "proto/tunefleet.pb.h"
 #include "search-spaces/conv_common.h"
@@ -20,5 +21,11 @@ std::string SplitReduceSource(const ConvShape& s, int64_t split);
 // Adds the timed launch of "conv2d_split_reduce" (from `source`) over every output element: args partial,
 // bias (or out when the shape has none), out.
 void AddSplitReduceLaunch(const ConvShape& s, const std::string& source, proto::KernelProgram* program);
+// The whole program of a split-capable convolution template but its reference: the task's buffers, the float
+// scratch "partial" when split > 1, the timed launch of `entry` (from `source`) over `global` in work-groups of
+// `local` with ArgSplitConvKernel's arguments, the reduce launch when split > 1, and the tolerance of `p`.
+proto::KernelProgram SplitConvProgram(const ConvShape& s, Precision p, const std::string& source,
+                                      const std::string& entry, int64_t split, std::vector<uint64_t> global,
+                                      std::vector<uint64_t> local);
 
 }  // namespace tunefleet
