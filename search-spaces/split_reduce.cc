@@ -22,6 +22,8 @@ std::string SplitReduceSource(const ConvShape& s, int64_t split) {
   return o.str();
 }
 
+namespace {
+
 void ArgSplitConvKernel(proto::KernelLaunch* launch, const ConvShape& s, int64_t split) {
   ArgBuffer(launch, "data");
   ArgBuffer(launch, "weight");
@@ -37,6 +39,8 @@ void AddSplitReduceLaunch(const ConvShape& s, const std::string& source, proto::
   ArgBuffer(r, s.bias ? "bias" : "out");
   ArgBuffer(r, "out");
 }
+
+}  // namespace
 
 proto::KernelProgram SplitConvProgram(const ConvShape& s, Precision p, const std::string& source,
                                       const std::string& entry, int64_t split, std::vector<uint64_t> global,

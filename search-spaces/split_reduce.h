@@ -12,18 +12,15 @@
 
 namespace tunefleet {
 
-// Binds the arguments every split-capable convolution kernel takes: data, weight, bias (weight when the shape has
-// none), out, partial (out without a split: unused then).
-void ArgSplitConvKernel(proto::KernelLaunch* launch, const ConvShape& s, int64_t split);
 // Source of kernel "conv2d_split_reduce"; it expects TypePreamble and "#define N/K/OH.." from the source it is
 // appended to, so it defines only what it needs under its own names.
 std::string SplitReduceSource(const ConvShape& s, int64_t split);
-// Adds the timed launch of "conv2d_split_reduce" (from `source`) over every output element: args partial,
-// bias (or out when the shape has none), out.
-void AddSplitReduceLaunch(const ConvShape& s, const std::string& source, proto::KernelProgram* program);
 // The whole program of a split-capable convolution template but its reference: the task's buffers, the float
 // scratch "partial" when split > 1, the timed launch of `entry` (from `source`) over `global` in work-groups of
-// `local` with ArgSplitConvKernel's arguments, the reduce launch when split > 1, and the tolerance of `p`.
+// `local`, then with split > 1 the timed launch of "conv2d_split_reduce" (also from `source`, which must hold
+// SplitReduceSource) over every output element, and the tolerance of `p`. `entry` takes data, weight, bias
+// (weight when the shape has none), out, partial (out without a split: unused then); the reduce kernel partial,
+// bias (or out), out.
 proto::KernelProgram SplitConvProgram(const ConvShape& s, Precision p, const std::string& source,
                                       const std::string& entry, int64_t split, std::vector<uint64_t> global,
                                       std::vector<uint64_t> local);
