@@ -55,18 +55,17 @@ def report(db, name, target):
         if row is None:
             continue
         # Pass k: every config's k-th record (a pass may have been recorded over several sessions).
-        configs, seen, per_pass = {}, collections.Counter(), collections.defaultdict(dict)
+        # A config's knob values as (knob, JSON value) pairs, its successful costs, and pass k's costs.
+        configs, seen = {}, collections.Counter()
+        runs, per_pass = collections.defaultdict(list), collections.defaultdict(dict)
         for index, config, status, cost in db.execute(
                 "SELECT config_index, config, status, mean_cost FROM records WHERE task_id = ? AND device_id = ? "
                 "ORDER BY id", (task_id, row[0])):
-            configs[index] = json.loads(config)
+            configs[index] = [(k, json.dumps(v)) for k, v in json.loads(config).items()]
             seen[index] += 1
             if status == 0 and cost > 0:
+                runs[index].append(cost)
                 per_pass[seen[index]][index] = cost
-        runs = collections.defaultdict(list)
-        for costs in per_pass.values():
-            for i, c in costs.items():
-                runs[i].append(c)
         if not runs:
             continue
         median = {i: lower_median(v) for i, v in runs.items()}
@@ -76,11 +75,11 @@ def report(db, name, target):
         best_cost = min(median.values())
         share = {i: best_cost / median[i] if i in median else 0.0 for i in configs}
         effect = collections.defaultdict(list)
-        for i, c in configs.items():
-            for k, v in c.items():
-                effect[k, json.dumps(v)].append(share[i])
+        for i, knobs in configs.items():
+            for kv in knobs:
+                effect[kv].append(share[i])
         effect = {kv: statistics.fmean(v) for kv, v in effect.items()}
-        additive = sorted(configs, key=lambda i: -sum(effect[k, json.dumps(v)] for k, v in configs[i].items()))
+        additive = sorted(configs, key=lambda i: -sum(effect[kv] for kv in configs[i]))
         main_effects = next(n + 1 for n, i in enumerate(additive) if i in hits)
         oracle = []
         for k, costs in sorted(per_pass.items()):
@@ -90,7 +89,7 @@ def report(db, name, target):
                 continue
             goal = within(others, target)
             order = sorted(configs, key=lambda i: costs.get(i, float("inf")))
-            oracle.append(next(k + 1 for k, i in enumerate(order) if i in goal))
+            oracle.append(next(n + 1 for n, i in enumerate(order) if i in goal))
         print(f"{name} {spec}: {len(configs)} configs, {len(runs)} ran, {len(hits)} within {target:g}; "
               f"knob main effects' order: {main_effects}; one pass's order, leave one out: "
               f"{oracle} (median {statistics.median(oracle) if oracle else 0:g})")
