@@ -104,10 +104,6 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
                   "xgb: auto (ndcg without history; rank and ndcg members with --transfer-from), rank "
                   "(rank:pairwise), ndcg (rank:ndcg) or reg")
       ->capture_default_str();
-  sub->add_option("--xgb-additive", args->opts.xgb_additive,
-                  "xgb: auto (with --transfer-from), on or off: also fit depth-1 trees (additive over the "
-                  "features) and alternate their picks with the main models'")
-      ->capture_default_str();
   sub->add_option("--xgb-ensemble", args->opts.xgb_ensemble,
                   "xgb: bagged models whose spread of predictions plans follow (1 = one model, AutoTVM's choice)")
       ->capture_default_str();

@@ -28,7 +28,6 @@ struct TuneArgs {
   double time_budget = 0;
   std::string tuner = "xgb";
   std::string xgb_objective = StrategyOptions{}.xgb_objective;
-  std::string xgb_additive = StrategyOptions{}.xgb_additive;
   uint32_t number = 4, repeat = 3, min_repeat_ms = 0;
   double timeout = 20;
   uint64_t early_stopping = 0;
@@ -103,7 +102,6 @@ int RunTuneCommand(const TuneArgs& a) {
   o.tuner.strategy.name = a.tuner;
   o.tuner.strategy.seed = a.seed;
   o.tuner.strategy.xgb_objective = a.xgb_objective;
-  o.tuner.strategy.xgb_additive = a.xgb_additive;
   o.tuner.measure.number = a.number;
   o.tuner.measure.repeat = a.repeat;
   o.tuner.measure.min_repeat_ms = a.min_repeat_ms;
@@ -112,8 +110,7 @@ int RunTuneCommand(const TuneArgs& a) {
   o.tuner.transfer = !a.no_transfer;
   o.args_json = nlohmann::json{{"model", a.model}, {"tasks", a.task_specs}, {"tracker", a.tracker},
                                 {"key", a.key}, {"template", a.template_name}, {"trials", a.trials},
-                                {"tuner", a.tuner}, {"xgb_objective", a.xgb_objective},
-                                {"xgb_additive", a.xgb_additive}, {"number", a.number},
+                                {"tuner", a.tuner}, {"xgb_objective", a.xgb_objective}, {"number", a.number},
                                 {"repeat", a.repeat}, {"min_repeat_ms", a.min_repeat_ms}, {"timeout", a.timeout},
                                 {"seed", a.seed}, {"fresh", a.fresh}, {"precision", a.precision}}
                      .dump();
@@ -167,10 +164,6 @@ void RegisterTune(CLI::App& app, int* exit_code) {
                   "xgb: auto (rank:ndcg on a task's own results; rank:pairwise and rank:ndcg members while other "
                   "tasks' history warm-starts it), rank, ndcg or reg (default auto)")
       ->check(CLI::IsMember({"auto", "rank", "ndcg", "reg"}));
-  sub->add_option("--xgb-additive", a->xgb_additive,
-                  "xgb: auto (while other tasks' history warm-starts it), on or off: also fit depth-1 trees "
-                  "(additive over the features) and alternate their picks with the main models' (default auto)")
-      ->check(CLI::IsMember({"auto", "on", "off"}));
   sub->add_option("--number", a->number, "Runs averaged into one cost (default 4)");
   sub->add_option("--repeat", a->repeat, "Costs measured per config (default 3)");
   sub->add_option("--min-repeat-ms", a->min_repeat_ms, "Grow --number until one repeat lasts this long");

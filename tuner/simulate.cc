@@ -90,7 +90,6 @@ Result<StrategyRuns> RunSeeds(const ReplayWorld& w, const SimulateOptions& opts,
     so.seed = static_cast<uint64_t>(seed);
     so.plan_size = opts.plan_size;
     so.xgb_objective = opts.xgb_objective;
-    so.xgb_additive = opts.xgb_additive;
     so.xgb_ensemble = opts.xgb_ensemble;
     so.xgb_kappa = opts.xgb_kappa;
     TF_ASSIGN_OR_RETURN(std::unique_ptr<Strategy> st,

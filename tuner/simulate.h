@@ -40,7 +40,6 @@ struct SimulateOptions {
   size_t batch = 16;              // configs per NextBatch, as a tuner with 16 devices would ask
   size_t plan_size = 64;
   std::string xgb_objective = "auto";
-  std::string xgb_additive = "auto";  // StrategyOptions::xgb_additive
   int xgb_ensemble = 5;    // StrategyOptions::xgb_ensemble
   double xgb_kappa = 1.0;  // StrategyOptions::xgb_kappa
 };

@@ -29,9 +29,6 @@ Result<std::unique_ptr<Strategy>> MakeStrategyForSpace(const StrategyOptions& op
     if (opts.xgb_objective != "auto" && XgbObjectiveName(opts.xgb_objective).empty()) {
       return Status::InvalidArgument("--xgb-objective: '" + opts.xgb_objective + "' is not auto, rank, ndcg or reg");
     }
-    if (opts.xgb_additive != "auto" && opts.xgb_additive != "on" && opts.xgb_additive != "off") {
-      return Status::InvalidArgument("--xgb-additive: '" + opts.xgb_additive + "' is not auto, on or off");
-    }
     if (opts.plan_size == 0) return Status::InvalidArgument("strategy: plan size must be positive");
     if (opts.xgb_ensemble < 1 || opts.xgb_ensemble > 64) {
       return Status::InvalidArgument("--xgb-ensemble: " + std::to_string(opts.xgb_ensemble) +

@@ -47,9 +47,6 @@ struct StrategyOptions {
   bool frontier_picks = true;  // xgb: the epsilon share explores beyond the training data's feature ranges
   int xgb_ensemble = 5;        // xgb: bagged models (1 = one model on all rows, AutoTVM's choice)
   double xgb_kappa = 1.0;      // xgb: plans follow mean + kappa * spread of the ensemble's predictions
-  // xgb: auto (with other tasks' history) | on | off: an ensemble of depth-1 trees (additive over the features)
-  // beside the main one, whose picks alternate with the main one's in the greedy share of each plan
-  std::string xgb_additive = "auto";
 };
 
 class Strategy {

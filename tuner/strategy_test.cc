@@ -77,9 +77,6 @@ TEST(StrategyTest, GivenAnEnsembleSizeKappaOrObjectiveOutOfRange_XgbShouldRefuse
   EXPECT_NE(why.find("--xgb-kappa"), std::string::npos) << why;
   o.xgb_kappa = 0;  // the mean alone is a valid choice
   EXPECT_TRUE(MakeStrategyForSpace(o, nullptr, nullptr, s, nullptr).ok());
-  o.xgb_additive = "yes";
-  why = RefusalOf(o);
-  EXPECT_NE(why.find("--xgb-additive: 'yes' is not auto, on or off"), std::string::npos) << why;
 }
 
 TEST(StrategyTest, GivenAFixedSeed_EveryStrategyShouldProposeTheSamePlans) {
@@ -231,54 +228,11 @@ TEST(StrategyTest, GivenHistoryOfTheSameTemplate_WarmStartShouldChangeAndImprove
   EXPECT_NE(c, w);
   EXPECT_LT(MeanCost(s, w), 0.7 * MeanCost(s, c));
   EXPECT_NE(warm->StatusLine().find("warm start"), std::string::npos) << warm->StatusLine();
-  // auto: an ensemble warm-started from another task's history alternates pairwise and ndcg members (and has an
-  // additive ensemble beside it); one on own results alone ranks by ndcg.
-  EXPECT_NE(warm->StatusLine().find("(5 models, rank:pairwise + rank:ndcg, with an additive ensemble)"),
-            std::string::npos)
-      << warm->StatusLine();
+  // auto: an ensemble warm-started from another task's history alternates pairwise and ndcg members; one on own
+  // results alone ranks by ndcg.
+  EXPECT_NE(warm->StatusLine().find("(5 models, rank:pairwise + rank:ndcg)"), std::string::npos) << warm->StatusLine();
   Tune(*cold, s, 4, 16);
   EXPECT_NE(cold->StatusLine().find("(5 models, rank:ndcg)"), std::string::npos) << cold->StatusLine();
-}
-
-std::unique_ptr<Strategy> MakeWarm(const Space& s, uint64_t seed, const std::string& additive,
-                                   const std::vector<HistoryRecord>& history) {
-  StrategyOptions o;
-  o.seed = seed;
-  o.xgb_additive = additive;
-  Result<std::unique_ptr<Strategy>> r = MakeStrategyForSpace(o, nullptr, nullptr, s, nullptr);
-  EXPECT_TRUE(r.ok()) << r.status().ToString();
-  if (!history.empty()) (*r)->WarmStart(history);
-  return std::move(r).value();
-}
-
-TEST(StrategyTest, GivenHistory_XgbShouldAlternateAnAdditiveEnsemblesPicksWithTheMainOnes) {
-  const Space s = testing::TilingSpace();
-  const std::vector<HistoryRecord> h = HistoryOfAnotherDevice(s);
-  auto with = MakeWarm(s, 5, "auto", h);
-  auto without = MakeWarm(s, 5, "off", h);
-  const std::vector<uint64_t> a = with->NextBatch(64), b = without->NextBatch(64);
-  EXPECT_NE(a, b);
-  // The main ensemble is fitted alike in both, so its first pick leads the plan without the additive ensemble
-  // and comes first or second (after the additive ensemble's first pick, unless they are the same) with it.
-  EXPECT_TRUE(a[0] == b[0] || a[1] == b[0]) << a[0] << " " << a[1] << " " << b[0];
-  // The additive ensemble learns the history's main effects, which here are this task's: its first pick is among
-  // the space's fastest 1% (rank 3 of 5,264 here; a random pick's median rank would be half the space).
-  size_t valid = 0, faster = 0;
-  s.ForEachValid([&](uint64_t i) {
-    ++valid;
-    if (testing::SyntheticCost(s, i) < testing::SyntheticCost(s, a[0])) ++faster;
-    return true;
-  });
-  EXPECT_LT(faster, valid / 100) << faster << " of " << valid;
-  EXPECT_NE(with->StatusLine().find("with an additive ensemble"), std::string::npos) << with->StatusLine();
-  EXPECT_EQ(without->StatusLine().find("additive"), std::string::npos) << without->StatusLine();
-  // auto: none without history; on: one from the first fit on the task's own results.
-  auto cold = MakeWarm(s, 5, "auto", {});
-  auto on = MakeWarm(s, 5, "on", {});
-  Tune(*cold, s, 2, 16);
-  Tune(*on, s, 2, 16);
-  EXPECT_EQ(cold->StatusLine().find("additive"), std::string::npos) << cold->StatusLine();
-  EXPECT_NE(on->StatusLine().find("with an additive ensemble"), std::string::npos) << on->StatusLine();
 }
 
 TEST(StrategyTest, GivenHistoryFromASpaceWithOtherFactors_WarmStartShouldMapConfigsToTheNearestChoices) {

@@ -38,13 +38,9 @@ bool SameFeatureLayout(const Space& a, const Space& b) {
   return true;
 }
 
-// Trees of the additive ensemble: one split each, so its prediction is a sum of per-feature effects.
-constexpr int kAdditiveDepth = 1;
-
-CostModelOptions ModelOptions(const StrategyOptions& opts, int max_depth = CostModelOptions{}.max_depth) {
+CostModelOptions ModelOptions(const StrategyOptions& opts) {
   CostModelOptions m;
   m.seed = opts.seed;
-  m.max_depth = max_depth;
   return m;
 }
 
@@ -69,15 +65,10 @@ XgbStrategy::XgbStrategy(const StrategyOptions& opts, const Template* tmpl, cons
       rng_(opts.seed),
       last_corr_(std::numeric_limits<double>::quiet_NaN()) {
   annealing_.seed = opts.seed;
-  if (opts.xgb_additive == "on") StartAdditive(/*warm=*/false);
 }
 
-void XgbStrategy::StartAdditive(bool warm) {
-  additive_.emplace(ModelOptions(opts_, kAdditiveDepth), Ensemble(opts_, warm));
-}
-
-Result<std::vector<float>> XgbStrategy::Score(const CostEnsemble& by, const std::vector<uint64_t>& indices) const {
-  return by.Acquisition(features_.ExtractIndices(indices), features_.dim());
+Result<std::vector<float>> XgbStrategy::Score(const std::vector<uint64_t>& indices) const {
+  return model_.Acquisition(features_.ExtractIndices(indices), features_.dim());
 }
 
 bool XgbStrategy::HasTrainingData() const { return history_rows_ > 0 || observed_.size() >= 2; }
@@ -199,7 +190,6 @@ void XgbStrategy::WarmStart(const std::vector<HistoryRecord>& history) {
   if (history_rows_ > kMaxHistoryRows) ThinHistory();
   if (history_rows_ > 0) {
     model_ = CostEnsemble(ModelOptions(opts_), Ensemble(opts_, /*warm=*/true));  // nothing fitted yet
-    if (opts_.xgb_additive != "off") StartAdditive(/*warm=*/true);
     fit_pending_ = true;
     plan_pos_ = plan_.size();  // the next plan comes from the warm-started model
   }
@@ -283,22 +273,18 @@ Status XgbStrategy::Refit() {
   const size_t budget = std::max<size_t>(1, kMaxHistoryRows / members);
   const size_t shares = history_rows_ > budget ? std::min(members, (history_rows_ + budget - 1) / budget) : 1;
   if (shares == 1) {
-    const TrainingSet rows = TrainingRows(0, 1, history_weight);
-    TF_RETURN_IF_ERROR(model_.Fit(rows));
-    if (additive_) TF_RETURN_IF_ERROR(additive_->Fit(rows));
+    TF_RETURN_IF_ERROR(model_.Fit(TrainingRows(0, 1, history_weight)));
   } else {
     std::vector<TrainingSet> each;
     for (size_t k = 0; k < members; ++k) each.push_back(TrainingRows(k % shares, shares, history_weight));
     TF_RETURN_IF_ERROR(model_.FitEach(each));
-    if (additive_) TF_RETURN_IF_ERROR(additive_->FitEach(each));
   }
   observed_at_fit_ = observed_.size();
   fit_pending_ = false;
   return Status::OK();
 }
 
-std::vector<ScoredIndex> XgbStrategy::RankCandidates(const CostEnsemble& by, size_t keep, uint64_t plan_seed) {
-  auto score = [this, &by](const std::vector<uint64_t>& idx) { return Score(by, idx); };
+std::vector<ScoredIndex> XgbStrategy::RankCandidates(size_t keep, uint64_t plan_seed) {
   Result<std::vector<ScoredIndex>> ranked = std::vector<ScoredIndex>{};
   if (space_.RawSize() <= kExhaustiveRawSize) {
     std::vector<uint64_t> all;
@@ -306,7 +292,7 @@ std::vector<ScoredIndex> XgbStrategy::RankCandidates(const CostEnsemble& by, siz
       if (visited_.count(idx) == 0) all.push_back(idx);
       return true;
     });
-    Result<std::vector<float>> scores = score(all);
+    Result<std::vector<float>> scores = Score(all);
     if (!scores.ok()) {
       ranked = scores.status();
     } else {
@@ -331,7 +317,8 @@ std::vector<ScoredIndex> XgbStrategy::RankCandidates(const CostEnsemble& by, siz
     }
     AnnealingOptions a = annealing_;
     a.seed = plan_seed;
-    ranked = Anneal(space_, score, visited_, starts, keep, a);
+    ranked = Anneal(
+        space_, [this](const std::vector<uint64_t>& idx) { return Score(idx); }, visited_, starts, keep, a);
   }
   if (!ranked.ok()) {
     last_error_ = ranked.status().ToString();
@@ -355,15 +342,15 @@ void XgbStrategy::MakePlan() {
   if (model_.trained()) {
     const size_t n_random = static_cast<size_t>(std::lround(opts_.epsilon * static_cast<double>(opts_.plan_size)));
     const size_t n_model = opts_.plan_size - std::min(n_random, opts_.plan_size);
-    std::vector<ScoredIndex> ranked = RankCandidates(model_, 2 * opts_.plan_size, plan_seed);
+    std::vector<ScoredIndex> ranked = RankCandidates(2 * opts_.plan_size, plan_seed);
     // The model's best guesses go in as ranked: when its top configs are near neighbours (often, since the
     // best region of a space is small) a filter over them would push the likeliest winners out of the plan.
     // The rest must differ from each other, so that a wrong model still learns something from the plan.
     const size_t n_greedy = std::min(
         {ranked.size(), n_model,
          static_cast<size_t>(std::lround(std::clamp(opts_.greedy_share, 0.0, 1.0) * static_cast<double>(n_model)))});
-    std::vector<ScoredIndex> rest;
-    plan_ = GreedyPicks(ranked, n_greedy, plan_seed, rest);
+    for (size_t i = 0; i < n_greedy; ++i) plan_.push_back(ranked[i].index);
+    const std::vector<ScoredIndex> rest(ranked.begin() + static_cast<std::ptrdiff_t>(n_greedy), ranked.end());
     const std::vector<uint64_t> diverse = PickDiverse(space_, rest, n_model - n_greedy, opts_.diversity_knobs);
     plan_.insert(plan_.end(), diverse.begin(), diverse.end());
     last_plan_from_model_ = !plan_.empty();
@@ -377,29 +364,6 @@ void XgbStrategy::MakePlan() {
   }
   std::vector<uint64_t> random = SampleUnvisited(space_, taken, opts_.plan_size - plan_.size(), rng_);
   plan_.insert(plan_.end(), random.begin(), random.end());
-}
-
-std::vector<uint64_t> XgbStrategy::GreedyPicks(const std::vector<ScoredIndex>& ranked, size_t n, uint64_t plan_seed,
-                                               std::vector<ScoredIndex>& rest) {
-  std::vector<uint64_t> out;
-  if (!additive_ || !additive_->trained()) {
-    for (size_t i = 0; i < n; ++i) out.push_back(ranked[i].index);
-    rest.assign(ranked.begin() + static_cast<std::ptrdiff_t>(n), ranked.end());
-    return out;
-  }
-  const std::vector<ScoredIndex> additive = RankCandidates(*additive_, n, plan_seed);
-  std::unordered_set<uint64_t> taken;
-  size_t a = 0, m = 0;  // next of `additive`, next of `ranked`
-  while (out.size() < n && (a < additive.size() || m < ranked.size())) {
-    // Even turns (counted in picks made) go to the additive ensemble while it has picks left.
-    const bool additive_turn = out.size() % 2 == 0 ? a < additive.size() : m >= ranked.size();
-    const uint64_t idx = additive_turn ? additive[a++].index : ranked[m++].index;
-    if (taken.insert(idx).second) out.push_back(idx);
-  }
-  for (const ScoredIndex& r : ranked) {
-    if (taken.count(r.index) == 0) rest.push_back(r);
-  }
-  return out;
 }
 
 std::vector<uint64_t> XgbStrategy::FrontierPicks(size_t n, const std::unordered_set<uint64_t>& taken) {
@@ -430,7 +394,7 @@ std::vector<uint64_t> XgbStrategy::FrontierPicks(size_t n, const std::unordered_
     }
   }
   if (beyond.empty()) return {};
-  Result<std::vector<float>> scores = Score(model_, beyond);
+  Result<std::vector<float>> scores = Score(beyond);
   if (!scores.ok()) {
     last_error_ = scores.status().ToString();
     return {};
@@ -452,7 +416,7 @@ std::string XgbStrategy::StatusLine() const {
       objectives += (objectives.empty() ? "" : " + ") + XgbObjectiveName(o);
     }
     s += " (" + (model_.members() > 1 ? std::to_string(model_.members()) + " models, " : std::string()) +
-         objectives + (additive_ && additive_->trained() ? ", with an additive ensemble" : "") + ")";
+         objectives + ")";
   } else {
     s += ", no model yet";
   }

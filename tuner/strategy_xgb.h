@@ -6,10 +6,6 @@
 // warm-starts it, its members alternate rank:pairwise, AutoTVM's, and rank:ndcg (3 and 2 of 5): a sibling's
 // overall order (pairwise) and its top (ndcg) each mislead where the tasks differ in that respect, and where the
 // two disagree the spread sends the plan to both.
-// With history (`xgb_additive` auto) a second ensemble of depth-1 trees is fitted on the same rows: an additive
-// model, one main effect per feature. Trees of depth 4 carry a sibling's interactions over, and where the tasks
-// differ in those the main effects still transfer; the greedy share of a plan alternates the two ensembles' picks,
-// the additive one's first, so a plan hedges between them.
 // Simulated annealing over these scores, minus visited configs, makes the next plan: the first `greedy_share` of
 // the model's picks in predicted order, the rest through a diversity filter, then an epsilon of exploration picks:
 // the model's best among random configs that extend a feature's range beyond the training data (random ones when
@@ -28,7 +24,6 @@
 
 #include <map>
 #include <memory>
-#include <optional>
 #include <random>
 #include <string>
 #include <unordered_set>
@@ -87,21 +82,14 @@ class XgbStrategy final : public Strategy {
   Status Refit();
   void EvaluateNewestPlan();
   void MakePlan();
-  // The `keep` best unvisited configs by `by`'s acquisition score.
-  std::vector<ScoredIndex> RankCandidates(const CostEnsemble& by, size_t keep, uint64_t plan_seed);
-  // The greedy part of a plan: `n` configs in predicted order, alternating the additive ensemble's ranking (first)
-  // and `ranked` when the additive ensemble is fitted; the rest of `ranked` goes to `rest`.
-  std::vector<uint64_t> GreedyPicks(const std::vector<ScoredIndex>& ranked, size_t n, uint64_t plan_seed,
-                                    std::vector<ScoredIndex>& rest);
+  std::vector<ScoredIndex> RankCandidates(size_t keep, uint64_t plan_seed);
   // Up to `n` exploration picks outside `taken`: a tree model predicts a config whose feature lies beyond the
   // range it was trained on no better than the edge of that range, so model picks alone never try an extreme
   // that no result has shown (one virtual thread, when the first random plan held none). These are the model's
   // best among random configs that extend the range of at least one feature.
   std::vector<uint64_t> FrontierPicks(size_t n, const std::unordered_set<uint64_t>& taken);
-  // `by`'s acquisition score (mean + kappa * spread) of configs: what plans are chosen by.
-  Result<std::vector<float>> Score(const CostEnsemble& by, const std::vector<uint64_t>& indices) const;
-  // Starts the additive ensemble (empty until the next refit); `warm` picks its members' objectives.
-  void StartAdditive(bool warm);
+  // The ensemble's acquisition score (mean + kappa * spread) of configs: what plans are chosen by.
+  Result<std::vector<float>> Score(const std::vector<uint64_t>& indices) const;
 
   StrategyOptions opts_;
   const Template* tmpl_;
@@ -109,7 +97,6 @@ class XgbStrategy final : public Strategy {
   const Space& space_;
   FeatureExtractor features_;
   CostEnsemble model_;
-  std::optional<CostEnsemble> additive_;  // depth-1 trees, fitted beside model_ on the same rows; see above
   AnnealingOptions annealing_;
   std::mt19937_64 rng_;
 
