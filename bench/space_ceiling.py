@@ -12,7 +12,10 @@ NAME.db or NAME.db.xz) it prints, judging configs as `tunefleet simulate` does (
   - an oracle that already knows one pass's measurements and picks configs in that pass's order, judged by the
     lower median of the other passes (leave one out): the trial at which it first picks a config within the
     target, per pass. That is a model as good as one more measurement: where even it needs many trials, the
-    target lies within the measurement noise.
+    target lies within the measurement noise;
+  - for each other task of the file (a sibling, as `simulate --transfer-from` uses it), the main effects oracle
+    fitted on the sibling's records alone (a knob value the sibling lacks counts 0): how far a transfer of the
+    sibling's main effects, with no result of the task itself, would get.
 Standard library only. Usage: bench/space_ceiling.py [--target 0.95] DB [DB ...]
 """
 import argparse
@@ -47,7 +50,21 @@ def within(costs, target):  # config -> cost; the configs within `target` of the
     return {i for i, c in costs.items() if best / c >= target}
 
 
+def main_effects(configs, share):  # (knob, JSON value) -> mean share over the configs that have it
+    effect = collections.defaultdict(list)
+    for i, knobs in configs.items():
+        for kv in knobs:
+            effect[kv].append(share.get(i, 0.0))
+    return {kv: statistics.fmean(v) for kv, v in effect.items()}
+
+
+def first_hit(configs, effect, hits):  # trial at which the order by summed effects first picks one of `hits`
+    order = sorted(configs, key=lambda i: -sum(effect.get(kv, 0.0) for kv in configs[i]))
+    return next(n + 1 for n, i in enumerate(order) if i in hits)
+
+
 def report(db, name, target):
+    tasks = []  # (spec, configs, hits, effect): each task's configs by index, its configs within target, its effects
     for task_id, spec in db.execute("SELECT id, spec FROM tasks ORDER BY id"):
         # One device per recorded space: the one with the most records of the task, as simulate takes it.
         row = db.execute("SELECT device_id FROM records WHERE task_id = ? GROUP BY device_id ORDER BY COUNT(*) DESC "
@@ -73,14 +90,8 @@ def report(db, name, target):
         # Each knob value's mean share of the best over the whole space (a config that failed counts as 0); a
         # config's score is the sum over its knobs.
         best_cost = min(median.values())
-        share = {i: best_cost / median[i] if i in median else 0.0 for i in configs}
-        effect = collections.defaultdict(list)
-        for i, knobs in configs.items():
-            for kv in knobs:
-                effect[kv].append(share[i])
-        effect = {kv: statistics.fmean(v) for kv, v in effect.items()}
-        additive = sorted(configs, key=lambda i: -sum(effect[kv] for kv in configs[i]))
-        main_effects = next(n + 1 for n, i in enumerate(additive) if i in hits)
+        effect = main_effects(configs, {i: best_cost / c for i, c in median.items()})
+        tasks.append((spec, configs, hits, effect))
         oracle = []
         for k, costs in sorted(per_pass.items()):
             others = {i: lower_median(v) for i, v in
@@ -91,8 +102,12 @@ def report(db, name, target):
             order = sorted(configs, key=lambda i: costs.get(i, float("inf")))
             oracle.append(next(n + 1 for n, i in enumerate(order) if i in goal))
         print(f"{name} {spec}: {len(configs)} configs, {len(runs)} ran, {len(hits)} within {target:g}; "
-              f"knob main effects' order: {main_effects}; one pass's order, leave one out: "
+              f"knob main effects' order: {first_hit(configs, effect, hits)}; one pass's order, leave one out: "
               f"{oracle} (median {statistics.median(oracle) if oracle else 0:g})")
+    for spec, configs, hits, _ in tasks:
+        for other, _, _, effect in tasks:
+            if other != spec:
+                print(f"{name} {spec}: the main effects of {other} alone: {first_hit(configs, effect, hits)}")
 
 
 def main():
