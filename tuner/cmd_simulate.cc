@@ -110,6 +110,12 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
   sub->add_option("--xgb-kappa", args->opts.xgb_kappa,
                   "xgb: plans follow mean + kappa * spread of the models' predictions (0 = the mean)")
       ->capture_default_str();
+  sub->add_option("--observe", args->opts.observe,
+                  "What the strategy is told of a config recorded in several passes: median (the lower median, "
+                  "which the target is judged by) or pass (one recorded result drawn at random per trial, as a "
+                  "live run sees one measurement)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"median", "pass"}));
   sub->add_option("--transfer-from", args->sel.transfer_from,
                   "Warm-start the tuner from this task's records of the same template, as tune does: one row per "
                   "config and device at the lower median of its results (failed when none ran)");

@@ -35,16 +35,17 @@ ReplayTable BuildReplayTable(const Space& space, const std::vector<RecordRow>& r
   }
   // A config measured in several passes is replayed at the lower median of its successful results, so that one
   // outlying pass neither makes nor breaks it (with two results: the faster one).
-  for (const auto& [index, costs] : ok_costs) {
+  for (auto& [index, costs] : ok_costs) {
     const double cost = LowerMedian(costs);
     t.by_index[index] = Observation{index, true, cost};
     if (t.best_cost == 0 || cost < t.best_cost) t.best_cost = cost;
+    t.ok_costs.emplace(index, std::move(costs));
   }
   return t;
 }
 
 Result<uint64_t> TrialsToTarget(Strategy& strategy, const ReplayTable& table, double target, size_t batch,
-                                uint64_t* unrecorded, const TrialObserver& on_trial) {
+                                uint64_t* unrecorded, const TrialObserver& on_trial, std::mt19937_64* pass_rng) {
   if (table.best_cost <= 0) return Status::InvalidArgument("no successful record to replay");
   uint64_t trials = 0;
   for (;;) {
@@ -64,6 +65,10 @@ Result<uint64_t> TrialsToTarget(Strategy& strategy, const ReplayTable& table, do
         continue;
       }
       results.push_back(it->second);
+      if (pass_rng != nullptr && it->second.ok) {
+        const std::vector<double>& costs = table.ok_costs.at(idx);
+        results.back().cost = costs[std::uniform_int_distribution<size_t>(0, costs.size() - 1)(*pass_rng)];
+      }
       if (on_trial) on_trial(trials, it->second);
       if (it->second.ok && table.best_cost / it->second.cost >= target - 1e-12) return trials;
     }
@@ -100,7 +105,10 @@ Result<StrategyRuns> RunSeeds(const ReplayWorld& w, const SimulateOptions& opts,
     if (on_trial) {
       observe = [&](uint64_t trial, const Observation& result) { on_trial(TraceRow{name, seed, trial, result}); };
     }
-    Result<uint64_t> t = TrialsToTarget(*st, w.table, opts.target, opts.batch, unrecorded, observe);
+    // The draws of recorded results are seeded per run and do not touch the strategy's own seed.
+    std::mt19937_64 pass_rng(static_cast<uint64_t>(seed) * 0x9E3779B97F4A7C15ull);
+    Result<uint64_t> t = TrialsToTarget(*st, w.table, opts.target, opts.batch, unrecorded, observe,
+                                        opts.observe == "pass" ? &pass_rng : nullptr);
     if (!t.ok()) return t.status().WithContext(name + " seed " + std::to_string(seed));
     runs.trials.push_back(*t);
   }
@@ -125,6 +133,9 @@ Result<SimulationReport> Simulate(const ReplayWorld& world, const SimulateOption
   if (opts.seeds < 1) return Status::InvalidArgument("--seeds must be at least 1");
   if (!(opts.target > 0 && opts.target <= 1)) return Status::InvalidArgument("--target must be in (0, 1]");
   if (opts.batch == 0) return Status::InvalidArgument("--batch must be positive");
+  if (opts.observe != "median" && opts.observe != "pass") {
+    return Status::InvalidArgument("--observe: '" + opts.observe + "' is not median or pass");
+  }
   SimulationReport report;
   // Only the tuner under test gets the history: the baseline is the plain reference point.
   TF_ASSIGN_OR_RETURN(report.tuner, RunSeeds(world, opts, opts.tuner, true, &report.unrecorded, on_trial));

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <random>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -25,6 +26,7 @@ class Template;
 // The recorded outcome of every config of one (task, template, device).
 struct ReplayTable {
   std::unordered_map<uint64_t, Observation> by_index;  // ok at the lower median of its ok results, if any
+  std::unordered_map<uint64_t, std::vector<double>> ok_costs;  // every successful result, in record order
   double best_cost = 0;                                // seconds; 0 when nothing ran
   size_t unmapped = 0;                                 // records whose config is not in the space
 };
@@ -42,6 +44,10 @@ struct SimulateOptions {
   std::string xgb_objective = "auto";
   int xgb_ensemble = 5;    // StrategyOptions::xgb_ensemble
   double xgb_kappa = 1.0;  // StrategyOptions::xgb_kappa
+  // What a strategy is told of a replayed config: "median", its lower median (what the target is judged by), or
+  // "pass", one of its recorded results drawn at random per trial, as a live run sees one measurement and not the
+  // median of several passes. Reaching the target is judged by the lower median either way.
+  std::string observe = "median";
 };
 
 struct StrategyRuns {
@@ -71,9 +77,12 @@ struct ReplayWorld {
 // answered (a failure for a config with no record).
 using TrialObserver = std::function<void(uint64_t trial, const Observation& result)>;
 
-// Trials one strategy needs to reach the target; FailedPrecondition-like error when nothing recorded ran.
+// Trials one strategy needs to reach the target; FailedPrecondition-like error when nothing recorded ran. With
+// `pass_rng` the strategy is told one of a config's recorded results, drawn with it (SimulateOptions::observe
+// "pass"), else the lower median; `on_trial` and the target always see the lower median.
 Result<uint64_t> TrialsToTarget(Strategy& strategy, const ReplayTable& table, double target, size_t batch,
-                                uint64_t* unrecorded, const TrialObserver& on_trial = {});
+                                uint64_t* unrecorded, const TrialObserver& on_trial = {},
+                                std::mt19937_64* pass_rng = nullptr);
 
 // One replayed trial of one run, for `simulate --trace`: which strategy and seed, and the trial's result.
 struct TraceRow {

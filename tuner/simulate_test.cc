@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <iostream>
+#include <random>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -135,6 +137,77 @@ TEST_F(SimulateTest, GivenConfigsMeasuredInSeveralPasses_TheReplayShouldUseTheLo
   EXPECT_DOUBLE_EQ(w->table.by_index.at(4).cost, 3e-3);
   EXPECT_FALSE(w->table.by_index.at(5).ok);
   EXPECT_DOUBLE_EQ(w->table.best_cost, 1.2e-3);  // not the lucky 0.5 ms of index 0
+}
+
+// The strategy under a replay, reduced to what it proposes and what it is told: it proposes `order` one config per
+// trial (repeats allowed) and keeps every result handed to Update.
+class Listener final : public Strategy {
+ public:
+  explicit Listener(std::vector<uint64_t> order) : order_(std::move(order)) {}
+  std::vector<uint64_t> NextBatch(size_t n) override {
+    std::vector<uint64_t> out;
+    while (out.size() < n && next_ < order_.size()) out.push_back(order_[next_++]);
+    return out;
+  }
+  void Update(const std::vector<Observation>& results) override {
+    told.insert(told.end(), results.begin(), results.end());
+  }
+  std::vector<Observation> told;
+
+ private:
+  std::vector<uint64_t> order_;
+  size_t next_ = 0;
+};
+
+TEST_F(SimulateTest, GivenObservePass_TheStrategyShouldBeToldRecordedResultsButTheTargetJudgedByTheMedian) {
+  const Space s = Tiny();
+  Record(s, 0, 0, 2.1e-3);  // index 0: passes of 2.1, 0.5 and 2 ms, lower median 2 ms
+  Record(s, 0, 0, 0.5e-3);
+  Record(s, 0, 0, 2e-3);
+  Record(s, 3, 0, 1e-3);  // the best
+  auto w = World(s);
+  std::vector<uint64_t> order(30, 0);
+  order.push_back(3);
+  std::vector<Observation> traced;
+  auto trace = [&](uint64_t, const Observation& o) { traced.push_back(o); };
+
+  Listener median_told(order);
+  Result<uint64_t> t = TrialsToTarget(median_told, w->table, 0.95, 1, nullptr, trace);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(*t, 31u);
+  for (const Observation& o : median_told.told) EXPECT_DOUBLE_EQ(o.cost, 2e-3);
+
+  traced.clear();
+  std::mt19937_64 rng(7);
+  Listener pass_told(order);
+  t = TrialsToTarget(pass_told, w->table, 0.95, 1, nullptr, trace, &rng);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  // Told 0.5 ms, index 0 would be "twice the best", but the target is judged by its median: still trial 31.
+  EXPECT_EQ(*t, 31u);
+  std::set<double> seen;
+  for (const Observation& o : pass_told.told) {
+    EXPECT_TRUE(o.cost == 2.1e-3 || o.cost == 0.5e-3 || o.cost == 2e-3) << o.cost;
+    seen.insert(o.cost);
+  }
+  EXPECT_EQ(seen.size(), 3u);  // 30 draws of 3 passes
+  ASSERT_EQ(traced.size(), 31u);
+  for (size_t i = 0; i < 30; ++i) EXPECT_DOUBLE_EQ(traced[i].cost, 2e-3);  // the trace keeps the median
+
+  // Simulate: a random baseline ignores costs, so it needs the same trials whatever it is told; a bad choice is
+  // refused with one clear error.
+  RecordKnownSpace(s);
+  w = World(s);
+  SimulateOptions o = Options("random", "random", 5, 2);
+  Result<SimulationReport> by_median = Simulate(*w, o);
+  o.observe = "pass";
+  Result<SimulationReport> by_pass = Simulate(*w, o);
+  ASSERT_TRUE(by_median.ok() && by_pass.ok());
+  EXPECT_EQ(by_median->baseline.trials, by_pass->baseline.trials);
+  o.observe = "mean";
+  Result<SimulationReport> bad = Simulate(*w, o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("--observe: 'mean' is not median or pass"), std::string::npos)
+      << bad.status().ToString();
 }
 
 TEST_F(SimulateTest, GivenAnUnrecordedConfig_WeShouldReplayItAsAFailedTrial) {
