@@ -182,7 +182,7 @@ TEST_F(SimulateTest, GivenObservePass_TheStrategyShouldBeToldRecordedResultsButT
   Listener pass_told(order);
   t = TrialsToTarget(pass_told, w->table, 0.95, 1, nullptr, trace, &rng);
   ASSERT_TRUE(t.ok()) << t.status().ToString();
-  // Told 0.5 ms, index 0 would be "twice the best", but the target is judged by its median: still trial 31.
+  // Told 0.5 ms, index 0 looks twice as fast as the best, but the target is judged by its median: still trial 31.
   EXPECT_EQ(*t, 31u);
   std::set<double> seen;
   for (const Observation& o : pass_told.told) {
