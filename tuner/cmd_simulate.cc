@@ -116,6 +116,11 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
                   "live run sees one measurement)")
       ->capture_default_str()
       ->check(CLI::IsMember({"median", "pass"}));
+  sub->add_option("--arrival", args->opts.arrival,
+                  "In what order a batch's trials count: plan (as the strategy proposed them) or shuffled (an order "
+                  "drawn per batch, as a fleet records a batch in the order its devices finish)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"plan", "shuffled"}));
   sub->add_option("--transfer-from", args->sel.transfer_from,
                   "Warm-start the tuner from this task's records of the same template, as tune does: one row per "
                   "config and device at the lower median of its results (failed when none ran)");

@@ -45,15 +45,16 @@ ReplayTable BuildReplayTable(const Space& space, const std::vector<RecordRow>& r
 }
 
 Result<uint64_t> TrialsToTarget(Strategy& strategy, const ReplayTable& table, double target, size_t batch,
-                                uint64_t* unrecorded, const TrialObserver& on_trial, std::mt19937_64* pass_rng) {
+                                uint64_t* unrecorded, const TrialObserver& on_trial, const ReplayDraws& draws) {
   if (table.best_cost <= 0) return Status::InvalidArgument("no successful record to replay");
   uint64_t trials = 0;
   for (;;) {
-    const std::vector<uint64_t> proposed = strategy.NextBatch(batch);
+    std::vector<uint64_t> proposed = strategy.NextBatch(batch);
     if (proposed.empty()) {
       return Status::NotFound("the strategy exhausted the space after " + std::to_string(trials) +
                               " trials without reaching the target");
     }
+    if (draws.arrival != nullptr) std::shuffle(proposed.begin(), proposed.end(), *draws.arrival);
     std::vector<Observation> results;
     for (uint64_t idx : proposed) {
       ++trials;
@@ -65,9 +66,9 @@ Result<uint64_t> TrialsToTarget(Strategy& strategy, const ReplayTable& table, do
         continue;
       }
       results.push_back(it->second);
-      if (pass_rng != nullptr && it->second.ok) {
+      if (draws.pass != nullptr && it->second.ok) {
         const std::vector<double>& costs = table.ok_costs.at(idx);
-        results.back().cost = costs[std::uniform_int_distribution<size_t>(0, costs.size() - 1)(*pass_rng)];
+        results.back().cost = costs[std::uniform_int_distribution<size_t>(0, costs.size() - 1)(*draws.pass)];
       }
       if (on_trial) on_trial(trials, it->second);
       if (it->second.ok && table.best_cost / it->second.cost >= target - 1e-12) return trials;
@@ -105,10 +106,13 @@ Result<StrategyRuns> RunSeeds(const ReplayWorld& w, const SimulateOptions& opts,
     if (on_trial) {
       observe = [&](uint64_t trial, const Observation& result) { on_trial(TraceRow{name, seed, trial, result}); };
     }
-    // The draws of recorded results are seeded per run and do not touch the strategy's own seed.
+    // The replay's draws are seeded per run, each its own stream, and do not touch the strategy's own seed.
     std::mt19937_64 pass_rng(static_cast<uint64_t>(seed) * 0x9E3779B97F4A7C15ull);
-    Result<uint64_t> t = TrialsToTarget(*st, w.table, opts.target, opts.batch, unrecorded, observe,
-                                        opts.observe == "pass" ? &pass_rng : nullptr);
+    std::mt19937_64 arrival_rng(static_cast<uint64_t>(seed) * 0x9E3779B97F4A7C15ull + 1);
+    ReplayDraws draws;
+    if (opts.observe == "pass") draws.pass = &pass_rng;
+    if (opts.arrival == "shuffled") draws.arrival = &arrival_rng;
+    Result<uint64_t> t = TrialsToTarget(*st, w.table, opts.target, opts.batch, unrecorded, observe, draws);
     if (!t.ok()) return t.status().WithContext(name + " seed " + std::to_string(seed));
     runs.trials.push_back(*t);
   }
@@ -135,6 +139,9 @@ Result<SimulationReport> Simulate(const ReplayWorld& world, const SimulateOption
   if (opts.batch == 0) return Status::InvalidArgument("--batch must be positive");
   if (opts.observe != "median" && opts.observe != "pass") {
     return Status::InvalidArgument("--observe: '" + opts.observe + "' is not median or pass");
+  }
+  if (opts.arrival != "plan" && opts.arrival != "shuffled") {
+    return Status::InvalidArgument("--arrival: '" + opts.arrival + "' is not plan or shuffled");
   }
   SimulationReport report;
   // Only the tuner under test gets the history: the baseline is the plain reference point.

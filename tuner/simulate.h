@@ -48,6 +48,9 @@ struct SimulateOptions {
   // "pass", one of its recorded results drawn at random per trial, as a live run sees one measurement and not the
   // median of several passes. Reaching the target is judged by the lower median either way.
   std::string observe = "median";
+  // In what order a batch's trials count: "plan", the order the strategy proposed them, or "shuffled", an order
+  // drawn at random per batch, as a fleet records a batch in the order its devices finish the configs.
+  std::string arrival = "plan";
 };
 
 struct StrategyRuns {
@@ -77,12 +80,19 @@ struct ReplayWorld {
 // answered (a failure for a config with no record).
 using TrialObserver = std::function<void(uint64_t trial, const Observation& result)>;
 
-// Trials one strategy needs to reach the target; FailedPrecondition-like error when nothing recorded ran. With
-// `pass_rng` the strategy is told one of a config's recorded results, drawn with it (SimulateOptions::observe
-// "pass"), else the lower median; `on_trial` and the target always see the lower median.
+// How far a replay imitates a live fleet; null members keep it exact.
+struct ReplayDraws {
+  // Tell the strategy one of a config's recorded results, drawn with it (SimulateOptions::observe "pass"), instead
+  // of the lower median; `on_trial` and the target always see the lower median.
+  std::mt19937_64* pass = nullptr;
+  // Count each batch's trials in an order drawn with it (SimulateOptions::arrival "shuffled"), not as proposed.
+  std::mt19937_64* arrival = nullptr;
+};
+
+// Trials one strategy needs to reach the target; FailedPrecondition-like error when nothing recorded ran.
 Result<uint64_t> TrialsToTarget(Strategy& strategy, const ReplayTable& table, double target, size_t batch,
                                 uint64_t* unrecorded, const TrialObserver& on_trial = {},
-                                std::mt19937_64* pass_rng = nullptr);
+                                const ReplayDraws& draws = {});
 
 // One replayed trial of one run, for `simulate --trace`: which strategy and seed, and the trial's result.
 struct TraceRow {

@@ -180,7 +180,9 @@ TEST_F(SimulateTest, GivenObservePass_TheStrategyShouldBeToldRecordedResultsButT
   traced.clear();
   std::mt19937_64 rng(7);
   Listener pass_told(order);
-  t = TrialsToTarget(pass_told, w->table, 0.95, 1, nullptr, trace, &rng);
+  ReplayDraws draws;
+  draws.pass = &rng;
+  t = TrialsToTarget(pass_told, w->table, 0.95, 1, nullptr, trace, draws);
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   // Told 0.5 ms, index 0 looks twice as fast as the best, but the target is judged by its median: still trial 31.
   EXPECT_EQ(*t, 31u);
@@ -207,6 +209,35 @@ TEST_F(SimulateTest, GivenObservePass_TheStrategyShouldBeToldRecordedResultsButT
   Result<SimulationReport> bad = Simulate(*w, o);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("--observe: 'mean' is not median or pass"), std::string::npos)
+      << bad.status().ToString();
+}
+
+TEST_F(SimulateTest, GivenArrivalShuffled_ABatchsTrialsShouldCountInADrawnOrder) {
+  const Space s = Tiny();
+  RecordKnownSpace(s);  // index 5 is the best; 2 is within 95%; 0, 3, 4 and 6 are not; 1 failed
+  auto w = World(s);
+  // One batch of 5 whose first proposal is the best: trial 1 as proposed; as a fleet finishes them, any of 1-5.
+  const std::vector<uint64_t> order = {5, 0, 3, 4, 6};
+  Listener in_order(order);
+  Result<uint64_t> t = TrialsToTarget(in_order, w->table, 0.95, 5, nullptr);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(*t, 1u);
+  std::set<uint64_t> positions;
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    std::mt19937_64 rng(seed);
+    ReplayDraws draws;
+    draws.arrival = &rng;
+    Listener shuffled(order);
+    t = TrialsToTarget(shuffled, w->table, 0.95, 5, nullptr, {}, draws);
+    ASSERT_TRUE(t.ok()) << t.status().ToString();
+    positions.insert(*t);
+  }
+  EXPECT_EQ(positions, (std::set<uint64_t>{1, 2, 3, 4, 5}));  // 40 draws of 5 places
+  SimulateOptions o = Options("grid", "random", 2, 2);
+  o.arrival = "last";
+  Result<SimulationReport> bad = Simulate(*w, o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("--arrival: 'last' is not plan or shuffled"), std::string::npos)
       << bad.status().ToString();
 }
 
