@@ -5,8 +5,8 @@
 # The spaces are kept as NAME.db.xz (bench/recorded_space.sh) and unpacked to a temporary folder for the replay; the
 # GPU spaces (gpu_*, recorded by bench/record_spaces.sh) are replayed when they are there, skipped if not.
 #   usage: bench/simulate.sh [BUILD_DIR] ; env: TUNER (xgb) BASELINE (random) SEEDS (10) TARGET (0.95)
-#          EXTRA (more simulate options, e.g. "--xgb-objective reg", "--observe pass --arrival shuffled"), DATA (bench/data:
-#          where the .db or .db.xz files are)
+#          EXTRA (more simulate options, e.g. "--xgb-objective reg", "--observe pass --arrival shuffled"),
+#          DATA (bench/data: where the .db or .db.xz files are)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${1:-build}/bin
