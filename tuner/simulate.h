@@ -26,7 +26,8 @@ class Template;
 // The recorded outcome of every config of one (task, template, device).
 struct ReplayTable {
   std::unordered_map<uint64_t, Observation> by_index;  // ok at the lower median of its ok results, if any
-  std::unordered_map<uint64_t, std::vector<double>> ok_costs;  // every successful result, in record order
+  // Every successful result of each config, in record order (what `--observe pass` draws from).
+  std::unordered_map<uint64_t, std::vector<double>> ok_costs;
   double best_cost = 0;                                // seconds; 0 when nothing ran
   size_t unmapped = 0;                                 // records whose config is not in the space
 };
