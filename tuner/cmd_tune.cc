@@ -11,6 +11,7 @@
 #include "tuner/model_tasks.h"
 #include "tuner/onnx_import.h"
 #include "tuner/stop_signals.h"
+#include "tuner/trial_budget.h"
 #include "tuner/tune_run.h"
 
 namespace tunefleet {
@@ -24,7 +25,7 @@ struct TuneArgs {
   std::string token;
   std::string db = "tunefleet.db";
   std::string template_name;
-  std::string trials = "200";
+  std::string trials;  // empty: see ParseTrialBudget
   double time_budget = 0;
   std::string tuner = "xgb";
   std::string xgb_objective = StrategyOptions{}.xgb_objective;
@@ -84,18 +85,10 @@ int RunTuneCommand(const TuneArgs& a) {
   o.session.client = std::string("tunefleet tune pid ") + std::to_string(getpid()) + "@" + host;
   o.db = a.db;
   o.template_name = a.template_name;
-  if (a.trials == "all") {
-    o.all_trials = true;
-  } else {
-    try {
-      size_t used = 0;
-      long long n = std::stoll(a.trials, &used);
-      if (used != a.trials.size() || n <= 0) throw std::invalid_argument("");
-      o.trials = static_cast<uint64_t>(n);
-    } catch (const std::exception&) {
-      return CommandError("tune", "--trials '" + a.trials + "': expected a positive number or 'all'", 2);
-    }
-  }
+  Result<TrialBudget> trials = ParseTrialBudget(a.trials, a.time_budget);
+  if (!trials.ok()) return CommandError("tune", trials.status().message(), 2);
+  o.trials = trials->trials;
+  o.all_trials = trials->all;
   o.time_budget = a.time_budget;
   o.early_stopping = a.early_stopping;
   o.batch_size = a.batch;
@@ -108,8 +101,9 @@ int RunTuneCommand(const TuneArgs& a) {
   o.tuner.measure.timeout_ms = static_cast<uint32_t>(a.timeout * 1000);
   o.tuner.fresh = a.fresh;
   o.tuner.transfer = !a.no_transfer;
+  const std::string trials_text = o.all_trials ? std::string("all") : std::to_string(o.trials);
   o.args_json = nlohmann::json{{"model", a.model}, {"tasks", a.task_specs}, {"tracker", a.tracker},
-                                {"key", a.key}, {"template", a.template_name}, {"trials", a.trials},
+                                {"key", a.key}, {"template", a.template_name}, {"trials", trials_text},
                                 {"tuner", a.tuner}, {"xgb_objective", a.xgb_objective}, {"number", a.number},
                                 {"repeat", a.repeat}, {"min_repeat_ms", a.min_repeat_ms}, {"timeout", a.timeout},
                                 {"seed", a.seed}, {"fresh", a.fresh}, {"precision", a.precision}}
@@ -128,14 +122,7 @@ int RunTuneCommand(const TuneArgs& a) {
     return 130;
   }
   if (!summary.ok()) return CommandError("tune", summary.status().message(), 1);
-  std::cout << FormatTuneSummary(*summary);
-  for (const TunedTask& t : summary->tasks) {
-    if (t.best_cost > 0)
-      std::cout << "best " << t.spec << " [" << t.template_name << "]: " << t.best_gflops << " GFLOPS, "
-                << t.best_cost * 1e3 << " ms, config " << t.best_config << "\n";
-    else
-      std::cout << "best " << t.spec << " [" << t.template_name << "]: no successful measurement\n";
-  }
+  std::cout << FormatTuneSummary(*summary) << FormatBestLines(*summary);
   if (summary->interrupted) {
     interrupted_line();
     return 130;
@@ -157,8 +144,10 @@ void RegisterTune(CLI::App& app, int* exit_code) {
   sub->add_option("--token", a->token, "Shared token of the tracker")->envname("TUNEFLEET_TOKEN");
   sub->add_option("--db", a->db, "SQLite tuning log (created when missing; default tunefleet.db)");
   sub->add_option("--template", a->template_name, "Force one template (default: every template that fits)");
-  sub->add_option("--trials", a->trials, "Total trials over all tasks, recorded ones included, or 'all'");
-  sub->add_option("--time-budget", a->time_budget, "Stop after this many seconds (alternative to --trials)");
+  sub->add_option("--trials", a->trials,
+                  "Total trials over all tasks, recorded ones included, or 'all' (default 200; 'all' with --time-budget)");
+  sub->add_option("--time-budget", a->time_budget,
+                  "Stop after this many seconds; without --trials, tune until then (or until every config is measured)");
   sub->add_option("--tuner", a->tuner, "xgb | ga | random | grid (default xgb)");
   sub->add_option("--xgb-objective", a->xgb_objective,
                   "xgb: auto (rank:ndcg on a task's own results; rank:pairwise and rank:ndcg members while other "

@@ -122,6 +122,15 @@ Result<TuneSummary> RunTune(const TuneOptions& opts) {
   uint64_t remaining = budget > recorded ? budget - recorded : 0;
   if (recorded > 0)
     spdlog::info("resume: {} trials already recorded, {} to go (--fresh starts over)", recorded, remaining);
+  // A model's many units share one budget: say so at once when it cannot give each untried unit a first batch,
+  // rather than leave the user to find most of the model untuned at the end.
+  uint64_t untried = 0;
+  for (const Entry& e : entries) untried += e.tuner->trials() == 0 && !Done(e, opts.early_stopping);
+  if (!opts.all_trials && untried > 1 && remaining < untried * opts.batch_size)
+    spdlog::warn("--trials {} leaves {} trials for {} task/template units without a trial: at {} per first batch, "
+                 "about {} of them will be tried; --trials {} gives each one batch, --time-budget S alone tunes "
+                 "until S seconds", budget, remaining, untried, opts.batch_size,
+                 (remaining + opts.batch_size - 1) / opts.batch_size, recorded + untried * opts.batch_size);
 
   TuneSummary summary;
   Progress progress(remaining, opts.time_budget);
@@ -223,43 +232,6 @@ Result<TuneSummary> RunTune(const TuneOptions& opts) {
     summary.tasks.push_back(out);
   }
   return summary;
-}
-
-std::string FormatTuneSummary(const TuneSummary& s) {
-  std::string out;
-  char line[512];
-  std::snprintf(line, sizeof line, "%-44s %5s %-28s %7s %12s %10s %9s\n", "task", "count", "template", "trials",
-                "best (ms)", "GFLOPS", "speed-up");
-  out += line;
-  std::map<std::string, std::pair<double, double>> per_task;  // spec -> (best, fallback) over templates
-  std::map<std::string, int64_t> counts;
-  for (const TunedTask& t : s.tasks) {
-    char speedup[32] = "-";
-    if (t.best_cost > 0 && t.fallback_cost > 0) std::snprintf(speedup, sizeof speedup, "%.2fx", t.fallback_cost / t.best_cost);
-    char best[32] = "-";
-    if (t.best_cost > 0) std::snprintf(best, sizeof best, "%.4f", t.best_cost * 1e3);
-    std::snprintf(line, sizeof line, "%-44s %5lld %-28s %7llu %12s %10.2f %9s\n", t.spec.c_str(),
-                  static_cast<long long>(t.count), t.template_name.c_str(), static_cast<unsigned long long>(t.trials),
-                  best, t.best_gflops, speedup);
-    out += line;
-    auto& [b, f] = per_task[t.spec];
-    if (t.best_cost > 0 && (b == 0 || t.best_cost < b)) b = t.best_cost;
-    if (t.fallback_cost > 0 && (f == 0 || t.fallback_cost < f)) f = t.fallback_cost;
-    counts[t.spec] = t.count;
-  }
-  double before = 0, after = 0;
-  bool complete = true;
-  for (const auto& [spec, bf] : per_task) {
-    if (bf.first <= 0 || bf.second <= 0) complete = false;
-    before += counts[spec] * bf.second;
-    after += counts[spec] * bf.first;
-  }
-  if (per_task.size() > 1 || counts.begin()->second > 1) {
-    std::snprintf(line, sizeof line, "estimated model latency (sum of count x latency): fallback %.3f ms -> tuned %.3f ms%s\n",
-                  before * 1e3, after * 1e3, complete ? "" : " (some tasks have no measurement)");
-    out += line;
-  }
-  return out;
 }
 
 }  // namespace tunefleet

@@ -13,6 +13,7 @@
 #include "search-spaces/task.h"
 #include "tuner/measure_session.h"
 #include "tuner/task_tuner.h"
+#include "tuner/tune_summary.h"
 
 namespace tunefleet {
 
@@ -39,27 +40,6 @@ struct TuneOptions {
   std::stop_token stop;
 };
 
-struct TunedTask {
-  std::string spec;
-  std::string template_name;
-  int64_t count = 1;
-  uint64_t trials = 0;
-  double best_cost = 0;        // seconds, 0 when nothing succeeded
-  double best_gflops = 0;
-  double fallback_cost = 0;    // seconds of the template's fallback config (0 when not measured)
-  std::string best_config;     // JSON
-};
-
-struct TuneSummary {
-  std::vector<TunedTask> tasks;
-  uint64_t measured = 0;       // trials measured by this run
-  bool interrupted = false;
-};
-
 Result<TuneSummary> RunTune(const TuneOptions& opts);
-
-// The end-of-run table: workload, count, template, best latency, GFLOPS, speed-up over the fallback, and the
-// estimated model latency before/after (Σ count × latency, best template per task).
-std::string FormatTuneSummary(const TuneSummary& s);
 
 }  // namespace tunefleet
