@@ -42,47 +42,51 @@ Result<std::unique_ptr<TaskTuner>> TaskTuner::Create(const Task& task, const Tem
   TF_ASSIGN_OR_RETURN(t->template_id_, log->UpsertTemplate(tmpl.name(), tmpl.version()));
   t->fallback_index_ = t->space_.IndexOf(tmpl.Fallback(task, t->space_));
   TF_ASSIGN_OR_RETURN(t->strategy_, MakeStrategy(opts.strategy, tmpl, t->task_, t->space_, limits));
-  TF_RETURN_IF_ERROR(t->Replay());
+  TF_RETURN_IF_ERROR(t->ReplayOwn());
   return t;
 }
 
-// Resume: what the log holds for (task, template, device) is never measured again and seeds the strategy;
-// records of the same template on other tasks or devices warm-start the model (transfer learning).
-Status TaskTuner::Replay() {
-  TF_ASSIGN_OR_RETURN(std::vector<RecordRow> all, log_->Records(0, template_id_, 0));
+// Resume: what the log holds for (task, template, device) is never measured again and seeds the strategy.
+Status TaskTuner::ReplayOwn() {
+  if (opts_.fresh) return Status::OK();
+  TF_ASSIGN_OR_RETURN(std::vector<RecordRow> rows, log_->Records(task_id_, template_id_, opts_.device_id));
   std::vector<Observation> own;
-  std::vector<HistoryRecord> history;
+  for (const RecordRow& r : rows) own.push_back({r.config_index, r.status == 0, r.mean_cost});
+  if (own.empty()) return Status::OK();
+  strategy_->Update(own);
+  for (const auto& o : own) Observe(o.index, o.ok, o.cost);
+  resumed_ = own.size();
+  spdlog::info("{} [{}]: resuming after {} recorded trials (best {:.2f} GFLOPS)", task_.ToSpec(), tmpl_.name(),
+               own.size(), best_gflops());
+  return Status::OK();
+}
+
+// Transfer learning: records of the same template on other tasks or devices warm-start the model. They are read
+// when the unit proposes its first batch, not when the run starts, so that in a model's run each unit also learns
+// from the units of its template tuned before it (AutoTVM's tune_tasks reloads its log before each task alike).
+Status TaskTuner::WarmStartFromLog() {
+  warm_start_read_ = true;
+  if (!opts_.transfer) return Status::OK();
+  TF_ASSIGN_OR_RETURN(std::vector<RecordRow> all, log_->Records(0, template_id_, 0));
   std::map<int64_t, std::pair<std::string, double>> tasks;  // id -> (spec, flops)
+  TF_ASSIGN_OR_RETURN(auto task_rows, log_->Tasks());
+  for (const auto& t : task_rows) tasks[t.id] = {t.spec, t.flops};
   std::map<int64_t, std::string> fingerprints;
-  if (opts_.transfer) {
-    TF_ASSIGN_OR_RETURN(auto task_rows, log_->Tasks());
-    for (const auto& t : task_rows) tasks[t.id] = {t.spec, t.flops};
-    TF_ASSIGN_OR_RETURN(auto device_rows, log_->Devices());
-    for (const auto& d : device_rows) fingerprints[d.id] = d.fingerprint;
-  }
+  TF_ASSIGN_OR_RETURN(auto device_rows, log_->Devices());
+  for (const auto& d : device_rows) fingerprints[d.id] = d.fingerprint;
+  std::vector<HistoryRecord> history;
   for (const RecordRow& r : all) {
-    bool mine = r.task_id == task_id_ && r.device_id == opts_.device_id;
-    if (mine && !opts_.fresh) {
-      own.push_back({r.config_index, r.status == 0, r.mean_cost});
-    } else if (!mine && opts_.transfer) {  // failures too: they enter the model as the worst
-      history.push_back({tasks[r.task_id].first, fingerprints[r.device_id], r.config, r.status == 0, r.mean_cost,
-                         tasks[r.task_id].second});
-    }
+    if (r.task_id == task_id_ && r.device_id == opts_.device_id) continue;  // own results (ReplayOwn, Record)
+    // Failures too: they enter the model as the worst.
+    history.push_back({tasks[r.task_id].first, fingerprints[r.device_id], r.config, r.status == 0, r.mean_cost,
+                       tasks[r.task_id].second});
   }
-  if (!history.empty()) {
-    const size_t records = history.size();
-    history = CollapseHistory(history);
-    spdlog::info("{} [{}]: warm start from {} records of other tasks/devices ({} configs)", task_.ToSpec(),
-                 tmpl_.name(), records, history.size());
-    strategy_->WarmStart(history);
-  }
-  if (!own.empty()) {
-    strategy_->Update(own);
-    for (const auto& o : own) Observe(o.index, o.ok, o.cost);
-    resumed_ = own.size();
-    spdlog::info("{} [{}]: resuming after {} recorded trials (best {:.2f} GFLOPS)", task_.ToSpec(), tmpl_.name(),
-                 own.size(), best_gflops());
-  }
+  if (history.empty()) return Status::OK();
+  const size_t records = history.size();
+  history = CollapseHistory(history);
+  spdlog::info("{} [{}]: warm start from {} records of other tasks/devices ({} configs)", task_.ToSpec(),
+               tmpl_.name(), records, history.size());
+  strategy_->WarmStart(history);
   return Status::OK();
 }
 
@@ -112,6 +116,7 @@ proto::TimingSpec TaskTuner::Timing() const {
 }
 
 Result<std::vector<CandidateJob>> TaskTuner::Propose(size_t n) {
+  if (!warm_start_read_) TF_RETURN_IF_ERROR(WarmStartFromLog());
   std::vector<CandidateJob> jobs;
   // The fallback config goes first, so the end-of-run table can tell what tuning bought. The strategy learns of
   // it only when its result is recorded, so within this batch it may propose the same index: skip that one.

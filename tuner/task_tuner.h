@@ -45,7 +45,8 @@ struct CandidateJob {
 
 class TaskTuner {
  public:
-  // Registers task/template in the log, builds the space, replays recorded results into the strategy.
+  // Registers task/template in the log, builds the space, replays the unit's recorded results into the strategy.
+  // Other tasks' and devices' records of the template warm-start it at the first Propose (see WarmStartFromLog).
   static Result<std::unique_ptr<TaskTuner>> Create(const Task& task, const Template& tmpl,
                                                    const DeviceLimits& limits, const TaskTunerOptions& opts,
                                                    TuningLog* log);
@@ -80,7 +81,8 @@ class TaskTuner {
 
  private:
   TaskTuner(const Task& task, const Template& tmpl, Space space, const TaskTunerOptions& opts, TuningLog* log);
-  Status Replay();
+  Status ReplayOwn();
+  Status WarmStartFromLog();
   void Observe(uint64_t index, bool ok, double cost);
   proto::TimingSpec Timing() const;
   Status AddCandidate(uint64_t index, std::vector<CandidateJob>* jobs);
@@ -98,6 +100,7 @@ class TaskTuner {
   uint64_t trials_ = 0;
   uint64_t resumed_ = 0;
   bool exhausted_ = false;
+  bool warm_start_read_ = false;  // WarmStartFromLog ran (at the first Propose)
   double best_cost_ = 0;
   uint64_t best_index_ = 0;
   uint64_t best_trial_ = 0;

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# Compares two builds of the tuner on a run over many tasks, live: for each seed of SEEDS, the same `tune` (MODEL, or
+# the task specs of TASKS) with BIN_A and with BIN_B, both at the same time, each with a tracker and NUM_AGENTS agents
+# of its own on the one device (its device lock gives every timing the device alone, so the two runs see the same
+# machine at the same time). It is the check for a change that acts across a run's tasks, such as what a task
+# learns from the tasks tuned before it, which a replay of one task cannot show. Prints, per seed and side:
+#   - the estimated model latency (Σ count × best latency, best template per task) after a quarter, half,
+#     three quarters and all of the run's trials ("-" while a task has no success yet);
+#   - the geometric mean over units (a task under one template) of the best of the unit's first batch as a share of
+#     the best any run of either side found for that unit, over every unit and over those that are not the first of
+#     their template in the run (only those can learn from other tasks of the run).
+# Then the medians over seeds and in how many seeds B was better. Run it by hand on the machine with the device.
+#   usage: bench/model_ab_live.sh BIN_A BIN_B OUT_DIR   (BIN_*: build/bin or a bundle made by bench/device_bundle.sh)
+#   env: MODEL (models/tiny_mobilenet.onnx) or TASKS (task specs, space-separated; used instead of MODEL when set),
+#        TRIALS (320), SEEDS (1 2 3 4), TEMPLATE (none: every template that fits), NUM_AGENTS (1), PLATFORM (the first
+#        GPU platform, else 0), DEVICE (0), BATCH (16), TIMING ("--number 3 --repeat 3 --min-repeat-ms 2"),
+#        TUNE_ARGS (more tune options for both sides)
+set -uo pipefail
+if [ $# -ne 3 ]; then sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 2; fi
+BIN_A=$1; BIN_B=$2; OUT=$3; mkdir -p "$OUT"
+MODEL=${MODEL:-models/tiny_mobilenet.onnx}; TASKS=${TASKS:-}; TRIALS=${TRIALS:-320}; SEEDS=${SEEDS:-1 2 3 4}
+NUM_AGENTS=${NUM_AGENTS:-1}; DEVICE=${DEVICE:-0}; BATCH=${BATCH:-16}
+TIMING=${TIMING:-"--number 3 --repeat 3 --min-repeat-ms 2"}
+
+what=()
+if [ -n "$TASKS" ]; then
+  for t in $TASKS; do what+=(--task "$t"); done
+else
+  what+=("$MODEL")
+fi
+[ -z "${TEMPLATE:-}" ] || what+=(--template "$TEMPLATE")
+"$BIN_A/tunefleet-agent" --list-devices >"$OUT/devices.txt" 2>&1
+# shellcheck source=bench/local_fleet.sh
+source "$(dirname "$0")/local_fleet.sh"
+[ -n "${PLATFORM:-}" ] || PLATFORM=$(first_gpu_platform "$OUT/devices.txt")
+
+# One side's runs, seed after seed, on a fleet of its own (a subshell, so each side stops its own fleet).
+side() {
+  local name=$1 bin=$2
+  mkdir -p "$OUT/$name"
+  start_local_fleet "$bin" "$OUT/$name" "ab-$name" "$NUM_AGENTS" "$PLATFORM" "$DEVICE"
+  local seed
+  for seed in $SEEDS; do
+    rm -f "$OUT/$name/seed-$seed.db"
+    # shellcheck disable=SC2086
+    "$bin/tunefleet" tune "${what[@]}" --rpc-tracker "$FLEET_ADDR" --rpc-key "ab-$name" --trials "$TRIALS" \
+      --batch "$BATCH" --seed "$seed" --db "$OUT/$name/seed-$seed.db" $TIMING ${TUNE_ARGS:-} \
+      >"$OUT/$name/seed-$seed.log" 2>&1 || echo "model_ab_live: side $name seed $seed failed (see its log)" >&2
+  done
+}
+(side a "$BIN_A") &
+(side b "$BIN_B") &
+wait
+
+python3 - "$OUT" "$TRIALS" "$BATCH" "$SEEDS" <<'PY' | tee "$OUT/model_ab_live.txt"
+import json, math, os, sqlite3, statistics, sys
+out, trials, batch, seeds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4].split()
+
+def load(path):
+    db = sqlite3.connect(path)
+    counts = {tid: json.loads(w).get("count", 1) for tid, w in db.execute("SELECT id, workload FROM tasks")}
+    rows = db.execute("SELECT task_id, template_id, status, mean_cost FROM records ORDER BY id").fetchall()
+    return counts, rows
+
+def latency(counts, rows, k):
+    best = {}
+    for task, _, status, cost in rows[:k]:
+        if status == 0 and cost > 0 and (task not in best or cost < best[task]):
+            best[task] = cost
+    if any(t not in best for t in counts):
+        return None
+    return sum(counts[t] * best[t] for t in counts)
+
+def units(rows):
+    """(task, template) -> [(status, cost)] in record order, and the units in the order they started."""
+    per, order = {}, []
+    for task, tmpl, status, cost in rows:
+        if (task, tmpl) not in per:
+            per[(task, tmpl)] = []
+            order.append((task, tmpl))
+        per[(task, tmpl)].append((status, cost))
+    return per, order
+
+def best_of(results):
+    ok = [c for s, c in results if s == 0 and c > 0]
+    return min(ok) if ok else None
+
+runs = {}
+for side in ("a", "b"):
+    for seed in seeds:
+        path = os.path.join(out, side, f"seed-{seed}.db")
+        if os.path.exists(path):
+            runs[(side, seed)] = load(path)
+pooled = {}  # unit -> best over every run of both sides (task ids agree: each run creates its tasks in one order)
+for counts, rows in runs.values():
+    per, _ = units(rows)
+    for u, results in per.items():
+        b = best_of(results)
+        if b is not None and (u not in pooled or b < pooled[u]):
+            pooled[u] = b
+
+def geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+checkpoints = [trials // 4, trials // 2, 3 * trials // 4, trials]
+summary = {"a": [], "b": []}
+for (side, seed), (counts, rows) in sorted(runs.items(), key=lambda kv: (int(kv[0][1]), kv[0][0])):
+    per, order = units(rows)
+    seen_templates, first_all, first_later = set(), [], []
+    for u in order:
+        b = best_of(per[u][:batch])
+        share = pooled[u] / b if b else 1e-3  # a first batch without a success counts as 0.1%
+        first_all.append(share)
+        if u[1] in seen_templates:
+            first_later.append(share)
+        seen_templates.add(u[1])
+    lat = [latency(counts, rows, k) for k in checkpoints]
+    cells = " ".join("-" if x is None else f"{x * 1e3:.3f}" for x in lat)
+    print(f"seed {seed} {side}: {len(rows)} records; latency (ms) at {'/'.join(map(str, checkpoints))} trials: "
+          f"{cells}; first batch vs pooled best: all units {geomean(first_all):.3f}, "
+          f"later units of a template {geomean(first_later):.3f} ({len(first_later)})")
+    summary[side].append((seed, lat[-1], geomean(first_all), geomean(first_later)))
+
+both = sorted(set(s for s, *_ in summary["a"]) & set(s for s, *_ in summary["b"]), key=int)
+if not both:
+    sys.exit("model_ab_live: no seed finished on both sides")
+a = {s: rest for s, *rest in summary["a"]}
+b = {s: rest for s, *rest in summary["b"]}
+for col, what, lower in ((0, "final latency (ms)", True), (1, "first batch, all units", False),
+                         (2, "first batch, later units of a template", False)):
+    xa = [a[s][col] for s in both if a[s][col] is not None]
+    xb = [b[s][col] for s in both if b[s][col] is not None]
+    if not xa or not xb:
+        continue
+    better = sum(1 for s in both if a[s][col] is not None and b[s][col] is not None
+                 and (b[s][col] < a[s][col] if lower else b[s][col] > a[s][col]))
+    scale = 1e3 if col == 0 else 1
+    print(f"{what}, {len(both)} seeds: A median {statistics.median(xa) * scale:.3f}, "
+          f"B median {statistics.median(xb) * scale:.3f}; B better in {better}")
+PY
