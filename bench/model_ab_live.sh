@@ -14,9 +14,10 @@
 #   env: MODEL (models/tiny_mobilenet.onnx) or TASKS (task specs, space-separated; used instead of MODEL when set),
 #        TRIALS (320), SEEDS (1 2 3 4), TEMPLATE (none: every template that fits), NUM_AGENTS (1), PLATFORM (the first
 #        GPU platform, else 0), DEVICE (0), BATCH (16), TIMING ("--number 3 --repeat 3 --min-repeat-ms 2"),
-#        TUNE_ARGS (more tune options for both sides)
+#        TUNE_ARGS (more tune options for both sides), A_ARGS and B_ARGS (for one side each: with the same build on
+#        both sides, e.g. B_ARGS="--tuner random", it compares two settings)
 set -uo pipefail
-if [ $# -ne 3 ]; then sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 2; fi
+if [ $# -ne 3 ]; then sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 2; fi
 BIN_A=$1; BIN_B=$2; OUT=$3; mkdir -p "$OUT"
 MODEL=${MODEL:-models/tiny_mobilenet.onnx}; TASKS=${TASKS:-}; TRIALS=${TRIALS:-320}; SEEDS=${SEEDS:-1 2 3 4}
 NUM_AGENTS=${NUM_AGENTS:-1}; DEVICE=${DEVICE:-0}; BATCH=${BATCH:-16}
@@ -36,7 +37,7 @@ source "$(dirname "$0")/local_fleet.sh"
 
 # One side's runs, seed after seed, on a fleet of its own (a subshell, so each side stops its own fleet).
 side() {
-  local name=$1 bin=$2
+  local name=$1 bin=$2 args=$3
   mkdir -p "$OUT/$name"
   start_local_fleet "$bin" "$OUT/$name" "ab-$name" "$NUM_AGENTS" "$PLATFORM" "$DEVICE"
   local seed
@@ -44,12 +45,12 @@ side() {
     rm -f "$OUT/$name/seed-$seed.db"
     # shellcheck disable=SC2086
     "$bin/tunefleet" tune "${what[@]}" --rpc-tracker "$FLEET_ADDR" --rpc-key "ab-$name" --trials "$TRIALS" \
-      --batch "$BATCH" --seed "$seed" --db "$OUT/$name/seed-$seed.db" $TIMING ${TUNE_ARGS:-} \
+      --batch "$BATCH" --seed "$seed" --db "$OUT/$name/seed-$seed.db" $TIMING ${TUNE_ARGS:-} $args \
       >"$OUT/$name/seed-$seed.log" 2>&1 || echo "model_ab_live: side $name seed $seed failed (see its log)" >&2
   done
 }
-(side a "$BIN_A") &
-(side b "$BIN_B") &
+(side a "$BIN_A" "${A_ARGS:-}") &
+(side b "$BIN_B" "${B_ARGS:-}") &
 wait
 
 python3 - "$OUT" "$TRIALS" "$BATCH" "$SEEDS" <<'PY' | tee "$OUT/model_ab_live.txt"
