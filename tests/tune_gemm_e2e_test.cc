@@ -67,5 +67,31 @@ TEST_F(TuneGemmE2E, GivenTrialsAllAGridRunShouldMeasureEveryValidConfigExactlyOn
   EXPECT_EQ(fleet_.Count("SELECT count(*) FROM records"), 8);
 }
 
+TEST_F(TuneGemmE2E, GivenTooFewTrialsForEveryTaskTheRunShouldSaySoAtTheStartAndCountTheUntriedAtTheEnd) {
+  RunResult r = fleet_.Cli({"tune", "--rpc-key", "pocl", "--task", "gemm:32,32,32", "--task", "gemm:48,48,48",
+                            "--task", "gemm:64,64,64", "--template", "gemm.buffer", "--trials", "4", "--tuner",
+                            "random", "--db", fleet_.db(), "--number", "1", "--repeat", "1", "--batch", "4"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("--trials 4 leaves 4 trials for 3 task/template units without a trial"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("2 of 3 task/template units have no trial yet"), std::string::npos) << r.output;
+  // The two units the budget never reached are not reported as failures.
+  EXPECT_EQ(r.output.find("no successful measurement"), std::string::npos) << r.output;
+  EXPECT_EQ(fleet_.Count("SELECT count(*) FROM records"), 4);
+}
+
+TEST_F(TuneGemmE2E, GivenTwoTasksOfOneTemplateOnAnEmptyLogTheSecondShouldWarmStartFromTheFirstsResults) {
+  // The scheduler gives each unit one batch in turn: the second unit's first batch comes after the first unit's
+  // 4 results were recorded in this run, and those are its history.
+  RunResult r = fleet_.Cli({"tune", "--rpc-key", "pocl", "--task", "gemm:32,32,32", "--task", "gemm:64,64,64",
+                            "--template", "gemm.buffer", "--trials", "8", "--tuner", "xgb", "--db", fleet_.db(),
+                            "--number", "1", "--repeat", "1", "--batch", "4"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("gemm:64,64,64:float32 [gemm.buffer]: warm start from 4 records"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("gemm:32,32,32:float32 [gemm.buffer]: warm start"), std::string::npos) << r.output;
+  EXPECT_EQ(fleet_.Count("SELECT count(*) FROM records"), 8);
+}
+
 }  // namespace
 }  // namespace tunefleet::testing
