@@ -59,6 +59,9 @@ class Strategy {
   virtual void Update(const std::vector<Observation>& results) = 0;
   // Transfer learning from other tasks/devices of the same template; default: ignored.
   virtual void WarmStart(const std::vector<HistoryRecord>& /*history*/) {}
+  // Whether WarmStart does anything, so that callers read and report history only for a strategy that learns from
+  // it.
+  virtual bool UsesHistory() const { return false; }
   // One line for the progress display (e.g. "model refit #3, rank corr 0.82"); empty if none.
   virtual std::string StatusLine() const { return {}; }
 };

@@ -46,6 +46,7 @@ class XgbStrategy final : public Strategy {
   std::vector<uint64_t> NextBatch(size_t n) override;
   void Update(const std::vector<Observation>& results) override;
   void WarmStart(const std::vector<HistoryRecord>& history) override;
+  bool UsesHistory() const override { return true; }
   std::string StatusLine() const override;
 
   // Knobs for tests and benchmarks.

@@ -66,7 +66,7 @@ Status TaskTuner::ReplayOwn() {
 // from the units of its template tuned before it (AutoTVM's tune_tasks reloads its log before each task alike).
 Status TaskTuner::WarmStartFromLog() {
   warm_start_read_ = true;
-  if (!opts_.transfer) return Status::OK();
+  if (!opts_.transfer || !strategy_->UsesHistory()) return Status::OK();
   TF_ASSIGN_OR_RETURN(std::vector<RecordRow> all, log_->Records(0, template_id_, 0));
   std::map<int64_t, std::pair<std::string, double>> tasks;  // id -> (spec, flops)
   TF_ASSIGN_OR_RETURN(auto task_rows, log_->Tasks());
