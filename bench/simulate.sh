@@ -6,6 +6,8 @@
 # GPU spaces (gpu_*, recorded by bench/record_spaces.sh) are replayed when they are there, skipped if not.
 #   usage: bench/simulate.sh [BUILD_DIR] ; env: TUNER (xgb) BASELINE (random) SEEDS (10) TARGET (0.95)
 #          EXTRA (more simulate options, e.g. "--xgb-objective reg", "--observe pass --arrival shuffled"),
+#          WARM_EXTRA (options for the runs with history only, e.g. "--transfer-trials 16": the history is the
+#          sibling's first 16 trials of a replay, as a run's earlier task leaves it, instead of its whole space),
 #          DATA (bench/data: where the .db or .db.xz files are)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -65,7 +67,11 @@ for run in "${RUNS[@]}"; do
   args=(simulate --db "$UNPACKED/$db.db" --template "$tmpl" --task "$task" --tuner "$TUNER" --baseline "$BASELINE"
         --seeds "$SEEDS" --target "$TARGET" ${EXTRA:-})
   label="$db $task"
-  if [[ $from != - ]]; then args+=(--transfer-from "$from"); label+=" (transfer from $from)"; fi
+  if [[ $from != - ]]; then
+    # shellcheck disable=SC2206
+    args+=(--transfer-from "$from" ${WARM_EXTRA:-})
+    label+=" (transfer from $from)"
+  fi
   start=$(date +%s.%N)
   out=$("$BIN/tunefleet" "${args[@]}" 2>&1) || true  # a failed replay prints its error as the last line
   secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')

@@ -45,6 +45,10 @@ int RunSimulate(const SimulateArgs& a) {
   Result<std::unique_ptr<ReplayWorld>> world = LoadReplayWorld(**log, a.sel);
   if (!world.ok()) return CommandError("simulate", a.db + ": " + world.status().message(), 2);
   const ReplayWorld& w = **world;
+  if (a.opts.transfer_trials > 0 && w.sibling == nullptr) {
+    return CommandError("simulate", "--transfer-trials needs --transfer-from naming another task recorded on the "
+                                    "replayed device", 2);
+  }
 
   std::ofstream trace;
   TraceObserver on_trial;
@@ -58,7 +62,12 @@ int RunSimulate(const SimulateArgs& a) {
   const uint64_t valid = w.space.CountValid();
   std::cout << "replaying " << w.task.ToSpec() << " on " << w.tmpl->name() << ": " << w.table.by_index.size()
             << " recorded configs of " << valid << " valid";
-  if (!w.history.empty()) std::cout << ", " << w.history.size() << " history records for warm start";
+  if (a.opts.transfer_trials > 0 && w.sibling != nullptr) {
+    std::cout << ", warm start from the first " << a.opts.transfer_trials << " trials of a replay of "
+              << w.sibling->task.ToSpec();
+  } else if (!w.history.empty()) {
+    std::cout << ", " << w.history.size() << " history records for warm start";
+  }
   std::cout << "\n";
   if (w.table.by_index.size() < valid) {
     std::cerr << "tunefleet simulate: warning: " << valid - w.table.by_index.size()
@@ -124,6 +133,10 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
   sub->add_option("--transfer-from", args->sel.transfer_from,
                   "Warm-start the tuner from this task's records of the same template, as tune does: one row per "
                   "config and device at the lower median of its results (failed when none ran)");
+  sub->add_option("--transfer-trials", args->opts.transfer_trials,
+                  "With --transfer-from: warm-start from the first N trials of the tuner's own replay on that task "
+                  "(same seed), as a run's earlier task of the template leaves them, instead of all its records (0)")
+      ->capture_default_str();
   sub->add_option("--trace", args->trace,
                   "Also write every replayed trial to this CSV file: strategy, seed, trial, config index and JSON, "
                   "ok, cost (s), share of the best recorded performance");

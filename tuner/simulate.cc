@@ -77,6 +77,30 @@ Result<uint64_t> TrialsToTarget(Strategy& strategy, const ReplayTable& table, do
   }
 }
 
+Result<std::vector<HistoryRecord>> SiblingRunHistory(const ReplayWorld& sibling, const StrategyOptions& so,
+                                                     uint64_t trials, size_t batch) {
+  if (batch == 0) return Status::InvalidArgument("--batch must be positive");
+  TF_ASSIGN_OR_RETURN(std::unique_ptr<Strategy> st,
+                      MakeStrategyForSpace(so, sibling.tmpl, sibling.tmpl ? &sibling.task : nullptr, sibling.space,
+                                           sibling.tmpl ? &sibling.limits : nullptr));
+  const std::string spec = sibling.task.ToSpec();
+  const double flops = sibling.tmpl ? sibling.tmpl->Flops(sibling.task) : 0;
+  std::vector<HistoryRecord> out;
+  while (out.size() < trials) {
+    std::vector<uint64_t> proposed = st->NextBatch(std::min<uint64_t>(batch, trials - out.size()));
+    if (proposed.empty()) break;  // the sibling's space is exhausted
+    std::vector<Observation> results;
+    for (uint64_t idx : proposed) {
+      auto it = sibling.table.by_index.find(idx);
+      results.push_back(it == sibling.table.by_index.end() ? Observation{idx, false, 0} : it->second);
+      out.push_back({spec, "replay", sibling.space.ToJson(sibling.space.FromIndex(idx)).dump(), results.back().ok,
+                     results.back().cost, flops});
+    }
+    st->Update(results);
+  }
+  return out;
+}
+
 namespace {
 
 double Median(std::vector<uint64_t> v) {
@@ -101,7 +125,13 @@ Result<StrategyRuns> RunSeeds(const ReplayWorld& w, const SimulateOptions& opts,
     TF_ASSIGN_OR_RETURN(std::unique_ptr<Strategy> st,
                         MakeStrategyForSpace(so, w.tmpl, w.tmpl ? &w.task : nullptr, w.space,
                                              w.tmpl ? &w.limits : nullptr));
-    if (warm_start && !w.history.empty()) st->WarmStart(w.history);
+    if (warm_start && opts.transfer_trials > 0) {
+      TF_ASSIGN_OR_RETURN(std::vector<HistoryRecord> history,
+                          SiblingRunHistory(*w.sibling, so, opts.transfer_trials, opts.batch));
+      st->WarmStart(history);
+    } else if (warm_start && !w.history.empty()) {
+      st->WarmStart(w.history);
+    }
     TrialObserver observe;
     if (on_trial) {
       observe = [&](uint64_t trial, const Observation& result) { on_trial(TraceRow{name, seed, trial, result}); };
@@ -142,6 +172,10 @@ Result<SimulationReport> Simulate(const ReplayWorld& world, const SimulateOption
   }
   if (opts.arrival != "plan" && opts.arrival != "shuffled") {
     return Status::InvalidArgument("--arrival: '" + opts.arrival + "' is not plan or shuffled");
+  }
+  if (opts.transfer_trials > 0 && world.sibling == nullptr) {
+    return Status::InvalidArgument("--transfer-trials needs --transfer-from naming another task recorded on the "
+                                   "replayed device");
   }
   SimulationReport report;
   // Only the tuner under test gets the history: the baseline is the plain reference point.
@@ -281,6 +315,12 @@ Result<std::unique_ptr<ReplayWorld>> LoadReplayWorld(TuningLog& log, const Repla
     }
     w->history = CollapseHistory(raw);
     if (w->history.empty()) return Status::NotFound("no records to transfer from " + sel.transfer_from);
+    if (from.id != task_row.id) {
+      // The sibling as a space of its own, for --transfer-trials; a sibling not recorded on this device has none.
+      ReplaySelection own{from.spec, tmpl_row->name, std::to_string(device_id), ""};
+      Result<std::unique_ptr<ReplayWorld>> sibling = LoadReplayWorld(log, own);
+      if (sibling.ok() && (*sibling)->table.best_cost > 0) w->sibling = std::move(sibling).value();
+    }
   }
   return w;
 }

@@ -52,6 +52,10 @@ struct SimulateOptions {
   // In what order a batch's trials count: "plan", the order the strategy proposed them, or "shuffled", an order
   // drawn at random per batch, as a fleet records a batch in the order its devices finish the configs.
   std::string arrival = "plan";
+  // With a sibling (ReplayWorld::sibling): 0 warm-starts the tuner from the sibling's whole recorded space; N > 0
+  // from the first N trials of the tuner's own replay on the sibling (same seed, no history of its own), which is
+  // what a run's earlier task of the template leaves for the next one (RunTune reads it at the unit's first batch).
+  uint64_t transfer_trials = 0;
 };
 
 struct StrategyRuns {
@@ -75,6 +79,9 @@ struct ReplayWorld {
   Space space;
   ReplayTable table;
   std::vector<HistoryRecord> history;  // for warm start (transfer learning); may be empty
+  // The --transfer-from task as a world of its own (its space and records on the replayed device), for
+  // SimulateOptions::transfer_trials; null when there is none or it is the replayed task itself.
+  std::shared_ptr<const ReplayWorld> sibling;
 };
 
 // Called once per replayed trial, in order: trial counts from 1 within a run; `result` is what the recording
@@ -94,6 +101,11 @@ struct ReplayDraws {
 Result<uint64_t> TrialsToTarget(Strategy& strategy, const ReplayTable& table, double target, size_t batch,
                                 uint64_t* unrecorded, const TrialObserver& on_trial = {},
                                 const ReplayDraws& draws = {});
+
+// The history a run's earlier task leaves: the first `trials` trials of strategy `so` replayed on `sibling` (no
+// target; an unrecorded config counts as failed), each as the HistoryRecord `tune` would read from the log.
+Result<std::vector<HistoryRecord>> SiblingRunHistory(const ReplayWorld& sibling, const StrategyOptions& so,
+                                                     uint64_t trials, size_t batch);
 
 // One replayed trial of one run, for `simulate --trace`: which strategy and seed, and the trial's result.
 struct TraceRow {

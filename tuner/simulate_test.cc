@@ -299,6 +299,63 @@ TEST_F(SimulateTest, GivenAGemmLog_LoadShouldResolveTaskTemplateAndDeviceAndAskW
   EXPECT_DOUBLE_EQ((*w)->history[1].cost, 4e-3);
 }
 
+TEST_F(SimulateTest, GivenTransferTrials_TheHistoryShouldBeTheSiblingsFirstTrialsAsATunerReplayedThem) {
+  const Template* gemm = FindTemplate("gemm.buffer");
+  ASSERT_NE(gemm, nullptr);
+  const Task task = Task::Parse("gemm:16,16,16:float32").value();
+  const Task sibling = Task::Parse("gemm:32,16,16:float32").value();
+  const DeviceLimits limits = DeviceLimits::From(device_info_);
+  const Result<Space> space = gemm->MakeSpace(task, limits);
+  const Result<Space> sibling_space = gemm->MakeSpace(sibling, limits);
+  ASSERT_TRUE(space.ok() && sibling_space.ok());
+  const int64_t gemm_id = log_->UpsertTemplate(gemm->name(), gemm->version()).value();
+  const int64_t t1 = log_->UpsertTask(task.ToSpec(), "gemm", "{}", gemm->Flops(task)).value();
+  const int64_t t2 = log_->UpsertTask(sibling.ToSpec(), "gemm", "{}", gemm->Flops(sibling)).value();
+  std::vector<uint64_t> valid;
+  sibling_space->ForEachValid([&](uint64_t i) {
+    valid.push_back(i);
+    return valid.size() < 4;
+  });
+  ASSERT_EQ(valid.size(), 4u);
+  Record(*space, 0, 0, 1e-3, t1, gemm_id);
+  // The sibling's first 4 valid configs, the second one failed.
+  for (size_t k = 0; k < valid.size(); ++k) {
+    Record(*sibling_space, valid[k], k == 1 ? 3 : 0, 1e-3 * (k + 1), t2, gemm_id);
+  }
+
+  ReplaySelection sel;
+  sel.template_name = "gemm.buffer";
+  sel.task_spec = task.ToSpec();
+  sel.transfer_from = sibling.ToSpec();
+  Result<std::unique_ptr<ReplayWorld>> w = LoadReplayWorld(*log_, sel);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  ASSERT_NE((*w)->sibling, nullptr);
+  EXPECT_EQ((*w)->sibling->task.ToSpec(), sibling.ToSpec());
+  EXPECT_EQ((*w)->sibling->table.by_index.size(), 4u);
+
+  // Grid proposes the sibling's valid configs in index order: its first 3 trials are the first 3 recorded configs,
+  // told as the recording answered them (the failure as a failure).
+  StrategyOptions grid;
+  grid.name = "grid";
+  Result<std::vector<HistoryRecord>> h = SiblingRunHistory(*(*w)->sibling, grid, 3, 2);
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  ASSERT_EQ(h->size(), 3u);
+  for (size_t k = 0; k < 3; ++k) {
+    EXPECT_EQ((*h)[k].task_spec, sibling.ToSpec());
+    EXPECT_EQ((*h)[k].config_json, sibling_space->ToJson(sibling_space->FromIndex(valid[k])).dump());
+    EXPECT_EQ((*h)[k].ok, k != 1);
+    EXPECT_DOUBLE_EQ((*h)[k].cost, k == 1 ? 0 : 1e-3 * (k + 1));
+  }
+
+  // Without a sibling there is nothing to replay it from: one clear error.
+  (*w)->sibling = nullptr;
+  SimulateOptions o = Options("xgb", "random", 1, 4);
+  o.transfer_trials = 3;
+  Result<SimulationReport> r = Simulate(**w, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("--transfer-trials needs --transfer-from"), std::string::npos);
+}
+
 // Thousands of single-record commits are slow on disk, so this replay table is built in memory.
 TEST(SimulateReplayTest, GivenAFullyRecordedTilingSpace_XgbShouldNeedFewerTrialsThanRandom) {
   auto w = std::make_unique<ReplayWorld>();
