@@ -45,10 +45,8 @@ int RunSimulate(const SimulateArgs& a) {
   Result<std::unique_ptr<ReplayWorld>> world = LoadReplayWorld(**log, a.sel);
   if (!world.ok()) return CommandError("simulate", a.db + ": " + world.status().message(), 2);
   const ReplayWorld& w = **world;
-  if (a.opts.transfer_trials > 0 && w.sibling == nullptr) {
-    return CommandError("simulate", "--transfer-trials needs --transfer-from naming another task recorded on the "
-                                    "replayed device", 2);
-  }
+  // Bad options are usage errors: said before anything is printed, like a bad --db or --task.
+  if (Status st = CheckSimulateOptions(w, a.opts); !st.ok()) return CommandError("simulate", st.message(), 2);
 
   std::ofstream trace;
   TraceObserver on_trial;

@@ -162,8 +162,7 @@ std::string FormatNumber(double v) {
 
 }  // namespace
 
-Result<SimulationReport> Simulate(const ReplayWorld& world, const SimulateOptions& opts,
-                                  const TraceObserver& on_trial) {
+Status CheckSimulateOptions(const ReplayWorld& world, const SimulateOptions& opts) {
   if (opts.seeds < 1) return Status::InvalidArgument("--seeds must be at least 1");
   if (!(opts.target > 0 && opts.target <= 1)) return Status::InvalidArgument("--target must be in (0, 1]");
   if (opts.batch == 0) return Status::InvalidArgument("--batch must be positive");
@@ -177,6 +176,12 @@ Result<SimulationReport> Simulate(const ReplayWorld& world, const SimulateOption
     return Status::InvalidArgument("--transfer-trials needs --transfer-from naming another task recorded on the "
                                    "replayed device");
   }
+  return Status::OK();
+}
+
+Result<SimulationReport> Simulate(const ReplayWorld& world, const SimulateOptions& opts,
+                                  const TraceObserver& on_trial) {
+  TF_RETURN_IF_ERROR(CheckSimulateOptions(world, opts));
   SimulationReport report;
   // Only the tuner under test gets the history: the baseline is the plain reference point.
   TF_ASSIGN_OR_RETURN(report.tuner, RunSeeds(world, opts, opts.tuner, true, &report.unrecorded, on_trial));

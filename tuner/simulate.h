@@ -116,6 +116,9 @@ struct TraceRow {
 };
 using TraceObserver = std::function<void(const TraceRow& row)>;
 
+// One InvalidArgument naming the first option that `world` and `opts` cannot replay with; Simulate checks it first.
+Status CheckSimulateOptions(const ReplayWorld& world, const SimulateOptions& opts);
+
 // Runs both strategies over seeds 1..opts.seeds; warm-starts each run with world.history when it is set.
 // `on_trial`, when set, sees every trial of every run (the tuner's seeds first, then the baseline's).
 Result<SimulationReport> Simulate(const ReplayWorld& world, const SimulateOptions& opts,

@@ -263,11 +263,7 @@ TEST_F(SimulateTest, GivenAGemmLog_LoadShouldResolveTaskTemplateAndDeviceAndAskW
   const int64_t gemm_id = log_->UpsertTemplate(gemm->name(), gemm->version()).value();
   const int64_t t1 = log_->UpsertTask(task.ToSpec(), "gemm", "{}", gemm->Flops(task)).value();
   const int64_t t2 = log_->UpsertTask("gemm:32,16,16:float32", "gemm", "{}", 2.0 * 32 * 16 * 16).value();
-  std::vector<uint64_t> valid;
-  space->ForEachValid([&](uint64_t i) {
-    valid.push_back(i);
-    return valid.size() < 5;
-  });
+  const std::vector<uint64_t> valid = testing::FirstValid(*space, 5);
   for (size_t k = 0; k < valid.size(); ++k) Record(*space, valid[k], 0, 1e-3 * (k + 1), t1, gemm_id);
   // The sibling: valid[0] in three passes (one lucky), valid[1] failed once and ran once.
   Record(*space, valid[0], 0, 1e-3, t2, gemm_id);
@@ -311,11 +307,7 @@ TEST_F(SimulateTest, GivenTransferTrials_TheHistoryShouldBeTheSiblingsFirstTrial
   const int64_t gemm_id = log_->UpsertTemplate(gemm->name(), gemm->version()).value();
   const int64_t t1 = log_->UpsertTask(task.ToSpec(), "gemm", "{}", gemm->Flops(task)).value();
   const int64_t t2 = log_->UpsertTask(sibling.ToSpec(), "gemm", "{}", gemm->Flops(sibling)).value();
-  std::vector<uint64_t> valid;
-  sibling_space->ForEachValid([&](uint64_t i) {
-    valid.push_back(i);
-    return valid.size() < 4;
-  });
+  const std::vector<uint64_t> valid = testing::FirstValid(*sibling_space, 4);
   ASSERT_EQ(valid.size(), 4u);
   Record(*space, 0, 0, 1e-3, t1, gemm_id);
   // The sibling's first 4 valid configs, the second one failed.

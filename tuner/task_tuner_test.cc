@@ -28,11 +28,7 @@ class TaskTunerTest : public testing::TuningLogTest {
     ASSERT_TRUE(space.ok()) << space.status().ToString();
     const int64_t tmpl = log_->UpsertTemplate(gemm_->name(), gemm_->version()).value();
     const int64_t sib = log_->UpsertTask(sibling.ToSpec(), "gemm", "{}", gemm_->Flops(sibling)).value();
-    std::vector<uint64_t> valid;
-    space->ForEachValid([&](uint64_t i) {
-      valid.push_back(i);
-      return valid.size() < 3;
-    });
+    const std::vector<uint64_t> valid = testing::FirstValid(*space, 3);
     ASSERT_EQ(valid.size(), 3u);
     for (double c : {1e-3, 0.4e-3, 1.2e-3}) AddRecord(*space, sib, tmpl, valid[0], 0, c);
     AddRecord(*space, sib, tmpl, valid[1], 1, 0);

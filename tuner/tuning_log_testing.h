@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -16,6 +17,17 @@
 #include "storage/tuning_log.h"
 
 namespace tunefleet::testing {
+
+// The first `n` valid config indices of `s` in index order (fewer when it has fewer).
+inline std::vector<uint64_t> FirstValid(const Space& s, size_t n) {
+  std::vector<uint64_t> valid;
+  if (n == 0) return valid;
+  s.ForEachValid([&](uint64_t i) {
+    valid.push_back(i);
+    return valid.size() < n;
+  });
+  return valid;
+}
 
 class TuningLogTest : public ::testing::Test {
  protected:
