@@ -6,6 +6,9 @@
 # learns from the tasks tuned before it, which a replay of one task cannot show. Prints, per seed and side:
 #   - the estimated model latency (Σ count × best latency, best template per task) after a quarter, half,
 #     three quarters and all of the run's trials ("-" while a task has no success yet);
+#   - when TRIALS cannot give every task/template unit a first batch (the runs' logs say so), the same with each
+#     task that has no success counted at its templates' fallback configs, measured once after both sides by a
+#     third run of BIN_B (`--batch 1`, one trial per unit: its fallback config, into OUT/fallback.db);
 #   - the geometric mean over units (a task under one template) of the best of the unit's first batch as a share of
 #     the best any run of either side found for that unit, over every unit and over those that are not the first of
 #     their template in the run (only those can learn from other tasks of the run).
@@ -17,7 +20,7 @@
 #        TUNE_ARGS (more tune options for both sides), A_ARGS and B_ARGS (for one side each: with the same build on
 #        both sides, e.g. B_ARGS="--tuner random", it compares two settings)
 set -uo pipefail
-if [ $# -ne 3 ]; then sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 2; fi
+if [ $# -ne 3 ]; then sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 2; fi
 BIN_A=$1; BIN_B=$2; OUT=$3; mkdir -p "$OUT"
 MODEL=${MODEL:-models/tiny_mobilenet.onnx}; TASKS=${TASKS:-}; TRIALS=${TRIALS:-320}; SEEDS=${SEEDS:-1 2 3 4}
 NUM_AGENTS=${NUM_AGENTS:-1}; DEVICE=${DEVICE:-0}; BATCH=${BATCH:-16}
@@ -53,6 +56,21 @@ side() {
 (side b "$BIN_B" "${B_ARGS:-}") &
 wait
 
+# A budget short of every unit's first batch leaves tasks untuned: measure every unit's fallback config once, so that
+# the latency can count an untuned task as an application would run it.
+units=$(grep -ho 'trials for [0-9]* task/template units' "$OUT"/[ab]/seed-*.log 2>/dev/null | head -1 | awk '{print $3}')
+if [ -n "$units" ]; then
+  (
+    mkdir -p "$OUT/fallback"
+    start_local_fleet "$BIN_B" "$OUT/fallback" ab-fallback "$NUM_AGENTS" "$PLATFORM" "$DEVICE"
+    rm -f "$OUT/fallback.db"
+    # shellcheck disable=SC2086
+    "$BIN_B/tunefleet" tune "${what[@]}" --rpc-tracker "$FLEET_ADDR" --rpc-key ab-fallback --trials "$units" \
+      --batch 1 --db "$OUT/fallback.db" $TIMING ${TUNE_ARGS:-} >"$OUT/fallback/tune.log" 2>&1 ||
+      echo "model_ab_live: the fallback run failed (see $OUT/fallback/tune.log)" >&2
+  )
+fi
+
 python3 - "$OUT" "$TRIALS" "$BATCH" "$SEEDS" <<'PY' | tee "$OUT/model_ab_live.txt"
 import json, math, os, sqlite3, statistics, sys
 out, trials, batch, seeds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4].split()
@@ -63,11 +81,28 @@ def load(path):
     rows = db.execute("SELECT task_id, template_id, status, mean_cost FROM records ORDER BY id").fetchall()
     return counts, rows
 
-def latency(counts, rows, k):
+def spec_ids(path):
+    return {spec: tid for tid, spec in sqlite3.connect(path).execute("SELECT id, spec FROM tasks")}
+
+# Fallback latency per task spec (the fastest of its templates' fallback configs), when OUT/fallback.db exists.
+fallback = {}
+if os.path.exists(os.path.join(out, "fallback.db")):
+    db = sqlite3.connect(os.path.join(out, "fallback.db"))
+    for spec, status, cost in db.execute(
+            "SELECT t.spec, r.status, r.mean_cost FROM records r JOIN tasks t ON t.id = r.task_id"):
+        if status == 0 and cost > 0 and (spec not in fallback or cost < fallback[spec]):
+            fallback[spec] = cost
+
+def latency(counts, rows, k, fallback_of=None):
     best = {}
     for task, _, status, cost in rows[:k]:
         if status == 0 and cost > 0 and (task not in best or cost < best[task]):
             best[task] = cost
+    if fallback_of:
+        for t in counts:
+            f = fallback_of.get(t)
+            if f and (t not in best or f < best[t]):
+                best[t] = f
     if any(t not in best for t in counts):
         return None
     return sum(counts[t] * best[t] for t in counts)
@@ -105,6 +140,7 @@ def geomean(xs):
 
 checkpoints = [trials // 4, trials // 2, 3 * trials // 4, trials]
 summary = {"a": [], "b": []}
+with_fallback = {"a": {}, "b": {}}
 for (side, seed), (counts, rows) in sorted(runs.items(), key=lambda kv: (int(kv[0][1]), kv[0][0])):
     per, order = units(rows)
     seen_templates, first_all, first_later = set(), [], []
@@ -121,6 +157,15 @@ for (side, seed), (counts, rows) in sorted(runs.items(), key=lambda kv: (int(kv[
           f"{cells}; first batch vs pooled best: all units {geomean(first_all):.3f}, "
           f"later units of a template {geomean(first_later):.3f} ({len(first_later)})")
     summary[side].append((seed, lat[-1], geomean(first_all), geomean(first_later)))
+    if fallback:
+        ids = spec_ids(os.path.join(out, side, f"seed-{seed}.db"))
+        fb = {ids[spec]: cost for spec, cost in fallback.items() if spec in ids}
+        lat_fb = [latency(counts, rows, k, fb) for k in checkpoints]
+        with_fallback[side][seed] = lat_fb[-1]
+        cells = " ".join("-" if x is None else f"{x * 1e3:.3f}" for x in lat_fb)
+        tried = len({task for task, *_ in rows})
+        print(f"seed {seed} {side}: {tried} of {len(counts)} tasks tried; latency (ms) with untried tasks at their "
+              f"fallback: {cells}")
 
 both = sorted(set(s for s, *_ in summary["a"]) & set(s for s, *_ in summary["b"]), key=int)
 if not both:
@@ -138,4 +183,11 @@ for col, what, lower in ((0, "final latency (ms)", True), (1, "first batch, all 
     scale = 1e3 if col == 0 else 1
     print(f"{what}, {len(both)} seeds: A median {statistics.median(xa) * scale:.3f}, "
           f"B median {statistics.median(xb) * scale:.3f}; B better in {better}")
+fa = [with_fallback["a"][s] for s in both if with_fallback["a"].get(s) is not None]
+fb = [with_fallback["b"][s] for s in both if with_fallback["b"].get(s) is not None]
+if fa and fb:
+    better = sum(1 for s in both if with_fallback["a"].get(s) is not None and with_fallback["b"].get(s) is not None
+                 and with_fallback["b"][s] < with_fallback["a"][s])
+    print(f"final latency with untried tasks at their fallback (ms), {len(both)} seeds: A median "
+          f"{statistics.median(fa) * 1e3:.3f}, B median {statistics.median(fb) * 1e3:.3f}; B better in {better}")
 PY

@@ -1,9 +1,11 @@
 #include "tuner/task_scheduler.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <limits>
 #include <map>
+#include <numeric>
 
 namespace tunefleet {
 
@@ -31,9 +33,23 @@ double TaskScheduler::Score(const TaskProgress& t, double group_best) const {
          plateau;
 }
 
-int TaskScheduler::Next(const std::vector<TaskProgress>& tasks) const {
-  // Warm-up: every task that is not done gets its first batch in order.
-  for (size_t i = 0; i < tasks.size(); ++i)
+std::vector<size_t> TaskScheduler::FirstBatchOrder(const std::vector<TaskProgress>& tasks, uint64_t remaining) const {
+  uint64_t untried = 0;
+  for (const TaskProgress& t : tasks) untried += !t.done && t.trials_this_run == 0;
+  const bool every_one = remaining >= untried * window_;
+  std::vector<size_t> order(tasks.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  // Stable: units of equal weight (a task's templates, or weights unknown) keep the run's order.
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return every_one ? tasks[a].weight < tasks[b].weight : tasks[a].weight > tasks[b].weight;
+  });
+  return order;
+}
+
+int TaskScheduler::Next(const std::vector<TaskProgress>& tasks, uint64_t remaining) const {
+  const std::vector<size_t> order = FirstBatchOrder(tasks, remaining);
+  // Warm-up: every task that is not done gets its first batch.
+  for (size_t i : order)
     if (!tasks[i].done && tasks[i].trials_this_run == 0) return static_cast<int>(i);
   std::map<int, double> group_best;  // best cost per task over its templates
   std::map<int, int> group_size;
@@ -46,7 +62,7 @@ int TaskScheduler::Next(const std::vector<TaskProgress>& tasks) const {
   }
   // Then a template with siblings gets a second batch before it is weighed against them: a first batch is
   // mostly random picks (the model needs results first), a poor judge of what the template can reach.
-  for (size_t i = 0; i < tasks.size(); ++i) {
+  for (size_t i : order) {
     const TaskProgress& t = tasks[i];
     if (!t.done && t.group >= 0 && group_size[t.group] > 1 && t.trials_this_run < 2 * window_)
       return static_cast<int>(i);

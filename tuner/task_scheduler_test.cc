@@ -14,12 +14,48 @@ TaskProgress Measured(int64_t count, double best_cost, uint64_t trials) {
   return t;
 }
 
-TEST(TaskSchedulerTest, GivenUntriedTasksEachShouldGetAFirstBatchInOrder) {
+TEST(TaskSchedulerTest, GivenUntriedTasksOfUnknownWeightEachShouldGetAFirstBatchInTheRunsOrder) {
   TaskScheduler s(8);
   std::vector<TaskProgress> tasks = {Measured(1, 1e-3, 8), TaskProgress{}, TaskProgress{}};
   EXPECT_EQ(s.Next(tasks), 1);
   tasks[1] = Measured(1, 1e-3, 8);
   EXPECT_EQ(s.Next(tasks), 2);
+}
+
+TaskProgress Untried(double weight) {
+  TaskProgress t;
+  t.weight = weight;
+  return t;
+}
+
+TEST(TaskSchedulerTest, GivenABudgetForEveryFirstBatchTheLightestUnitsShouldGoFirst) {
+  TaskScheduler s(8);
+  // The heaviest unit is tried last, so that it starts from the most history of the units tried before it.
+  std::vector<TaskProgress> tasks = {Untried(3e9), Untried(1e9), Untried(2e9)};
+  EXPECT_EQ(s.Next(tasks), 1);
+  EXPECT_EQ(s.Next(tasks, 24), 1);  // exactly one first batch each
+  tasks[1] = Measured(1, 1e-3, 8);
+  EXPECT_EQ(s.Next(tasks, 16), 2);
+  tasks[2] = Measured(1, 1e-3, 8);
+  EXPECT_EQ(s.Next(tasks, 8), 0);
+}
+
+TEST(TaskSchedulerTest, GivenABudgetShortOfEveryFirstBatchTheHeaviestUnitsShouldGoFirst) {
+  TaskScheduler s(8);
+  // 23 trials cannot give 3 units a batch of 8 each: the one left untried should be the lightest.
+  std::vector<TaskProgress> tasks = {Untried(3e9), Untried(1e9), Untried(2e9)};
+  EXPECT_EQ(s.Next(tasks, 23), 0);
+  tasks[0] = Measured(1, 1e-3, 8);
+  EXPECT_EQ(s.Next(tasks, 15), 2);
+}
+
+TEST(TaskSchedulerTest, GivenATasksTemplatesOfEqualWeightTheyShouldKeepTheRunsOrder) {
+  TaskScheduler s(8);
+  TaskProgress a = Untried(2e9), b = Untried(2e9), light = Untried(1e9);
+  a.group = b.group = 0;
+  EXPECT_EQ(s.Next({a, b, light}, 16), 0);  // short: heaviest first, the first of the two templates
+  EXPECT_EQ(s.Next({light, a, b}), 0);      // enough: lightest first
+  EXPECT_EQ(s.Next({Measured(1, 1e-3, 8), a, b}), 1);
 }
 
 TEST(TaskSchedulerTest, GivenEqualProgressTheHeavierLayerShouldGoFirst) {

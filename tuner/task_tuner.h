@@ -66,6 +66,7 @@ class TaskTuner {
   bool exhausted() const { return exhausted_; }
   bool has_best() const { return best_cost_ > 0; }
   double best_cost() const { return best_cost_; }          // seconds
+  double flops() const { return flops_; }  // of one run of the task's kernel
   double best_gflops() const { return has_best() ? flops_ / best_cost_ / 1e9 : 0; }
   uint64_t best_index() const { return best_index_; }
   double last_gflops() const { return last_gflops_; }

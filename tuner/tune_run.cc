@@ -128,8 +128,8 @@ Result<TuneSummary> RunTune(const TuneOptions& opts) {
   for (const Entry& e : entries) untried += e.tuner->trials() == 0 && !Done(e, opts.early_stopping);
   if (!opts.all_trials && untried > 1 && remaining < untried * opts.batch_size)
     spdlog::warn("--trials {} leaves {} trials for {} task/template units without a trial: at {} per first batch, "
-                 "about {} of them will be tried; --trials {} gives each one batch, --time-budget S alone tunes "
-                 "until S seconds", budget, remaining, untried, opts.batch_size,
+                 "about {} of them will be tried, the heaviest (count x FLOPs) first; --trials {} gives each one batch, "
+                 "--time-budget S alone tunes until S seconds", budget, remaining, untried, opts.batch_size,
                  (remaining + opts.batch_size - 1) / opts.batch_size, recorded + untried * opts.batch_size);
 
   TuneSummary summary;
@@ -166,8 +166,9 @@ Result<TuneSummary> RunTune(const TuneOptions& opts) {
     std::vector<TaskProgress> view;
     for (const Entry& e : entries)
       view.push_back({e.tuner->count(), e.tuner->best_cost(), e.trials_this_run, Done(e, opts.early_stopping),
-                      e.tuner->curve(), static_cast<int>(e.task_index)});
-    int pick = scheduler.Next(view);
+                      e.tuner->curve(), static_cast<int>(e.task_index),
+                      static_cast<double>(e.tuner->count()) * e.tuner->flops()});
+    int pick = scheduler.Next(view, remaining);
     if (pick < 0) break;
     Entry& e = entries[pick];
     TaskTuner& tuner = *e.tuner;
