@@ -55,16 +55,25 @@ std::string FormatTuneSummary(const TuneSummary& s) {
     out += line + "\n";
   }
   if (!counts.empty() && (per_task.size() > 1 || counts.begin()->second > 1)) {
+    // Both sums over the same tasks: those with a tuned latency and a measured fallback.
     double before = 0, after = 0;
-    bool complete = true;
+    size_t summed = 0;
     for (const auto& [spec, bf] : per_task) {
-      if (bf.first <= 0 || bf.second <= 0) complete = false;
+      if (bf.first <= 0 || bf.second <= 0) continue;
+      ++summed;
       before += counts[spec] * bf.second;
       after += counts[spec] * bf.first;
     }
-    out += "estimated model latency (sum of count x latency): fallback " + Fixed(before * 1e3, "%.3f") +
-           " ms -> tuned " + Fixed(after * 1e3, "%.3f") + " ms" + (complete ? "" : " (some tasks have no measurement)") +
-           "\n";
+    const size_t total = per_task.size();
+    if (summed == total) {
+      out += "estimated model latency (sum of count x latency): fallback " + Fixed(before * 1e3, "%.3f") +
+             " ms -> tuned " + Fixed(after * 1e3, "%.3f") + " ms\n";
+    } else if (summed > 0) {
+      out += "estimated latency of " + std::to_string(summed) + " of " + std::to_string(total) +
+             " tasks (sum of count x latency): fallback " + Fixed(before * 1e3, "%.3f") + " ms -> tuned " +
+             Fixed(after * 1e3, "%.3f") + " ms; the other " + std::to_string(total - summed) +
+             " have no successful measurement of a tuned and a fallback config\n";
+    }
   }
   if (untried > 0)
     out += std::to_string(untried) + " of " + std::to_string(s.tasks.size()) +
