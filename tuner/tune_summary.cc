@@ -71,8 +71,9 @@ std::string FormatTuneSummary(const TuneSummary& s) {
     } else if (summed > 0) {
       out += "estimated latency of " + std::to_string(summed) + " of " + std::to_string(total) +
              " tasks (sum of count x latency): fallback " + Fixed(before * 1e3, "%.3f") + " ms -> tuned " +
-             Fixed(after * 1e3, "%.3f") + " ms; the other " + std::to_string(total - summed) +
-             " have no successful measurement of a tuned and a fallback config\n";
+             Fixed(after * 1e3, "%.3f") + " ms; " + std::to_string(total - summed) +
+             (total - summed == 1 ? " task is" : " tasks are") +
+             " not counted (not tried yet, or without a successful fallback and tuned config)\n";
     }
   }
   if (untried > 0)
