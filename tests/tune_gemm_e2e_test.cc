@@ -75,7 +75,7 @@ TEST_F(TuneGemmE2E, GivenTooFewTrialsForEveryTaskTheRunShouldSaySoAtTheStartAndC
   EXPECT_NE(r.output.find("--trials 8 leaves 8 trials for 3 task/template units without a trial"), std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("1 of 3 task/template units have no trial yet"), std::string::npos) << r.output;
-  // The heaviest go first when the budget cannot reach every unit: the one left untried is the lightest.
+  // The heaviest go first: the one left untried is the lightest.
   EXPECT_EQ(fleet_.Count("SELECT count(*) FROM records r JOIN tasks t ON t.id = r.task_id "
                          "WHERE t.spec LIKE 'gemm:32,32,32%'"),
             0);
@@ -86,17 +86,17 @@ TEST_F(TuneGemmE2E, GivenTooFewTrialsForEveryTaskTheRunShouldSaySoAtTheStartAndC
   EXPECT_EQ(fleet_.Count("SELECT count(*) FROM records"), 8);
 }
 
-TEST_F(TuneGemmE2E, GivenTwoTasksOfOneTemplateOnAnEmptyLogTheHeavierShouldWarmStartFromTheLightersResults) {
-  // The scheduler gives each unit one batch in turn, the lightest first when the budget reaches them all: the
-  // heavier unit's first batch comes after the lighter unit's 4 results were recorded in this run, and those are
-  // its history, although it is named first.
-  RunResult r = fleet_.Cli({"tune", "--rpc-key", "pocl", "--task", "gemm:64,64,64", "--task", "gemm:32,32,32",
+TEST_F(TuneGemmE2E, GivenTwoTasksOfOneTemplateOnAnEmptyLogTheLighterShouldWarmStartFromTheHeaviersResults) {
+  // The scheduler gives each unit one batch in turn, the heaviest first although it is named last: the lighter
+  // unit's first batch comes after the heavier unit's 4 results were recorded in this run, and those are its
+  // history.
+  RunResult r = fleet_.Cli({"tune", "--rpc-key", "pocl", "--task", "gemm:32,32,32", "--task", "gemm:64,64,64",
                             "--template", "gemm.buffer", "--trials", "8", "--tuner", "xgb", "--db", fleet_.db(),
                             "--number", "1", "--repeat", "1", "--batch", "4"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("gemm:64,64,64:float32 [gemm.buffer]: warm start from 4 records"), std::string::npos)
+  EXPECT_NE(r.output.find("gemm:32,32,32:float32 [gemm.buffer]: warm start from 4 records"), std::string::npos)
       << r.output;
-  EXPECT_EQ(r.output.find("gemm:32,32,32:float32 [gemm.buffer]: warm start"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("gemm:64,64,64:float32 [gemm.buffer]: warm start"), std::string::npos) << r.output;
   EXPECT_EQ(fleet_.Count("SELECT count(*) FROM records"), 8);
 }
 

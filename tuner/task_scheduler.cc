@@ -33,21 +33,17 @@ double TaskScheduler::Score(const TaskProgress& t, double group_best) const {
          plateau;
 }
 
-std::vector<size_t> TaskScheduler::FirstBatchOrder(const std::vector<TaskProgress>& tasks, uint64_t remaining) const {
-  uint64_t untried = 0;
-  for (const TaskProgress& t : tasks) untried += !t.done && t.trials_this_run == 0;
-  const bool every_one = remaining >= untried * window_;
+std::vector<size_t> TaskScheduler::FirstBatchOrder(const std::vector<TaskProgress>& tasks) {
   std::vector<size_t> order(tasks.size());
   std::iota(order.begin(), order.end(), size_t{0});
   // Stable: units of equal weight (a task's templates, or weights unknown) keep the run's order.
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return every_one ? tasks[a].weight < tasks[b].weight : tasks[a].weight > tasks[b].weight;
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return tasks[a].weight > tasks[b].weight; });
   return order;
 }
 
-int TaskScheduler::Next(const std::vector<TaskProgress>& tasks, uint64_t remaining) const {
-  const std::vector<size_t> order = FirstBatchOrder(tasks, remaining);
+int TaskScheduler::Next(const std::vector<TaskProgress>& tasks) const {
+  const std::vector<size_t> order = FirstBatchOrder(tasks);
   // Warm-up: every task that is not done gets its first batch.
   for (size_t i : order)
     if (!tasks[i].done && tasks[i].trials_this_run == 0) return static_cast<int>(i);

@@ -1,10 +1,10 @@
 // TaskScheduler: decides which task of a model gets the next batch of trials (deciding only).
 // The budget goes where it pays, in the spirit of Ansor's task scheduler: every unit (a task under one template)
 // first gets one batch, and a unit with sibling templates a second one (its first batch is mostly random picks,
-// made before the model had results). The order of these first batches depends on the budget left:
-//   - when it gives every untried unit its first batch, the lightest units (count × FLOPs) go first: a unit learns
-//     from the units of its template measured before it, so the heaviest start from the most history;
-//   - when it does not, the heaviest go first, so that the units left untried are the ones that matter least.
+// made before the model had results). These first batches go in order of weight, count × FLOPs, the heaviest
+// first: a run cut short by --trials, --time-budget or a stop has then tuned the layers that matter most. (On a
+// full budget the order made no measurable difference to the outcome, bench/results/
+// h200-pocl-2026-12-01-first-batch-order.md; on a short one it did.)
 // Then the unit with the largest
 //   count × task's best latency × (task's best / unit's best) × (1 + recent relative improvement + exploration)
 //   × plateau
@@ -30,7 +30,7 @@ struct TaskProgress {
   bool done = false;            // exhausted or early-stopped
   std::vector<double> curve;    // best cost after each trial (0 before the first success)
   int group = -1;               // units with the same group ≥ 0 are one task under different templates
-  double weight = 0;            // count × FLOPs: the order of first batches (0: unknown, counts as lightest)
+  double weight = 0;            // count × FLOPs: the order of first batches (0: unknown, goes last)
 };
 
 class TaskScheduler {
@@ -38,11 +38,10 @@ class TaskScheduler {
   // `window`: number of recent trials over which improvement is measured (one batch, typically).
   explicit TaskScheduler(uint64_t window) : window_(window) {}
 
-  // Index of the task that gets the next batch, or -1 when every task is done. `remaining`: trials left in the
-  // run's budget (the default: no limit).
-  int Next(const std::vector<TaskProgress>& tasks, uint64_t remaining = UINT64_MAX) const;
-  // The order in which units get their first (and second) batches; see above.
-  std::vector<size_t> FirstBatchOrder(const std::vector<TaskProgress>& tasks, uint64_t remaining) const;
+  // Index of the task that gets the next batch, or -1 when every task is done.
+  int Next(const std::vector<TaskProgress>& tasks) const;
+  // The order in which units get their first (and second) batches: by weight, the heaviest first.
+  static std::vector<size_t> FirstBatchOrder(const std::vector<TaskProgress>& tasks);
   // The unit's score (see above); `group_best` is the best cost among the units of its task (0: its own).
   // Units without a success score highest.
   double Score(const TaskProgress& t, double group_best = 0) const;

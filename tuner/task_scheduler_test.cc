@@ -28,34 +28,23 @@ TaskProgress Untried(double weight) {
   return t;
 }
 
-TEST(TaskSchedulerTest, GivenABudgetForEveryFirstBatchTheLightestUnitsShouldGoFirst) {
+TEST(TaskSchedulerTest, GivenUntriedUnitsTheHeaviestShouldGetTheirFirstBatchFirst) {
   TaskScheduler s(8);
-  // The heaviest unit is tried last, so that it starts from the most history of the units tried before it.
-  std::vector<TaskProgress> tasks = {Untried(3e9), Untried(1e9), Untried(2e9)};
+  // A run cut short (by its budget or a stop) has then tuned the layers that weigh most.
+  std::vector<TaskProgress> tasks = {Untried(1e9), Untried(3e9), Untried(2e9)};
   EXPECT_EQ(s.Next(tasks), 1);
-  EXPECT_EQ(s.Next(tasks, 24), 1);  // exactly one first batch each
   tasks[1] = Measured(1, 1e-3, 8);
-  EXPECT_EQ(s.Next(tasks, 16), 2);
+  EXPECT_EQ(s.Next(tasks), 2);
   tasks[2] = Measured(1, 1e-3, 8);
-  EXPECT_EQ(s.Next(tasks, 8), 0);
-}
-
-TEST(TaskSchedulerTest, GivenABudgetShortOfEveryFirstBatchTheHeaviestUnitsShouldGoFirst) {
-  TaskScheduler s(8);
-  // 23 trials cannot give 3 units a batch of 8 each: the one left untried should be the lightest.
-  std::vector<TaskProgress> tasks = {Untried(3e9), Untried(1e9), Untried(2e9)};
-  EXPECT_EQ(s.Next(tasks, 23), 0);
-  tasks[0] = Measured(1, 1e-3, 8);
-  EXPECT_EQ(s.Next(tasks, 15), 2);
+  EXPECT_EQ(s.Next(tasks), 0);
 }
 
 TEST(TaskSchedulerTest, GivenATasksTemplatesOfEqualWeightTheyShouldKeepTheRunsOrder) {
   TaskScheduler s(8);
   TaskProgress a = Untried(2e9), b = Untried(2e9), light = Untried(1e9);
   a.group = b.group = 0;
-  EXPECT_EQ(s.Next({a, b, light}, 16), 0);  // short: heaviest first, the first of the two templates
-  EXPECT_EQ(s.Next({light, a, b}), 0);      // enough: lightest first
-  EXPECT_EQ(s.Next({Measured(1, 1e-3, 8), a, b}), 1);
+  EXPECT_EQ(s.Next({light, a, b}), 1);
+  EXPECT_EQ(s.Next({light, Measured(1, 1e-3, 8), b}), 2);
 }
 
 TEST(TaskSchedulerTest, GivenEqualProgressTheHeavierLayerShouldGoFirst) {

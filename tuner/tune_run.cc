@@ -168,7 +168,7 @@ Result<TuneSummary> RunTune(const TuneOptions& opts) {
       view.push_back({e.tuner->count(), e.tuner->best_cost(), e.trials_this_run, Done(e, opts.early_stopping),
                       e.tuner->curve(), static_cast<int>(e.task_index),
                       static_cast<double>(e.tuner->count()) * e.tuner->flops()});
-    int pick = scheduler.Next(view, remaining);
+    int pick = scheduler.Next(view);
     if (pick < 0) break;
     Entry& e = entries[pick];
     TaskTuner& tuner = *e.tuner;
