@@ -128,8 +128,8 @@ Result<TuneSummary> RunTune(const TuneOptions& opts) {
   for (const Entry& e : entries) untried += e.tuner->trials() == 0 && !Done(e, opts.early_stopping);
   if (!opts.all_trials && untried > 1 && remaining < untried * opts.batch_size)
     spdlog::warn("--trials {} leaves {} trials for {} task/template units without a trial: at {} per first batch, "
-                 "about {} of them will be tried, the heaviest (count x FLOPs) first; --trials {} gives each one batch, "
-                 "--time-budget S alone tunes until S seconds", budget, remaining, untried, opts.batch_size,
+                 "about {} of them will be tried, the heaviest (count x FLOPs) first; --trials {} gives each one "
+                 "batch, --time-budget S alone tunes until S seconds", budget, remaining, untried, opts.batch_size,
                  (remaining + opts.batch_size - 1) / opts.batch_size, recorded + untried * opts.batch_size);
 
   TuneSummary summary;
