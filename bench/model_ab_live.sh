@@ -140,7 +140,6 @@ def geomean(xs):
 
 checkpoints = [trials // 4, trials // 2, 3 * trials // 4, trials]
 summary = {"a": [], "b": []}
-with_fallback = {"a": {}, "b": {}}
 for (side, seed), (counts, rows) in sorted(runs.items(), key=lambda kv: (int(kv[0][1]), kv[0][0])):
     per, order = units(rows)
     seen_templates, first_all, first_later = set(), [], []
@@ -156,16 +155,16 @@ for (side, seed), (counts, rows) in sorted(runs.items(), key=lambda kv: (int(kv[
     print(f"seed {seed} {side}: {len(rows)} records; latency (ms) at {'/'.join(map(str, checkpoints))} trials: "
           f"{cells}; first batch vs pooled best: all units {geomean(first_all):.3f}, "
           f"later units of a template {geomean(first_later):.3f} ({len(first_later)})")
-    summary[side].append((seed, lat[-1], geomean(first_all), geomean(first_later)))
+    lat_fb = [None]
     if fallback:
         ids = spec_ids(os.path.join(out, side, f"seed-{seed}.db"))
-        fb = {ids[spec]: cost for spec, cost in fallback.items() if spec in ids}
-        lat_fb = [latency(counts, rows, k, fb) for k in checkpoints]
-        with_fallback[side][seed] = lat_fb[-1]
+        fallback_of = {ids[spec]: cost for spec, cost in fallback.items() if spec in ids}
+        lat_fb = [latency(counts, rows, k, fallback_of) for k in checkpoints]
         cells = " ".join("-" if x is None else f"{x * 1e3:.3f}" for x in lat_fb)
         tried = len({task for task, *_ in rows})
         print(f"seed {seed} {side}: {tried} of {len(counts)} tasks tried; latency (ms) with untried tasks at their "
               f"fallback: {cells}")
+    summary[side].append((seed, lat[-1], geomean(first_all), geomean(first_later), lat_fb[-1]))
 
 both = sorted(set(s for s, *_ in summary["a"]) & set(s for s, *_ in summary["b"]), key=int)
 if not both:
@@ -173,21 +172,15 @@ if not both:
 a = {s: rest for s, *rest in summary["a"]}
 b = {s: rest for s, *rest in summary["b"]}
 for col, what, lower in ((0, "final latency (ms)", True), (1, "first batch, all units", False),
-                         (2, "first batch, later units of a template", False)):
+                         (2, "first batch, later units of a template", False),
+                         (3, "final latency with untried tasks at their fallback (ms)", True)):
     xa = [a[s][col] for s in both if a[s][col] is not None]
     xb = [b[s][col] for s in both if b[s][col] is not None]
     if not xa or not xb:
         continue
     better = sum(1 for s in both if a[s][col] is not None and b[s][col] is not None
                  and (b[s][col] < a[s][col] if lower else b[s][col] > a[s][col]))
-    scale = 1e3 if col == 0 else 1
+    scale = 1e3 if col in (0, 3) else 1
     print(f"{what}, {len(both)} seeds: A median {statistics.median(xa) * scale:.3f}, "
           f"B median {statistics.median(xb) * scale:.3f}; B better in {better}")
-fa = [with_fallback["a"][s] for s in both if with_fallback["a"].get(s) is not None]
-fb = [with_fallback["b"][s] for s in both if with_fallback["b"].get(s) is not None]
-if fa and fb:
-    better = sum(1 for s in both if with_fallback["a"].get(s) is not None and with_fallback["b"].get(s) is not None
-                 and with_fallback["b"][s] < with_fallback["a"][s])
-    print(f"final latency with untried tasks at their fallback (ms), {len(both)} seeds: A median "
-          f"{statistics.median(fa) * 1e3:.3f}, B median {statistics.median(fb) * 1e3:.3f}; B better in {better}")
 PY
