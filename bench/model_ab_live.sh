@@ -7,8 +7,10 @@
 #   - the estimated model latency (Σ count × best latency, best template per task) after a quarter, half,
 #     three quarters and all of the run's trials ("-" while a task has no success yet);
 #   - when TRIALS cannot give every task/template unit a first batch (the runs' logs say so), the same with each
-#     task that has no success counted at its templates' fallback configs, measured once after both sides by a
-#     third run of BIN_B (`--batch 1`, one trial per unit: its fallback config, into OUT/fallback.db);
+#     task the run did not tune counted at its templates' fallback configs, measured once after both sides by a
+#     third run of BIN_B (`--batch 1`, one trial per unit: its fallback config, into OUT/fallback.db); a task whose
+#     only records are a build's fallback round counts at that same measurement, so both sides count an untuned
+#     task alike;
 #   - the geometric mean over units (a task under one template) of the best of the unit's first batch as a share of
 #     the best any run of either side found for that unit, over every unit and over those that are not the first of
 #     their template in the run (only those can learn from other tasks of the run).
@@ -20,7 +22,7 @@
 #        TUNE_ARGS (more tune options for both sides), A_ARGS and B_ARGS (for one side each: with the same build on
 #        both sides, e.g. B_ARGS="--tuner random", it compares two settings)
 set -uo pipefail
-if [ $# -ne 3 ]; then sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 2; fi
+if [ $# -ne 3 ]; then sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 2; fi
 BIN_A=$1; BIN_B=$2; OUT=$3; mkdir -p "$OUT"
 MODEL=${MODEL:-models/tiny_mobilenet.onnx}; TASKS=${TASKS:-}; TRIALS=${TRIALS:-320}; SEEDS=${SEEDS:-1 2 3 4}
 NUM_AGENTS=${NUM_AGENTS:-1}; DEVICE=${DEVICE:-0}; BATCH=${BATCH:-16}
@@ -93,9 +95,25 @@ if os.path.exists(os.path.join(out, "fallback.db")):
         if status == 0 and cost > 0 and (spec not in fallback or cost < fallback[spec]):
             fallback[spec] = cost
 
+def round_length(rows):
+    """How many of the first records are a fallback round (one record for each unit of the run before any batch;
+    since the round came in, `tune` measures every unit's fallback config first): 0 when the run had none."""
+    seen = set()
+    for task, tmpl, *_ in rows:
+        if (task, tmpl) in seen:
+            break
+        seen.add((task, tmpl))
+    return len(seen) if len(seen) > 1 and len(seen) == len({(t, m) for t, m, *_ in rows}) else 0
+
 def latency(counts, rows, k, fallback_of=None):
+    # With fallback_of, a task the run did not tune (no record, or only its fallback round's) counts at fallback_of,
+    # the same single measurement on both sides, so that a second measurement of an untuned fallback is no advantage.
+    skip = round_length(rows) if fallback_of else 0
+    tuned = {task for task, *_ in rows[skip:k]}
     best = {}
-    for task, _, status, cost in rows[:k]:
+    for i, (task, _, status, cost) in enumerate(rows[:k]):
+        if i < skip and task not in tuned:
+            continue
         if status == 0 and cost > 0 and (task not in best or cost < best[task]):
             best[task] = cost
     if fallback_of:
@@ -108,9 +126,10 @@ def latency(counts, rows, k, fallback_of=None):
     return sum(counts[t] * best[t] for t in counts)
 
 def units(rows):
-    """(task, template) -> [(status, cost)] in record order, and the units in the order they started."""
+    """(task, template) -> [(status, cost)] in record order, and the units in the order they started, without the
+    records of a fallback round: the units' batches."""
     per, order = {}, []
-    for task, tmpl, status, cost in rows:
+    for task, tmpl, status, cost in rows[round_length(rows):]:
         if (task, tmpl) not in per:
             per[(task, tmpl)] = []
             order.append((task, tmpl))
@@ -161,7 +180,7 @@ for (side, seed), (counts, rows) in sorted(runs.items(), key=lambda kv: (int(kv[
         fallback_of = {ids[spec]: cost for spec, cost in fallback.items() if spec in ids}
         lat_fb = [latency(counts, rows, k, fallback_of) for k in checkpoints]
         cells = " ".join("-" if x is None else f"{x * 1e3:.3f}" for x in lat_fb)
-        tried = len({task for task, *_ in rows})
+        tried = len({task for task, *_ in rows[round_length(rows):]})
         print(f"seed {seed} {side}: {tried} of {len(counts)} tasks tried; latency (ms) with untried tasks at their "
               f"fallback: {cells}")
     summary[side].append((seed, lat[-1], geomean(first_all), geomean(first_later), lat_fb[-1]))

@@ -67,37 +67,58 @@ TEST_F(TuneGemmE2E, GivenTrialsAllAGridRunShouldMeasureEveryValidConfigExactlyOn
   EXPECT_EQ(fleet_.Count("SELECT count(*) FROM records"), 8);
 }
 
-TEST_F(TuneGemmE2E, GivenTooFewTrialsForEveryTaskTheRunShouldSaySoAtTheStartAndCountTheUntriedAtTheEnd) {
+// Per task: its number of records and its first record's cost, which is its fallback config's (the run's first
+// round measures each unit's fallback before any first batch).
+constexpr char kUnits[] =
+    "WITH u AS (SELECT task_id, count(*) AS n, (SELECT f.mean_cost FROM records f WHERE f.task_id = r.task_id "
+    "ORDER BY f.id LIMIT 1) AS fallback FROM records r GROUP BY task_id) ";
+
+TEST_F(TuneGemmE2E, GivenTooFewTrialsForEveryTaskTheRunShouldSaySoAtTheStartAndTuneTheSlowestFirst) {
   RunResult r = fleet_.Cli({"tune", "--rpc-key", "pocl", "--task", "gemm:32,32,32", "--task", "gemm:48,48,48",
                             "--task", "gemm:64,64,64", "--template", "gemm.buffer", "--trials", "8", "--tuner",
                             "random", "--db", fleet_.db(), "--number", "1", "--repeat", "1", "--batch", "4"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("--trials 8 leaves 8 trials for 3 task/template units without a trial"), std::string::npos)
+  EXPECT_NE(r.output.find("--trials 8 leaves 8 trials for 3 task/template units without a trial: after a round that "
+                          "measures each one's fallback config, about 2 of them will get a first batch of 4, the "
+                          "slowest first (count x fallback latency)"),
+            std::string::npos)
       << r.output;
-  EXPECT_NE(r.output.find("1 of 3 task/template units have no trial yet"), std::string::npos) << r.output;
-  // The heaviest go first: the one left untried is the lightest.
-  EXPECT_EQ(fleet_.Count("SELECT count(*) FROM records r JOIN tasks t ON t.id = r.task_id "
-                         "WHERE t.spec LIKE 'gemm:32,32,32%'"),
-            0);
-  // The unit the budget never reached is not reported as a failure.
-  EXPECT_EQ(r.output.find("no successful measurement"), std::string::npos) << r.output;
-  // Random search learns nothing from other tasks' records, so the second unit neither reads nor reports them.
-  EXPECT_EQ(r.output.find("warm start"), std::string::npos) << r.output;
+  // 3 fallbacks, then the rest of the slowest task's first batch (3 trials) and the last 2 for the next: the
+  // fastest has only its fallback.
   EXPECT_EQ(fleet_.Count("SELECT count(*) FROM records"), 8);
+  EXPECT_EQ(fleet_.Count(std::string(kUnits) + "SELECT count(*) FROM u WHERE fallback > 0"), 3);
+  EXPECT_EQ(fleet_.Count(std::string(kUnits) + "SELECT count(*) FROM u a JOIN u b ON a.n > b.n AND a.n IN (4, 3) "
+                                               "AND b.n IN (3, 1) AND a.fallback >= b.fallback"),
+            3)
+      << "the more trials a task got, the slower its fallback should have been";
+  EXPECT_NE(r.output.find("1 of 3 task/template units have no trial yet beyond their fallback config"),
+            std::string::npos)
+      << r.output;
+  // With every fallback measured, the estimate covers the whole model.
+  EXPECT_NE(r.output.find("estimated model latency (sum of count x latency)"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("no successful measurement"), std::string::npos) << r.output;
+  // Random search learns nothing from other tasks' records, so no unit reads or reports them.
+  EXPECT_EQ(r.output.find("warm start"), std::string::npos) << r.output;
 }
 
-TEST_F(TuneGemmE2E, GivenTwoTasksOfOneTemplateOnAnEmptyLogTheLighterShouldWarmStartFromTheHeaviersResults) {
-  // The scheduler gives each unit one batch in turn, the heaviest first although it is named last: the lighter
-  // unit's first batch comes after the heavier unit's 4 results were recorded in this run, and those are its
-  // history.
+TEST_F(TuneGemmE2E, GivenTwoTasksOfOneTemplateOnAnEmptyLogEachShouldWarmStartFromWhatTheRunRecordedBeforeIt) {
+  // The fallback round records both fallbacks; then the slower task's first batch (3 more trials) starts without
+  // history (the other's lone fallback ranks nothing), and the other's (the last 2 trials) learns from the slower's 4
+  // results.
   RunResult r = fleet_.Cli({"tune", "--rpc-key", "pocl", "--task", "gemm:32,32,32", "--task", "gemm:64,64,64",
-                            "--template", "gemm.buffer", "--trials", "8", "--tuner", "xgb", "--db", fleet_.db(),
+                            "--template", "gemm.buffer", "--trials", "7", "--tuner", "xgb", "--db", fleet_.db(),
                             "--number", "1", "--repeat", "1", "--batch", "4"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("gemm:32,32,32:float32 [gemm.buffer]: warm start from 4 records"), std::string::npos)
+  EXPECT_EQ(fleet_.Count("SELECT count(*) FROM records"), 7);
+  EXPECT_EQ(fleet_.Count(std::string(kUnits) + "SELECT count(*) FROM u a JOIN u b ON a.n = 4 AND b.n = 3 "
+                                               "AND a.fallback >= b.fallback"),
+            1)
+      << "the slower fallback's task should have had its first batch first";
+  const size_t warm = r.output.find("[gemm.buffer]: warm start from ");
+  ASSERT_NE(warm, std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("[gemm.buffer]: warm start from 4 records of other tasks/devices (4 configs)"), warm)
       << r.output;
-  EXPECT_EQ(r.output.find("gemm:64,64,64:float32 [gemm.buffer]: warm start"), std::string::npos) << r.output;
-  EXPECT_EQ(fleet_.Count("SELECT count(*) FROM records"), 8);
+  EXPECT_EQ(r.output.find("[gemm.buffer]: warm start from ", warm + 1), std::string::npos) << r.output;
 }
 
 }  // namespace

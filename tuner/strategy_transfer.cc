@@ -4,6 +4,9 @@
 #include <limits>
 #include <map>
 #include <tuple>
+#include <utility>
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
 #include "tuner/strategy_common.h"
@@ -80,11 +83,14 @@ std::vector<HistoryRecord> CollapseHistory(const std::vector<HistoryRecord>& rec
     }
     if (r.ok && r.cost > 0) ok_costs[it->second].push_back(r.cost);
   }
+  std::map<std::pair<std::string, std::string>, size_t> configs;  // per (task, device)
   for (size_t i = 0; i < out.size(); ++i) {
+    ++configs[{out[i].task_spec, out[i].device_fingerprint}];
     if (ok_costs[i].empty()) continue;
     out[i].ok = true;
     out[i].cost = LowerMedian(ok_costs[i]);
   }
+  std::erase_if(out, [&](const HistoryRecord& r) { return configs[{r.task_spec, r.device_fingerprint}] < 2; });
   return out;
 }
 

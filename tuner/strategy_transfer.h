@@ -20,7 +20,9 @@ struct MappedConfig {
 // One row per (task, device, config): ok when any of its results ran, at the lower median of those, else failed
 // (it enters the training set as the worst, like the task's own failures), in the order of first records. A
 // config measured in several runs or passes weighs as one run of it, and `tune` and `simulate --transfer-from`
-// warm-start from the same rows.
+// warm-start from the same rows. A (task, device) with a single config is left out: one row ranks nothing, and as
+// its own best it would only teach the model that its config is the best (a run's fallback round leaves one such
+// row per task, the template's fallback config).
 std::vector<HistoryRecord> CollapseHistory(const std::vector<HistoryRecord>& records);
 
 // Maps `config_json` ({"knob": [factors] or value, ...}) onto `space`: exact when Space::FromJson accepts it;

@@ -17,10 +17,10 @@ TEST(CollapseHistoryTest, GivenConfigsRecordedInSeveralPasses_HistoryShouldHoldO
       Rec("dev-a", R"({"t":[4,2]})", false, 0),    Rec("dev-a", R"({"t":[1,8]})", true, 1e-5),
       Rec("dev-a", R"({"t":[2,4]})", true, 4e-5),  Rec("dev-b", R"({"t":[1,8]})", true, 9e-5),
       Rec("dev-a", R"({"t":[1,8]})", true, 2e-5),  Rec("dev-a", R"({"t":[4,2]})", false, 0),
-      Rec("dev-a", R"({"t":[2,4]})", true, 6e-5),
+      Rec("dev-a", R"({"t":[2,4]})", true, 6e-5),  Rec("dev-b", R"({"t":[2,4]})", true, 8e-5),
   };
   const std::vector<HistoryRecord> rows = CollapseHistory(records);
-  ASSERT_EQ(rows.size(), 4u);
+  ASSERT_EQ(rows.size(), 5u);
   // In the order of first records; the same config on another device is a row of its own.
   EXPECT_EQ(rows[0].config_json, R"({"t":[1,8]})");
   EXPECT_EQ(rows[0].device_fingerprint, "dev-a");
@@ -35,6 +35,17 @@ TEST(CollapseHistoryTest, GivenConfigsRecordedInSeveralPasses_HistoryShouldHoldO
   EXPECT_DOUBLE_EQ(rows[3].cost, 9e-5);
   EXPECT_EQ(rows[3].task_spec, "conv2d:1,8,8,8,8,3,3,1,1");
   EXPECT_DOUBLE_EQ(rows[3].flops, 1e6);
+}
+
+TEST(CollapseHistoryTest, GivenATaskAndDeviceWithASingleConfigItsRowShouldBeLeftOut) {
+  // dev-b measured one config (twice): as its own best, it would teach the model that it is the best config.
+  const std::vector<HistoryRecord> rows =
+      CollapseHistory({Rec("dev-a", R"({"t":[1,8]})", true, 3e-5), Rec("dev-b", R"({"t":[1,8]})", true, 9e-5),
+                       Rec("dev-a", R"({"t":[2,4]})", false, 0), Rec("dev-b", R"({"t":[1,8]})", true, 8e-5)});
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].device_fingerprint, "dev-a");
+  EXPECT_EQ(rows[1].device_fingerprint, "dev-a");
+  EXPECT_TRUE(CollapseHistory({Rec("dev-a", R"({"t":[1,8]})", true, 3e-5)}).empty());
 }
 
 }  // namespace

@@ -34,11 +34,33 @@ double TaskScheduler::Score(const TaskProgress& t, double group_best) const {
 }
 
 std::vector<size_t> TaskScheduler::FirstBatchOrder(const std::vector<TaskProgress>& tasks) {
+  // A task runs its fastest template, so its latency is the fastest fallback among its units.
+  std::map<int, double> group_fallback;
+  std::vector<double> rates;  // FLOP/s of each measured fallback
+  for (const TaskProgress& t : tasks) {
+    if (t.fallback_cost <= 0) continue;
+    if (t.flops > 0) rates.push_back(t.flops / t.fallback_cost);
+    if (t.group < 0) continue;
+    auto [it, fresh] = group_fallback.emplace(t.group, t.fallback_cost);
+    if (!fresh && t.fallback_cost < it->second) it->second = t.fallback_cost;
+  }
+  double rate = 0;  // 0: no fallback measured, weigh by FLOPs alone
+  if (!rates.empty()) {
+    std::nth_element(rates.begin(), rates.begin() + static_cast<std::ptrdiff_t>(rates.size() / 2), rates.end());
+    rate = rates[rates.size() / 2];
+  }
+  std::vector<double> weight(tasks.size());
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const TaskProgress& t = tasks[i];
+    double latency = t.fallback_cost;
+    if (auto it = group_fallback.find(t.group); it != group_fallback.end()) latency = it->second;
+    if (latency <= 0) latency = rate > 0 ? t.flops / rate : t.flops;
+    weight[i] = static_cast<double>(t.count) * latency;
+  }
   std::vector<size_t> order(tasks.size());
   std::iota(order.begin(), order.end(), size_t{0});
   // Stable: units of equal weight (a task's templates, or weights unknown) keep the run's order.
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return tasks[a].weight > tasks[b].weight; });
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return weight[a] > weight[b]; });
   return order;
 }
 

@@ -1,10 +1,13 @@
 // TaskScheduler: decides which task of a model gets the next batch of trials (deciding only).
 // The budget goes where it pays, in the spirit of Ansor's task scheduler: every unit (a task under one template)
 // first gets one batch, and a unit with sibling templates a second one (its first batch is mostly random picks,
-// made before the model had results). These first batches go in order of weight, count × FLOPs, the heaviest
-// first: a run cut short by --trials, --time-budget or a stop has then tuned the layers that matter most. (On a
-// full budget the order made no measurable difference to the outcome, bench/results/
-// h200-pocl-2026-12-01-first-batch-order.md; on a short one it did.)
+// made before the model had results). These first batches go in order of weight, the slowest layers first: a run
+// cut short by --trials, --time-budget or a stop has then tuned the layers that cost most. A unit's weight is its
+// task's count × the task's measured fallback latency (the fastest of its templates' fallback configs, which the
+// run measures in a round of its own before the first batches, tune_run.cc); a task without one is estimated from
+// its FLOPs at the median rate of the fallbacks measured, and without any, count × FLOPs alone orders them. (On a
+// full budget the order made no measurable difference to the outcome; on a short one it did: bench/results/
+// h200-pocl-2026-12-01-first-batch-order.md and h200-pocl-2026-12-01-fallback-round.md.)
 // Then the unit with the largest
 //   count × task's best latency × (task's best / unit's best) × (1 + recent relative improvement + exploration)
 //   × plateau
@@ -30,7 +33,8 @@ struct TaskProgress {
   bool done = false;            // exhausted or early-stopped
   std::vector<double> curve;    // best cost after each trial (0 before the first success)
   int group = -1;               // units with the same group ≥ 0 are one task under different templates
-  double weight = 0;            // count × FLOPs: the order of first batches (0: unknown, goes last)
+  double flops = 0;             // of one run of the task's kernel (0: unknown)
+  double fallback_cost = 0;     // seconds: the unit's fallback config as measured, 0 while unknown or failed
 };
 
 class TaskScheduler {
@@ -40,7 +44,8 @@ class TaskScheduler {
 
   // Index of the task that gets the next batch, or -1 when every task is done.
   int Next(const std::vector<TaskProgress>& tasks) const;
-  // The order in which units get their first (and second) batches: by weight, the heaviest first.
+  // The order in which units get their first (and second) batches: by weight (see above), the largest first;
+  // units of equal weight (a task's templates) keep the run's order.
   static std::vector<size_t> FirstBatchOrder(const std::vector<TaskProgress>& tasks);
   // The unit's score (see above); `group_best` is the best cost among the units of its task (0: its own).
   // Units without a success score highest.

@@ -22,27 +22,61 @@ TEST(TaskSchedulerTest, GivenUntriedTasksOfUnknownWeightEachShouldGetAFirstBatch
   EXPECT_EQ(s.Next(tasks), 2);
 }
 
-TaskProgress Untried(double weight) {
+TaskProgress Untried(double flops, double fallback_cost = 0, int group = -1, int64_t count = 1) {
   TaskProgress t;
-  t.weight = weight;
+  t.count = count;
+  t.flops = flops;
+  t.fallback_cost = fallback_cost;
+  t.group = group;
   return t;
 }
 
-TEST(TaskSchedulerTest, GivenUntriedUnitsTheHeaviestShouldGetTheirFirstBatchFirst) {
+std::vector<size_t> FirstBatches(std::vector<TaskProgress> tasks) {
+  // The order Next gives them in, one first batch at a time.
   TaskScheduler s(8);
+  std::vector<size_t> order;
+  for (int next; (next = s.Next(tasks)) >= 0 && tasks[next].trials_this_run == 0;) {
+    order.push_back(static_cast<size_t>(next));
+    tasks[next].trials_this_run = 8;
+    tasks[next].best_cost = 1e-3;
+    tasks[next].curve.assign(8, 1e-3);
+    tasks[next].done = true;  // enough for this order
+  }
+  return order;
+}
+
+TEST(TaskSchedulerTest, GivenUntriedUnitsWithoutMeasuredFallbacksTheHeaviestByFlopsShouldGoFirst) {
   // A run cut short (by its budget or a stop) has then tuned the layers that weigh most.
-  std::vector<TaskProgress> tasks = {Untried(1e9), Untried(3e9), Untried(2e9)};
-  EXPECT_EQ(s.Next(tasks), 1);
-  tasks[1] = Measured(1, 1e-3, 8);
-  EXPECT_EQ(s.Next(tasks), 2);
-  tasks[2] = Measured(1, 1e-3, 8);
-  EXPECT_EQ(s.Next(tasks), 0);
+  EXPECT_EQ(FirstBatches({Untried(1e9), Untried(3e9), Untried(2e9)}), (std::vector<size_t>{1, 2, 0}));
+  // Occurrences count: 2 × 2 GFLOP outweigh 3 GFLOP.
+  EXPECT_EQ(FirstBatches({Untried(3e9), Untried(2e9, 0, -1, 2)}), (std::vector<size_t>{1, 0}));
+}
+
+TEST(TaskSchedulerTest, GivenMeasuredFallbacksTheSlowestLayerShouldGoFirstWhateverItsFlops) {
+  // The heaviest by FLOPs runs its fallback in 1 ms, a lighter layer (a reduction over many channels, say) in 3.
+  EXPECT_EQ(FirstBatches({Untried(3e9, 1e-3), Untried(1e9, 3e-3), Untried(2e9, 2e-3)}),
+            (std::vector<size_t>{1, 2, 0}));
+  // 3 occurrences × 1.5 ms outweigh 1 × 3 ms.
+  EXPECT_EQ(FirstBatches({Untried(1e9, 3e-3), Untried(1e9, 1.5e-3, -1, 3)}), (std::vector<size_t>{1, 0}));
+}
+
+TEST(TaskSchedulerTest, GivenATasksTemplatesTheFastestOfTheirFallbacksShouldWeighThemAll) {
+  // Task 0 runs its fastest template: 1 ms, although its other template's fallback takes 10 ms. Task 1 takes 2
+  // ms, so it goes first; then task 0's templates, in the run's order.
+  EXPECT_EQ(FirstBatches({Untried(1e9, 10e-3, 0), Untried(1e9, 1e-3, 0), Untried(1e9, 2e-3, 1)}),
+            (std::vector<size_t>{2, 0, 1}));
+}
+
+TEST(TaskSchedulerTest, GivenAUnitWithoutAFallbackItsFlopsAtTheMedianRateOfTheOthersShouldWeighIt) {
+  // Fallback rates 1, 2 and 1 TFLOP/s: the median, 1 TFLOP/s, puts 2.5 GFLOP without a fallback at 2.5 ms,
+  // between the measured 3 ms and 2 ms.
+  EXPECT_EQ(FirstBatches({Untried(1e9, 1e-3), Untried(4e9, 2e-3), Untried(3e9, 3e-3), Untried(2.5e9)}),
+            (std::vector<size_t>{2, 3, 1, 0}));
 }
 
 TEST(TaskSchedulerTest, GivenATasksTemplatesOfEqualWeightTheyShouldKeepTheRunsOrder) {
   TaskScheduler s(8);
-  TaskProgress a = Untried(2e9), b = Untried(2e9), light = Untried(1e9);
-  a.group = b.group = 0;
+  TaskProgress a = Untried(2e9, 0, 0), b = Untried(2e9, 0, 0), light = Untried(1e9);
   EXPECT_EQ(s.Next({light, a, b}), 1);
   EXPECT_EQ(s.Next({light, Measured(1, 1e-3, 8), b}), 2);
 }

@@ -81,9 +81,9 @@ Status TaskTuner::WarmStartFromLog() {
     history.push_back({tasks[r.task_id].first, fingerprints[r.device_id], r.config, r.status == 0, r.mean_cost,
                        tasks[r.task_id].second});
   }
-  if (history.empty()) return Status::OK();
   const size_t records = history.size();
   history = CollapseHistory(history);
+  if (history.empty()) return Status::OK();  // nothing, or nothing that ranks configs
   spdlog::info("{} [{}]: warm start from {} records of other tasks/devices ({} configs)", task_.ToSpec(),
                tmpl_.name(), records, history.size());
   strategy_->WarmStart(history);
@@ -93,7 +93,7 @@ Status TaskTuner::WarmStartFromLog() {
 void TaskTuner::Observe(uint64_t index, bool ok, double cost) {
   ++trials_;
   if (index == fallback_index_) {
-    fallback_seen_ = true;
+    fallback_seen_ = fallback_recorded_ = true;
     fallback_cost_ = ok ? cost : 0;
   }
   last_gflops_ = ok && cost > 0 ? flops_ / cost / 1e9 : 0;
@@ -136,6 +136,14 @@ Result<std::vector<CandidateJob>> TaskTuner::Propose(size_t n) {
       TF_RETURN_IF_ERROR(AddCandidate(index, &jobs));
     }
   }
+  return jobs;
+}
+
+Result<std::vector<CandidateJob>> TaskTuner::ProposeFallback() {
+  std::vector<CandidateJob> jobs;
+  if (fallback_seen_ || !space_.ValidIndex(fallback_index_)) return jobs;
+  fallback_seen_ = true;
+  TF_RETURN_IF_ERROR(AddCandidate(fallback_index_, &jobs));
   return jobs;
 }
 

@@ -54,6 +54,10 @@ class TaskTuner {
   // Up to n new candidates. A config whose program cannot be generated is recorded at once as status 2 and
   // does not appear in the returned list (it still counts as a trial).
   Result<std::vector<CandidateJob>> Propose(size_t n);
+  // The template's fallback config alone, when it is valid and not yet measured (empty otherwise; a fallback whose
+  // program cannot be generated is recorded at once as status 2). Unlike Propose it does not read the log for
+  // a warm start, so the unit's first batch still learns from everything recorded before it.
+  Result<std::vector<CandidateJob>> ProposeFallback();
   // Records one measurement (commits at once) and tells the strategy.
   // `device_id` 0 = the device given in the options.
   Status Record(uint64_t index, const proto::MeasureResult& result, int64_t device_id = 0);
@@ -62,6 +66,8 @@ class TaskTuner {
   const Template& tmpl() const { return tmpl_; }
   const Space& space() const { return space_; }
   uint64_t trials() const { return trials_; }              // records of this run and resumed ones
+  // Trials beyond the fallback config: those that tuned.
+  uint64_t tuning_trials() const { return trials_ - (fallback_recorded_ ? 1 : 0); }
   uint64_t resumed() const { return resumed_; }            // records found in the log at start
   bool exhausted() const { return exhausted_; }
   bool has_best() const { return best_cost_ > 0; }
@@ -108,7 +114,8 @@ class TaskTuner {
   double last_gflops_ = 0;
   std::vector<double> curve_;
   uint64_t fallback_index_ = 0;
-  bool fallback_seen_ = false;  // measured (in this run or an earlier one)
+  bool fallback_seen_ = false;  // proposed or measured (in this run or an earlier one)
+  bool fallback_recorded_ = false;
   double fallback_cost_ = 0;
 };
 

@@ -4,7 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <cstdio>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <stop_token>
@@ -26,6 +26,7 @@ struct Entry {
   size_t task_index = 0;
   std::unique_ptr<TaskTuner> tuner;
   uint64_t trials_this_run = 0;
+  uint64_t round_trials = 0;  // trials of the run's fallback round (0 or 1), part of the unit's first batch
 };
 
 Result<std::vector<const Template*>> PickTemplates(const Task& task, const std::string& forced,
@@ -122,15 +123,26 @@ Result<TuneSummary> RunTune(const TuneOptions& opts) {
   uint64_t remaining = budget > recorded ? budget - recorded : 0;
   if (recorded > 0)
     spdlog::info("resume: {} trials already recorded, {} to go (--fresh starts over)", recorded, remaining);
+  // Before the first batches, a round measures every untried unit's fallback config (which its first batch would
+  // measure anyway), so that the first batches go to the layers that are slowest as they stand (TaskScheduler).
+  std::vector<size_t> untried;
+  for (size_t i = 0; i < entries.size(); ++i)
+    if (entries[i].tuner->trials() == 0 && !Done(entries[i], opts.early_stopping)) untried.push_back(i);
+  const bool fallback_round = untried.size() > 1 && remaining >= untried.size();
   // A model's many units share one budget: say so at once when it cannot give each untried unit a first batch,
   // rather than leave the user to find most of the model untuned at the end.
-  uint64_t untried = 0;
-  for (const Entry& e : entries) untried += e.tuner->trials() == 0 && !Done(e, opts.early_stopping);
-  if (!opts.all_trials && untried > 1 && remaining < untried * opts.batch_size)
-    spdlog::warn("--trials {} leaves {} trials for {} task/template units without a trial: at {} per first batch, "
-                 "about {} of them will be tried, the heaviest (count x FLOPs) first; --trials {} gives each one "
-                 "batch, --time-budget S alone tunes until S seconds", budget, remaining, untried, opts.batch_size,
-                 (remaining + opts.batch_size - 1) / opts.batch_size, recorded + untried * opts.batch_size);
+  if (!opts.all_trials && untried.size() > 1 && remaining < untried.size() * opts.batch_size) {
+    // With the round, a first batch after it costs batch - 1 more trials.
+    const uint64_t left = fallback_round ? remaining - untried.size() : remaining;
+    const uint64_t per_batch = fallback_round && opts.batch_size > 1 ? opts.batch_size - 1 : opts.batch_size;
+    spdlog::warn("--trials {} leaves {} trials for {} task/template units without a trial: {}about {} of them "
+                 "will get a first batch of {}, the slowest first{}; --trials {} gives each one batch, "
+                 "--time-budget S alone tunes until S seconds", budget, remaining, untried.size(),
+                 fallback_round ? "after a round that measures each one's fallback config, " : "",
+                 (left + per_batch - 1) / per_batch, opts.batch_size,
+                 fallback_round ? " (count x fallback latency)" : " (count x FLOPs)",
+                 recorded + untried.size() * opts.batch_size);
+  }
 
   TuneSummary summary;
   Progress progress(remaining, opts.time_budget);
@@ -154,7 +166,75 @@ Result<TuneSummary> RunTune(const TuneOptions& opts) {
       session_stop.request_stop();
     });
   }
-  while (remaining > 0) {
+
+  // Measures `jobs` (each with the unit it belongs to) on the fleet and records each result as it arrives.
+  // A stop or the time budget's deadline ends it with what arrived recorded (summary.interrupted says which);
+  // any other failure is the run's.
+  bool cut = false;  // a stop or the deadline ended a measurement
+  struct UnitJob {
+    Entry* entry;
+    CandidateJob job;
+  };
+  auto measure = [&](const std::vector<UnitJob>& jobs, const std::function<std::string(const Entry&)>& label) {
+    std::vector<const proto::KernelProgram*> programs;
+    for (const auto& j : jobs) programs.push_back(&j.job.program);
+    if (programs.empty()) return Status::OK();
+    Status st = session->Measure(programs, [&](size_t i, const proto::MeasureResult& r, const std::string& fp) {
+      int64_t dev = device_id;
+      if (auto it = device_ids.find(fp); it != device_ids.end()) dev = it->second;
+      TaskTuner& tuner = *jobs[i].entry->tuner;
+      TF_RETURN_IF_ERROR(tuner.Record(jobs[i].job.index, r, dev));
+      progress.Trial();
+      progress.Show(label(*jobs[i].entry), tuner.last_gflops(), tuner.best_gflops(), "", false);
+      return Status::OK();
+    });
+    if (st.ok() || !session->interrupted()) return st;
+    // What arrived before the stop (a signal, or the budget's deadline) is recorded; the rest of the batch is
+    // left for the next run.
+    cut = true;
+    summary.interrupted = opts.stop.stop_requested();
+    if (summary.interrupted) {
+      spdlog::info("{}", st.message());
+    } else {
+      spdlog::info("time budget of {} reached: {}", FormatDuration(opts.time_budget), st.message());
+    }
+    return Status::OK();
+  };
+  auto unit_label = [&](const Entry& e) {
+    return "task " + std::to_string(e.task_index + 1) + "/" + std::to_string(opts.tasks.size()) + " " +
+           e.tuner->task().ToSpec() + " [" + e.tuner->tmpl().name() + "]";
+  };
+  auto fail = [&](Status st) {
+    progress.Finish();
+    (void)log->EndSession(session_id, "failed");
+    return st;
+  };
+
+  if (fallback_round) {
+    spdlog::info("measuring the fallback config of {} units first, to give the slowest layers their first "
+                 "batches first", untried.size());
+    std::vector<UnitJob> jobs;
+    for (size_t i : untried) {
+      Entry& e = entries[i];
+      const uint64_t before = e.tuner->trials();
+      TF_ASSIGN_OR_RETURN(std::vector<CandidateJob> fallback, e.tuner->ProposeFallback());
+      for (uint64_t k = before; k < e.tuner->trials(); ++k) progress.Trial();  // generation failed
+      for (CandidateJob& j : fallback) jobs.push_back({&e, std::move(j)});
+    }
+    Status st = measure(jobs, [&](const Entry& e) { return "fallback round, " + unit_label(e); });
+    if (!st.ok()) return fail(st);
+    // The round's trials (generation failures included; the units had none before it) count against the budget
+    // and as part of each unit's first batch, which the scheduler still gives every one of them.
+    uint64_t spent = 0;
+    for (size_t i : untried) {
+      entries[i].round_trials = entries[i].tuner->trials();
+      spent += entries[i].round_trials;
+    }
+    summary.measured += spent;
+    remaining = remaining > spent ? remaining - spent : 0;
+  }
+
+  while (remaining > 0 && !cut) {
     if (opts.stop.stop_requested()) {
       summary.interrupted = true;
       break;
@@ -166,52 +246,29 @@ Result<TuneSummary> RunTune(const TuneOptions& opts) {
     std::vector<TaskProgress> view;
     for (const Entry& e : entries)
       view.push_back({e.tuner->count(), e.tuner->best_cost(), e.trials_this_run, Done(e, opts.early_stopping),
-                      e.tuner->curve(), static_cast<int>(e.task_index),
-                      static_cast<double>(e.tuner->count()) * e.tuner->flops()});
+                      e.tuner->curve(), static_cast<int>(e.task_index), e.tuner->flops(),
+                      e.tuner->fallback_cost()});
     int pick = scheduler.Next(view);
     if (pick < 0) break;
     Entry& e = entries[pick];
     TaskTuner& tuner = *e.tuner;
     uint64_t before = tuner.trials();
-    TF_ASSIGN_OR_RETURN(std::vector<CandidateJob> jobs,
-                        tuner.Propose(std::min<uint64_t>(opts.batch_size, remaining)));
+    // A first batch whose fallback the round measured is one trial shorter: the round reorders work, it adds none.
+    const uint64_t credit = e.trials_this_run == 0 ? e.round_trials : 0;
+    const uint64_t size = opts.batch_size > credit ? opts.batch_size - credit : 1;
+    TF_ASSIGN_OR_RETURN(std::vector<CandidateJob> proposed, tuner.Propose(std::min<uint64_t>(size, remaining)));
     uint64_t generation_failures = tuner.trials() - before;
     for (uint64_t k = 0; k < generation_failures; ++k) progress.Trial();
-    char label[256];
-    std::snprintf(label, sizeof label, "task %zu/%zu %s [%s]", e.task_index + 1, opts.tasks.size(),
-                  tuner.task().ToSpec().c_str(), tuner.tmpl().name().c_str());
-    std::vector<const proto::KernelProgram*> programs;
-    for (const auto& j : jobs) programs.push_back(&j.program);
-    if (!programs.empty()) {
-      Status st = session->Measure(programs, [&](size_t i, const proto::MeasureResult& r, const std::string& fp) {
-        int64_t dev = device_id;
-        if (auto it = device_ids.find(fp); it != device_ids.end()) dev = it->second;
-        TF_RETURN_IF_ERROR(tuner.Record(jobs[i].index, r, dev));
-        progress.Trial();
-        progress.Show(label, tuner.last_gflops(), tuner.best_gflops(), "", false);
-        return Status::OK();
-      });
-      if (!st.ok() && session->interrupted()) {
-        // What arrived before the stop (a signal, or the budget's deadline) is recorded; the rest of the batch is
-        // left for the next run.
-        summary.interrupted = opts.stop.stop_requested();
-        if (summary.interrupted) {
-          spdlog::info("{}", st.message());
-        } else {
-          spdlog::info("time budget of {} reached: {}", FormatDuration(opts.time_budget), st.message());
-        }
-      } else if (!st.ok()) {
-        progress.Finish();
-        (void)log->EndSession(session_id, "failed");
-        return st;
-      }
-    }
+    std::vector<UnitJob> jobs;
+    for (CandidateJob& j : proposed) jobs.push_back({&e, std::move(j)});
+    Status st = measure(jobs, unit_label);
+    if (!st.ok()) return fail(st);
     uint64_t measured = tuner.trials() - before;
-    e.trials_this_run += std::max<uint64_t>(measured, 1);
+    e.trials_this_run += std::max<uint64_t>(measured, 1) + credit;
     summary.measured += measured;
     remaining = remaining > measured ? remaining - measured : 0;
-    progress.Show(label, tuner.last_gflops(), tuner.best_gflops(), tuner.strategy_status(), true);
-    if (summary.interrupted || budget_spent) break;
+    progress.Show(unit_label(e), tuner.last_gflops(), tuner.best_gflops(), tuner.strategy_status(), true);
+    if (cut || budget_spent) break;
     if (tuner.exhausted() && measured == 0) continue;
   }
   progress.Finish();
@@ -226,6 +283,7 @@ Result<TuneSummary> RunTune(const TuneOptions& opts) {
     out.template_name = t.tmpl().name();
     out.count = t.count();
     out.trials = t.trials();
+    out.tuning_trials = t.tuning_trials();
     out.best_cost = t.best_cost();
     out.best_gflops = t.best_gflops();
     out.fallback_cost = t.fallback_cost();

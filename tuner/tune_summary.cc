@@ -35,7 +35,7 @@ std::string FormatTuneSummary(const TuneSummary& s) {
     rows.push_back({t.spec, std::to_string(t.count), t.template_name, std::to_string(t.trials),
                     ok ? Fixed(t.best_cost * 1e3, "%.4f") : "-", ok ? Fixed(t.best_gflops, "%.2f") : "-",
                     ok && t.fallback_cost > 0 ? Fixed(t.fallback_cost / t.best_cost, "%.2fx") : "-"});
-    if (t.trials == 0) ++untried;
+    if (t.tuning_trials == 0) ++untried;
     auto& [b, f] = per_task[t.spec];
     if (ok && (b == 0 || t.best_cost < b)) b = t.best_cost;
     if (t.fallback_cost > 0 && (f == 0 || t.fallback_cost < f)) f = t.fallback_cost;
@@ -78,8 +78,8 @@ std::string FormatTuneSummary(const TuneSummary& s) {
   }
   if (untried > 0)
     out += std::to_string(untried) + " of " + std::to_string(s.tasks.size()) +
-           " task/template units have no trial yet: the budget ended before them (the same command with a larger "
-           "--trials or --time-budget continues, keeping every record)\n";
+           " task/template units have no trial yet beyond their fallback config: the budget ended before them (the "
+           "same command with a larger --trials or --time-budget continues, keeping every record)\n";
   return out;
 }
 

@@ -16,6 +16,7 @@ struct TunedTask {
   std::string template_name;
   int64_t count = 1;
   uint64_t trials = 0;         // recorded in the log, this run's and earlier runs'
+  uint64_t tuning_trials = 0;  // of those, the ones beyond the fallback config
   double best_cost = 0;        // seconds, 0 when nothing succeeded
   double best_gflops = 0;
   double fallback_cost = 0;    // seconds of the template's fallback config (0 when not measured)

@@ -26,11 +26,11 @@ std::vector<std::string> Fields(const std::string& line) {
 // A model run cut short: one unit tuned, one whose trials all failed, one the budget never reached.
 TuneSummary CutShortRun() {
   TuneSummary s;
-  s.tasks.push_back({"conv2d:1,3,224,224,32,3,3,2,1,bias=1:float32", "conv2d_nchw.buffer", 1, 16, 1.25e-3, 17.2,
+  s.tasks.push_back({"conv2d:1,3,224,224,32,3,3,2,1,bias=1:float32", "conv2d_nchw.buffer", 1, 16, 15, 1.25e-3, 17.2,
                      2.5e-3, R"({"tile":[2,8]})"});
-  s.tasks.push_back({"dwconv2d:1,32,112,112,3,3,1,1,bias=1:float32", "depthwise_conv2d_nchwc.image2d", 2, 5, 0, 0,
+  s.tasks.push_back({"dwconv2d:1,32,112,112,3,3,1,1,bias=1:float32", "depthwise_conv2d_nchwc.image2d", 2, 5, 4, 0, 0,
                      0, ""});
-  s.tasks.push_back({"gemm:1,1000,1280,transb=1,bias=1:float32", "gemm.buffer", 1, 0, 0, 0, 0, ""});
+  s.tasks.push_back({"gemm:1,1000,1280,transb=1,bias=1:float32", "gemm.buffer", 1, 0, 0, 0, 0, 0, ""});
   return s;
 }
 
@@ -84,17 +84,31 @@ TEST(TuneSummaryTest, GivenUnitsTheBudgetNeverReachedItShouldCountThemInsteadOfC
 TEST(TuneSummaryTest, GivenEveryTaskMeasuredTheEstimateShouldSumCountTimesTheBestTemplate) {
   TuneSummary s;
   // Task a: two templates, the faster one (1 ms) counts; its fallback is the lower of the two (3 ms). Task b: twice.
-  s.tasks.push_back({"a", "t1", 1, 16, 1e-3, 1, 4e-3, "{}"});
-  s.tasks.push_back({"a", "t2", 1, 16, 2e-3, 1, 3e-3, "{}"});
-  s.tasks.push_back({"b", "t1", 2, 16, 0.5e-3, 1, 1e-3, "{}"});
+  s.tasks.push_back({"a", "t1", 1, 16, 15, 1e-3, 1, 4e-3, "{}"});
+  s.tasks.push_back({"a", "t2", 1, 16, 15, 2e-3, 1, 3e-3, "{}"});
+  s.tasks.push_back({"b", "t1", 2, 16, 15, 0.5e-3, 1, 1e-3, "{}"});
   const std::string summary = FormatTuneSummary(s);
   EXPECT_NE(summary.find("fallback 5.000 ms -> tuned 2.000 ms\n"), std::string::npos) << summary;
   EXPECT_EQ(summary.find("no trial yet"), std::string::npos) << summary;
 }
 
+TEST(TuneSummaryTest, GivenUnitsWithOnlyTheirFallbackMeasuredTheEstimateShouldCountThemAtItAndSaySo) {
+  TuneSummary s;
+  // The run's fallback round measured every unit's fallback config; the budget then tuned task a alone.
+  s.tasks.push_back({"a", "t1", 1, 17, 16, 1e-3, 1, 4e-3, "{}"});
+  s.tasks.push_back({"b", "t1", 2, 1, 0, 2e-3, 1, 2e-3, "{}"});
+  const std::string summary = FormatTuneSummary(s);
+  EXPECT_NE(summary.find("estimated model latency (sum of count x latency): fallback 8.000 ms -> tuned 5.000 ms\n"),
+            std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find("1 of 2 task/template units have no trial yet beyond their fallback config"),
+            std::string::npos)
+      << summary;
+}
+
 TEST(TuneSummaryTest, GivenOneTaskOnceThereShouldBeNoModelEstimate) {
   TuneSummary s;
-  s.tasks.push_back({"gemm:64,64,64:float32", "gemm.buffer", 1, 8, 1e-4, 5.2, 2e-4, "{}"});
+  s.tasks.push_back({"gemm:64,64,64:float32", "gemm.buffer", 1, 8, 7, 1e-4, 5.2, 2e-4, "{}"});
   EXPECT_EQ(FormatTuneSummary(s).find("estimated"), std::string::npos);
 }
 
