@@ -101,6 +101,31 @@ TEST_F(TuneGemmE2E, GivenTooFewTrialsForEveryTaskTheRunShouldSaySoAtTheStartAndT
   EXPECT_EQ(r.output.find("warm start"), std::string::npos) << r.output;
 }
 
+TEST_F(TuneGemmE2E, GivenABudgetTheFallbackRoundWouldMostlyTakeTheHeaviestByFlopsShouldGoFirstWithoutIt) {
+  // 3 fallbacks would take 3 of 5 trials: no round; the first batch (the fallback and 3 picks) goes to the heaviest
+  // task by FLOPs, gemm:64, and the last trial to gemm:48, the next heaviest.
+  RunResult r = fleet_.Cli({"tune", "--rpc-key", "pocl", "--task", "gemm:32,32,32", "--task", "gemm:48,48,48",
+                            "--task", "gemm:64,64,64", "--template", "gemm.buffer", "--trials", "5", "--tuner",
+                            "random", "--db", fleet_.db(), "--number", "1", "--repeat", "1", "--batch", "4"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("--trials 5 leaves 5 trials for 3 task/template units without a trial: about 2 of them "
+                          "will get a first batch of 4, the heaviest first (count x FLOPs)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("measuring the fallback config"), std::string::npos) << r.output;
+  auto records = [&](const std::string& spec) {
+    return fleet_.Count("SELECT count(*) FROM records r JOIN tasks t ON t.id = r.task_id WHERE t.spec LIKE '" + spec +
+                        "%'");
+  };
+  EXPECT_EQ(records("gemm:64,64,64"), 4);
+  EXPECT_EQ(records("gemm:48,48,48"), 1);
+  EXPECT_EQ(records("gemm:32,32,32"), 0);
+  // gemm:48's one trial was its fallback: it is not tuned either.
+  EXPECT_NE(r.output.find("2 of 3 task/template units have no trial yet beyond their fallback config"),
+            std::string::npos)
+      << r.output;
+}
+
 TEST_F(TuneGemmE2E, GivenTwoTasksOfOneTemplateOnAnEmptyLogEachShouldWarmStartFromWhatTheRunRecordedBeforeIt) {
   // The fallback round records both fallbacks; then the slower task's first batch (3 more trials) starts without
   // history (the other's lone fallback ranks nothing), and the other's (the last 2 trials) learns from the slower's 4

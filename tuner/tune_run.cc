@@ -125,10 +125,12 @@ Result<TuneSummary> RunTune(const TuneOptions& opts) {
     spdlog::info("resume: {} trials already recorded, {} to go (--fresh starts over)", recorded, remaining);
   // Before the first batches, a round measures every untried unit's fallback config (which its first batch would
   // measure anyway), so that the first batches go to the layers that are slowest as they stand (TaskScheduler).
+  // Not when it would take more than half the budget: there would be few first batches left to order, and the
+  // FLOPs order (count x FLOPs, the heaviest first) takes its place.
   std::vector<size_t> untried;
   for (size_t i = 0; i < entries.size(); ++i)
     if (entries[i].tuner->trials() == 0 && !Done(entries[i], opts.early_stopping)) untried.push_back(i);
-  const bool fallback_round = untried.size() > 1 && remaining >= untried.size();
+  const bool fallback_round = untried.size() > 1 && 2 * untried.size() <= remaining;
   // A model's many units share one budget: say so at once when it cannot give each untried unit a first batch,
   // rather than leave the user to find most of the model untuned at the end.
   if (!opts.all_trials && untried.size() > 1 && remaining < untried.size() * opts.batch_size) {
@@ -136,11 +138,11 @@ Result<TuneSummary> RunTune(const TuneOptions& opts) {
     const uint64_t left = fallback_round ? remaining - untried.size() : remaining;
     const uint64_t per_batch = fallback_round && opts.batch_size > 1 ? opts.batch_size - 1 : opts.batch_size;
     spdlog::warn("--trials {} leaves {} trials for {} task/template units without a trial: {}about {} of them "
-                 "will get a first batch of {}, the slowest first{}; --trials {} gives each one batch, "
+                 "will get a first batch of {}, the {}; --trials {} gives each one batch, "
                  "--time-budget S alone tunes until S seconds", budget, remaining, untried.size(),
                  fallback_round ? "after a round that measures each one's fallback config, " : "",
                  (left + per_batch - 1) / per_batch, opts.batch_size,
-                 fallback_round ? " (count x fallback latency)" : " (count x FLOPs)",
+                 fallback_round ? "slowest first (count x fallback latency)" : "heaviest first (count x FLOPs)",
                  recorded + untried.size() * opts.batch_size);
   }
 
