@@ -126,6 +126,20 @@ TEST_F(TuneGemmE2E, GivenABudgetTheFallbackRoundWouldMostlyTakeTheHeaviestByFlop
       << r.output;
 }
 
+TEST_F(TuneGemmE2E, GivenABudgetThatReachesEveryUnitThereShouldBeNoFallbackRound) {
+  // 2 units, 8 trials, batches of 4: each gets its first batch (its fallback and 3 picks), the heavier first.
+  RunResult r = fleet_.Cli({"tune", "--rpc-key", "pocl", "--task", "gemm:32,32,32", "--task", "gemm:64,64,64",
+                            "--template", "gemm.buffer", "--trials", "8", "--tuner", "random", "--db", fleet_.db(),
+                            "--number", "1", "--repeat", "1", "--batch", "4"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("measuring the fallback config"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("leaves"), std::string::npos) << r.output;
+  EXPECT_EQ(fleet_.Count("SELECT count(*) FROM records r JOIN tasks t ON t.id = r.task_id "
+                         "WHERE t.spec LIKE 'gemm:64,64,64%' AND r.id <= 4"),
+            4);
+  EXPECT_EQ(fleet_.Count("SELECT count(*) FROM records"), 8);
+}
+
 TEST_F(TuneGemmE2E, GivenTwoTasksOfOneTemplateOnAnEmptyLogEachShouldWarmStartFromWhatTheRunRecordedBeforeIt) {
   // The fallback round records both fallbacks; then the slower task's first batch (3 more trials) starts without
   // history (the other's lone fallback ranks nothing), and the other's (the last 2 trials) learns from the slower's 4

@@ -123,17 +123,20 @@ Result<TuneSummary> RunTune(const TuneOptions& opts) {
   uint64_t remaining = budget > recorded ? budget - recorded : 0;
   if (recorded > 0)
     spdlog::info("resume: {} trials already recorded, {} to go (--fresh starts over)", recorded, remaining);
-  // Before the first batches, a round measures every untried unit's fallback config (which its first batch would
-  // measure anyway), so that the first batches go to the layers that are slowest as they stand (TaskScheduler).
-  // Not when it would take more than half the budget: there would be few first batches left to order, and the
-  // FLOPs order (count x FLOPs, the heaviest first) takes its place.
+  // When the budget cannot give every untried unit a first batch, a round first measures each one's fallback config
+  // (which its first batch would measure anyway), so that the first batches go to the layers that are slowest as
+  // they stand (TaskScheduler), and the closing estimate covers the whole model. Not when the round would take more
+  // than half the budget (there would be few first batches left to order), nor on a budget that reaches every unit.
+  // There the first batches go by count x FLOPs, the heaviest first: on the main job's full budget, the round's
+  // order was lower in only 7 of 24 seeds (bench/results/h200-pocl-2026-12-01-fallback-round.md).
   std::vector<size_t> untried;
   for (size_t i = 0; i < entries.size(); ++i)
     if (entries[i].tuner->trials() == 0 && !Done(entries[i], opts.early_stopping)) untried.push_back(i);
-  const bool fallback_round = untried.size() > 1 && 2 * untried.size() <= remaining;
+  const bool short_budget = !opts.all_trials && remaining < untried.size() * opts.batch_size;
+  const bool fallback_round = untried.size() > 1 && short_budget && 2 * untried.size() <= remaining;
   // A model's many units share one budget: say so at once when it cannot give each untried unit a first batch,
   // rather than leave the user to find most of the model untuned at the end.
-  if (!opts.all_trials && untried.size() > 1 && remaining < untried.size() * opts.batch_size) {
+  if (untried.size() > 1 && short_budget) {
     // With the round, a first batch after it costs batch - 1 more trials.
     const uint64_t left = fallback_round ? remaining - untried.size() : remaining;
     const uint64_t per_batch = fallback_round && opts.batch_size > 1 ? opts.batch_size - 1 : opts.batch_size;
@@ -245,11 +248,12 @@ Result<TuneSummary> RunTune(const TuneOptions& opts) {
       spdlog::info("time budget of {} reached", FormatDuration(opts.time_budget));
       break;
     }
+    // Fallback latencies order the first batches only after the round measured them all; otherwise count x FLOPs.
     std::vector<TaskProgress> view;
     for (const Entry& e : entries)
       view.push_back({e.tuner->count(), e.tuner->best_cost(), e.trials_this_run, Done(e, opts.early_stopping),
                       e.tuner->curve(), static_cast<int>(e.task_index), e.tuner->flops(),
-                      e.tuner->fallback_cost()});
+                      fallback_round ? e.tuner->fallback_cost() : 0});
     int pick = scheduler.Next(view);
     if (pick < 0) break;
     Entry& e = entries[pick];
@@ -286,6 +290,7 @@ Result<TuneSummary> RunTune(const TuneOptions& opts) {
     out.count = t.count();
     out.trials = t.trials();
     out.tuning_trials = t.tuning_trials();
+    out.exhausted = t.exhausted();
     out.best_cost = t.best_cost();
     out.best_gflops = t.best_gflops();
     out.fallback_cost = t.fallback_cost();

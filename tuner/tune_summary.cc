@@ -35,7 +35,7 @@ std::string FormatTuneSummary(const TuneSummary& s) {
     rows.push_back({t.spec, std::to_string(t.count), t.template_name, std::to_string(t.trials),
                     ok ? Fixed(t.best_cost * 1e3, "%.4f") : "-", ok ? Fixed(t.best_gflops, "%.2f") : "-",
                     ok && t.fallback_cost > 0 ? Fixed(t.fallback_cost / t.best_cost, "%.2fx") : "-"});
-    if (t.tuning_trials == 0) ++untried;
+    if (t.tuning_trials == 0 && !t.exhausted) ++untried;  // a space of one config is done with its fallback
     auto& [b, f] = per_task[t.spec];
     if (ok && (b == 0 || t.best_cost < b)) b = t.best_cost;
     if (t.fallback_cost > 0 && (f == 0 || t.fallback_cost < f)) f = t.fallback_cost;

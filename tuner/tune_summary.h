@@ -21,6 +21,7 @@ struct TunedTask {
   double best_gflops = 0;
   double fallback_cost = 0;    // seconds of the template's fallback config (0 when not measured)
   std::string best_config;     // JSON
+  bool exhausted = false;      // every config of the space was measured
 };
 
 struct TuneSummary {

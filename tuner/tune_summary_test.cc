@@ -106,6 +106,13 @@ TEST(TuneSummaryTest, GivenUnitsWithOnlyTheirFallbackMeasuredTheEstimateShouldCo
       << summary;
 }
 
+TEST(TuneSummaryTest, GivenAUnitWhoseSpaceIsItsFallbackAloneItShouldNotBeCountedAsUntuned) {
+  TuneSummary s;
+  s.tasks.push_back({"a", "t1", 1, 17, 16, 1e-3, 1, 4e-3, "{}"});
+  s.tasks.push_back({"b", "t1", 1, 1, 0, 2e-3, 1, 2e-3, "{}", /*exhausted=*/true});
+  EXPECT_EQ(FormatTuneSummary(s).find("no trial yet"), std::string::npos) << FormatTuneSummary(s);
+}
+
 TEST(TuneSummaryTest, GivenOneTaskOnceThereShouldBeNoModelEstimate) {
   TuneSummary s;
   s.tasks.push_back({"gemm:64,64,64:float32", "gemm.buffer", 1, 8, 7, 1e-4, 5.2, 2e-4, "{}"});
