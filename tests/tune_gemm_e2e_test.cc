@@ -140,24 +140,28 @@ TEST_F(TuneGemmE2E, GivenABudgetThatReachesEveryUnitThereShouldBeNoFallbackRound
   EXPECT_EQ(fleet_.Count("SELECT count(*) FROM records"), 8);
 }
 
-TEST_F(TuneGemmE2E, GivenTwoTasksOfOneTemplateOnAnEmptyLogEachShouldWarmStartFromWhatTheRunRecordedBeforeIt) {
-  // The fallback round records both fallbacks; then the slower task's first batch (3 more trials) starts without
-  // history (the other's lone fallback ranks nothing), and the other's (the last 2 trials) learns from the slower's 4
-  // results.
-  RunResult r = fleet_.Cli({"tune", "--rpc-key", "pocl", "--task", "gemm:32,32,32", "--task", "gemm:64,64,64",
-                            "--template", "gemm.buffer", "--trials", "7", "--tuner", "xgb", "--db", fleet_.db(),
-                            "--number", "1", "--repeat", "1", "--batch", "4"});
+TEST_F(TuneGemmE2E, GivenTasksOfOneTemplateOnAnEmptyLogEachShouldWarmStartFromWhatTheRunRecordedBeforeIt) {
+  // The fallback round records the 3 fallbacks (10 trials cannot give 3 units a batch of 4 each). Then:
+  // - the slowest task's first batch (3 more trials) starts without history: the others' lone fallbacks rank nothing;
+  // - the next one's (3 more) learns from the slowest's 4 results, the third task's lone fallback left out;
+  // - the fastest gets the last trial, and learns from the 8 results of the other two.
+  RunResult r = fleet_.Cli({"tune", "--rpc-key", "pocl", "--task", "gemm:32,32,32", "--task", "gemm:48,48,48",
+                            "--task", "gemm:64,64,64", "--template", "gemm.buffer", "--trials", "10", "--tuner",
+                            "xgb", "--db", fleet_.db(), "--number", "1", "--repeat", "1", "--batch", "4"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_EQ(fleet_.Count("SELECT count(*) FROM records"), 7);
-  EXPECT_EQ(fleet_.Count(std::string(kUnits) + "SELECT count(*) FROM u a JOIN u b ON a.n = 4 AND b.n = 3 "
+  EXPECT_EQ(fleet_.Count("SELECT count(*) FROM records"), 10);
+  EXPECT_EQ(fleet_.Count(std::string(kUnits) + "SELECT count(*) FROM u a JOIN u b ON a.n = 4 AND b.n = 2 "
                                                "AND a.fallback >= b.fallback"),
-            1)
-      << "the slower fallback's task should have had its first batch first";
+            2)
+      << "the fastest fallback's task should have come last";
   const size_t warm = r.output.find("[gemm.buffer]: warm start from ");
   ASSERT_NE(warm, std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("[gemm.buffer]: warm start from 4 records of other tasks/devices (4 configs)"), warm)
       << r.output;
-  EXPECT_EQ(r.output.find("[gemm.buffer]: warm start from ", warm + 1), std::string::npos) << r.output;
+  const size_t next = r.output.find("[gemm.buffer]: warm start from ", warm + 1);
+  EXPECT_EQ(r.output.find("[gemm.buffer]: warm start from 8 records of other tasks/devices (8 configs)"), next)
+      << r.output;
+  EXPECT_EQ(r.output.find("[gemm.buffer]: warm start from ", next + 1), std::string::npos) << r.output;
 }
 
 }  // namespace

@@ -1,8 +1,11 @@
 #include "tuner/task_tuner.h"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
+#include <set>
 #include <unordered_set>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
@@ -81,9 +84,15 @@ Status TaskTuner::WarmStartFromLog() {
     history.push_back({tasks[r.task_id].first, fingerprints[r.device_id], r.config, r.status == 0, r.mean_cost,
                        tasks[r.task_id].second});
   }
-  const size_t records = history.size();
-  history = CollapseHistory(history);
-  if (history.empty()) return Status::OK();  // nothing, or nothing that ranks configs
+  std::vector<HistoryRecord> rows = CollapseHistory(history);
+  if (rows.empty()) return Status::OK();  // nothing, or nothing that ranks configs
+  // The records behind those rows: those of the (task, device) pairs CollapseHistory kept.
+  std::set<std::pair<std::string, std::string>> kept;
+  for (const HistoryRecord& h : rows) kept.emplace(h.task_spec, h.device_fingerprint);
+  const auto records = std::count_if(history.begin(), history.end(), [&](const HistoryRecord& h) {
+    return kept.count({h.task_spec, h.device_fingerprint}) > 0;
+  });
+  history = std::move(rows);
   spdlog::info("{} [{}]: warm start from {} records of other tasks/devices ({} configs)", task_.ToSpec(),
                tmpl_.name(), records, history.size());
   strategy_->WarmStart(history);
