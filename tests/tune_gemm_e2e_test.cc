@@ -1,5 +1,8 @@
 // Issue 2's end-to-end promise: a real tracker, a real agent on PoCL and the tunefleet CLI tune a small GEMM;
 // every trial lands in SQLite, the best config was checked against the reference, the query lists the agent.
+#include <string>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "tests/local_fleet.h"
@@ -13,6 +16,14 @@ class TuneGemmE2E : public ::testing::Test {
     fleet_.StartTracker();
     fleet_.StartAgent("pocl");
     ASSERT_TRUE(fleet_.WaitForAgents("pocl", 1)) << fleet_.agent(0).Log();
+  }
+  // `tune` of the given GEMM tasks under gemm.buffer, batches of 4, one quick timing per trial.
+  RunResult TuneGemms(const std::vector<std::string>& specs, const std::string& trials, const std::string& tuner) {
+    std::vector<std::string> cmd = {"tune", "--rpc-key", "pocl"};
+    for (const std::string& spec : specs) cmd.insert(cmd.end(), {"--task", spec});
+    cmd.insert(cmd.end(), {"--template", "gemm.buffer", "--trials", trials, "--tuner", tuner, "--db", fleet_.db(),
+                           "--number", "1", "--repeat", "1", "--batch", "4"});
+    return fleet_.Cli(cmd);
   }
   LocalFleet fleet_;
 };
@@ -74,9 +85,7 @@ constexpr char kUnits[] =
     "ORDER BY f.id LIMIT 1) AS fallback FROM records r GROUP BY task_id) ";
 
 TEST_F(TuneGemmE2E, GivenTooFewTrialsForEveryTaskTheRunShouldSaySoAtTheStartAndTuneTheSlowestFirst) {
-  RunResult r = fleet_.Cli({"tune", "--rpc-key", "pocl", "--task", "gemm:32,32,32", "--task", "gemm:48,48,48",
-                            "--task", "gemm:64,64,64", "--template", "gemm.buffer", "--trials", "8", "--tuner",
-                            "random", "--db", fleet_.db(), "--number", "1", "--repeat", "1", "--batch", "4"});
+  RunResult r = TuneGemms({"gemm:32,32,32", "gemm:48,48,48", "gemm:64,64,64"}, "8", "random");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("--trials 8 leaves 8 trials for 3 task/template units without a trial: after a round that "
                           "measures each one's fallback config, about 2 of them will get a first batch of 4, the "
@@ -104,9 +113,7 @@ TEST_F(TuneGemmE2E, GivenTooFewTrialsForEveryTaskTheRunShouldSaySoAtTheStartAndT
 TEST_F(TuneGemmE2E, GivenABudgetTheFallbackRoundWouldMostlyTakeTheHeaviestByFlopsShouldGoFirstWithoutIt) {
   // 3 fallbacks would take 3 of 5 trials: no round; the first batch (the fallback and 3 picks) goes to the heaviest
   // task by FLOPs, gemm:64, and the last trial to gemm:48, the next heaviest.
-  RunResult r = fleet_.Cli({"tune", "--rpc-key", "pocl", "--task", "gemm:32,32,32", "--task", "gemm:48,48,48",
-                            "--task", "gemm:64,64,64", "--template", "gemm.buffer", "--trials", "5", "--tuner",
-                            "random", "--db", fleet_.db(), "--number", "1", "--repeat", "1", "--batch", "4"});
+  RunResult r = TuneGemms({"gemm:32,32,32", "gemm:48,48,48", "gemm:64,64,64"}, "5", "random");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("--trials 5 leaves 5 trials for 3 task/template units without a trial: about 2 of them "
                           "will get a first batch of 4, the heaviest first (count x FLOPs)"),
@@ -128,9 +135,7 @@ TEST_F(TuneGemmE2E, GivenABudgetTheFallbackRoundWouldMostlyTakeTheHeaviestByFlop
 
 TEST_F(TuneGemmE2E, GivenABudgetThatReachesEveryUnitThereShouldBeNoFallbackRound) {
   // 2 units, 8 trials, batches of 4: each gets its first batch (its fallback and 3 picks), the heavier first.
-  RunResult r = fleet_.Cli({"tune", "--rpc-key", "pocl", "--task", "gemm:32,32,32", "--task", "gemm:64,64,64",
-                            "--template", "gemm.buffer", "--trials", "8", "--tuner", "random", "--db", fleet_.db(),
-                            "--number", "1", "--repeat", "1", "--batch", "4"});
+  RunResult r = TuneGemms({"gemm:32,32,32", "gemm:64,64,64"}, "8", "random");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(r.output.find("measuring the fallback config"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("leaves"), std::string::npos) << r.output;
@@ -145,9 +150,7 @@ TEST_F(TuneGemmE2E, GivenTasksOfOneTemplateOnAnEmptyLogEachShouldWarmStartFromWh
   // - the slowest task's first batch (3 more trials) starts without history: the others' lone fallbacks rank nothing;
   // - the next one's (3 more) learns from the slowest's 4 results, the third task's lone fallback left out;
   // - the fastest gets the last trial, and learns from the 8 results of the other two.
-  RunResult r = fleet_.Cli({"tune", "--rpc-key", "pocl", "--task", "gemm:32,32,32", "--task", "gemm:48,48,48",
-                            "--task", "gemm:64,64,64", "--template", "gemm.buffer", "--trials", "10", "--tuner",
-                            "xgb", "--db", fleet_.db(), "--number", "1", "--repeat", "1", "--batch", "4"});
+  RunResult r = TuneGemms({"gemm:32,32,32", "gemm:48,48,48", "gemm:64,64,64"}, "10", "xgb");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(fleet_.Count("SELECT count(*) FROM records"), 10);
   EXPECT_EQ(fleet_.Count(std::string(kUnits) + "SELECT count(*) FROM u a JOIN u b ON a.n = 4 AND b.n = 2 "

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <map>
 #include <set>
+#include <tuple>
 #include <unordered_set>
 #include <utility>
 
@@ -86,11 +87,11 @@ Status TaskTuner::WarmStartFromLog() {
   }
   std::vector<HistoryRecord> rows = CollapseHistory(history);
   if (rows.empty()) return Status::OK();  // nothing, or nothing that ranks configs
-  // The records behind those rows: those of the (task, device) pairs CollapseHistory kept.
-  std::set<std::pair<std::string, std::string>> kept;
-  for (const HistoryRecord& h : rows) kept.emplace(h.task_spec, h.device_fingerprint);
+  // The records behind those rows (CollapseHistory leaves some out).
+  std::set<std::tuple<std::string, std::string, std::string>> kept;
+  for (const HistoryRecord& h : rows) kept.emplace(h.task_spec, h.device_fingerprint, h.config_json);
   const auto records = std::count_if(history.begin(), history.end(), [&](const HistoryRecord& h) {
-    return kept.count({h.task_spec, h.device_fingerprint}) > 0;
+    return kept.count({h.task_spec, h.device_fingerprint, h.config_json}) > 0;
   });
   history = std::move(rows);
   spdlog::info("{} [{}]: warm start from {} records of other tasks/devices ({} configs)", task_.ToSpec(),
