@@ -89,7 +89,7 @@ TEST_F(TuneGemmE2E, GivenTooFewTrialsForEveryTaskTheRunShouldSaySoAtTheStartAndT
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("--trials 8 leaves 8 trials for 3 task/template units without a trial: after a round that "
                           "measures each one's fallback config, about 2 of them will get a first batch of 4, the "
-                          "slowest first (count x fallback latency)"),
+                          "slowest first (count x the task's latency so far)"),
             std::string::npos)
       << r.output;
   // 3 fallbacks, then the rest of the slowest task's first batch (3 trials) and the last 2 for the next: the

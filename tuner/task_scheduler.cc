@@ -34,26 +34,39 @@ double TaskScheduler::Score(const TaskProgress& t, double group_best) const {
 }
 
 std::vector<size_t> TaskScheduler::FirstBatchOrder(const std::vector<TaskProgress>& tasks) {
-  // A task runs its fastest template, so its latency is the fastest fallback among its units.
-  std::map<int, double> group_fallback;
-  std::vector<double> rates;  // FLOP/s of each measured fallback
+  // FLOP/s of each measured fallback; none measured: weigh by FLOPs alone.
+  std::vector<double> rates;
+  bool fallbacks = false;
   for (const TaskProgress& t : tasks) {
     if (t.fallback_cost <= 0) continue;
+    fallbacks = true;
     if (t.flops > 0) rates.push_back(t.flops / t.fallback_cost);
-    if (t.group < 0) continue;
-    auto [it, fresh] = group_fallback.emplace(t.group, t.fallback_cost);
-    if (!fresh && t.fallback_cost < it->second) it->second = t.fallback_cost;
   }
-  double rate = 0;  // 0: no fallback measured, weigh by FLOPs alone
+  double rate = 0;
   if (!rates.empty()) {
     std::nth_element(rates.begin(), rates.begin() + static_cast<std::ptrdiff_t>(rates.size() / 2), rates.end());
     rate = rates[rates.size() / 2];
   }
+  // Once fallbacks are measured, a unit's latency is the fastest it has run: its fallback, or the best its batches
+  // reached (0: neither). A task runs its fastest template, so its latency is the fastest of its units'; a task
+  // that one template has tuned then weighs what it runs now, and its other templates wait behind slower layers.
+  auto latency_of = [&](const TaskProgress& t) {
+    if (!fallbacks) return 0.0;
+    if (t.best_cost > 0 && t.fallback_cost > 0) return std::min(t.best_cost, t.fallback_cost);
+    return std::max(t.best_cost, t.fallback_cost);
+  };
+  std::map<int, double> group_latency;
+  for (const TaskProgress& t : tasks) {
+    const double latency = latency_of(t);
+    if (latency <= 0 || t.group < 0) continue;
+    auto [it, fresh] = group_latency.emplace(t.group, latency);
+    if (!fresh && latency < it->second) it->second = latency;
+  }
   std::vector<double> weight(tasks.size());
   for (size_t i = 0; i < tasks.size(); ++i) {
     const TaskProgress& t = tasks[i];
-    double latency = t.fallback_cost;
-    if (auto it = group_fallback.find(t.group); it != group_fallback.end()) latency = it->second;
+    double latency = latency_of(t);
+    if (auto it = group_latency.find(t.group); it != group_latency.end()) latency = it->second;
     if (latency <= 0) latency = rate > 0 ? t.flops / rate : t.flops;
     weight[i] = static_cast<double>(t.count) * latency;
   }

@@ -2,12 +2,13 @@
 // The budget goes where it pays, in the spirit of Ansor's task scheduler: every unit (a task under one template)
 // first gets one batch, and a unit with sibling templates a second one (its first batch is mostly random picks,
 // made before the model had results). These first batches go in order of weight, the largest first: a run cut short
-// by --trials, --time-budget or a stop has then tuned the layers that matter most. A unit's weight is its task's
-// count × the task's measured fallback latency (the fastest of its templates' fallback configs), as the run passes
-// them when its round has measured them (on a short budget, tune_run.cc); a task without one is estimated from its
-// FLOPs at the median rate of the fallbacks measured, and without any, count × FLOPs alone orders them. (On a short
-// budget the order mattered, on a full one it made little difference: bench/results/
-// h200-pocl-2026-12-01-first-batch-order.md and h200-pocl-2026-12-01-fallback-round.md.)
+// by --trials, --time-budget or a stop has then tuned the layers that matter most. When the run's round has measured
+// the fallback configs (on a short budget, tune_run.cc), a unit's weight is its task's count × the task's latency
+// so far: the fastest its templates have run, fallback or tuned. So once one template has tuned a task, the task's
+// other templates wait behind the layers that are still slower. A task with neither is estimated from its FLOPs at
+// the median rate of the fallbacks measured. Without a round, count × FLOPs alone orders them. (On a short budget
+// the order mattered, on a full one it made little difference: bench/results/h200-pocl-2026-12-01-first-batch-
+// order.md, h200-pocl-2026-12-01-fallback-round.md and h200-2026-12-01-template-order.md.)
 // Then the unit with the largest
 //   count × task's best latency × (task's best / unit's best) × (1 + recent relative improvement + exploration)
 //   × plateau

@@ -67,6 +67,26 @@ TEST(TaskSchedulerTest, GivenATasksTemplatesTheFastestOfTheirFallbacksShouldWeig
             (std::vector<size_t>{2, 0, 1}));
 }
 
+TEST(TaskSchedulerTest, GivenATaskOneTemplateTunedItsOtherTemplatesShouldWaitBehindSlowerLayers) {
+  // Task 0 runs 3 ms untuned and 1 ms once its first template had a batch (FirstBatches gives every batch 1 ms):
+  // task 1, still at its 2 ms fallback, goes before task 0's second template.
+  EXPECT_EQ(FirstBatches({Untried(1e9, 3e-3, 0), Untried(1e9, 4e-3, 0), Untried(1e9, 2e-3, 1)}),
+            (std::vector<size_t>{0, 2, 1}));
+  // Still the slowest at 1 ms, against task 1's 0.5 ms: its second template comes next.
+  EXPECT_EQ(FirstBatches({Untried(1e9, 10e-3, 0), Untried(1e9, 12e-3, 0), Untried(1e9, 0.5e-3, 1)}),
+            (std::vector<size_t>{0, 1, 2}));
+}
+
+TEST(TaskSchedulerTest, GivenATemplateWhoseFallbackFailedTheBestItReachedShouldWeighItsTask) {
+  // Task 0's first template had no fallback (it failed) but a batch that reached 1 ms; its other template's
+  // fallback ran 5 ms. The task runs 1 ms now, less than task 1's 2 ms.
+  TaskProgress tuned = Measured(1, 1e-3, 8);
+  tuned.group = 0;
+  tuned.flops = 1e9;
+  TaskScheduler s(8);
+  EXPECT_EQ(s.Next({tuned, Untried(1e9, 5e-3, 0), Untried(1e9, 2e-3, 1)}), 2);
+}
+
 TEST(TaskSchedulerTest, GivenAUnitWithoutAFallbackItsFlopsAtTheMedianRateOfTheOthersShouldWeighIt) {
   // Fallback rates 1, 2 and 1 TFLOP/s: the median, 1 TFLOP/s, puts 2.5 GFLOP without a fallback at 2.5 ms,
   // between the measured 3 ms and 2 ms.

@@ -145,7 +145,8 @@ Result<TuneSummary> RunTune(const TuneOptions& opts) {
                  "--time-budget S alone tunes until S seconds", budget, remaining, untried.size(),
                  fallback_round ? "after a round that measures each one's fallback config, " : "",
                  (left + per_batch - 1) / per_batch, opts.batch_size,
-                 fallback_round ? "slowest first (count x fallback latency)" : "heaviest first (count x FLOPs)",
+                 fallback_round ? "slowest first (count x the task's latency so far)"
+                                : "heaviest first (count x FLOPs)",
                  recorded + untried.size() * opts.batch_size);
   }
 
