@@ -1,0 +1,84 @@
+// The order of a short run's first batches, live: a real tracker, a real agent on PoCL, `tune` over two 5x5 conv
+// tasks that each fit two templates (four units), on a budget that gives two of them a first batch.
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "tests/local_fleet.h"
+
+namespace tunefleet::testing {
+namespace {
+
+class TuneFirstBatchOrderE2E : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fleet_.StartTracker();
+    fleet_.StartAgent("pocl");
+    ASSERT_TRUE(fleet_.WaitForAgents("pocl", 1)) << fleet_.agent(0).Log();
+  }
+  LocalFleet fleet_;
+};
+
+TEST_F(TuneFirstBatchOrderE2E, GivenAShortBudgetEachFirstBatchShouldGoToTheTaskSlowestSoFarThatHasAnUntriedTemplate) {
+  // conv2d_nchw.buffer and conv2d_nchwc.image2d fit each task; 18 trials: a round of 4 fallbacks, then first
+  // batches of 7 (the round's trial counts as one of 8) for 2 units. On PoCL the first, conv2d_nchw.buffer, takes
+  // its task from 0.5-0.8 ms (its fastest fallback) to about 0.17 ms, below the other task's fallbacks, so the
+  // second batch goes to the other task rather than to the first one's other template.
+  std::vector<std::string> cmd = {"tune", "--rpc-key", "pocl", "--trials", "18", "--batch", "8", "--tuner", "random"};
+  for (const char* spec : {"conv2d:1,16,16,16,16,5,5,1,2", "conv2d:1,16,16,16,12,5,5,1,2"})
+    cmd.insert(cmd.end(), {"--task", spec});
+  cmd.insert(cmd.end(), {"--db", fleet_.db(), "--number", "1", "--repeat", "1"});
+  RunResult r = fleet_.Cli(cmd);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_NE(r.output.find("measuring the fallback config of 4 units first"), std::string::npos) << r.output;
+
+  const auto rows = fleet_.Sql("SELECT task_id, template_id, status, mean_cost FROM records ORDER BY id");
+  ASSERT_EQ(rows.size(), 18u);
+  using Unit = std::pair<std::string, std::string>;  // (task, template)
+  std::map<Unit, int> records;                       // per unit, so far
+  std::map<std::string, double> latency;             // per task: its fastest successful record so far
+  auto record = [&](const std::vector<std::string>& row) {
+    ++records[{row[0], row[1]}];
+    const double cost = std::stod(row[3]);
+    if (row[2] != "0" || cost <= 0) return;
+    auto [it, fresh] = latency.emplace(row[0], cost);
+    if (!fresh && cost < it->second) it->second = cost;
+  };
+  // The round: each unit's fallback once, all of them run on PoCL (the order below needs every task's latency).
+  constexpr size_t kRound = 4;
+  for (size_t i = 0; i < kRound; ++i) {
+    ASSERT_EQ(rows[i][2], "0") << "fallback record " << i << " failed";
+    record(rows[i]);
+  }
+  ASSERT_EQ(records.size(), kRound);
+  ASSERT_EQ(latency.size(), 2u);
+
+  // Then each batch (the records of one unit in a row): a unit's first, given to the task with the largest latency
+  // so far among those with a template that has only its fallback. Once a template has tuned a task below another
+  // task's latency, the task's other templates wait.
+  int batches = 0;
+  for (size_t i = kRound; i < rows.size();) {
+    const Unit unit{rows[i][0], rows[i][1]};
+    EXPECT_EQ(records[unit], 1) << "batch at record " << i << " is not its unit's first";
+    std::set<std::string> untried;
+    for (const auto& [u, n] : records)
+      if (n == 1) untried.insert(u.first);
+    std::string slowest;
+    double slowest_latency = -1;
+    for (const std::string& task : untried)
+      if (latency[task] > slowest_latency) slowest_latency = latency[task], slowest = task;
+    EXPECT_EQ(unit.first, slowest) << "batch at record " << i << " went to task " << unit.first << " ("
+                                   << latency[unit.first] << " s so far), not to " << slowest << " (" << slowest_latency
+                                   << " s)";
+    for (; i < rows.size() && rows[i][0] == unit.first && rows[i][1] == unit.second; ++i) record(rows[i]);
+    ++batches;
+  }
+  EXPECT_EQ(batches, 2);
+}
+
+}  // namespace
+}  // namespace tunefleet::testing
