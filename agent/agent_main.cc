@@ -20,6 +20,7 @@
 #include "agent/session.h"
 #include "agent/worker_main.h"
 #include "agent/worker_supervisor.h"
+#include "common/cli_checks.h"
 
 namespace tunefleet::agent {
 namespace {
@@ -146,8 +147,8 @@ int AgentMain(int argc, char** argv) {
   app.add_option("--tracker", flags.tracker, "tracker address host:port (e.g. 127.0.0.1:9190)");
   app.add_option("--key", flags.key, "device key the tuner acquires by (e.g. pixel7-adreno)");
   app.add_option("--token", flags.token, "shared secret, when the tracker requires one");
-  app.add_option("--platform", flags.platform, "OpenCL platform index (see --list-devices)")->check(CLI::NonNegativeNumber);
-  app.add_option("--device", flags.device, "OpenCL device index within the platform")->check(CLI::NonNegativeNumber);
+  app.add_option("--platform", flags.platform, "OpenCL platform index (see --list-devices)")->check(cli::NonNegative());
+  app.add_option("--device", flags.device, "OpenCL device index within the platform")->check(cli::NonNegative());
   app.add_option("--tls-ca", flags.tls_ca, "PEM file of root certificates: dial the tracker with TLS")
       ->check(CLI::ExistingFile);
   app.add_option("--opencl-lib", flags.opencl_lib, "path of libOpenCL.so (default: $TUNEFLEET_OPENCL_LIB, system)");
@@ -155,7 +156,7 @@ int AgentMain(int argc, char** argv) {
                  "lock file shared by the agents of one device: they build in parallel, run one at a time "
                  "(default: named by the device in $TMPDIR or /tmp; 'none': no lock)");
   app.add_option("--job-timeout", flags.job_timeout_s, "seconds a job may take when it names no timeout")
-      ->check(CLI::PositiveNumber);
+      ->check(cli::Positive());
   app.add_flag("--list-devices", flags.list_devices, "list OpenCL platforms and devices with their indices");
   app.add_flag("--version", flags.version, "print the version");
   app.add_flag("--worker", flags.worker, "internal: run as the job worker")->group("");
@@ -163,7 +164,11 @@ int AgentMain(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() != 0) {  // a bad option: one line, as the tracker and the tuner say it
+      std::fprintf(stderr, "tunefleet-agent: error: %s (see --help)\n", e.what());
+      return 2;
+    }
+    return app.exit(e);  // --help
   }
 
   if (flags.worker) {

@@ -1,5 +1,7 @@
 // Issue 2's bad input: one clear line each, non-zero exit, bounded time, nothing recorded is touched.
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -31,6 +33,42 @@ TEST(BadInputE2E, GivenAnUnknownXgbObjectiveWeShouldGetOneLineAndExit2) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("--xgb-objective: lambdamart not in {auto,rank,ndcg,reg}"), std::string::npos) << r.output;
   EXPECT_EQ(Lines(r.output), 1) << r.output;
+}
+
+TEST(BadInputE2E, GivenANumberOutOfRangeEachToolShouldNameTheOptionInOneLineAndExit2) {
+  // No tracker runs: every one of these must be refused before anything is contacted. An unsigned option takes
+  // "-1" as a huge number unless it is checked first.
+  LocalFleet fleet;
+  struct Case {
+    std::vector<std::string> argv;
+    std::string says;
+  };
+  const std::string bin = BinDir();
+  const std::vector<Case> cases = {
+      {{bin + "/tunefleet", "tune", "--rpc-key", "k", "--task", "gemm:64,64,64", "--batch", "0"},
+       "--batch: expected a number above 0, got '0'"},
+      {{bin + "/tunefleet", "tune", "--rpc-key", "k", "--task", "gemm:64,64,64", "--batch", "-1"},
+       "--batch: expected a number above 0, got '-1'"},
+      {{bin + "/tunefleet", "tune", "--rpc-key", "k", "--task", "gemm:64,64,64", "--repeat", "0"},
+       "--repeat: expected a number above 0"},
+      {{bin + "/tunefleet", "tune", "--rpc-key", "k", "--task", "gemm:64,64,64", "--wait", "-5"},
+       "--wait: expected a number of 0 or more, got '-5'"},
+      {{bin + "/tunefleet", "tune", "--rpc-key", "k", "--task", "gemm:64,64,64", "--time-budget", "0"},
+       "--time-budget: expected a number above 0"},
+      {{bin + "/tunefleet", "measure", "--rpc-key", "k", "--task", "gemm:64,64,64", "--number", "0"},
+       "--number: expected a number above 0"},
+      {{bin + "/tunefleet", "query", "--rpc-tracker", fleet.address(), "--timeout", "-1"},
+       "--timeout: expected a number above 0, got '-1'"},
+      {{bin + "/tunefleet-tracker", "--lease-ttl", "0"}, "--lease-ttl: expected a number above 0, got '0'"},
+      {{bin + "/tunefleet-agent", "--tracker", fleet.address(), "--key", "k", "--platform", "-1"},
+       "tunefleet-agent: error: --platform: expected a number of 0 or more, got '-1'"},
+  };
+  for (const Case& c : cases) {
+    RunResult r = testing::Run(c.argv, std::chrono::seconds(30));
+    EXPECT_EQ(r.exit_code, 2) << c.says << ": " << r.output;
+    EXPECT_NE(r.output.find(c.says), std::string::npos) << r.output;
+    EXPECT_EQ(Lines(r.output), 1) << r.output;
+  }
 }
 
 TEST(BadInputE2E, GivenNoTrackerListeningTheTunerShouldFailWithinBoundedTime) {

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "common/cli_checks.h"
 #include "tracker/server.h"
 
 int main(int argc, char** argv) {
@@ -13,9 +14,9 @@ int main(int argc, char** argv) {
   app.add_option("--port", o.port, "gRPC port (0: any free port)")->capture_default_str()->check(CLI::Range(0, 65535));
   app.add_option("--token", o.token, "shared secret every agent and tuner must send (default: $TUNEFLEET_TOKEN)");
   app.add_option("--lease-ttl", o.lease_ttl, "seconds a lease lives without renewal")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()->check(tunefleet::cli::Positive());
   app.add_option("--heartbeat-timeout", o.heartbeat_timeout, "seconds of agent silence before it is dropped")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()->check(tunefleet::cli::Positive());
   app.add_option("--http-port", o.http_port, "serve a status page and /metrics on this port (0: any free port)")
       ->check(CLI::Range(0, 65535));
   app.add_option("--tls-cert", o.tls_cert_file, "PEM certificate chain (enables TLS, with --tls-key)")

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "search-spaces/template.h"
+#include "common/cli_checks.h"
 #include "tuner/command.h"
 #include "tuner/measure_session.h"
 #include "tuner/stop_signals.h"
@@ -152,9 +153,11 @@ void RegisterMeasure(CLI::App& app, int* exit_code) {
   sub->add_option("--config", a->config, "Config as JSON (default: the template's fallback)");
   sub->add_option("--program", a->program_file, "A kernel program in protobuf JSON form");
   sub->add_flag("--dump-program", a->dump_program, "Print the program as JSON instead of measuring it");
-  sub->add_option("--wait", a->wait, "Seconds to wait for a device (default 30)");
-  sub->add_option("--number", a->number, "Runs per cost when the program sets no timing (default 2)");
-  sub->add_option("--repeat", a->repeat, "Costs when the program sets no timing (default 2)");
+  sub->add_option("--wait", a->wait, "Seconds to wait for a device (default 30)")->check(cli::NonNegative());
+  sub->add_option("--number", a->number, "Runs per cost when the program sets no timing (default 2)")
+      ->check(cli::Positive());
+  sub->add_option("--repeat", a->repeat, "Costs when the program sets no timing (default 2)")
+      ->check(cli::Positive());
   sub->callback([a, exit_code] { *exit_code = Run(*a); });
 }
 

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "common/cli_checks.h"
 #include "tuner/command.h"
 #include "tuner/model_tasks.h"
 #include "tuner/onnx_import.h"
@@ -147,23 +148,30 @@ void RegisterTune(CLI::App& app, int* exit_code) {
   sub->add_option("--trials", a->trials,
                   "Total trials over all tasks, recorded ones included, or 'all' (default 200; 'all' with --time-budget)");
   sub->add_option("--time-budget", a->time_budget,
-                  "Stop after this many seconds; without --trials, tune until then (or until every config is measured)");
+                  "Stop after this many seconds; without --trials, tune until then (or until every config is measured)")
+      ->check(cli::Positive());
   sub->add_option("--tuner", a->tuner, "xgb | ga | random | grid (default xgb)");
   sub->add_option("--xgb-objective", a->xgb_objective,
                   "xgb: auto (rank:ndcg on a task's own results; rank:pairwise and rank:ndcg members while other "
                   "tasks' history warm-starts it), rank, ndcg or reg (default auto)")
       ->check(CLI::IsMember({"auto", "rank", "ndcg", "reg"}));
-  sub->add_option("--number", a->number, "Runs averaged into one cost (default 4)");
-  sub->add_option("--repeat", a->repeat, "Costs measured per config (default 3)");
-  sub->add_option("--min-repeat-ms", a->min_repeat_ms, "Grow --number until one repeat lasts this long");
-  sub->add_option("--timeout", a->timeout, "Seconds a job may take on the agent (build + run; default 20)");
-  sub->add_option("--early-stopping", a->early_stopping, "Stop a task after N trials without a new best");
-  sub->add_option("--wait", a->wait, "Seconds to wait for a free device of the key (default 60)");
-  sub->add_option("--device-wait", a->device_wait, "Seconds to wait for a lost device to come back (default 300)");
-  sub->add_option("--devices", a->devices, "Devices of the key to lease (default 1)");
+  sub->add_option("--number", a->number, "Runs averaged into one cost (default 4)")->check(cli::Positive());
+  sub->add_option("--repeat", a->repeat, "Costs measured per config (default 3)")->check(cli::Positive());
+  sub->add_option("--min-repeat-ms", a->min_repeat_ms, "Grow --number until one repeat lasts this long")
+      ->check(cli::NonNegative());
+  sub->add_option("--timeout", a->timeout, "Seconds a job may take on the agent (build + run; default 20)")
+      ->check(cli::Positive());
+  sub->add_option("--early-stopping", a->early_stopping, "Stop a task after N trials without a new best")
+      ->check(cli::NonNegative());
+  sub->add_option("--wait", a->wait, "Seconds to wait for a free device of the key (default 60)")
+      ->check(cli::NonNegative());
+  sub->add_option("--device-wait", a->device_wait, "Seconds to wait for a lost device to come back (default 300)")
+      ->check(cli::NonNegative());
+  sub->add_option("--devices", a->devices, "Devices of the key to lease (default 1)")->check(cli::Positive());
   sub->add_option("--priority", a->priority, "Queue priority, higher first (default 0)");
-  sub->add_option("--batch", a->batch, "Configs sent per batch (default 16)");
-  sub->add_option("--seed", a->seed, "Seed of the search (runs with the same seed propose the same configs)");
+  sub->add_option("--batch", a->batch, "Configs sent per batch (default 16)")->check(cli::Positive());
+  sub->add_option("--seed", a->seed, "Seed of the search (runs with the same seed propose the same configs)")
+      ->check(cli::NonNegative());
   sub->add_flag("--fresh", a->fresh, "Do not resume from the log: start the search over");
   sub->add_flag("--no-transfer", a->no_transfer, "Do not warm-start the model from other tasks/devices");
   sub->add_option("--precision", a->precision, "Model precision: float32 | float16 | float16-acc32");

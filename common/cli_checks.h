@@ -1,0 +1,49 @@
+// Checks for the numeric options of the command-line tools (tunefleet, tunefleet-tracker, tunefleet-agent), each
+// rejecting a bad value with one plain line: CLI11's own PositiveNumber prints the whole range of a double, and an
+// unsigned option takes "-1" as a huge number unless it is checked first.
+// Thread safety: free functions, no state.
+#pragma once
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace tunefleet::cli {
+
+namespace detail {
+// The whole of `text` as a finite number, or false.
+inline bool ParseNumber(const std::string& text, double& value) {
+  if (text.empty()) return false;
+  char* end = nullptr;
+  errno = 0;
+  value = std::strtod(text.c_str(), &end);
+  return errno == 0 && end == text.c_str() + text.size() && std::isfinite(value);
+}
+}  // namespace detail
+
+// A number above 0 (a count, a size, a duration that must pass).
+inline CLI::Validator Positive() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        double v = 0;
+        if (!detail::ParseNumber(text, v) || v <= 0) return "expected a number above 0, got '" + text + "'";
+        return {};
+      },
+      "> 0", "positive");
+}
+
+// A number of 0 or more (an index, a wait that may be none).
+inline CLI::Validator NonNegative() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        double v = 0;
+        if (!detail::ParseNumber(text, v) || v < 0) return "expected a number of 0 or more, got '" + text + "'";
+        return {};
+      },
+      ">= 0", "non-negative");
+}
+
+}  // namespace tunefleet::cli
