@@ -43,6 +43,8 @@ class Template {
 // All templates, immutable, built once.
 const std::vector<std::unique_ptr<Template>>& AllTemplates();
 const Template* FindTemplate(const std::string& name);
+// FindTemplate, or InvalidArgument naming the unknown name and the known ones.
+Result<const Template*> LookUpTemplate(const std::string& name);
 // Templates whose op matches the task and that Support() it on this device.
 std::vector<const Template*> TemplatesFor(const Task& task, const DeviceLimits& limits);
 

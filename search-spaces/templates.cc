@@ -44,6 +44,13 @@ const Template* FindTemplate(const std::string& name) {
   return nullptr;
 }
 
+Result<const Template*> LookUpTemplate(const std::string& name) {
+  if (const Template* t = FindTemplate(name)) return t;
+  std::string known;
+  for (const auto& t : AllTemplates()) known += (known.empty() ? "" : ", ") + t->name();
+  return Status::InvalidArgument("unknown template '" + name + "' (known: " + known + ")");
+}
+
 std::vector<const Template*> TemplatesFor(const Task& task, const DeviceLimits& limits) {
   std::vector<const Template*> out;
   for (const auto& t : AllTemplates())

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
@@ -304,6 +305,12 @@ Result<std::unique_ptr<TuningLog>> TuningLog::Open(const std::string& path) {
     return s.WithContext(path);
   }
   return std::unique_ptr<TuningLog>(new SqliteTuningLog(std::move(db)));
+}
+
+Result<std::unique_ptr<TuningLog>> TuningLog::OpenExisting(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return Status::NotFound(path + ": no such tuning log");
+  return Open(path);
 }
 
 }  // namespace tunefleet

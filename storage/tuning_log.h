@@ -73,6 +73,9 @@ class TuningLog {
   // Opens or creates the database and runs pending migrations. An unwritable path or a file that is not a
   // tunefleet database gives one clear error naming the path.
   static Result<std::unique_ptr<TuningLog>> Open(const std::string& path);
+  // Open for the commands that read a log (best, export, report, simulate): a path with no file is a typo, not an
+  // empty log, so it is an error (NotFound, naming the path) and no file is created.
+  static Result<std::unique_ptr<TuningLog>> OpenExisting(const std::string& path);
   virtual ~TuningLog() = default;
   TuningLog(const TuningLog&) = delete;
   TuningLog& operator=(const TuningLog&) = delete;

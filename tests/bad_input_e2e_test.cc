@@ -1,6 +1,8 @@
 // Issue 2's bad input: one clear line each, non-zero exit, bounded time, nothing recorded is touched.
+#include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -68,6 +70,47 @@ TEST(BadInputE2E, GivenANumberOutOfRangeEachToolShouldNameTheOptionInOneLineAndE
     EXPECT_EQ(r.exit_code, 2) << c.says << ": " << r.output;
     EXPECT_NE(r.output.find(c.says), std::string::npos) << r.output;
     EXPECT_EQ(Lines(r.output), 1) << r.output;
+  }
+}
+
+TEST(BadInputE2E, GivenAnInputThatNeedsNoDeviceItShouldBeRefusedBeforeTheTrackerIsAsked) {
+  LocalFleet fleet;  // no tracker: a refusal that came after asking one would say it cannot reach it
+  const std::string bin = BinDir() + "/tunefleet";
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{bin, "tune", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--task", "gemm:64,64,64", "--template",
+        "nope", "--db", fleet.db()},
+       "unknown template 'nope' (known: gemm.buffer, "},
+      {{bin, "tune", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--task", "gemm:64,64,64", "--tuner",
+        "bayes", "--db", fleet.db()},
+       "--tuner: bayes not in {xgb,ga,random,grid}"},
+      {{bin, "measure", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--task", "gemm:64,64,64", "--config",
+        "{\"MWG\":"},
+       "--config is not JSON"},
+      {{bin, "measure", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--task", "gemm:64,64,64", "--template",
+        "nope"},
+       "unknown template 'nope'"},
+  };
+  for (const auto& [argv, says] : cases) {
+    RunResult r = testing::Run(argv, std::chrono::seconds(30));
+    EXPECT_EQ(r.exit_code, 2) << says << ": " << r.output;
+    EXPECT_NE(r.output.find(says), std::string::npos) << r.output;
+    EXPECT_EQ(Lines(r.output), 1) << r.output;
+  }
+}
+
+TEST(BadInputE2E, GivenALogPathWithNoFileTheReadingCommandsShouldSaySoAndCreateNothing) {
+  LocalFleet fleet;
+  const std::string missing = fleet.dir() + "/typo.db";
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"best", "--db", missing},
+                                             {"export", "--db", missing, "--format", "csv", "-o", fleet.dir() + "/x"},
+                                             {"report", "--db", missing, "-o", fleet.dir() + "/r.html"},
+                                             {"simulate", "--db", missing}}) {
+    RunResult r = fleet.Cli(args, std::chrono::seconds(30), false);
+    EXPECT_EQ(r.exit_code, 2) << args[0] << ": " << r.output;
+    EXPECT_NE(r.output.find(missing + ": no such tuning log"), std::string::npos) << r.output;
+    EXPECT_EQ(Lines(r.output), 1) << r.output;
+    EXPECT_FALSE(std::filesystem::exists(missing)) << args[0] << " created " << missing;
   }
 }
 

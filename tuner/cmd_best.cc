@@ -26,8 +26,8 @@ int RunBest(const BestOptions& o) {
     if (!parsed.ok()) return CommandError("best", "--task " + parsed.status().message(), 2);
     task = parsed->ToSpec();
   }
-  auto log = TuningLog::Open(o.db);
-  if (!log.ok()) return CommandError("best", log.status().message());
+  auto log = TuningLog::OpenExisting(o.db);
+  if (!log.ok()) return CommandError("best", log.status().message(), 2);
   auto rows = (*log)->Best();
   if (!rows.ok()) return CommandError("best", rows.status().message());
   auto best = FilterBestByTask(std::move(rows).value(), task);

@@ -35,8 +35,8 @@ Status ToFile(const std::string& path, WriteFn write) {
 }
 
 int RunExport(const ExportOptions& o) {
-  auto log = TuningLog::Open(o.db);
-  if (!log.ok()) return CommandError("export", log.status().message());
+  auto log = TuningLog::OpenExisting(o.db);
+  if (!log.ok()) return CommandError("export", log.status().message(), 2);
   if (o.format == "autotvm") {
     ExportCounts counts;
     Status s = ToFile(o.out, [&](std::ostream& out) -> Status {

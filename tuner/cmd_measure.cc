@@ -9,8 +9,8 @@
 #include <google/protobuf/util/json_util.h>
 #include <nlohmann/json.hpp>
 
-#include "search-spaces/template.h"
 #include "common/cli_checks.h"
+#include "search-spaces/template.h"
 #include "tuner/command.h"
 #include "tuner/measure_session.h"
 #include "tuner/stop_signals.h"
@@ -46,8 +46,7 @@ Result<proto::KernelProgram> ProgramFromTemplate(const MeasureArgs& a, const Dev
   TF_ASSIGN_OR_RETURN(Task task, Task::Parse(a.task_spec));
   const Template* tmpl = nullptr;
   if (!a.template_name.empty()) {
-    tmpl = FindTemplate(a.template_name);
-    if (tmpl == nullptr) return Status::InvalidArgument("unknown template '" + a.template_name + "'");
+    TF_ASSIGN_OR_RETURN(tmpl, LookUpTemplate(a.template_name));
   } else {
     for (const auto& t : AllTemplates())
       if (t->Supports(task, limits, nullptr)) {
@@ -89,6 +88,15 @@ int Run(const MeasureArgs& a) {
     return 0;
   }
   if (a.key.empty()) return CommandError("measure", "--rpc-key is required", 2);
+  // What can be checked without a device is checked before the tracker is asked for one.
+  if (!a.task_spec.empty()) {
+    if (auto task = Task::Parse(a.task_spec); !task.ok()) return CommandError("measure", task.status().message(), 2);
+    if (!a.template_name.empty()) {
+      if (auto t = LookUpTemplate(a.template_name); !t.ok()) return CommandError("measure", t.status().message(), 2);
+    }
+    if (!a.config.empty() && nlohmann::json::parse(a.config, nullptr, false).is_discarded())
+      return CommandError("measure", "--config is not JSON: " + a.config, 2);
+  }
   proto::KernelProgram program;
   if (!a.program_file.empty()) {
     auto p = ProgramFromFile(a.program_file);

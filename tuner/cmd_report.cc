@@ -1,5 +1,4 @@
 // `tunefleet report --db FILE -o report.html`: one self-contained HTML page about what a tuning log holds.
-#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -19,9 +18,7 @@ struct ReportArgs {
 };
 
 int RunReport(const ReportArgs& args) {
-  // Opening creates a missing file; a report of a database that does not exist is a typo, not an empty report.
-  if (!std::filesystem::exists(args.db)) return CommandError("report", args.db + ": no such database file", 2);
-  auto log = TuningLog::Open(args.db);
+  auto log = TuningLog::OpenExisting(args.db);
   if (!log.ok()) return CommandError("report", log.status().message(), 2);
   auto data = LoadReportData(**log);
   if (!data.ok()) return CommandError("report", args.db + ": " + data.status().message(), 1);

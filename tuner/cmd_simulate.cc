@@ -40,7 +40,7 @@ std::string TraceLine(const ReplayWorld& w, const TraceRow& row) {
 }
 
 int RunSimulate(const SimulateArgs& a) {
-  Result<std::unique_ptr<TuningLog>> log = TuningLog::Open(a.db);
+  Result<std::unique_ptr<TuningLog>> log = TuningLog::OpenExisting(a.db);
   if (!log.ok()) return CommandError("simulate", log.status().message(), 2);
   Result<std::unique_ptr<ReplayWorld>> world = LoadReplayWorld(**log, a.sel);
   if (!world.ok()) return CommandError("simulate", a.db + ": " + world.status().message(), 2);

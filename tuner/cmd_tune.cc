@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/cli_checks.h"
+#include "search-spaces/template.h"
 #include "tuner/command.h"
 #include "tuner/model_tasks.h"
 #include "tuner/onnx_import.h"
@@ -71,6 +72,9 @@ int RunTuneCommand(const TuneArgs& a) {
   if (a.key.empty()) return CommandError("tune", "--rpc-key is required", 2);
   Result<std::vector<TuneTask>> tasks = CollectTasks(a);
   if (!tasks.ok()) return CommandError("tune", tasks.status().message(), 2);
+  if (!a.template_name.empty()) {
+    if (auto t = LookUpTemplate(a.template_name); !t.ok()) return CommandError("tune", t.status().message(), 2);
+  }
 
   TuneOptions o;
   o.tasks = std::move(tasks).value();
@@ -150,7 +154,8 @@ void RegisterTune(CLI::App& app, int* exit_code) {
   sub->add_option("--time-budget", a->time_budget,
                   "Stop after this many seconds; without --trials, tune until then (or until every config is measured)")
       ->check(cli::Positive());
-  sub->add_option("--tuner", a->tuner, "xgb | ga | random | grid (default xgb)");
+  sub->add_option("--tuner", a->tuner, "xgb | ga | random | grid (default xgb)")
+      ->check(CLI::IsMember({"xgb", "ga", "random", "grid"}));
   sub->add_option("--xgb-objective", a->xgb_objective,
                   "xgb: auto (rank:ndcg on a task's own results; rank:pairwise and rank:ndcg members while other "
                   "tasks' history warm-starts it), rank, ndcg or reg (default auto)")

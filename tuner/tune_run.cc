@@ -32,8 +32,7 @@ struct Entry {
 Result<std::vector<const Template*>> PickTemplates(const Task& task, const std::string& forced,
                                                    const DeviceLimits& limits, const std::string& device_name) {
   if (!forced.empty()) {
-    const Template* t = FindTemplate(forced);
-    if (t == nullptr) return Status::InvalidArgument("unknown template '" + forced + "'");
+    TF_ASSIGN_OR_RETURN(const Template* t, LookUpTemplate(forced));
     std::string why;
     if (!t->Supports(task, limits, &why))
       return Status::InvalidArgument("template " + forced + " cannot run " + task.ToSpec() + " on " + device_name +
