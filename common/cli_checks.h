@@ -46,4 +46,22 @@ inline CLI::Validator NonNegative() {
       ">= 0", "non-negative");
 }
 
+// host:port with a port from 1 to 65535 (a tracker's address; an IPv6 host in brackets, [::1]:9190).
+inline CLI::Validator HostPort() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const std::string bad = "expected host:port (e.g. 127.0.0.1:9190 or [::1]:9190), got '" + text + "'";
+        const size_t colon = text.rfind(':');
+        if (colon == std::string::npos || colon == 0) return bad;
+        const std::string host = text.substr(0, colon);
+        if (host.find(':') != std::string::npos && (host.front() != '[' || host.back() != ']')) return bad;
+        double port = 0;
+        if (!detail::ParseNumber(text.substr(colon + 1), port) || port < 1 || port > 65535 ||
+            port != std::floor(port))
+          return bad;
+        return {};
+      },
+      "HOST:PORT", "host:port");
+}
+
 }  // namespace tunefleet::cli

@@ -98,6 +98,26 @@ TEST(BadInputE2E, GivenAnInputThatNeedsNoDeviceItShouldBeRefusedBeforeTheTracker
   }
 }
 
+TEST(BadInputE2E, GivenATrackerAddressThatIsNotHostAndPortOrAnUnknownCommandWeShouldGetOneLineAndExit2) {
+  const std::string bin = BinDir();
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{bin + "/tunefleet", "tune", "--rpc-tracker", "trackerhost", "--rpc-key", "k", "--task", "gemm:64,64,64"},
+       "--rpc-tracker: expected host:port (e.g. 127.0.0.1:9190 or [::1]:9190), got 'trackerhost'"},
+      {{bin + "/tunefleet", "query", "--rpc-tracker", "::1:9190"}, "--rpc-tracker: expected host:port"},
+      {{bin + "/tunefleet", "measure", "--rpc-tracker", "h:70000", "--rpc-key", "k", "--task", "gemm:64,64,64"},
+       "--rpc-tracker: expected host:port"},
+      {{bin + "/tunefleet-agent", "--tracker", "trackerhost", "--key", "k"},
+       "tunefleet-agent: error: --tracker: expected host:port"},
+      {{bin + "/tunefleet", "tuen", "--rpc-key", "k"}, "tunefleet: error: unknown command 'tuen'"},
+  };
+  for (const auto& [argv, says] : cases) {
+    RunResult r = testing::Run(argv, std::chrono::seconds(30));
+    EXPECT_EQ(r.exit_code, 2) << says << ": " << r.output;
+    EXPECT_NE(r.output.find(says), std::string::npos) << r.output;
+    EXPECT_EQ(Lines(r.output), 1) << r.output;
+  }
+}
+
 TEST(BadInputE2E, GivenALogPathWithNoFileTheReadingCommandsShouldSaySoAndCreateNothing) {
   LocalFleet fleet;
   const std::string missing = fleet.dir() + "/typo.db";

@@ -13,7 +13,15 @@ int main(int argc, char** argv) {
   std::string kind, out;
   app.add_option("kind", kind, "resnet | mobilenet")->required()->check(CLI::IsMember({"resnet", "mobilenet"}));
   app.add_option("-o,--output", out, "Output .onnx file")->required();
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() != 0) {
+      std::cerr << "tunefleet-make-model: error: " << e.what() << " (see --help)\n";
+      return 2;
+    }
+    return app.exit(e);
+  }
   auto model = kind == "resnet" ? tunefleet::MakeResNetLikeModel() : tunefleet::MakeMobileNetLikeModel();
   tunefleet::Status st = tunefleet::WriteOnnxModel(model, out);
   if (!st.ok()) {

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
+#include <boost/asio.hpp>
 #include <fstream>
 #include <sstream>
 
@@ -22,6 +23,36 @@ Result<std::string> ReadFile(const std::string& path, const char* what) {
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// host:port as gRPC takes it: an IPv6 address in brackets ([::1]:9190).
+std::string HostPort(const std::string& host, int port) {
+  const bool v6 = host.find(':') != std::string::npos && host.front() != '[';
+  return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
+// Binds host:port once and lets go, so that a port in use or an address that is not this machine's is said in one
+// line naming the cause, before gRPC tries it (gRPC logs its own failure on stderr, then only says it failed).
+Status CheckCanListen(const std::string& host, int port) {
+  namespace asio = boost::asio;
+  using tcp = asio::ip::tcp;
+  const std::string address = HostPort(host, port);
+  asio::io_context io;
+  boost::system::error_code ec;
+  tcp::resolver resolver(io);
+  const bool bracketed = host.size() > 2 && host.front() == '[' && host.back() == ']';
+  const std::string name = bracketed ? host.substr(1, host.size() - 2) : host;
+  const auto endpoints =
+      resolver.resolve(name, std::to_string(port), tcp::resolver::passive | tcp::resolver::numeric_service, ec);
+  if (ec) return Status::Unavailable("cannot listen on " + address + ": " + ec.message());
+  for (const auto& entry : endpoints) {
+    tcp::acceptor acceptor(io);
+    acceptor.open(entry.endpoint().protocol(), ec);
+    if (!ec) acceptor.set_option(tcp::acceptor::reuse_address(true), ec);  // as gRPC binds
+    if (!ec) acceptor.bind(entry.endpoint(), ec);
+    if (ec) return Status::Unavailable("cannot listen on " + address + ": " + ec.message());
+  }
+  return Status::OK();
 }
 
 Result<std::shared_ptr<grpc::ServerCredentials>> Credentials(const ServerOptions& o) {
@@ -44,6 +75,7 @@ Result<std::unique_ptr<TrackerServer>> TrackerServer::Start(const ServerOptions&
   if (o.heartbeat_timeout <= 0) return Status::InvalidArgument("heartbeat timeout must be > 0");
   if (o.max_message_mb <= 0) return Status::InvalidArgument("max message size must be > 0 MB");
   TF_ASSIGN_OR_RETURN(auto creds, Credentials(o));
+  TF_RETURN_IF_ERROR(CheckCanListen(o.host, o.port));
 
   std::unique_ptr<TrackerServer> s(new TrackerServer());
   ServiceOptions so;
@@ -53,7 +85,7 @@ Result<std::unique_ptr<TrackerServer>> TrackerServer::Start(const ServerOptions&
   s->service_ = std::make_unique<TrackerService>(so);
 
   grpc::ServerBuilder builder;
-  const std::string address = o.host + ":" + std::to_string(o.port);
+  const std::string address = HostPort(o.host, o.port);
   builder.AddListeningPort(address, creds, &s->port_);
   builder.RegisterService(s->service_.get());
   // Without this, gRPC sets SO_REUSEPORT and a second tracker on the same port starts "successfully".
@@ -65,7 +97,7 @@ Result<std::unique_ptr<TrackerServer>> TrackerServer::Start(const ServerOptions&
     s->service_->Stop();
     return Status::Unavailable("cannot listen on " + address + " (in use, or not a local address)");
   }
-  spdlog::info("tunefleet-tracker {} listening on {}:{}{}{}", TUNEFLEET_VERSION, o.host, s->port_,
+  spdlog::info("tunefleet-tracker {} listening on {}{}{}", TUNEFLEET_VERSION, HostPort(o.host, s->port_),
                o.tls_cert_file.empty() ? "" : " (TLS)", o.token.empty() ? "" : " (token required)");
   if (o.http_port >= 0) {
     auto http = HttpStatus::Start(o.host, o.http_port, &s->service_->state());
@@ -75,7 +107,7 @@ Result<std::unique_ptr<TrackerServer>> TrackerServer::Start(const ServerOptions&
     }
     s->http_ = std::move(http).value();
     s->http_port_ = s->http_->port();
-    spdlog::info("status page on http://{}:{}/ (metrics at /metrics)", o.host, s->http_port_);
+    spdlog::info("status page on http://{}/ (metrics at /metrics)", HostPort(o.host, s->http_port_));
   }
   return s;
 }

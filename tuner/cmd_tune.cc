@@ -144,7 +144,8 @@ void RegisterTune(CLI::App& app, int* exit_code) {
   sub->add_option("--task", a->task_specs,
                   "Task spec, repeatable: gemm:M,N,K[:dtype], conv2d:N,C,H,W,K,KH,KW,stride,pad[:dtype], "
                   "dwconv2d:N,C,H,W,KH,KW,stride,pad[:dtype], ...");
-  sub->add_option("--rpc-tracker", a->tracker, "Tracker address host:port (default 127.0.0.1:9190)");
+  sub->add_option("--rpc-tracker", a->tracker, "Tracker address host:port (default 127.0.0.1:9190)")
+      ->check(cli::HostPort());
   sub->add_option("--rpc-key", a->key, "Device key to lease devices of")->required();
   sub->add_option("--token", a->token, "Shared token of the tracker")->envname("TUNEFLEET_TOKEN");
   sub->add_option("--db", a->db, "SQLite tuning log (created when missing; default tunefleet.db)");

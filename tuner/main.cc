@@ -1,5 +1,6 @@
 // tunefleet: the tuner CLI. main() only builds the command table and dispatches.
 #include <iostream>
+#include <string>
 
 #include "tuner/command.h"
 
@@ -30,6 +31,13 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() != 0) {
+      // A first word that is no command reads better as such than as CLI11's "A subcommand is required".
+      const std::string first = argc > 1 ? argv[1] : "";
+      auto named = [&](CLI::App* sub) { return sub->check_name(first); };
+      if (!first.empty() && first[0] != '-' && app.get_subcommands(named).empty()) {
+        std::cerr << "tunefleet: error: unknown command '" << first << "' (see tunefleet --help)\n";
+        return 2;
+      }
       std::cerr << "tunefleet: error: " << e.what() << " (see tunefleet --help)\n";
       return 2;
     }

@@ -1,0 +1,57 @@
+// Where the tracker listens: one plain line when it cannot, and an IPv6 address as readily as an IPv4 one.
+#include <chrono>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "tests/local_fleet.h"
+
+namespace tunefleet::testing {
+namespace {
+
+int Lines(const std::string& s) {
+  int n = 0;
+  for (char c : s) n += c == '\n';
+  return n;
+}
+
+TEST(TrackerListenE2E, GivenAPortInUseOrAnAddressNotOfThisMachineTheTrackerShouldSayWhichInOneLine) {
+  LocalFleet fleet;
+  fleet.StartTracker();  // holds 127.0.0.1:port
+  const std::string tracker = BinDir() + "/tunefleet-tracker";
+  const std::string port = fleet.address().substr(fleet.address().rfind(':') + 1);
+  // 192.0.2.1 is TEST-NET-1 (RFC 5737): never an address of this machine.
+  for (const auto& [host, says] : std::vector<std::pair<std::string, std::string>>{
+           {"127.0.0.1", "cannot listen on 127.0.0.1:" + port + ": Address already in use"},
+           {"192.0.2.1", "cannot listen on 192.0.2.1:" + port + ": Cannot assign requested address"}}) {
+    RunResult r = testing::Run({tracker, "--host", host, "--port", port}, std::chrono::seconds(30));
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_NE(r.output.find(says), std::string::npos) << r.output;
+    EXPECT_EQ(Lines(r.output), 1) << r.output;  // nothing of gRPC's own logging
+  }
+}
+
+TEST(TrackerListenE2E, GivenAnIPv6HostTheTrackerShouldListenThereAndAnswerQueries) {
+  const int port = FreeLoopbackPort();
+  Subprocess tracker({BinDir() + "/tunefleet-tracker", "--host", "::1", "--port", std::to_string(port)},
+                     MakeTempDir("tracker-v6") + "/tracker.log");
+  const std::string address = "[::1]:" + std::to_string(port);
+  RunResult q;
+  for (int i = 0; i < 50; ++i) {  // up to 5 s for it to start
+    q = testing::Run({BinDir() + "/tunefleet", "query", "--rpc-tracker", address, "--timeout", "1"},
+                     std::chrono::seconds(10));
+    if (q.exit_code == 0 || !tracker.running()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (!tracker.running() && tracker.Log().find("Cannot assign requested address") != std::string::npos)
+    GTEST_SKIP() << "this machine has no IPv6 loopback: " << tracker.Log();
+  ASSERT_EQ(q.exit_code, 0) << q.output << tracker.Log();
+  EXPECT_NE(q.output.find("no agents registered"), std::string::npos) << q.output;
+  EXPECT_NE(tracker.Log().find("listening on " + address), std::string::npos) << tracker.Log();
+}
+
+}  // namespace
+}  // namespace tunefleet::testing
