@@ -174,8 +174,8 @@ int AgentMain(int argc, char** argv) {
 
   if (flags.worker) {
     if (flags.worker_fd < 0) {
-      std::fprintf(stderr, "tunefleet-agent: --worker needs --worker-fd\n");
-      return 1;
+      std::fprintf(stderr, "tunefleet-agent: error: --worker needs --worker-fd\n");
+      return 2;
     }
     return RunWorker(WorkerOptions{flags.worker_fd, flags.opencl_lib, flags.platform, flags.device, flags.device_lock});
   }
@@ -185,8 +185,8 @@ int AgentMain(int argc, char** argv) {
   }
   if (flags.list_devices) return ListDevices(flags);
   if (flags.tracker.empty() || flags.key.empty()) {
-    std::fprintf(stderr, "tunefleet-agent: --tracker host:port and --key KEY are required (see --help)\n");
-    return 1;
+    std::fprintf(stderr, "tunefleet-agent: error: --tracker host:port and --key KEY are required (see --help)\n");
+    return 2;
   }
   spdlog::set_default_logger(spdlog::stderr_color_mt("tunefleet-agent"));
   return Serve(flags, argv[0]);

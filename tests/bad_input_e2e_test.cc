@@ -83,6 +83,7 @@ TEST(BadInputE2E, GivenAnInputThatNeedsNoDeviceItShouldBeRefusedBeforeTheTracker
       {{bin, "tune", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--task", "gemm:64,64,64", "--tuner",
         "bayes", "--db", fleet.db()},
        "--tuner: bayes not in {xgb,ga,random,grid}"},
+      {{bin, "simulate", "--db", fleet.db(), "--baseline", "annealing"}, "--baseline: annealing not in {"},
       {{bin, "measure", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--task", "gemm:64,64,64", "--config",
         "{\"MWG\":"},
        "--config is not JSON"},
@@ -109,6 +110,7 @@ TEST(BadInputE2E, GivenATrackerAddressThatIsNotHostAndPortOrAnUnknownCommandWeSh
       {{bin + "/tunefleet-agent", "--tracker", "trackerhost", "--key", "k"},
        "tunefleet-agent: error: --tracker: expected host:port"},
       {{bin + "/tunefleet", "tuen", "--rpc-key", "k"}, "tunefleet: error: unknown command 'tuen'"},
+      {{bin + "/tunefleet-agent", "--key", "k"}, "tunefleet-agent: error: --tracker host:port and --key KEY are required"},
   };
   for (const auto& [argv, says] : cases) {
     RunResult r = testing::Run(argv, std::chrono::seconds(30));

@@ -15,6 +15,7 @@
 #include "tuner/command.h"
 #include "tuner/export_csv.h"
 #include "tuner/simulate.h"
+#include "tuner/strategy.h"
 
 namespace tunefleet {
 namespace {
@@ -100,8 +101,11 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
   sub->add_option("--template", args->sel.template_name, "Template name (default: the only one in the log)");
   sub->add_option("--device", args->sel.device, "Device fingerprint or id (default: the one with most records)");
   sub->add_option("--tuner", args->opts.tuner, "Strategy under test: xgb, ga, random, grid")
-      ->capture_default_str();
-  sub->add_option("--baseline", args->opts.baseline, "Strategy to compare with")->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::IsMember(StrategyNames()));
+  sub->add_option("--baseline", args->opts.baseline, "Strategy to compare with")
+      ->capture_default_str()
+      ->check(CLI::IsMember(StrategyNames()));
   sub->add_option("--seeds", args->opts.seeds, "Runs per strategy (seeds 1..K)")->capture_default_str();
   sub->add_option("--target", args->opts.target, "Share of the best recorded performance to reach")
       ->capture_default_str();

@@ -13,6 +13,7 @@
 #include "tuner/model_tasks.h"
 #include "tuner/onnx_import.h"
 #include "tuner/stop_signals.h"
+#include "tuner/strategy.h"
 #include "tuner/trial_budget.h"
 #include "tuner/tune_run.h"
 
@@ -156,7 +157,7 @@ void RegisterTune(CLI::App& app, int* exit_code) {
                   "Stop after this many seconds; without --trials, tune until then (or until every config is measured)")
       ->check(cli::Positive());
   sub->add_option("--tuner", a->tuner, "xgb | ga | random | grid (default xgb)")
-      ->check(CLI::IsMember({"xgb", "ga", "random", "grid"}));
+      ->check(CLI::IsMember(StrategyNames()));
   sub->add_option("--xgb-objective", a->xgb_objective,
                   "xgb: auto (rank:ndcg on a task's own results; rank:pairwise and rank:ndcg members while other "
                   "tasks' history warm-starts it), rank, ndcg or reg (default auto)")

@@ -16,6 +16,11 @@ std::vector<std::string> XgbModelObjectives(const StrategyOptions& opts, bool wa
   return {"ndcg"};
 }
 
+const std::vector<std::string>& StrategyNames() {
+  static const std::vector<std::string> names = {"xgb", "ga", "random", "grid"};
+  return names;
+}
+
 Result<std::unique_ptr<Strategy>> MakeStrategyForSpace(const StrategyOptions& opts, const Template* tmpl,
                                                        const Task* task, const Space& space,
                                                        const DeviceLimits* limits) {
@@ -39,7 +44,9 @@ Result<std::unique_ptr<Strategy>> MakeStrategyForSpace(const StrategyOptions& op
     }
     return std::unique_ptr<Strategy>(new XgbStrategy(opts, tmpl, task, space, limits));
   }
-  return Status::InvalidArgument("--tuner: unknown strategy '" + opts.name + "' (xgb, ga, random, grid)");
+  std::string known;
+  for (const std::string& n : StrategyNames()) known += (known.empty() ? "" : ", ") + n;
+  return Status::InvalidArgument("--tuner: unknown strategy '" + opts.name + "' (" + known + ")");
 }
 
 Result<std::unique_ptr<Strategy>> MakeStrategy(const StrategyOptions& opts, const Template& tmpl, const Task& task,

@@ -72,6 +72,9 @@ class Strategy {
 // it (tuner/strategy_xgb.h says why); any other value is itself, for every member.
 std::vector<std::string> XgbModelObjectives(const StrategyOptions& opts, bool warm);
 
+// The names MakeStrategy knows (--tuner, simulate's --baseline): xgb, ga, random, grid.
+const std::vector<std::string>& StrategyNames();
+
 // `tmpl`, `task` and `space` must outlive the strategy.
 Result<std::unique_ptr<Strategy>> MakeStrategy(const StrategyOptions& opts, const Template& tmpl, const Task& task,
                                                const Space& space, const DeviceLimits& limits);
