@@ -89,7 +89,8 @@ int Serve(const Flags& flags, const char* argv0) {
   Result<std::unique_ptr<WorkerSupervisor>> supervisor = WorkerSupervisor::Start(worker);
   if (!supervisor.ok()) {
     spdlog::error("cannot open the OpenCL device: {}", supervisor.status().message());
-    return 1;
+    // A --platform or --device index out of range is bad input; a driver that fails is not.
+    return supervisor.status().code() == Status::Code::kInvalidArgument ? 2 : 1;
   }
   const proto::DeviceInfo& device = (*supervisor)->device();
   spdlog::info("device: {} ({}, {}), fingerprint {}", device.name(), device.platform_name(), device.driver_version(),

@@ -131,6 +131,8 @@ Status WorkerSupervisor::Spawn() {
                                                          : "unexpected first message";
     const int status = Reap(!hello.ok() || hello->kind != FrameKind::kError);
     if (WIFSIGNALED(status)) why += " (worker died: " + SignalName(WTERMSIG(status)) + ")";
+    // The worker exits 2 when the device it was asked for does not exist (worker_main.cc).
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 2) return Status::InvalidArgument(why);
     return Status::Unavailable(why);
   }
   return Status::OK();

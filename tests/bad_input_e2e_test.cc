@@ -64,6 +64,8 @@ TEST(BadInputE2E, GivenANumberOutOfRangeEachToolShouldNameTheOptionInOneLineAndE
       {{bin + "/tunefleet-tracker", "--lease-ttl", "0"}, "--lease-ttl: expected a number above 0, got '0'"},
       {{bin + "/tunefleet-agent", "--tracker", fleet.address(), "--key", "k", "--platform", "-1"},
        "tunefleet-agent: error: --platform: expected a number of 0 or more, got '-1'"},
+      {{bin + "/tunefleet-agent", "--tracker", fleet.address(), "--key", "k", "--platform", "99"},
+       "cannot open the OpenCL device: --platform 99 is out of range"},
   };
   for (const Case& c : cases) {
     RunResult r = testing::Run(c.argv, std::chrono::seconds(30));
