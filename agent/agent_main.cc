@@ -21,6 +21,7 @@
 #include "agent/worker_main.h"
 #include "agent/worker_supervisor.h"
 #include "common/cli_checks.h"
+#include "common/pem_check.h"
 
 namespace tunefleet::agent {
 namespace {
@@ -104,6 +105,10 @@ int Serve(const Flags& flags, const char* argv0) {
     if (!in || pem.str().empty()) {
       spdlog::error("cannot read the TLS root certificates {}", flags.tls_ca);
       return 1;
+    }
+    if (!HasPemBlock(pem.str(), "CERTIFICATE")) {
+      spdlog::error("TLS root certificates {}: no PEM certificate in it", flags.tls_ca);
+      return 2;
     }
     options.tls_root_certs = pem.str();
   }

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/pem_check.h"
+
 namespace tunefleet {
 namespace {
 
@@ -70,6 +72,9 @@ Result<std::unique_ptr<TrackerClient>> TrackerClient::Connect(const std::string&
     if (!in) return Status::IOError("cannot read TLS root certificates '" + options.tls_ca_file + "'");
     std::ostringstream ss;
     ss << in.rdbuf();
+    if (!HasPemBlock(ss.str(), "CERTIFICATE")) {
+      return Status::InvalidArgument("TLS root certificates '" + options.tls_ca_file + "': no PEM certificate in it");
+    }
     grpc::SslCredentialsOptions ssl;
     ssl.pem_root_certs = ss.str();
     creds = grpc::SslCredentials(ssl);

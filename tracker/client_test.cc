@@ -5,6 +5,7 @@
 
 #include <boost/asio.hpp>
 #include <cstdlib>
+#include <fstream>
 #include <thread>
 
 #include "tracker/lease_keep_alive.h"
@@ -183,6 +184,29 @@ TEST(TrackerClientTlsTest, GivenATlsTracker_AClientTrustingItsCertificateShouldC
     EXPECT_NE(no.status().message().find("cannot reach tracker"), std::string::npos);
   }
   std::system(("rm -rf " + dir).c_str());
+}
+
+TEST(TrackerClientTlsTest, GivenFilesThatAreNotPem_StartAndConnectShouldNameThem) {
+  char tmpl[] = "/tmp/tf_tls_XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string text = std::string(tmpl) + "/notes.txt";
+  std::ofstream(text) << "not a certificate\n";
+  tracker::ServerOptions o;
+  o.host = "127.0.0.1";
+  o.port = 0;
+  o.tls_cert_file = o.tls_key_file = text;
+  auto server = tracker::TrackerServer::Start(o);
+  ASSERT_FALSE(server.ok());
+  EXPECT_EQ(server.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(server.status().message(), "TLS certificate '" + text + "': no PEM certificate in it");
+
+  TrackerClientOptions tls;
+  tls.tls_ca_file = text;
+  auto client = TrackerClient::Connect("127.0.0.1:1", tls);
+  ASSERT_FALSE(client.ok());
+  EXPECT_EQ(client.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(client.status().message(), "TLS root certificates '" + text + "': no PEM certificate in it");
+  std::system(("rm -rf " + std::string(tmpl)).c_str());
 }
 
 TEST(TrackerClientTlsTest, GivenACertificateWithoutKey_StartShouldFail) {

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/pem_check.h"
 #include "tracker/http_status.h"
 #include "tracker/tracker_service.h"
 
@@ -62,6 +63,12 @@ Result<std::shared_ptr<grpc::ServerCredentials>> Credentials(const ServerOptions
   }
   TF_ASSIGN_OR_RETURN(std::string cert, ReadFile(o.tls_cert_file, "TLS certificate"));
   TF_ASSIGN_OR_RETURN(std::string key, ReadFile(o.tls_key_file, "TLS key"));
+  if (!HasPemBlock(cert, "CERTIFICATE")) {
+    return Status::InvalidArgument("TLS certificate '" + o.tls_cert_file + "': no PEM certificate in it");
+  }
+  if (!HasPemBlock(key, "PRIVATE KEY")) {
+    return Status::InvalidArgument("TLS key '" + o.tls_key_file + "': no PEM private key in it");
+  }
   grpc::SslServerCredentialsOptions ssl;
   ssl.pem_key_cert_pairs.push_back({key, cert});
   return grpc::SslServerCredentials(ssl);
@@ -137,7 +144,8 @@ int Run(const ServerOptions& options) {
   auto server = TrackerServer::Start(options);
   if (!server.ok()) {
     spdlog::error("cannot start the tracker: {}", server.status().message());
-    return 1;
+    // Bad input (a TLS file that is not PEM, half of a TLS pair) is 2; a port that cannot be had is 1.
+    return server.status().code() == Status::Code::kInvalidArgument ? 2 : 1;
   }
   int sig = 0;
   sigwait(&stop_signals, &sig);
