@@ -41,14 +41,18 @@ struct TuneArgs {
   size_t batch = 16;
   uint64_t seed = 1;
   bool fresh = false, no_transfer = false;
-  std::string precision = "float32";
-  std::string mixed_ops = "conv2d,dense";
+  std::string precision;  // empty: float32 (empty, so that giving it with --task alone can be refused)
+  std::string mixed_ops;  // empty: conv2d,dense
   std::vector<std::string> input_shapes;
 };
 
 Result<std::vector<TuneTask>> CollectTasks(const TuneArgs& a) {
   std::vector<TuneTask> tasks;
-  TF_ASSIGN_OR_RETURN(Precision precision, ParsePrecision(a.precision));
+  if (a.model.empty() && (!a.precision.empty() || !a.mixed_ops.empty())) {
+    return Status::InvalidArgument("--precision and --mixed-precision-ops apply to a model's tasks; a --task spec "
+                                   "names its own type (e.g. gemm:256,256,256:float16)");
+  }
+  TF_ASSIGN_OR_RETURN(Precision precision, ParsePrecision(a.precision.empty() ? "float32" : a.precision));
   for (const std::string& spec : a.task_specs) {
     TF_ASSIGN_OR_RETURN(Task t, Task::Parse(spec));
     tasks.push_back({t, 1});
@@ -61,7 +65,8 @@ Result<std::vector<TuneTask>> CollectTasks(const TuneArgs& a) {
     }
     TaskListOptions options;
     options.precision.precision = precision;
-    TF_ASSIGN_OR_RETURN(options.precision.ops, ParseMixedPrecisionOps(a.mixed_ops));
+    TF_ASSIGN_OR_RETURN(options.precision.ops,
+                        ParseMixedPrecisionOps(a.mixed_ops.empty() ? "conv2d,dense" : a.mixed_ops));
     TF_ASSIGN_OR_RETURN(ImportedModel model, ImportOnnxFile(a.model, import));
     for (const ModelTask& mt : BuildModelTasks(model, options)) tasks.push_back({mt.task, mt.count});
   }
@@ -112,7 +117,7 @@ int RunTuneCommand(const TuneArgs& a) {
                                 {"key", a.key}, {"template", a.template_name}, {"trials", trials_text},
                                 {"tuner", a.tuner}, {"xgb_objective", a.xgb_objective}, {"number", a.number},
                                 {"repeat", a.repeat}, {"min_repeat_ms", a.min_repeat_ms}, {"timeout", a.timeout},
-                                {"seed", a.seed}, {"fresh", a.fresh}, {"precision", a.precision}}
+                                {"seed", a.seed}, {"fresh", a.fresh}, {"precision", a.precision.empty() ? "float32" : a.precision}}
                      .dump();
   // SIGINT/SIGTERM stop the run promptly: the batch in flight is abandoned, what it already returned is kept,
   // the lease is released, exit 130 (see StopOnSignals for repeats). Set up before RunTune starts any thread.
