@@ -168,15 +168,7 @@ int AgentMain(int argc, char** argv) {
   app.add_flag("--version", flags.version, "print the version");
   app.add_flag("--worker", flags.worker, "internal: run as the job worker")->group("");
   app.add_option("--worker-fd", flags.worker_fd, "internal: the worker's socket")->group("");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() != 0) {  // a bad option: one line, as the tracker and the tuner say it
-      std::fprintf(stderr, "tunefleet-agent: error: %s (see --help)\n", e.what());
-      return 2;
-    }
-    return app.exit(e);  // --help
-  }
+  if (auto done = cli::ParseCommandLine(app, argc, argv, "tunefleet-agent")) return *done;
 
   if (flags.worker) {
     if (flags.worker_fd < 0) {

@@ -1,12 +1,14 @@
-// Checks for the numeric options of the command-line tools (tunefleet, tunefleet-tracker, tunefleet-agent), each
-// rejecting a bad value with one plain line: CLI11's own PositiveNumber prints the whole range of a double, and an
-// unsigned option takes "-1" as a huge number unless it is checked first.
+// Checks for the options of the command-line tools (tunefleet, tunefleet-tracker, tunefleet-agent), each rejecting
+// a bad value with one plain line: CLI11's own PositiveNumber prints the whole range of a double, and an unsigned
+// option takes "-1" as a huge number unless it is checked first. ParseCommandLine reports a bad option so.
 // Thread safety: free functions, no state.
 #pragma once
 
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <iostream>
+#include <optional>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -62,6 +64,19 @@ inline CLI::Validator HostPort() {
         return {};
       },
       "HOST:PORT", "host:port");
+}
+
+// Parses the command line of `tool`. Returns the exit code when the program should end here: 2 after one line
+// "<tool>: error: <what> (see --help)" for a bad option, CLI11's own for --help; nullopt to go on.
+inline std::optional<int> ParseCommandLine(CLI::App& app, int argc, char** argv, const std::string& tool) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::cerr << tool << ": error: " << e.what() << " (see --help)\n";
+    return 2;
+  }
+  return std::nullopt;
 }
 
 }  // namespace tunefleet::cli

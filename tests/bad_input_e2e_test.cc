@@ -12,10 +12,12 @@
 namespace tunefleet::testing {
 namespace {
 
-int Lines(const std::string& s) {
-  int n = 0;
-  for (char c : s) n += c == '\n';
-  return n;
+// Runs `argv` to completion and expects exit 2 and one line of output that contains `says`.
+void ExpectRefusedInOneLine(const std::vector<std::string>& argv, const std::string& says) {
+  RunResult r = testing::Run(argv, std::chrono::seconds(30));
+  EXPECT_EQ(r.exit_code, 2) << says << ": " << r.output;
+  EXPECT_NE(r.output.find(says), std::string::npos) << r.output;
+  EXPECT_EQ(CountLines(r.output), 1) << r.output;
 }
 
 TEST(BadInputE2E, GivenAMalformedTaskSpecWeShouldGetOneLineAndExit2) {
@@ -24,7 +26,7 @@ TEST(BadInputE2E, GivenAMalformedTaskSpecWeShouldGetOneLineAndExit2) {
                           std::chrono::seconds(30));
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("gemm:64,x,64"), std::string::npos) << r.output;
-  EXPECT_EQ(Lines(r.output), 1) << r.output;
+  EXPECT_EQ(CountLines(r.output), 1) << r.output;
 }
 
 TEST(BadInputE2E, GivenAnUnknownXgbObjectiveWeShouldGetOneLineAndExit2) {
@@ -34,7 +36,7 @@ TEST(BadInputE2E, GivenAnUnknownXgbObjectiveWeShouldGetOneLineAndExit2) {
                           std::chrono::seconds(30));
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("--xgb-objective: lambdamart not in {auto,rank,ndcg,reg}"), std::string::npos) << r.output;
-  EXPECT_EQ(Lines(r.output), 1) << r.output;
+  EXPECT_EQ(CountLines(r.output), 1) << r.output;
 }
 
 TEST(BadInputE2E, GivenANumberOutOfRangeEachToolShouldNameTheOptionInOneLineAndExit2) {
@@ -67,12 +69,7 @@ TEST(BadInputE2E, GivenANumberOutOfRangeEachToolShouldNameTheOptionInOneLineAndE
       {{bin + "/tunefleet-agent", "--tracker", fleet.address(), "--key", "k", "--platform", "99"},
        "cannot open the OpenCL device: --platform 99 is out of range"},
   };
-  for (const Case& c : cases) {
-    RunResult r = testing::Run(c.argv, std::chrono::seconds(30));
-    EXPECT_EQ(r.exit_code, 2) << c.says << ": " << r.output;
-    EXPECT_NE(r.output.find(c.says), std::string::npos) << r.output;
-    EXPECT_EQ(Lines(r.output), 1) << r.output;
-  }
+  for (const Case& c : cases) ExpectRefusedInOneLine(c.argv, c.says);
 }
 
 TEST(BadInputE2E, GivenAnInputThatNeedsNoDeviceItShouldBeRefusedBeforeTheTrackerIsAsked) {
@@ -96,12 +93,7 @@ TEST(BadInputE2E, GivenAnInputThatNeedsNoDeviceItShouldBeRefusedBeforeTheTracker
         "nope"},
        "unknown template 'nope'"},
   };
-  for (const auto& [argv, says] : cases) {
-    RunResult r = testing::Run(argv, std::chrono::seconds(30));
-    EXPECT_EQ(r.exit_code, 2) << says << ": " << r.output;
-    EXPECT_NE(r.output.find(says), std::string::npos) << r.output;
-    EXPECT_EQ(Lines(r.output), 1) << r.output;
-  }
+  for (const auto& [argv, says] : cases) ExpectRefusedInOneLine(argv, says);
 }
 
 TEST(BadInputE2E, GivenATrackerAddressThatIsNotHostAndPortOrAnUnknownCommandWeShouldGetOneLineAndExit2) {
@@ -115,14 +107,10 @@ TEST(BadInputE2E, GivenATrackerAddressThatIsNotHostAndPortOrAnUnknownCommandWeSh
       {{bin + "/tunefleet-agent", "--tracker", "trackerhost", "--key", "k"},
        "tunefleet-agent: error: --tracker: expected host:port"},
       {{bin + "/tunefleet", "tuen", "--rpc-key", "k"}, "tunefleet: error: unknown command 'tuen'"},
-      {{bin + "/tunefleet-agent", "--key", "k"}, "tunefleet-agent: error: --tracker host:port and --key KEY are required"},
+      {{bin + "/tunefleet-agent", "--key", "k"},
+       "tunefleet-agent: error: --tracker host:port and --key KEY are required"},
   };
-  for (const auto& [argv, says] : cases) {
-    RunResult r = testing::Run(argv, std::chrono::seconds(30));
-    EXPECT_EQ(r.exit_code, 2) << says << ": " << r.output;
-    EXPECT_NE(r.output.find(says), std::string::npos) << r.output;
-    EXPECT_EQ(Lines(r.output), 1) << r.output;
-  }
+  for (const auto& [argv, says] : cases) ExpectRefusedInOneLine(argv, says);
 }
 
 TEST(BadInputE2E, GivenALogPathWithNoFileTheReadingCommandsShouldSaySoAndCreateNothing) {
@@ -136,7 +124,7 @@ TEST(BadInputE2E, GivenALogPathWithNoFileTheReadingCommandsShouldSaySoAndCreateN
     RunResult r = fleet.Cli(args, std::chrono::seconds(30), false);
     EXPECT_EQ(r.exit_code, 2) << args[0] << ": " << r.output;
     EXPECT_NE(r.output.find(missing + ": no such tuning log"), std::string::npos) << r.output;
-    EXPECT_EQ(Lines(r.output), 1) << r.output;
+    EXPECT_EQ(CountLines(r.output), 1) << r.output;
     EXPECT_FALSE(std::filesystem::exists(missing)) << args[0] << " created " << missing;
   }
 }
@@ -171,7 +159,7 @@ TEST(BadInputE2E, GivenAnUnwritableDatabasePathWeShouldSayWhichPath) {
                           std::chrono::seconds(30));
   EXPECT_NE(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find(db), std::string::npos) << r.output;
-  EXPECT_EQ(Lines(r.output), 1) << r.output;
+  EXPECT_EQ(CountLines(r.output), 1) << r.output;
 }
 
 }  // namespace

@@ -40,6 +40,13 @@ struct RunResult {
   std::string output;   // stdout and stderr together
 };
 
+// The number of lines in `output` (its newlines): a bad input's answer should be one.
+inline int CountLines(const std::string& output) {
+  int n = 0;
+  for (char c : output) n += c == '\n';
+  return n;
+}
+
 // Runs a command to completion (bounded by `timeout`) and returns its exit code and output.
 RunResult Run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
               const std::vector<std::string>& env = {});

@@ -12,12 +12,6 @@
 namespace tunefleet::testing {
 namespace {
 
-int Lines(const std::string& s) {
-  int n = 0;
-  for (char c : s) n += c == '\n';
-  return n;
-}
-
 TEST(TrackerListenE2E, GivenAPortInUseOrAnAddressNotOfThisMachineTheTrackerShouldSayWhichInOneLine) {
   LocalFleet fleet;
   fleet.StartTracker();  // holds 127.0.0.1:port
@@ -30,7 +24,7 @@ TEST(TrackerListenE2E, GivenAPortInUseOrAnAddressNotOfThisMachineTheTrackerShoul
     RunResult r = testing::Run({tracker, "--host", host, "--port", port}, std::chrono::seconds(30));
     EXPECT_EQ(r.exit_code, 1) << r.output;
     EXPECT_NE(r.output.find(says), std::string::npos) << r.output;
-    EXPECT_EQ(Lines(r.output), 1) << r.output;  // nothing of gRPC's own logging
+    EXPECT_EQ(CountLines(r.output), 1) << r.output;  // nothing of gRPC's own logging
   }
 }
 

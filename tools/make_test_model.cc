@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "common/cli_checks.h"
 #include "tuner/test_models.h"
 
 int main(int argc, char** argv) {
@@ -13,15 +14,7 @@ int main(int argc, char** argv) {
   std::string kind, out;
   app.add_option("kind", kind, "resnet | mobilenet")->required()->check(CLI::IsMember({"resnet", "mobilenet"}));
   app.add_option("-o,--output", out, "Output .onnx file")->required();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() != 0) {
-      std::cerr << "tunefleet-make-model: error: " << e.what() << " (see --help)\n";
-      return 2;
-    }
-    return app.exit(e);
-  }
+  if (auto done = tunefleet::cli::ParseCommandLine(app, argc, argv, "tunefleet-make-model")) return *done;
   auto model = kind == "resnet" ? tunefleet::MakeResNetLikeModel() : tunefleet::MakeMobileNetLikeModel();
   tunefleet::Status st = tunefleet::WriteOnnxModel(model, out);
   if (!st.ok()) {

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <thread>
 
+#include "tracker/host_port.h"
 #include "tracker/tracker_state.h"
 
 namespace tunefleet::tracker {
@@ -146,8 +147,7 @@ Result<std::unique_ptr<HttpStatus>> HttpStatus::Start(const std::string& host, i
   auto impl = std::make_unique<Impl>();
   impl->state = state;
   boost::system::error_code ec;
-  const bool bracketed = host.size() > 2 && host.front() == '[' && host.back() == ']';  // [::1]
-  const auto address = asio::ip::make_address(bracketed ? host.substr(1, host.size() - 2) : host, ec);
+  const auto address = asio::ip::make_address(BareHost(host), ec);
   if (ec) return Status::InvalidArgument("HTTP port: bad address '" + host + "': " + ec.message());
   const tcp::endpoint endpoint(address, static_cast<unsigned short>(port));
   impl->acceptor.open(endpoint.protocol(), ec);

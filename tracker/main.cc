@@ -1,7 +1,6 @@
 // tunefleet-tracker: the tracker daemon. main() only parses flags and calls Run().
 #include <CLI/CLI.hpp>
 #include <cstdlib>
-#include <iostream>
 
 #include "common/cli_checks.h"
 #include "tracker/server.h"
@@ -24,15 +23,7 @@ int main(int argc, char** argv) {
   app.add_option("--tls-key", o.tls_key_file, "PEM private key")->check(CLI::ExistingFile);
   app.add_option("--max-message-mb", o.max_message_mb, "largest gRPC message, in MiB")
       ->capture_default_str()->check(CLI::Range(1, 2047));
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() != 0) {
-      std::cerr << "tunefleet-tracker: error: " << e.what() << " (see --help)\n";
-      return 2;
-    }
-    return app.exit(e);
-  }
+  if (auto done = tunefleet::cli::ParseCommandLine(app, argc, argv, "tunefleet-tracker")) return *done;
   if (o.token.empty()) {
     if (const char* env = std::getenv("TUNEFLEET_TOKEN")) o.token = env;
   }

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "common/pem_check.h"
+#include "tracker/host_port.h"
 #include "tracker/http_status.h"
 #include "tracker/tracker_service.h"
 
@@ -26,12 +27,6 @@ Result<std::string> ReadFile(const std::string& path, const char* what) {
   return ss.str();
 }
 
-// host:port as gRPC takes it: an IPv6 address in brackets ([::1]:9190).
-std::string HostPort(const std::string& host, int port) {
-  const bool v6 = host.find(':') != std::string::npos && host.front() != '[';
-  return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
-}
-
 // Binds host:port once and lets go, so that a port in use or an address that is not this machine's is said in one
 // line naming the cause, before gRPC tries it (gRPC logs its own failure on stderr, then only says it failed).
 Status CheckCanListen(const std::string& host, int port) {
@@ -41,10 +36,8 @@ Status CheckCanListen(const std::string& host, int port) {
   asio::io_context io;
   boost::system::error_code ec;
   tcp::resolver resolver(io);
-  const bool bracketed = host.size() > 2 && host.front() == '[' && host.back() == ']';
-  const std::string name = bracketed ? host.substr(1, host.size() - 2) : host;
-  const auto endpoints =
-      resolver.resolve(name, std::to_string(port), tcp::resolver::passive | tcp::resolver::numeric_service, ec);
+  const auto endpoints = resolver.resolve(BareHost(host), std::to_string(port),
+                                          tcp::resolver::passive | tcp::resolver::numeric_service, ec);
   if (ec) return Status::Unavailable("cannot listen on " + address + ": " + ec.message());
   for (const auto& entry : endpoints) {
     tcp::acceptor acceptor(io);
