@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Replays the fully recorded spaces of bench/data/ with `tunefleet simulate` (no device needed) and prints, for each
 # run, the last line of its output: trials-to-95%: <tuner> <median> <baseline> <median> ratio <baseline/tuner>,
-# and for runs without history the highest ratio any strategy could show when its first model needs 16 results.
+# and for runs without history the highest ratio a strategy could show whose first batch of 16 is random.
 # The spaces are kept as NAME.db.xz (bench/recorded_space.sh) and unpacked to a temporary folder for the replay; the
 # GPU spaces (gpu_*, recorded by bench/record_spaces.sh) are replayed when they are there, skipped if not.
 #   usage: bench/simulate.sh [BUILD_DIR] ; env: TUNER (xgb) BASELINE (random) SEEDS (10) TARGET (0.95)
@@ -77,15 +77,16 @@ for run in "${RUNS[@]}"; do
   secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
   bound=""
   if [[ $from == - ]]; then
-    # The most any strategy can show without history: its first model comes after the first batch of 16 random
-    # results, so at best it reaches the target at trial 17 in every seed where random did not within 16.
+    # The most a strategy can show without history when its first batch of 16 is random (xgb with
+    # --xgb-prior-pool 0): its first model comes after 16 random results, so at best it reaches the target at
+    # trial 17 in every seed where random did not within 16. The device prior's first plan is not so bound.
     bound=$(python3 -c '
 import statistics, sys
 for line in sys.stdin:
     f = line.split()
     if f[:4] == [sys.argv[1] + ":", "trials", "per", "seed"] and len(f) > 4:
         r = [int(x) for x in f[4:]]
-        print("   (bound without a model before trial 17: ratio <= %.2f)"
+        print("   (bound of a random first batch of 16: ratio <= %.2f)"
               % (statistics.median(r) / statistics.median(min(x, 17) for x in r)))' "$BASELINE" <<<"$out")
   fi
   printf '%-75s %s   [%.1f s]%s\n' "$label" "$(tail -n 1 <<<"$out")" "$secs" "$bound"

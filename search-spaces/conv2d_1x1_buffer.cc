@@ -223,6 +223,13 @@ std::vector<float> Conv2d1x1BufferTemplate::DerivedFeatures(const Task& task, co
           static_cast<float>(t.unroll)};
 }
 
+double Conv2d1x1BufferTemplate::WorkItems(const Task& task, const Space& space, const Config& c) const {
+  Result<ConvShape> s = ConvShapeFromTask(task);
+  if (!s.ok()) return 0;
+  const Tiling t{ConfigView(space, c)};
+  return static_cast<double>(s->n * t.kb * t.pb * t.split) * static_cast<double>(t.wg());
+}
+
 std::unique_ptr<Template> NewConv2d1x1BufferTemplate() { return std::make_unique<Conv2d1x1BufferTemplate>(); }
 
 }  // namespace tunefleet

@@ -287,6 +287,13 @@ std::vector<float> Conv2dNchwBufferTemplate::DerivedFeatures(const Task& task, c
           static_cast<float>(t.split)};
 }
 
+double Conv2dNchwBufferTemplate::WorkItems(const Task& task, const Space& space, const Config& c) const {
+  Result<ConvShape> s = ConvShapeFromTask(task);
+  if (!s.ok()) return 0;
+  const Tiling t{ConfigView(space, c)};
+  return static_cast<double>(s->n * t.fb * t.yb * t.xb * t.split) * static_cast<double>(t.wg());
+}
+
 std::unique_ptr<Template> NewConv2dNchwBufferTemplate() { return std::make_unique<Conv2dNchwBufferTemplate>(); }
 
 }  // namespace tunefleet

@@ -83,6 +83,10 @@ std::vector<float> Conv2dNchwcImage2dTemplate::DerivedFeatures(const Task& task,
   return NchwcImageDerivedFeatures(task, space, c, /*has_rcc=*/true, limits);
 }
 
+double Conv2dNchwcImage2dTemplate::WorkItems(const Task& task, const Space& space, const Config& c) const {
+  return NchwcImageWorkItems(task, space, c, /*has_rcc=*/true);
+}
+
 std::unique_ptr<Template> NewConv2dNchwcImage2dTemplate() { return std::make_unique<Conv2dNchwcImage2dTemplate>(); }
 
 }  // namespace tunefleet

@@ -80,6 +80,10 @@ std::vector<float> DepthwiseConv2dNchwcImage2dTemplate::DerivedFeatures(const Ta
   return NchwcImageDerivedFeatures(task, space, c, /*has_rcc=*/false, limits);
 }
 
+double DepthwiseConv2dNchwcImage2dTemplate::WorkItems(const Task& task, const Space& space, const Config& c) const {
+  return NchwcImageWorkItems(task, space, c, /*has_rcc=*/false);
+}
+
 std::unique_ptr<Template> NewDepthwiseConv2dNchwcImage2dTemplate() {
   return std::make_unique<DepthwiseConv2dNchwcImage2dTemplate>();
 }

@@ -124,6 +124,11 @@ std::vector<float> ElementwiseWorksizeTemplate::DerivedFeatures(const Task& task
   return {static_cast<float>(l), static_cast<float>(l > 0 ? CeilDiv(s->count, l) : 0)};
 }
 
+double ElementwiseWorksizeTemplate::WorkItems(const Task& task, const Space& space, const Config& c) const {
+  Result<Shape> s = ShapeOf(task);
+  return s.ok() ? static_cast<double>(GlobalSizeFor(s->count, ConfigView(space, c).Value("local_size"))) : 0;
+}
+
 std::unique_ptr<Template> NewElementwiseWorksizeTemplate() { return std::make_unique<ElementwiseWorksizeTemplate>(); }
 
 }  // namespace tunefleet

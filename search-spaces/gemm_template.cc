@@ -173,6 +173,16 @@ std::vector<float> GemmBufferTemplate::DerivedFeatures(const Task& task, const S
           static_cast<float>(intensity)};
 }
 
+double GemmBufferTemplate::WorkItems(const Task& task, const Space& space, const Config& c) const {
+  Result<GemmShape> shape = GemmShape::FromTask(task);
+  if (!shape.ok()) return 0;
+  double items = 1;
+  for (uint64_t g : GemmGlobalSize(*shape, GemmConfig::FromView(ConfigView(space, c)))) {
+    items *= static_cast<double>(g);
+  }
+  return items;
+}
+
 std::unique_ptr<Template> MakeGemmBufferTemplate() { return std::make_unique<GemmBufferTemplate>(); }
 
 }  // namespace tunefleet

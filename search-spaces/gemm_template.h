@@ -33,6 +33,7 @@ class GemmBufferTemplate final : public Template {
   // K unroll, registers estimate, arithmetic intensity of a work-group tile (flops per global byte).
   std::vector<float> DerivedFeatures(const Task& task, const Space& space, const Config& c,
                                      const DeviceLimits& limits) const override;
+  double WorkItems(const Task& task, const Space& space, const Config& c) const override;
 
   // Error tolerances of the comparison with the reference, per precision (grow with K).
   static void Tolerance(const GemmShape& shape, float* rtol, float* atol);

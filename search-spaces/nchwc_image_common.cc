@@ -140,4 +140,11 @@ std::vector<float> NchwcImageDerivedFeatures(const Task& task, const Space& spac
           static_cast<float>(t.rcco * t.ryo * t.rxo)};
 }
 
+double NchwcImageWorkItems(const Task& task, const Space& space, const Config& c, bool has_rcc) {
+  Result<ConvShape> s = ConvShapeFromTask(task);
+  if (!s.ok()) return 0;
+  const TextureTiling t(ConfigView(space, c), has_rcc);
+  return static_cast<double>(s->n * t.fb * t.yb * t.xb) * static_cast<double>(t.wg());
+}
+
 }  // namespace tunefleet

@@ -46,4 +46,7 @@ Config NchwcImageFallback(const Space& space, bool has_rcc, double wg, double vt
 std::vector<float> NchwcImageDerivedFeatures(const Task& task, const Space& space, const Config& c, bool has_rcc,
                                              const DeviceLimits& limits);
 
+// WorkItems(): the launch's global size, work-groups x work-group size.
+double NchwcImageWorkItems(const Task& task, const Space& space, const Config& c, bool has_rcc);
+
 }  // namespace tunefleet

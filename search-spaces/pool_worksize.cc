@@ -131,6 +131,11 @@ std::vector<float> PoolWorksizeTemplate::DerivedFeatures(const Task& task, const
           static_cast<float>(l > 0 ? CeilDiv(s->outputs(), l) : 0)};
 }
 
+double PoolWorksizeTemplate::WorkItems(const Task& task, const Space& space, const Config& c) const {
+  Result<PoolShape> s = Shape(task);
+  return s.ok() ? static_cast<double>(GlobalSizeFor(s->outputs(), ConfigView(space, c).Value("local_size"))) : 0;
+}
+
 std::unique_ptr<Template> NewPoolWorksizeTemplate() { return std::make_unique<PoolWorksizeTemplate>(); }
 
 }  // namespace tunefleet

@@ -38,6 +38,9 @@ class Template {
   // Knob values are added by the cost model itself; this returns the derived ones only.
   virtual std::vector<float> DerivedFeatures(const Task& task, const Space& space, const Config& c,
                                              const DeviceLimits& limits) const = 0;
+  // Work-items of one launch of the config's main kernel (its global size), which the tuner's device prior
+  // weighs against what the device runs at once (tuner/device_prior.h); 0 when the task's shape is invalid.
+  virtual double WorkItems(const Task& task, const Space& space, const Config& c) const = 0;
 };
 
 // All templates, immutable, built once.

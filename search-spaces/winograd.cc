@@ -283,6 +283,16 @@ std::vector<float> Conv2dWinogradTemplate::DerivedFeatures(const Task& task, con
           static_cast<float>(g.m)};
 }
 
+double Conv2dWinogradTemplate::WorkItems(const Task& task, const Space& space, const Config& c) const {
+  Result<ConvShape> s = ConvShapeFromTask(task);
+  if (!s.ok()) return 0;
+  Gemm g{ConfigView(space, c)};
+  const Tiles t(*s, g.m);
+  // The batched GEMM, the kernel the space tunes: one work-group per (P, K) block and transform position.
+  return static_cast<double>(CeilDiv(t.p, g.pt()) * CeilDiv(s->k, g.kt()) * (g.alpha() * g.alpha())) *
+         static_cast<double>(g.wg());
+}
+
 std::unique_ptr<Template> NewConv2dWinogradTemplate() { return std::make_unique<Conv2dWinogradTemplate>(); }
 
 }  // namespace tunefleet

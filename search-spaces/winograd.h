@@ -30,6 +30,7 @@ class Conv2dWinogradTemplate final : public Template {
   Config Fallback(const Task& task, const Space& space) const override;
   std::vector<float> DerivedFeatures(const Task& task, const Space& space, const Config& c,
                                      const DeviceLimits& limits) const override;
+  double WorkItems(const Task& task, const Space& space, const Config& c) const override;
 };
 
 std::unique_ptr<Template> NewConv2dWinogradTemplate();

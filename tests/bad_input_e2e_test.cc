@@ -59,6 +59,8 @@ TEST(BadInputE2E, GivenANumberOutOfRangeEachToolShouldNameTheOptionInOneLineAndE
        "--wait: expected a number of 0 or more, got '-5'"},
       {{bin + "/tunefleet", "tune", "--rpc-key", "k", "--task", "gemm:64,64,64", "--time-budget", "0"},
        "--time-budget: expected a number above 0"},
+      {{bin + "/tunefleet", "tune", "--rpc-key", "k", "--task", "gemm:64,64,64", "--xgb-prior-pool", "65"},
+       "--xgb-prior-pool: Value 65 not in range 0 to 64"},
       {{bin + "/tunefleet", "measure", "--rpc-key", "k", "--task", "gemm:64,64,64", "--number", "0"},
        "--number: expected a number above 0"},
       {{bin + "/tunefleet", "query", "--rpc-tracker", fleet.address(), "--timeout", "-1"},

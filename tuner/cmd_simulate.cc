@@ -121,6 +121,12 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
   sub->add_option("--xgb-kappa", args->opts.xgb_kappa,
                   "xgb: plans follow mean + kappa * spread of the models' predictions (0 = the mean)")
       ->capture_default_str();
+  sub->add_option("--xgb-prior-pool", args->opts.prior_pool,
+                  "xgb without history: the first plan is the plan-size configs that the device prior "
+                  "(work-items against what the device runs at once) ranks best of N x plan-size random ones; 0 or "
+                  "1 = a random first plan")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 64));
   sub->add_option("--observe", args->opts.observe,
                   "What the strategy is told of a config recorded in several passes: median (the lower median, "
                   "which the target is judged by) or pass (one recorded result drawn at random per trial, as a "

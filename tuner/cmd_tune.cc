@@ -32,6 +32,7 @@ struct TuneArgs {
   double time_budget = 0;
   std::string tuner = "xgb";
   std::string xgb_objective = StrategyOptions{}.xgb_objective;
+  size_t xgb_prior_pool = StrategyOptions{}.prior_pool;
   uint32_t number = 4, repeat = 3, min_repeat_ms = 0;
   double timeout = 20;
   uint64_t early_stopping = 0;
@@ -106,6 +107,7 @@ int RunTuneCommand(const TuneArgs& a) {
   o.tuner.strategy.name = a.tuner;
   o.tuner.strategy.seed = a.seed;
   o.tuner.strategy.xgb_objective = a.xgb_objective;
+  o.tuner.strategy.prior_pool = a.xgb_prior_pool;
   o.tuner.measure.number = a.number;
   o.tuner.measure.repeat = a.repeat;
   o.tuner.measure.min_repeat_ms = a.min_repeat_ms;
@@ -115,7 +117,8 @@ int RunTuneCommand(const TuneArgs& a) {
   const std::string trials_text = o.all_trials ? std::string("all") : std::to_string(o.trials);
   o.args_json = nlohmann::json{{"model", a.model}, {"tasks", a.task_specs}, {"tracker", a.tracker},
                                 {"key", a.key}, {"template", a.template_name}, {"trials", trials_text},
-                                {"tuner", a.tuner}, {"xgb_objective", a.xgb_objective}, {"number", a.number},
+                                {"tuner", a.tuner}, {"xgb_objective", a.xgb_objective},
+                                {"xgb_prior_pool", a.xgb_prior_pool}, {"number", a.number},
                                 {"repeat", a.repeat}, {"min_repeat_ms", a.min_repeat_ms}, {"timeout", a.timeout},
                                 {"seed", a.seed}, {"fresh", a.fresh}, {"precision", a.precision.empty() ? "float32" : a.precision}}
                      .dump();
@@ -167,6 +170,11 @@ void RegisterTune(CLI::App& app, int* exit_code) {
                   "xgb: auto (rank:ndcg on a task's own results; rank:pairwise and rank:ndcg members while other "
                   "tasks' history warm-starts it), rank, ndcg or reg (default auto)")
       ->check(CLI::IsMember({"auto", "rank", "ndcg", "reg"}));
+  sub->add_option("--xgb-prior-pool", a->xgb_prior_pool,
+                  "xgb without history: the first plan is the plan-size configs that the device prior "
+                  "(work-items against what the device runs at once) ranks best of N x plan-size random ones; 0 or "
+                  "1 = a random first plan (default 4)")
+      ->check(CLI::Range(0, 64));
   sub->add_option("--number", a->number, "Runs averaged into one cost (default 4)")->check(cli::Positive());
   sub->add_option("--repeat", a->repeat, "Costs measured per config (default 3)")->check(cli::Positive());
   sub->add_option("--min-repeat-ms", a->min_repeat_ms, "Grow --number until one repeat lasts this long")

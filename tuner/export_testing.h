@@ -48,6 +48,7 @@ class TvmMirrorConvTemplate final : public Template {
   std::vector<float> DerivedFeatures(const Task&, const Space&, const Config&, const DeviceLimits&) const override {
     return {};
   }
+  double WorkItems(const Task&, const Space&, const Config&) const override { return 0; }
 
  private:
   std::string name_;

@@ -122,6 +122,7 @@ Result<StrategyRuns> RunSeeds(const ReplayWorld& w, const SimulateOptions& opts,
     so.xgb_objective = opts.xgb_objective;
     so.xgb_ensemble = opts.xgb_ensemble;
     so.xgb_kappa = opts.xgb_kappa;
+    so.prior_pool = opts.prior_pool;
     TF_ASSIGN_OR_RETURN(std::unique_ptr<Strategy> st,
                         MakeStrategyForSpace(so, w.tmpl, w.tmpl ? &w.task : nullptr, w.space,
                                              w.tmpl ? &w.limits : nullptr));

@@ -45,6 +45,7 @@ struct SimulateOptions {
   std::string xgb_objective = "auto";
   int xgb_ensemble = 5;    // StrategyOptions::xgb_ensemble
   double xgb_kappa = 1.0;  // StrategyOptions::xgb_kappa
+  size_t prior_pool = StrategyOptions{}.prior_pool;  // StrategyOptions::prior_pool
   // What a strategy is told of a replayed config: "median", its lower median (what the target is judged by), or
   // "pass", one of its recorded results drawn at random per trial, as a live run sees one measurement and not the
   // median of several passes. Reaching the target is judged by the lower median either way.

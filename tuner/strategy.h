@@ -47,6 +47,9 @@ struct StrategyOptions {
   bool frontier_picks = true;  // xgb: the epsilon share explores beyond the training data's feature ranges
   int xgb_ensemble = 5;        // xgb: bagged models (1 = one model on all rows, AutoTVM's choice)
   double xgb_kappa = 1.0;      // xgb: plans follow mean + kappa * spread of the ensemble's predictions
+  // xgb without history: the first plan is the plan_size configs of prior_pool x plan_size random ones that the
+  // device prior (tuner/device_prior.h) ranks best, in its order; 0 or 1 = a random first plan.
+  size_t prior_pool = 4;
 };
 
 class Strategy {

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "search-spaces/template.h"
+#include "tuner/device_prior.h"
 #include "tuner/strategy_common.h"
 #include "tuner/strategy_transfer.h"
 
@@ -58,6 +59,7 @@ XgbStrategy::XgbStrategy(const StrategyOptions& opts, const Template* tmpl, cons
                          const DeviceLimits* limits)
     : opts_(opts),
       tmpl_(tmpl),
+      task_(task),
       limits_(limits),
       space_(space),
       features_(space, tmpl, task, limits),
@@ -332,6 +334,7 @@ void XgbStrategy::MakePlan() {
   plan_.clear();
   plan_pos_ = 0;
   last_plan_from_model_ = false;
+  last_plan_from_prior_ = false;
   if (fit_pending_ && HasTrainingData() &&
       (!model_.trained() || observed_.size() - observed_at_fit_ >= opts_.plan_size || EarlyRefitDue())) {
     EvaluateNewestPlan();  // with the old model, on data it has not seen
@@ -362,7 +365,17 @@ void XgbStrategy::MakePlan() {
     plan_.insert(plan_.end(), frontier.begin(), frontier.end());
     taken.insert(frontier.begin(), frontier.end());
   }
-  std::vector<uint64_t> random = SampleUnvisited(space_, taken, opts_.plan_size - plan_.size(), rng_);
+  const size_t rest = opts_.plan_size - plan_.size();
+  if (!model_.trained() && opts_.prior_pool > 1 && tmpl_ != nullptr && task_ != nullptr && limits_ != nullptr) {
+    // Nothing learnt yet: the device prior picks the plan from a random pool, best first.
+    std::vector<uint64_t> pool = SampleUnvisited(space_, taken, opts_.prior_pool * rest, rng_);
+    pool = OrderByDevicePrior(*tmpl_, *task_, space_, *limits_, std::move(pool));
+    pool.resize(std::min(pool.size(), rest));
+    plan_.insert(plan_.end(), pool.begin(), pool.end());
+    last_plan_from_prior_ = !pool.empty();
+    return;
+  }
+  std::vector<uint64_t> random = SampleUnvisited(space_, taken, rest, rng_);
   plan_.insert(plan_.end(), random.begin(), random.end());
 }
 
@@ -408,7 +421,10 @@ std::vector<uint64_t> XgbStrategy::FrontierPicks(size_t n, const std::unordered_
 }
 
 std::string XgbStrategy::StatusLine() const {
-  std::string s = "xgb: plan #" + std::to_string(plans_) + (last_plan_from_model_ ? " (model)" : " (random)");
+  std::string s = "xgb: plan #" + std::to_string(plans_) +
+                  (last_plan_from_model_   ? " (model)"
+                   : last_plan_from_prior_ ? " (device prior)"
+                                           : " (random)");
   if (model_.trained()) {
     s += ", refit #" + std::to_string(model_.fits()) + " at " + std::to_string(observed_at_fit_) + " results";
     std::string objectives;

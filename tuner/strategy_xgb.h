@@ -10,8 +10,9 @@
 // the model's picks in predicted order, the rest through a diversity filter, then an epsilon of exploration picks:
 // the model's best among random configs that extend a feature's range beyond the training data (random ones when
 // there are none).
-// Without history the first plan is random; with `early_refits` the model is also fitted at plan_size/4 and
-// plan_size/2 own results, so most of the first plan already comes from a model.
+// Without history the first plan is the device prior's best of a random pool (`prior_pool`, tuner/device_prior.h),
+// or random; with `early_refits` the model is also fitted at plan_size/4 and plan_size/2 own results, so most of
+// the first plan already comes from a model.
 // Warm start: history of other tasks/devices of the same template trains the first model, one rank group per
 // (task, device), discounted by 1 / (1 + own results / plan_size) as own data arrives. A history record gets the
 // features of its own task's config (the kernel that was measured) when the template builds that task's space
@@ -94,6 +95,7 @@ class XgbStrategy final : public Strategy {
 
   StrategyOptions opts_;
   const Template* tmpl_;
+  const Task* task_;
   const DeviceLimits* limits_;
   const Space& space_;
   FeatureExtractor features_;
@@ -117,6 +119,7 @@ class XgbStrategy final : public Strategy {
   size_t plan_pos_ = 0;
   size_t plans_ = 0;
   bool last_plan_from_model_ = false;
+  bool last_plan_from_prior_ = false;
   double last_corr_;
   size_t last_corr_n_ = 0;
   std::string last_error_;

@@ -1,0 +1,152 @@
+#include "tuner/device_prior.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "search-spaces/template.h"
+#include "tuner/strategy.h"
+
+namespace tunefleet {
+namespace {
+
+DeviceLimits Gpu(uint32_t units) {
+  DeviceLimits l;
+  l.max_work_group_size = 1024;
+  l.max_work_item_sizes[0] = l.max_work_item_sizes[1] = l.max_work_item_sizes[2] = 1024;
+  l.image_support = true;
+  l.image2d_max_width = l.image2d_max_height = 16384;
+  l.compute_units = units;
+  l.is_gpu = true;
+  l.max_registers_per_item = 255;
+  l.registers_per_compute_unit = 65536;
+  return l;
+}
+
+DeviceLimits Cpu(uint32_t cores) {
+  DeviceLimits l = Gpu(cores);
+  l.is_gpu = false;
+  l.max_registers_per_item = 0;
+  l.registers_per_compute_unit = 0;
+  return l;
+}
+
+struct World {
+  const Template* tmpl;
+  Task task;
+  Space space;
+};
+
+World Depthwise(const DeviceLimits& limits) {
+  const Template* t = FindTemplate("depthwise_conv2d_nchwc.image2d");
+  EXPECT_NE(t, nullptr);
+  Task task = Task::Parse("dwconv2d:1,64,14,14,3,3,2,1").value();
+  Space space = t->MakeSpace(task, limits).value();
+  return {t, std::move(task), std::move(space)};
+}
+
+// `n` distinct valid configs drawn at random.
+std::vector<uint64_t> RandomValid(const Space& s, size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<uint64_t> out;
+  std::set<uint64_t> seen;
+  while (out.size() < n) {
+    const uint64_t i = *s.SampleValid(rng);
+    if (seen.insert(i).second) out.push_back(i);
+  }
+  return out;
+}
+
+double Score(const World& w, const DeviceLimits& limits, uint64_t idx) {
+  return DevicePriorScore(w.tmpl->WorkItems(w.task, w.space, w.space.FromIndex(idx)), DeviceCapacity(limits));
+}
+
+TEST(DevicePriorTest, GivenAGpuItsCapacityShouldBeWhatItsRegisterFilesHoldAndGivenACpuItsCores) {
+  EXPECT_DOUBLE_EQ(DeviceCapacity(Gpu(132)), 132.0 * 2048.0);  // 64K registers / 32 per item
+  EXPECT_DOUBLE_EQ(DeviceCapacity(Cpu(2)), 2.0);
+  DeviceLimits none = Cpu(2);
+  none.compute_units = 0;
+  EXPECT_DOUBLE_EQ(DeviceCapacity(none), 1.0);
+}
+
+TEST(DevicePriorTest, GivenWorkItemsTheScoreShouldFallWithTheirLog2DistanceFromTheCapacity) {
+  EXPECT_DOUBLE_EQ(DevicePriorScore(4096, 4096), 0);
+  EXPECT_DOUBLE_EQ(DevicePriorScore(2048, 4096), -1);
+  EXPECT_DOUBLE_EQ(DevicePriorScore(16384, 4096), -2);
+  EXPECT_DOUBLE_EQ(DevicePriorScore(0, 4096), 0);  // unknown: no preference
+}
+
+TEST(DevicePriorTest, GivenAGpuOrderShouldPutTheMostParallelConfigsFirstAndGivenACpuTheLeast) {
+  for (const DeviceLimits& limits : {Gpu(132), Cpu(2)}) {
+    const World w = Depthwise(limits);
+    const std::vector<uint64_t> pool = RandomValid(w.space, 200, 3);
+    const std::vector<uint64_t> ordered = OrderByDevicePrior(*w.tmpl, w.task, w.space, limits, pool);
+    ASSERT_EQ(ordered.size(), pool.size());
+    EXPECT_TRUE(std::is_permutation(ordered.begin(), ordered.end(), pool.begin()));
+    std::vector<double> items;
+    for (uint64_t i : ordered) items.push_back(w.tmpl->WorkItems(w.task, w.space, w.space.FromIndex(i)));
+    // Every config of this small layer launches fewer items than the GPU holds and more than the CPU has cores,
+    // so the order is by work-items: descending on the GPU, ascending on the CPU.
+    EXPECT_LT(*std::max_element(items.begin(), items.end()), DeviceCapacity(Gpu(132)));
+    EXPECT_GT(*std::min_element(items.begin(), items.end()), 2.0);
+    if (limits.is_gpu) {
+      EXPECT_TRUE(std::is_sorted(items.rbegin(), items.rend()));
+    } else {
+      EXPECT_TRUE(std::is_sorted(items.begin(), items.end()));
+    }
+    EXPECT_NE(items.front(), items.back()) << "the pool should hold configs of different parallelism";
+    // Configs of equal score keep the pool's order.
+    for (size_t i = 1; i < ordered.size(); ++i) {
+      if (items[i] != items[i - 1]) continue;
+      const auto a = std::find(pool.begin(), pool.end(), ordered[i - 1]);
+      const auto b = std::find(pool.begin(), pool.end(), ordered[i]);
+      EXPECT_LT(a, b);
+    }
+  }
+}
+
+TEST(DevicePriorTest, GivenNoHistoryXgbsFirstPlanShouldComeFromThePriorAndNotWithPool0) {
+  const DeviceLimits limits = Gpu(132);
+  const World w = Depthwise(limits);
+  auto first_batch = [&](size_t pool, std::string* status) {
+    StrategyOptions o;
+    o.seed = 5;
+    o.prior_pool = pool;
+    Result<std::unique_ptr<Strategy>> st = MakeStrategy(o, *w.tmpl, w.task, w.space, limits);
+    EXPECT_TRUE(st.ok()) << st.status().ToString();
+    std::vector<uint64_t> b = (*st)->NextBatch(16);
+    *status = (*st)->StatusLine();
+    return b;
+  };
+  auto mean_score = [&](const std::vector<uint64_t>& b) {
+    double sum = 0;
+    for (uint64_t i : b) sum += Score(w, limits, i);
+    return sum / static_cast<double>(b.size());
+  };
+  std::string with_prior, without;
+  const std::vector<uint64_t> prior_batch = first_batch(4, &with_prior);
+  const std::vector<uint64_t> random_batch = first_batch(0, &without);
+  ASSERT_EQ(prior_batch.size(), 16u);
+  ASSERT_EQ(random_batch.size(), 16u);
+  EXPECT_NE(with_prior.find("plan #1 (device prior)"), std::string::npos) << with_prior;
+  EXPECT_NE(without.find("plan #1 (random)"), std::string::npos) << without;
+  // The plan is handed out best first, and the space's median config scores below its first batch.
+  for (size_t i = 1; i < prior_batch.size(); ++i) {
+    EXPECT_GE(Score(w, limits, prior_batch[i - 1]), Score(w, limits, prior_batch[i]));
+  }
+  std::vector<double> all;
+  for (uint64_t i : RandomValid(w.space, 400, 11)) all.push_back(Score(w, limits, i));
+  std::nth_element(all.begin(), all.begin() + 200, all.end());
+  EXPECT_GT(Score(w, limits, prior_batch.back()), all[200]);
+  EXPECT_GT(mean_score(prior_batch), mean_score(random_batch) + 0.5);
+  // The same seed gives the same plan.
+  std::string again;
+  EXPECT_EQ(first_batch(4, &again), prior_batch);
+}
+
+}  // namespace
+}  // namespace tunefleet
