@@ -118,6 +118,7 @@ TEST(DevicePriorTest, GivenNoHistoryXgbsFirstPlanShouldComeFromThePriorAndNotWit
     o.prior_pool = pool;
     Result<std::unique_ptr<Strategy>> st = MakeStrategy(o, *w.tmpl, w.task, w.space, limits);
     EXPECT_TRUE(st.ok()) << st.status().ToString();
+    EXPECT_EQ((*st)->StatusLine().rfind("xgb: no plan yet", 0), 0u) << (*st)->StatusLine();
     std::vector<uint64_t> b = (*st)->NextBatch(16);
     *status = (*st)->StatusLine();
     return b;

@@ -421,10 +421,11 @@ std::vector<uint64_t> XgbStrategy::FrontierPicks(size_t n, const std::unordered_
 }
 
 std::string XgbStrategy::StatusLine() const {
-  std::string s = "xgb: plan #" + std::to_string(plans_) +
-                  (last_plan_from_model_   ? " (model)"
-                   : last_plan_from_prior_ ? " (device prior)"
-                                           : " (random)");
+  std::string s = plans_ == 0 ? std::string("xgb: no plan yet")
+                              : "xgb: plan #" + std::to_string(plans_) +
+                                    (last_plan_from_model_   ? " (model)"
+                                     : last_plan_from_prior_ ? " (device prior)"
+                                                             : " (random)");
   if (model_.trained()) {
     s += ", refit #" + std::to_string(model_.fits()) + " at " + std::to_string(observed_at_fit_) + " results";
     std::string objectives;
