@@ -68,6 +68,9 @@ double Score(const World& w, const DeviceLimits& limits, uint64_t idx) {
 TEST(DevicePriorTest, GivenAGpuItsCapacityShouldBeWhatItsRegisterFilesHoldAndGivenACpuItsCores) {
   EXPECT_DOUBLE_EQ(DeviceCapacity(Gpu(132)), 132.0 * 2048.0);  // 64K registers / 32 per item
   EXPECT_DOUBLE_EQ(DeviceCapacity(Cpu(2)), 2.0);
+  DeviceLimits unknown_file = Gpu(4);
+  unknown_file.registers_per_compute_unit = 0;  // limits built by hand: the 64K of DeviceLimits::From
+  EXPECT_DOUBLE_EQ(DeviceCapacity(unknown_file), 4.0 * 2048.0);
   DeviceLimits none = Cpu(2);
   none.compute_units = 0;
   EXPECT_DOUBLE_EQ(DeviceCapacity(none), 1.0);

@@ -61,7 +61,7 @@ TEST(StrategyTest, GivenAnUnknownName_WeShouldGetOneClearError) {
   EXPECT_NE(RefusalOf(o).find("unknown strategy 'bayes'"), std::string::npos);
 }
 
-TEST(StrategyTest, GivenAnEnsembleSizeKappaOrObjectiveOutOfRange_XgbShouldRefuseWithOneClearError) {
+TEST(StrategyTest, GivenAnEnsembleSizeKappaObjectiveOrPriorPoolOutOfRange_XgbShouldRefuseWithOneClearError) {
   const Space s = testing::TilingSpace();
   StrategyOptions o;
   o.xgb_objective = "lambdamart";
@@ -76,6 +76,11 @@ TEST(StrategyTest, GivenAnEnsembleSizeKappaOrObjectiveOutOfRange_XgbShouldRefuse
   why = RefusalOf(o);
   EXPECT_NE(why.find("--xgb-kappa"), std::string::npos) << why;
   o.xgb_kappa = 0;  // the mean alone is a valid choice
+  EXPECT_TRUE(MakeStrategyForSpace(o, nullptr, nullptr, s, nullptr).ok());
+  o.prior_pool = 65;
+  why = RefusalOf(o);
+  EXPECT_NE(why.find("--xgb-prior-pool: 65 is not from 0 to 64"), std::string::npos) << why;
+  o.prior_pool = 0;  // a random first plan
   EXPECT_TRUE(MakeStrategyForSpace(o, nullptr, nullptr, s, nullptr).ok());
 }
 
