@@ -126,7 +126,7 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
                   "(work-items against what the device runs at once) ranks best of N x plan-size random ones; 0 or "
                   "1 = a random first plan")
       ->capture_default_str()
-      ->check(CLI::Range(0, 64));
+      ->check(CLI::Range(size_t{0}, kMaxPriorPool));
   sub->add_option("--observe", args->opts.observe,
                   "What the strategy is told of a config recorded in several passes: median (the lower median, "
                   "which the target is judged by) or pass (one recorded result drawn at random per trial, as a "

@@ -174,7 +174,7 @@ void RegisterTune(CLI::App& app, int* exit_code) {
                   "xgb without history: the first plan is the plan-size configs that the device prior "
                   "(work-items against what the device runs at once) ranks best of N x plan-size random ones; 0 or "
                   "1 = a random first plan (default 4)")
-      ->check(CLI::Range(0, 64));
+      ->check(CLI::Range(size_t{0}, kMaxPriorPool));
   sub->add_option("--number", a->number, "Runs averaged into one cost (default 4)")->check(cli::Positive());
   sub->add_option("--repeat", a->repeat, "Costs measured per config (default 3)")->check(cli::Positive());
   sub->add_option("--min-repeat-ms", a->min_repeat_ms, "Grow --number until one repeat lasts this long")

@@ -42,8 +42,9 @@ Result<std::unique_ptr<Strategy>> MakeStrategyForSpace(const StrategyOptions& op
     if (!(opts.xgb_kappa >= 0 && opts.xgb_kappa <= 100)) {
       return Status::InvalidArgument("--xgb-kappa: " + std::to_string(opts.xgb_kappa) + " is not from 0 to 100");
     }
-    if (opts.prior_pool > 64) {
-      return Status::InvalidArgument("--xgb-prior-pool: " + std::to_string(opts.prior_pool) + " is not from 0 to 64");
+    if (opts.prior_pool > kMaxPriorPool) {
+      return Status::InvalidArgument("--xgb-prior-pool: " + std::to_string(opts.prior_pool) + " is not from 0 to " +
+                                     std::to_string(kMaxPriorPool));
     }
     return std::unique_ptr<Strategy>(new XgbStrategy(opts, tmpl, task, space, limits));
   }

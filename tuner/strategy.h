@@ -51,6 +51,8 @@ struct StrategyOptions {
   // device prior (tuner/device_prior.h) ranks best, in its order; 0 or 1 = a random first plan.
   size_t prior_pool = 4;
 };
+// The largest prior_pool accepted (--xgb-prior-pool of tune and simulate, MakeStrategy).
+inline constexpr size_t kMaxPriorPool = 64;
 
 class Strategy {
  public:
