@@ -21,6 +21,7 @@
 #include "agent/worker_main.h"
 #include "agent/worker_supervisor.h"
 #include "common/cli_checks.h"
+#include "common/grpc_log_route.h"
 #include "common/pem_check.h"
 
 namespace tunefleet::agent {
@@ -187,6 +188,7 @@ int AgentMain(int argc, char** argv) {
     return 2;
   }
   spdlog::set_default_logger(spdlog::stderr_color_mt("tunefleet-agent"));
+  GrpcLogRoute grpc_logs(GrpcLogRoute::Mode::kShow);
   return Serve(flags, argv[0]);
 }
 

@@ -24,11 +24,13 @@ void LocalFleet::StartTracker(const std::vector<std::string>& extra) {
   tracker_ = std::make_unique<Subprocess>(argv, dir_ + "/tracker" + std::to_string(tracker_starts_++) + ".log");
   // Ready when it answers a query.
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  std::vector<std::string> token;
-  for (size_t i = 0; i + 1 < extra.size(); ++i)
-    if (extra[i] == "--token") token = {"--token", extra[i + 1]};
+  std::vector<std::string> query;  // a TLS tracker's certificate is self-signed: it is its own root
+  for (size_t i = 0; i + 1 < extra.size(); ++i) {
+    if (extra[i] == "--token") query.insert(query.end(), {"--token", extra[i + 1]});
+    if (extra[i] == "--tls-cert") query.insert(query.end(), {"--tls-ca", extra[i + 1]});
+  }
   while (std::chrono::steady_clock::now() < deadline) {
-    if (!Query(token).is_null()) return;
+    if (!Query(query).is_null()) return;
     if (!tracker_->running()) throw std::runtime_error("tracker exited: " + tracker_->Log());
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }

@@ -23,6 +23,17 @@ std::string Secs(double s) {
   return buf;
 }
 
+// Why `channel` did not connect, in gRPC's words: one fail-fast call reports the channel's last connection error
+// ("failed to connect to all addresses; last error: ... Ssl handshake failed: ..."); empty when it does not say.
+std::string WhyNoConnection(const std::shared_ptr<grpc::Channel>& channel) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(After(1.0));
+  proto::SummaryRequest req;
+  proto::SummaryReply reply;
+  const grpc::Status s = proto::Tracker::NewStub(channel)->Summary(&ctx, req, &reply);
+  return s.error_code() == grpc::StatusCode::UNAVAILABLE ? s.error_message() : "";
+}
+
 }  // namespace
 
 // Registers `ctx` for the lifetime of one call; ok() is false when the client was cancelled before the call.
@@ -84,8 +95,9 @@ Result<std::unique_ptr<TrackerClient>> TrackerClient::Connect(const std::string&
   args.SetMaxSendMessageSize(options.max_message_mb * 1024 * 1024);
   auto channel = grpc::CreateCustomChannel(target, creds, args);
   if (!channel->WaitForConnected(After(options.connect_timeout))) {
+    const std::string why = WhyNoConnection(channel);
     return Status::Unavailable("cannot reach tracker at " + target + ": no connection within " +
-                               Secs(options.connect_timeout));
+                               Secs(options.connect_timeout) + (why.empty() ? "" : " (" + why + ")"));
   }
   return std::unique_ptr<TrackerClient>(new TrackerClient(target, options, std::move(channel)));
 }

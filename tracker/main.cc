@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "common/cli_checks.h"
+#include "common/grpc_log_route.h"
 #include "tracker/server.h"
 
 int main(int argc, char** argv) {
@@ -27,5 +28,6 @@ int main(int argc, char** argv) {
   if (o.token.empty()) {
     if (const char* env = std::getenv("TUNEFLEET_TOKEN")) o.token = env;
   }
+  tunefleet::GrpcLogRoute grpc_logs(tunefleet::GrpcLogRoute::Mode::kShow);
   return tunefleet::tracker::Run(o);
 }

@@ -2,6 +2,7 @@
 #include <iostream>
 #include <string>
 
+#include "common/grpc_log_route.h"
 #include "tuner/command.h"
 
 namespace {
@@ -22,6 +23,8 @@ constexpr tunefleet::RegisterCommandFn kCommands[] = {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A command's errors carry gRPC's status; gRPC's own lines only when GRPC_VERBOSITY asks for them.
+  tunefleet::GrpcLogRoute grpc_logs(tunefleet::GrpcLogRoute::Mode::kOnlyWhenAsked);
   CLI::App app{"tunefleet: distributed auto-tuning of OpenCL kernels (tuner CLI)", "tunefleet"};
   app.set_version_flag("--version", std::string("tunefleet ") + TUNEFLEET_VERSION);
   app.require_subcommand(1);

@@ -1,0 +1,77 @@
+// GrpcLogRoute with the real gRPC library: gpr_log lines reach spdlog's default logger while a route lives, and
+// stop reaching it when the route is gone or when the CLI's mode was not asked for them.
+#include "common/grpc_log_route.h"
+
+#include <grpc/support/log.h>
+#include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <cstdlib>
+#include <memory>
+#include <sstream>
+
+namespace tunefleet {
+namespace {
+
+class GrpcLogRouteTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    unsetenv("GRPC_VERBOSITY");
+    gpr_set_log_verbosity(GPR_LOG_SEVERITY_ERROR);  // what grpc_init() sets when GRPC_VERBOSITY is unset
+    previous_ = spdlog::default_logger();
+    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(out_);
+    auto logger = std::make_shared<spdlog::logger>("route-test", sink);
+    logger->set_pattern("[%l] %v");
+    spdlog::set_default_logger(logger);
+  }
+  void TearDown() override {
+    unsetenv("GRPC_VERBOSITY");
+    spdlog::set_default_logger(previous_);
+  }
+
+  std::ostringstream out_;
+  std::shared_ptr<spdlog::logger> previous_;
+};
+
+TEST_F(GrpcLogRouteTest, GivenARouteToShowGrpcErrorsShouldReachTheDefaultLoggerAsOneLineNamingTheSource) {
+  {
+    GrpcLogRoute route(GrpcLogRoute::Mode::kShow);
+    gpr_log(GPR_ERROR, "Handshake failed with fatal error %s", "SSL_ERROR_SSL");
+  }
+  const int line = __LINE__ - 2;
+  EXPECT_EQ(out_.str(), "[error] grpc: Handshake failed with fatal error SSL_ERROR_SSL (grpc_log_route_test.cc:" +
+                            std::to_string(line) + ")\n");
+}
+
+TEST_F(GrpcLogRouteTest, GivenTheRouteGoneGrpcShouldWriteOnItsOwnAgain) {
+  { GrpcLogRoute route(GrpcLogRoute::Mode::kShow); }
+  gpr_log(GPR_ERROR, "after the route");  // to stderr, in gRPC's own format
+  EXPECT_EQ(out_.str(), "");
+}
+
+TEST_F(GrpcLogRouteTest, GivenTheCliModeGrpcLinesShouldShowOnlyWhenGrpcVerbosityIsSet) {
+  {
+    GrpcLogRoute route(GrpcLogRoute::Mode::kOnlyWhenAsked);
+    gpr_log(GPR_ERROR, "not asked for");
+  }
+  EXPECT_EQ(out_.str(), "");
+  setenv("GRPC_VERBOSITY", "ERROR", 1);
+  {
+    GrpcLogRoute route(GrpcLogRoute::Mode::kOnlyWhenAsked);
+    gpr_log(GPR_ERROR, "asked for");
+  }
+  EXPECT_NE(out_.str().find("[error] grpc: asked for ("), std::string::npos) << out_.str();
+}
+
+TEST_F(GrpcLogRouteTest, GivenGrpcInfoLinesTheyShouldReadAsInfo) {
+  gpr_set_log_verbosity(GPR_LOG_SEVERITY_INFO);
+  {
+    GrpcLogRoute route(GrpcLogRoute::Mode::kShow);
+    gpr_log(GPR_INFO, "channel connectivity");
+  }
+  EXPECT_NE(out_.str().find("[info] grpc: channel connectivity ("), std::string::npos) << out_.str();
+}
+
+}  // namespace
+}  // namespace tunefleet

@@ -1,0 +1,66 @@
+// A TLS setting that does not match the tracker's: the tuner says why in its one error line, and the daemons show
+// gRPC's own lines (the handshake failure) in their log's format, never in gRPC's.
+#include <chrono>
+#include <regex>
+#include <string>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "common/tls_testing.h"
+#include "tests/local_fleet.h"
+
+namespace tunefleet::testing {
+namespace {
+
+// A line in gRPC's own format: severity letter, MMDD, time ("E1201 12:57:21.304002472 ...").
+bool HasGrpcOwnLine(const std::string& log) {
+  static const std::regex own("(^|\n)[EIDW][0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}");
+  return std::regex_search(log, own);
+}
+
+TEST(TlsMismatchE2E, GivenATlsClientAndAPlainTrackerTheTunerShouldSayWhyInOneLineAndTheAgentInItsOwnLog) {
+  LocalFleet fleet;
+  if (!MakeSelfSignedCertificate(fleet.dir())) GTEST_SKIP() << "openssl tool not available";
+  fleet.StartTracker();
+  const std::string ca = fleet.dir() + "/cert.pem";
+
+  RunResult q = fleet.Cli({"query", "--tls-ca", ca, "--timeout", "1"}, std::chrono::seconds(30));
+  EXPECT_EQ(q.exit_code, 1) << q.output;
+  EXPECT_NE(q.output.find("cannot reach tracker at " + fleet.address() + ": no connection within 1.0 s ("),
+            std::string::npos)
+      << q.output;
+  EXPECT_NE(q.output.find("Ssl handshake failed"), std::string::npos) << q.output;
+  EXPECT_EQ(CountLines(q.output), 1) << q.output;
+
+  const size_t a = fleet.StartAgent("tls-mismatch", {"--tls-ca", ca});
+  std::string log;
+  for (int i = 0; i < 100 && log.find("grpc: Handshake failed") == std::string::npos; ++i) {  // up to 10 s
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    log = fleet.agent(a).Log();
+  }
+  EXPECT_NE(log.find("[tunefleet-agent] [error] grpc: Handshake failed"), std::string::npos) << log;
+  EXPECT_FALSE(HasGrpcOwnLine(log)) << log;
+}
+
+TEST(TlsMismatchE2E, GivenAPlainClientAndATlsTrackerTheTrackerShouldLogTheHandshakeInItsOwnFormat) {
+  LocalFleet fleet;
+  if (!MakeSelfSignedCertificate(fleet.dir())) GTEST_SKIP() << "openssl tool not available";
+  fleet.StartTracker({"--tls-cert", fleet.dir() + "/cert.pem", "--tls-key", fleet.dir() + "/key.pem"});
+
+  RunResult q = fleet.Cli({"query", "--timeout", "1"}, std::chrono::seconds(30));
+  EXPECT_EQ(q.exit_code, 1) << q.output;
+  EXPECT_NE(q.output.find("cannot reach tracker at " + fleet.address()), std::string::npos) << q.output;
+  EXPECT_EQ(CountLines(q.output), 1) << q.output;
+
+  std::string log;
+  for (int i = 0; i < 100 && log.find("grpc: Handshake failed") == std::string::npos; ++i) {  // up to 10 s
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    log = fleet.tracker().Log();
+  }
+  EXPECT_NE(log.find("[error] grpc: Handshake failed"), std::string::npos) << log;
+  EXPECT_FALSE(HasGrpcOwnLine(log)) << log;
+}
+
+}  // namespace
+}  // namespace tunefleet::testing
