@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
+#include "agent/program_instance.h"
+
 namespace tunefleet::agent {
 namespace {
 
@@ -181,6 +185,28 @@ TEST_F(ExecutorTest, GivenBuffersOverTheMemoryBudget_WeShouldRefuseTheProgramBef
   EXPECT_NE(result.message().find("memory budget"), std::string::npos) << result.message();
 }
 
+// 2^62 + 1024 floats are 2^64 + 4096 bytes: a 64-bit product wraps to 4096, which passes every limit.
+constexpr uint64_t kWrappingCount = (uint64_t{1} << 62) + 1024;
+
+TEST_F(ExecutorTest, GivenABufferWhoseByteSizeOverflows_WeShouldRejectItNamingTheBuffer) {
+  proto::KernelProgram program = VectorAdd(kAdd);
+  program.mutable_buffers(0)->set_count(kWrappingCount);  // 'a', filled with random values on the host
+  proto::MeasureResult result = executor_->Execute(program);
+  EXPECT_EQ(result.status(), proto::INVALID_CONFIG) << result.message();
+  EXPECT_NE(result.message().find("buffer 'a'"), std::string::npos) << result.message();
+  EXPECT_NE(result.message().find("CL_DEVICE_MAX_MEM_ALLOC_SIZE"), std::string::npos) << result.message();
+}
+
+TEST_F(ExecutorTest, GivenAReferenceBufferWhoseByteSizeOverflows_WeShouldRejectTheReferenceNamingTheBuffer) {
+  proto::KernelProgram program = VectorAdd(kAdd);
+  program.mutable_reference()->mutable_buffers(1)->set_count(kWrappingCount);  // 'b'
+  proto::MeasureResult result = executor_->Execute(program);
+  EXPECT_EQ(result.status(), proto::UNKNOWN_ERROR) << result.message();
+  EXPECT_NE(result.message().find("reference program failed (INVALID_CONFIG)"), std::string::npos)
+      << result.message();
+  EXPECT_NE(result.message().find("buffer 'b'"), std::string::npos) << result.message();
+}
+
 TEST_F(ExecutorTest, GivenAGlobalSizeNotMultipleOfTheLocalSize_WeShouldRejectItAsAnInvalidConfig) {
   proto::KernelProgram program = VectorAdd(kAdd);
   program.mutable_launches(0)->set_global_size(0, 100);
@@ -264,6 +290,107 @@ __kernel void from_image(__read_only image2d_t img, __global float* c) {
   reference->mutable_launches(0)->add_args()->set_buffer("c");
   proto::MeasureResult result = executor_->Execute(program);
   EXPECT_EQ(result.status(), proto::OK) << result.message();
+}
+
+// ProgramInstance's limit checks alone, against a made-up device with limits so large that only overflow-checked
+// arithmetic catches a size that wraps around. No OpenCL device is needed: a rejected program never reaches the
+// compiler (a program without launches that passes comes back built; one with launches would crash on the null
+// compile cache).
+class ProgramLimitsTest : public ::testing::Test {
+ protected:
+  ProgramLimitsTest() {
+    info_.set_max_alloc_bytes(uint64_t{1} << 62);
+    info_.set_global_mem_bytes(std::numeric_limits<uint64_t>::max());
+    info_.set_local_mem_bytes(64 * 1024);
+    info_.set_max_work_group_size(1024);  // no CL_DEVICE_MAX_WORK_ITEM_SIZES
+    info_.set_image_support(true);
+    info_.set_image2d_max_width(uint64_t{1} << 40);
+    info_.set_image2d_max_height(uint64_t{1} << 40);
+    device_.info = &info_;
+  }
+
+  proto::MeasureResult Check(const proto::KernelProgram& program) {
+    proto::MeasureResult result;
+    EXPECT_EQ(ProgramInstance::Build(device_, program, &result), nullptr) << "the program passed every check";
+    return result;
+  }
+
+  static proto::KernelLaunch* AddLaunch(proto::KernelProgram* program) {
+    proto::KernelLaunch* launch = program->add_launches();
+    launch->set_source("__kernel void k(__local float* s) {}");
+    launch->set_entry("k");
+    return launch;
+  }
+
+  proto::DeviceInfo info_;
+  DeviceContext device_;
+};
+
+TEST_F(ProgramLimitsTest, GivenABufferWhoseByteSizeWraps_WeShouldRejectItNamingTheBuffer) {
+  proto::KernelProgram program;
+  proto::BufferSpec* buffer = program.add_buffers();
+  buffer->set_name("huge");
+  buffer->set_count(kWrappingCount);
+  proto::MeasureResult result = Check(program);
+  EXPECT_EQ(result.status(), proto::INVALID_CONFIG);
+  EXPECT_NE(result.message().find("buffer 'huge'"), std::string::npos) << result.message();
+}
+
+TEST_F(ProgramLimitsTest, GivenBuffersWhoseTotalWraps_WeShouldRejectThemAsOverTheMemoryBudget) {
+  proto::KernelProgram program;
+  for (int i = 0; i < 4; ++i) {  // 2^62 bytes each, every one within the allocation limit: 2^64 together
+    proto::BufferSpec* buffer = program.add_buffers();
+    buffer->set_name("b" + std::to_string(i));
+    buffer->set_count(uint64_t{1} << 60);
+  }
+  proto::MeasureResult result = Check(program);
+  EXPECT_EQ(result.status(), proto::INVALID_CONFIG);
+  EXPECT_NE(result.message().find("memory budget"), std::string::npos) << result.message();
+}
+
+TEST_F(ProgramLimitsTest, GivenAnImageWhoseByteSizeWraps_WeShouldRejectItNamingTheImage) {
+  proto::KernelProgram program;
+  proto::ImageSpec* image = program.add_images();
+  image->set_name("img");
+  image->set_width(uint64_t{1} << 31);  // 2^31 x 2^31 pixels of 16 bytes: 2^66 bytes
+  image->set_height(uint64_t{1} << 31);
+  proto::MeasureResult result = Check(program);
+  EXPECT_EQ(result.status(), proto::INVALID_CONFIG);
+  EXPECT_NE(result.message().find("image 'img'"), std::string::npos) << result.message();
+}
+
+TEST_F(ProgramLimitsTest, GivenLocalMemoryArgumentsWhoseSumWraps_WeShouldRejectThem) {
+  proto::KernelProgram program;
+  proto::KernelLaunch* launch = AddLaunch(&program);
+  launch->add_args()->set_local_bytes(uint64_t{1} << 63);
+  launch->add_args()->set_local_bytes(uint64_t{1} << 63);
+  launch->add_global_size(64);
+  proto::MeasureResult result = Check(program);
+  EXPECT_EQ(result.status(), proto::INVALID_CONFIG);
+  EXPECT_NE(result.message().find("CL_DEVICE_LOCAL_MEM_SIZE"), std::string::npos) << result.message();
+}
+
+TEST_F(ProgramLimitsTest, GivenALocalSizeWhoseProductWraps_WeShouldRejectItAsOverTheWorkGroupSize) {
+  proto::KernelProgram program;
+  proto::KernelLaunch* launch = AddLaunch(&program);
+  launch->add_args()->set_local_bytes(16);
+  for (uint64_t size : {uint64_t{1} << 32, uint64_t{1} << 32, uint64_t{1}}) {  // 2^64 work-items: wraps to 0
+    launch->add_global_size(size);
+    launch->add_local_size(size);
+  }
+  proto::MeasureResult result = Check(program);
+  EXPECT_EQ(result.status(), proto::INVALID_CONFIG);
+  EXPECT_NE(result.message().find("CL_DEVICE_MAX_WORK_GROUP_SIZE"), std::string::npos) << result.message();
+}
+
+TEST_F(ProgramLimitsTest, GivenAGlobalSizeWhoseProductWraps_WeShouldRejectIt) {
+  proto::KernelProgram program;
+  proto::KernelLaunch* launch = AddLaunch(&program);
+  launch->add_args()->set_local_bytes(16);
+  for (uint64_t size : {uint64_t{1} << 32, uint64_t{1} << 32, uint64_t{1} << 32}) launch->add_global_size(size);
+  proto::MeasureResult result = Check(program);
+  EXPECT_EQ(result.status(), proto::INVALID_CONFIG);
+  EXPECT_NE(result.message().find("global size"), std::string::npos) << result.message();
 }
 
 }  // namespace

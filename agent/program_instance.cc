@@ -1,5 +1,6 @@
 #include "agent/program_instance.h"
 
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -20,22 +21,37 @@ bool FailCl(proto::MeasureResult* result, const Status& status) {
   return Fail(result, proto::RUNTIME_ERROR, status.message());
 }
 
+// Sizes from the peer's program (element counts, pixels, work-items, local bytes) are multiplied and summed with
+// these: false when the result does not fit in 64 bits, so a size that wrapped around can never pass a limit check.
+bool CheckedMul(uint64_t a, uint64_t b, uint64_t* product) { return !__builtin_mul_overflow(a, b, product); }
+bool CheckedAdd(uint64_t a, uint64_t b, uint64_t* sum) { return !__builtin_add_overflow(a, b, sum); }
+
+// The product of the first `dims` sizes; false when it does not fit in a size_t.
+bool Product(const std::array<size_t, 3>& size, cl_uint dims, size_t* product) {
+  *product = 1;
+  for (cl_uint d = 0; d < dims; ++d) {
+    if (__builtin_mul_overflow(*product, size[d], product)) return false;
+  }
+  return true;
+}
+
 // "32x32=1024" for a local size.
 std::string Geometry(const std::array<size_t, 3>& size, cl_uint dims) {
   std::ostringstream text;
-  size_t product = 1;
-  for (cl_uint d = 0; d < dims; ++d) {
-    text << (d ? "x" : "") << size[d];
-    product *= size[d];
-  }
-  if (dims > 1) text << "=" << product;
+  for (cl_uint d = 0; d < dims; ++d) text << (d ? "x" : "") << size[d];
+  size_t product = 0;
+  if (dims > 1) text << "=" << (Product(size, dims, &product) ? std::to_string(product) : "more than 2^64");
   return text.str();
 }
 
-size_t Product(const std::array<size_t, 3>& size, cl_uint dims) {
-  size_t product = 1;
-  for (cl_uint d = 0; d < dims; ++d) product *= size[d];
-  return product;
+// The payload bytes of a buffer (count elements, no canary); false when they do not fit in 64 bits.
+bool BufferBytes(const proto::BufferSpec& spec, uint64_t* bytes) {
+  return CheckedMul(spec.count(), ElementBytes(spec.type()), bytes);
+}
+
+// The bytes of an RGBA image (4 elements a pixel); false when they do not fit in 64 bits.
+bool ImageBytes(const proto::ImageSpec& spec, uint64_t* bytes) {
+  return CheckedMul(spec.width(), spec.height(), bytes) && CheckedMul(*bytes, 4 * ElementBytes(spec.type()), bytes);
 }
 
 }  // namespace
@@ -68,9 +84,15 @@ bool ProgramInstance::CheckProgram(const proto::KernelProgram& program, proto::M
     if (!buffers.insert(buffer.name()).second) {
       return Fail(result, proto::HOST_GENERATION_FAILED, "buffer '" + buffer.name() + "' is declared twice");
     }
-    if (buffer.count() * ElementBytes(buffer.type()) > device_.info->max_alloc_bytes()) {
-      return Fail(result, proto::INVALID_CONFIG, "buffer '" + buffer.name() + "' exceeds CL_DEVICE_MAX_MEM_ALLOC_SIZE " +
-                                                     std::to_string(device_.info->max_alloc_bytes()));
+    // The canary tail comes on top of the payload in one allocation: both must fit in a size_t too.
+    uint64_t bytes = 0;
+    const bool counted = BufferBytes(buffer, &bytes);
+    if (!counted || bytes > device_.info->max_alloc_bytes() ||
+        bytes > std::numeric_limits<size_t>::max() - kCanaryBytes) {
+      return Fail(result, proto::INVALID_CONFIG,
+                  "buffer '" + buffer.name() + "' of " + std::to_string(buffer.count()) + " elements (" +
+                      (counted ? std::to_string(bytes) : "more than 2^64") + " bytes) exceeds " +
+                      "CL_DEVICE_MAX_MEM_ALLOC_SIZE " + std::to_string(device_.info->max_alloc_bytes()));
     }
   }
   for (const auto& image : program.images()) {
@@ -83,21 +105,35 @@ bool ProgramInstance::CheckProgram(const proto::KernelProgram& program, proto::M
                       std::to_string(device_.info->image2d_max_width()) + "x" +
                       std::to_string(device_.info->image2d_max_height()));
     }
+    uint64_t bytes = 0;
+    if (!ImageBytes(image, &bytes)) {
+      return Fail(result, proto::INVALID_CONFIG,
+                  "image '" + image.name() + "' of " + std::to_string(image.width()) + "x" +
+                      std::to_string(image.height()) + " pixels has more bytes than the host can count");
+    }
     if (!images.insert(image.name()).second) {
       return Fail(result, proto::HOST_GENERATION_FAILED, "image '" + image.name() + "' is declared twice");
     }
   }
   // Memory budget: the program's buffers and images together may take at most 3/4 of the device's global
   // memory (the agent keeps host copies of the same size, and the driver needs room of its own), so a peer
-  // cannot make the agent exhaust the device or the host.
+  // cannot make the agent exhaust the device or the host. The total is summed without overflow.
   uint64_t total = 0;
-  for (const auto& buffer : program.buffers()) total += buffer.count() * ElementBytes(buffer.type());
-  for (const auto& image : program.images()) total += image.width() * image.height() * 4 * ElementBytes(image.type());
+  bool counted = true;
+  for (const auto& buffer : program.buffers()) {
+    uint64_t bytes = 0;
+    counted = counted && BufferBytes(buffer, &bytes) && CheckedAdd(total, bytes, &total);
+  }
+  for (const auto& image : program.images()) {
+    uint64_t bytes = 0;
+    counted = counted && ImageBytes(image, &bytes) && CheckedAdd(total, bytes, &total);
+  }
   const uint64_t budget = device_.info->global_mem_bytes() / 4 * 3;
-  if (total > budget) {
+  if (!counted || total > budget) {
     return Fail(result, proto::INVALID_CONFIG,
-                "the program needs " + std::to_string(total) + " bytes of buffers and images, over the agent's " +
-                    "memory budget of " + std::to_string(budget) + " bytes (3/4 of CL_DEVICE_GLOBAL_MEM_SIZE)");
+                "the program needs " + (counted ? std::to_string(total) : std::string("more than 2^64")) +
+                    " bytes of buffers and images, over the agent's memory budget of " + std::to_string(budget) +
+                    " bytes (3/4 of CL_DEVICE_GLOBAL_MEM_SIZE)");
   }
   if (!program.output_buffer().empty() && !buffers.count(program.output_buffer())) {
     return Fail(result, proto::HOST_GENERATION_FAILED, "output buffer '" + program.output_buffer() + "' is not declared");
@@ -113,6 +149,7 @@ bool ProgramInstance::CheckProgram(const proto::KernelProgram& program, proto::M
       return Fail(result, proto::HOST_GENERATION_FAILED, where + ": local size and global size differ in dimensions");
     }
     uint64_t local_bytes = 0;
+    bool local_counted = true;
     for (const auto& arg : launch.args()) {
       if (arg.has_buffer() && !buffers.count(arg.buffer())) {
         return Fail(result, proto::HOST_GENERATION_FAILED, where + ": unknown buffer '" + arg.buffer() + "'");
@@ -123,12 +160,14 @@ bool ProgramInstance::CheckProgram(const proto::KernelProgram& program, proto::M
       if (arg.value_case() == proto::KernelArg::VALUE_NOT_SET) {
         return Fail(result, proto::HOST_GENERATION_FAILED, where + ": an argument has no value");
       }
-      if (arg.has_local_bytes()) local_bytes += arg.local_bytes();
+      if (arg.has_local_bytes()) {
+        local_counted = local_counted && CheckedAdd(local_bytes, arg.local_bytes(), &local_bytes);
+      }
     }
-    if (local_bytes > device_.info->local_mem_bytes()) {
+    if (!local_counted || local_bytes > device_.info->local_mem_bytes()) {
       return Fail(result, proto::INVALID_CONFIG,
-                  where + ": local memory " + std::to_string(local_bytes) + " B > CL_DEVICE_LOCAL_MEM_SIZE " +
-                      std::to_string(device_.info->local_mem_bytes()));
+                  where + ": local memory " + (local_counted ? std::to_string(local_bytes) : "more than 2^64") +
+                      " B > CL_DEVICE_LOCAL_MEM_SIZE " + std::to_string(device_.info->local_mem_bytes()));
     }
 
     Launch out;
@@ -154,10 +193,16 @@ bool ProgramInstance::CheckProgram(const proto::KernelProgram& program, proto::M
                         Geometry(out.local, out.dims) + " in dimension " + std::to_string(d));
       }
     }
-    if (out.has_local && Product(out.local, out.dims) > device_.info->max_work_group_size()) {
+    size_t items = 0;
+    if (out.has_local && (!Product(out.local, out.dims, &items) || items > device_.info->max_work_group_size())) {
       return Fail(result, proto::INVALID_CONFIG,
                   where + ": local size " + Geometry(out.local, out.dims) + " > CL_DEVICE_MAX_WORK_GROUP_SIZE " +
                       std::to_string(device_.info->max_work_group_size()));
+    }
+    // More work-items than a size_t holds could never finish, and drivers multiply the sizes themselves.
+    if (!Product(out.global, out.dims, &items)) {
+      return Fail(result, proto::INVALID_CONFIG,
+                  where + ": global size " + Geometry(out.global, out.dims) + " is more work-items than size_t holds");
     }
     launches_.push_back(std::move(out));
   }
@@ -183,7 +228,8 @@ bool ProgramInstance::BuildKernels(const proto::KernelProgram& program, proto::M
                             device_.api->clGetKernelWorkGroupInfo(out.kernel(), device_.device, CL_KERNEL_WORK_GROUP_SIZE,
                                                                   sizeof(kernel_max), &kernel_max, nullptr));
     if (!query.ok()) return FailCl(result, query);
-    if (out.has_local && Product(out.local, out.dims) > kernel_max) {
+    size_t items = 0;
+    if (out.has_local && (!Product(out.local, out.dims, &items) || items > kernel_max)) {
       return Fail(result, proto::INVALID_CONFIG,
                   "kernel '" + out.entry + "': local size " + Geometry(out.local, out.dims) +
                       " > CL_KERNEL_WORK_GROUP_SIZE " + std::to_string(kernel_max) + " (register pressure?)");
@@ -227,7 +273,11 @@ bool ProgramInstance::CreateMemory(const proto::KernelProgram& program, proto::M
     Result<Mem> mem = CreateImage2D(*device_.api, device_.context, half, spec.width(), spec.height());
     if (!mem.ok()) return FailCl(result, mem.status().WithContext("image '" + spec.name() + "'"));
     // Images start as zeros; setup launches fill them.
-    std::vector<uint8_t> zeros(spec.width() * spec.height() * 4 * (half ? 2 : 4), 0);
+    uint64_t bytes = 0;  // counted without overflow by CheckProgram
+    if (!ImageBytes(spec, &bytes)) {
+      return Fail(result, proto::INVALID_CONFIG, "image '" + spec.name() + "' has more bytes than the host can count");
+    }
+    std::vector<uint8_t> zeros(bytes, 0);
     const size_t origin[3] = {0, 0, 0};
     const size_t region[3] = {spec.width(), spec.height(), 1};
     Status write = ClStatus("clEnqueueWriteImage",
