@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <boost/asio.hpp>
 #include <map>
 #include <sstream>
@@ -92,33 +93,80 @@ std::string RenderMetrics(const proto::SummaryReply& summary, uint64_t jobs_done
 
 struct HttpStatus::Impl {
   TrackerState* state;
+  HttpStatusOptions options;
   asio::io_context io;
   tcp::acceptor acceptor{io};
+  asio::steady_timer accept_retry{io};
   std::thread thread;
-  bool stopped = false;  // touched only by the owner's thread
+  bool stopped = false;               // touched only by the owner's thread
+  std::atomic<bool> stopping{false};  // set by Stop() before the I/O thread ends
+  uint64_t failed_accepts = 0;        // in the current run of accept errors; I/O thread only
 
   void Accept() {
     acceptor.async_accept([this](boost::system::error_code ec, tcp::socket socket) {
-      if (ec) return;  // acceptor closed
-      Serve(std::make_shared<tcp::socket>(std::move(socket)));
+      if (stopping || ec == asio::error::operation_aborted) return;  // shutting down
+      if (ec) {
+        RetryAccept(ec);
+        return;
+      }
+      if (failed_accepts > 0) {
+        spdlog::info("HTTP status port: accepting again after {} failed accept(s)", failed_accepts);
+        failed_accepts = 0;
+      }
+      std::make_shared<Connection>(std::move(socket), this)->Start();
       Accept();
     });
   }
 
-  void Serve(std::shared_ptr<tcp::socket> socket) {
-    auto buf = std::make_shared<asio::streambuf>(16 * 1024);  // a request line + headers, bounded
-    asio::async_read_until(*socket, *buf, "\r\n\r\n", [this, socket, buf](boost::system::error_code ec, size_t) {
-      if (ec) return;
-      std::istream in(buf.get());
-      std::string method, path;
-      in >> method >> path;
-      auto reply = std::make_shared<std::string>(Respond(method, path));
-      asio::async_write(*socket, asio::buffer(*reply), [socket, reply](boost::system::error_code, size_t) {
-        boost::system::error_code ignored;
-        socket->shutdown(tcp::socket::shutdown_both, ignored);
-      });
+  // E.g. EMFILE/ENFILE while the process is out of file descriptors: keep the port alive, try again later.
+  void RetryAccept(const boost::system::error_code& ec) {
+    if (failed_accepts++ == 0) {
+      spdlog::warn("HTTP status port: accept failed: {}; retrying every {} ms", ec.message(),
+                   options.accept_retry_delay.count());
+    }
+    accept_retry.expires_after(options.accept_retry_delay);
+    accept_retry.async_wait([this](boost::system::error_code ec) {
+      if (ec || stopping) return;
+      Accept();
     });
   }
+
+  // One request, one reply, then close. The whole exchange has options.request_deadline from accept; then the
+  // socket is closed, which fails the pending read or write.
+  struct Connection : std::enable_shared_from_this<Connection> {
+    Connection(tcp::socket s, Impl* impl) : socket(std::move(s)), deadline(socket.get_executor()), impl(impl) {}
+
+    void Start() {
+      deadline.expires_after(impl->options.request_deadline);
+      deadline.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+        if (ec) return;  // cancelled: the exchange is over
+        boost::system::error_code ignored;
+        self->socket.close(ignored);
+      });
+      auto self = shared_from_this();
+      asio::async_read_until(socket, buf, "\r\n\r\n", [self](boost::system::error_code ec, size_t) {
+        if (ec) {
+          self->deadline.cancel();  // releases the socket now, not at the deadline
+          return;
+        }
+        std::istream in(&self->buf);
+        std::string method, path;
+        in >> method >> path;
+        self->reply = self->impl->Respond(method, path);
+        asio::async_write(self->socket, asio::buffer(self->reply), [self](boost::system::error_code, size_t) {
+          self->deadline.cancel();
+          boost::system::error_code ignored;
+          self->socket.shutdown(tcp::socket::shutdown_both, ignored);
+        });
+      });
+    }
+
+    tcp::socket socket;
+    asio::steady_timer deadline;
+    asio::streambuf buf{16 * 1024};  // a request line + headers, bounded
+    std::string reply;
+    Impl* impl;
+  };
 
   std::string Respond(const std::string& method, const std::string& path) {
     std::string status = "200 OK", type = "text/html; charset=utf-8", body;
@@ -143,9 +191,11 @@ struct HttpStatus::Impl {
 
 HttpStatus::HttpStatus(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-Result<std::unique_ptr<HttpStatus>> HttpStatus::Start(const std::string& host, int port, TrackerState* state) {
+Result<std::unique_ptr<HttpStatus>> HttpStatus::Start(const std::string& host, int port, TrackerState* state,
+                                                      const HttpStatusOptions& options) {
   auto impl = std::make_unique<Impl>();
   impl->state = state;
+  impl->options = options;
   boost::system::error_code ec;
   const auto address = asio::ip::make_address(BareHost(host), ec);
   if (ec) return Status::InvalidArgument("HTTP port: bad address '" + host + "': " + ec.message());
@@ -170,6 +220,7 @@ int HttpStatus::port() const { return impl_->acceptor.local_endpoint().port(); }
 void HttpStatus::Stop() {
   if (impl_->stopped) return;
   impl_->stopped = true;
+  impl_->stopping = true;
   impl_->io.stop();
   if (impl_->thread.joinable()) impl_->thread.join();
 }

@@ -2,9 +2,15 @@
 // text (agents per key and state, leased agents, waiting acquires, jobs done). Anything else is 404.
 // HTTP/1.0-style: one request per connection, then close.
 //
+// Robustness: a connection that has not sent its whole request and taken its reply within
+// HttpStatusOptions::request_deadline of being accepted is closed, so idle or half-sent connections cannot hold
+// file descriptors until shutdown. A failed accept (e.g. EMFILE, "Too many open files") is logged once per run of
+// failures and retried after accept_retry_delay; accepting stops only when the server is stopped.
+//
 // Thread safety: one I/O thread of its own serves requests; Stop() may be called from any thread.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -19,10 +25,21 @@ class TrackerState;
 std::string RenderStatusPage(const proto::SummaryReply& summary);
 std::string RenderMetrics(const proto::SummaryReply& summary, uint64_t jobs_done);
 
+struct HttpStatusOptions {
+  // From accept to the reply written. Clients (curl, browsers, Prometheus) send their request right after
+  // connecting; 10 s is Prometheus's default scrape timeout and leaves room for a few TCP retransmissions
+  // (1 + 2 + 4 s), while bounding how long an idle peer holds a file descriptor.
+  std::chrono::milliseconds request_deadline{10000};
+  // Wait after a failed accept before the next one. The listening socket stays readable while connections
+  // are queued, so retrying at once would spin; 250 ms is still a quick recovery.
+  std::chrono::milliseconds accept_retry_delay{250};
+};
+
 class HttpStatus {
  public:
   // Binds host:port (0 = any free port) and starts serving. `state` must outlive this object.
-  static Result<std::unique_ptr<HttpStatus>> Start(const std::string& host, int port, TrackerState* state);
+  static Result<std::unique_ptr<HttpStatus>> Start(const std::string& host, int port, TrackerState* state,
+                                                   const HttpStatusOptions& options = {});
   ~HttpStatus();  // Stop()
   HttpStatus(const HttpStatus&) = delete;
   HttpStatus& operator=(const HttpStatus&) = delete;

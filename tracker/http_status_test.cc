@@ -1,11 +1,25 @@
 #include "tracker/http_status.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <spdlog/sinks/ringbuffer_sink.h>
+#include <spdlog/spdlog.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <boost/asio.hpp>
+#include <cerrno>
+#include <chrono>
+#include <optional>
+#include <thread>
+#include <vector>
 
 #include "tracker/server.h"
 #include "tracker/test_agent.h"
+#include "tracker/tracker_state.h"
 
 namespace tunefleet::tracker {
 namespace {
@@ -77,6 +91,175 @@ TEST(HttpStatusTest, GivenARunningTrackerWithHttpPort_WeShouldServeThePageAndMet
   const std::string metrics = Get(http, "/metrics");
   EXPECT_NE(metrics.find("tunefleet_agents{key=\"pocl\",state=\"free\"} 1"), std::string::npos) << metrics;
   EXPECT_EQ(Get(http, "/nope").rfind("HTTP/1.0 404", 0), 0u);
+}
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+// Plain POSIX sockets below: they allocate no file descriptors beyond the socket itself (the RLIMIT_NOFILE test
+// needs that) and can wait with a timeout, so a server that never answers fails the test instead of hanging it.
+
+int NewSocket() { return socket(AF_INET, SOCK_STREAM, 0); }
+
+bool ConnectTo(int fd, int port) {
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  return connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
+}
+
+bool SendAll(int fd, const std::string& data) {
+  for (size_t sent = 0; sent < data.size();) {
+    const ssize_t n = send(fd, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) return false;
+    sent += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// What the peer sent until it closed the connection, or nullopt when it is still open after `timeout`.
+std::optional<std::string> ReadUntilClosed(int fd, std::chrono::milliseconds timeout) {
+  const auto end = Clock::now() + timeout;
+  std::string out;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - Clock::now());
+    if (left <= 0ms) return std::nullopt;
+    pollfd p{fd, POLLIN, 0};
+    const int r = poll(&p, 1, static_cast<int>(left.count()));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return std::nullopt;
+    char chunk[4096];
+    const ssize_t n = recv(fd, chunk, sizeof chunk, 0);
+    if (n == 0 || (n < 0 && errno == ECONNRESET)) return out;
+    if (n < 0) return std::nullopt;
+    out.append(chunk, static_cast<size_t>(n));
+  }
+}
+
+// GET with a time limit; "" when the server does not answer (and close) within it.
+std::string GetWithin(int port, const std::string& path, std::chrono::milliseconds timeout) {
+  const int fd = NewSocket();
+  if (fd < 0) return "";
+  std::optional<std::string> reply;
+  if (ConnectTo(fd, port) && SendAll(fd, "GET " + path + " HTTP/1.0\r\nHost: x\r\n\r\n")) {
+    reply = ReadUntilClosed(fd, timeout);
+  }
+  close(fd);
+  return reply.value_or("");
+}
+
+TEST(HttpStatusTest, GivenAConnectionThatSendsNoWholeRequest_WeShouldCloseItAtTheRequestDeadline) {
+  TrackerState state{StateOptions{}};
+  HttpStatusOptions options;
+  options.request_deadline = 500ms;
+  auto http = HttpStatus::Start("127.0.0.1", 0, &state, options);
+  ASSERT_TRUE(http.ok()) << http.status().ToString();
+  const int port = (*http)->port();
+
+  const auto start = Clock::now();
+  const int silent = NewSocket(), half = NewSocket(), slow = NewSocket();
+  ASSERT_TRUE(ConnectTo(silent, port) && ConnectTo(half, port) && ConnectTo(slow, port));
+  ASSERT_TRUE(SendAll(half, "GET /metr"));
+  // A request that arrives in pieces, but within the deadline, is still answered.
+  ASSERT_TRUE(SendAll(slow, "GET /metrics HTTP/1.0\r\n"));
+  std::this_thread::sleep_for(100ms);
+  ASSERT_TRUE(SendAll(slow, "Host: x\r\n\r\n"));
+
+  const auto slow_reply = ReadUntilClosed(slow, 5s);
+  ASSERT_TRUE(slow_reply.has_value());
+  EXPECT_EQ(slow_reply->rfind("HTTP/1.0 200 OK", 0), 0u) << *slow_reply;
+  const auto silent_reply = ReadUntilClosed(silent, 5s);
+  const auto half_reply = ReadUntilClosed(half, 5s);
+  const auto elapsed = Clock::now() - start;
+  ASSERT_TRUE(silent_reply.has_value()) << "a connection that sent nothing is still open after 5 s";
+  ASSERT_TRUE(half_reply.has_value()) << "a connection that sent half a request line is still open after 5 s";
+  EXPECT_EQ(*silent_reply, "");
+  EXPECT_EQ(*half_reply, "");
+  EXPECT_GE(elapsed, options.request_deadline);  // not before the deadline
+  close(silent);
+  close(half);
+  close(slow);
+
+  EXPECT_EQ(GetWithin(port, "/metrics", 5s).rfind("HTTP/1.0 200 OK", 0), 0u);
+}
+
+// Lowers the soft RLIMIT_NOFILE of this process; restores it when destroyed.
+class FdLimit {
+ public:
+  FdLimit() { getrlimit(RLIMIT_NOFILE, &saved_); }
+  ~FdLimit() { Restore(); }
+  bool Lower(rlim_t soft) {
+    rlimit lowered = saved_;
+    lowered.rlim_cur = soft;
+    return setrlimit(RLIMIT_NOFILE, &lowered) == 0;
+  }
+  void Restore() { setrlimit(RLIMIT_NOFILE, &saved_); }
+
+ private:
+  rlimit saved_{};
+};
+
+// Routes the default logger into a ring buffer for the test's lifetime.
+class CapturedLog {
+ public:
+  CapturedLog() : sink_(std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(100)), saved_(spdlog::default_logger()) {
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>("captured", sink_));
+  }
+  ~CapturedLog() { spdlog::set_default_logger(saved_); }
+  int Count(const std::string& needle) const {
+    int n = 0;
+    for (const auto& line : sink_->last_formatted()) n += line.find(needle) != std::string::npos;
+    return n;
+  }
+  std::string All() const {
+    std::string out;
+    for (const auto& line : sink_->last_formatted()) out += line;
+    return out;
+  }
+
+ private:
+  std::shared_ptr<spdlog::sinks::ringbuffer_sink_mt> sink_;
+  std::shared_ptr<spdlog::logger> saved_;
+};
+
+TEST(HttpStatusTest, GivenAcceptsFailingForWantOfFileDescriptors_WeShouldLogOnceAndServeAgainAfterwards) {
+  CapturedLog log;
+  TrackerState state{StateOptions{}};
+  HttpStatusOptions options;
+  options.accept_retry_delay = 50ms;
+  auto http = HttpStatus::Start("127.0.0.1", 0, &state, options);
+  ASSERT_TRUE(http.ok()) << http.status().ToString();
+  const int port = (*http)->port();
+
+  std::vector<int> clients;
+  for (int i = 0; i < 20; ++i) {
+    clients.push_back(NewSocket());
+    ASSERT_GE(clients.back(), 0);
+  }
+  {
+    // The lowest free descriptor becomes the limit: from then on no descriptor can be created in this process,
+    // so the server's accept() fails with EMFILE while the clients' connections wait in the listen backlog.
+    const int probe = NewSocket();
+    ASSERT_GE(probe, 0);
+    close(probe);
+    FdLimit limit;
+    ASSERT_TRUE(limit.Lower(static_cast<rlim_t>(probe)));
+    const int extra = NewSocket(), extra_errno = errno;
+    ASSERT_LT(extra, 0);
+    ASSERT_EQ(extra_errno, EMFILE);
+    for (int fd : clients) ASSERT_TRUE(ConnectTo(fd, port));
+    const auto end = Clock::now() + 5s;
+    while (log.Count("accept failed") == 0 && Clock::now() < end) std::this_thread::sleep_for(10ms);
+    std::this_thread::sleep_for(300ms);  // several more failed retries
+    for (int fd : clients) close(fd);
+  }  // limit restored
+
+  const std::string metrics = GetWithin(port, "/metrics", 5s);
+  EXPECT_EQ(metrics.rfind("HTTP/1.0 200 OK", 0), 0u) << "no answer after accept errors: " << metrics;
+  EXPECT_NE(metrics.find("tunefleet_jobs_done_total 0"), std::string::npos);
+  EXPECT_EQ(log.Count("accept failed: Too many open files"), 1) << log.All();  // once, not once per retry
+  EXPECT_EQ(log.Count("accepting again"), 1) << log.All();
 }
 
 }  // namespace
