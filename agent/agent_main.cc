@@ -153,7 +153,7 @@ int AgentMain(int argc, char** argv) {
   CLI::App app{"tunefleet-agent: runs OpenCL tuning jobs from a tunefleet tracker on this device"};
   app.add_option("--tracker", flags.tracker, "tracker address host:port (e.g. 127.0.0.1:9190)")
       ->check(cli::HostPort());
-  app.add_option("--key", flags.key, "device key the tuner acquires by (e.g. pixel7-adreno)");
+  app.add_option("--key", flags.key, "device key the tuner acquires by (e.g. pixel7-adreno)")->check(cli::DeviceKey());
   app.add_option("--token", flags.token, "shared secret, when the tracker requires one");
   app.add_option("--platform", flags.platform, "OpenCL platform index (see --list-devices)")->check(cli::NonNegative());
   app.add_option("--device", flags.device, "OpenCL device index within the platform")->check(cli::NonNegative());

@@ -191,7 +191,9 @@ bool Executor::Measure(ProgramInstance& instance, const proto::TimingSpec& timin
       number = static_cast<uint32_t>(std::min<double>(kMaxNumber, std::max<double>(number * 2.0, wanted)));
       if (!run_repeat(number, &total_ns)) return false;
     }
-    const double cost = static_cast<double>(total_ns) * 1e-9 / number;
+    // A repeat below the profiling timer's resolution reads as 1 ns: a cost is always above 0 (the tracker drops an
+    // agent that sends a cost of 0 or less, tracker/result_check.h).
+    const double cost = static_cast<double>(std::max<uint64_t>(total_ns, 1)) * 1e-9 / number;
     result->add_costs(cost);
     sum += cost;
   }

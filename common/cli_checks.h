@@ -6,12 +6,15 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <optional>
 #include <string>
 
 #include <CLI/CLI.hpp>
+
+#include "common/device_key.h"
 
 namespace tunefleet::cli {
 
@@ -46,6 +49,31 @@ inline CLI::Validator NonNegative() {
         return {};
       },
       ">= 0", "non-negative");
+}
+
+// A number above 0 and at most `max` (a duration that must pass and must fit a clock: a lease's time to live).
+inline CLI::Validator PositiveAtMost(double max) {
+  return CLI::Validator(
+      [max](std::string& text) -> std::string {
+        double v = 0;
+        if (!detail::ParseNumber(text, v) || v <= 0 || v > max) {
+          char bound[32];
+          std::snprintf(bound, sizeof bound, "%g", max);
+          return "expected a number above 0 and at most " + std::string(bound) + ", got '" + text + "'";
+        }
+        return {};
+      },
+      "> 0", "positive-at-most");
+}
+
+// A device key (common/device_key.h).
+inline CLI::Validator DeviceKey() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        if (auto problem = DeviceKeyProblem(text)) return "the key " + *problem;
+        return {};
+      },
+      "KEY", "device-key");
 }
 
 // host:port with a port from 1 to 65535 (a tracker's address; an IPv6 host in brackets, [::1]:9190).

@@ -156,5 +156,22 @@ TEST(FaultE2E, GivenAWrongTokenAgentsAndTunersShouldBeRejectedWithAClearError) {
   EXPECT_TRUE(listed);
 }
 
+TEST(FaultE2E, GivenABatchLargerThanTheTrackerAcceptsTheRunShouldEndWithOneLineNotSpinThroughLeases) {
+  LocalFleet fleet;
+  fleet.StartTracker({"--max-message-mb", "1"});
+  fleet.StartAgent("pocl");
+  ASSERT_TRUE(fleet.WaitForAgents("pocl", 1));
+  // 400 GEMM kernel programs are about 2 MB: refused by the tracker whichever device would run them.
+  RunResult r = fleet.Cli({"tune", "--rpc-key", "pocl", "--task", "gemm:64,64,64", "--trials", "400", "--batch", "400",
+                           "--device-wait", "30", "--db", fleet.db()},
+                          std::chrono::seconds(60));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("Received message larger than max"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("a smaller --batch sends less"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("measure on lease"), std::string::npos) << r.output;  // not retried as a lost device
+  EXPECT_EQ(r.output.find("no device of key"), std::string::npos) << r.output;
+  EXPECT_LE(CountLines(r.output), 3) << r.output;
+}
+
 }  // namespace
 }  // namespace tunefleet::testing

@@ -4,6 +4,8 @@
 
 #include <thread>
 
+#include "common/device_key.h"
+
 namespace tunefleet::tracker {
 
 grpc::Status RunAgentSession(TrackerState& state, const TokenCheck& auth, grpc::ServerContext* ctx,
@@ -18,9 +20,9 @@ grpc::Status RunAgentSession(TrackerState& state, const TokenCheck& auth, grpc::
   }
   const proto::RegisterAgent& reg = first.register_();
   if (grpc::Status s = auth.Check(reg.token(), *ctx, "AgentSession"); !s.ok()) return s;
-  if (reg.key().empty()) {
-    spdlog::warn("agent session from {}: RegisterAgent without a key; dropping the peer", ctx->peer());
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "RegisterAgent needs a key");
+  if (const auto problem = DeviceKeyProblem(reg.key())) {  // the key itself is not logged: it may be anything
+    spdlog::warn("agent session from {}: RegisterAgent's key {}; dropping the peer", ctx->peer(), *problem);
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "the device key " + *problem);
   }
 
   // Jobs for the agent queue up in the mailbox; it is drained only after Registered is written, so

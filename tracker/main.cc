@@ -7,16 +7,18 @@
 #include "tracker/server.h"
 
 int main(int argc, char** argv) {
+  constexpr double kOneDay = 86400;
   tunefleet::tracker::ServerOptions o;
   CLI::App app{"tunefleet-tracker: registry of OpenCL agents, leases and measurement relay", "tunefleet-tracker"};
   app.set_version_flag("--version", std::string("tunefleet-tracker ") + TUNEFLEET_VERSION);
   app.add_option("--host", o.host, "address to listen on")->capture_default_str();
   app.add_option("--port", o.port, "gRPC port (0: any free port)")->capture_default_str()->check(CLI::Range(0, 65535));
   app.add_option("--token", o.token, "shared secret every agent and tuner must send (default: $TUNEFLEET_TOKEN)");
+  // At most a day each: longer would not mean more, and a clock must hold it (1e308 s overflowed it).
   app.add_option("--lease-ttl", o.lease_ttl, "seconds a lease lives without renewal")
-      ->capture_default_str()->check(tunefleet::cli::Positive());
+      ->capture_default_str()->check(tunefleet::cli::PositiveAtMost(kOneDay));
   app.add_option("--heartbeat-timeout", o.heartbeat_timeout, "seconds of agent silence before it is dropped")
-      ->capture_default_str()->check(tunefleet::cli::Positive());
+      ->capture_default_str()->check(tunefleet::cli::PositiveAtMost(kOneDay));
   app.add_option("--http-port", o.http_port, "serve a status page and /metrics on this port (0: any free port)")
       ->check(CLI::Range(0, 65535));
   app.add_option("--tls-cert", o.tls_cert_file, "PEM certificate chain (enables TLS, with --tls-key)")

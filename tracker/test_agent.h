@@ -1,12 +1,14 @@
 // TestAgent (tests only): stands in for the OpenCL agent of agent/ (which has its own tests). It is a real
 // gRPC client speaking the AgentSession protocol: it registers, then answers every Job with a canned
 // MeasureResult (mean_cost = 1 ms * (job_id + 1)), or, in kDieOnJob mode, drops its stream as soon as it
-// receives a job, as a phone that is unplugged mid-measurement.
+// receives a job, as a phone that is unplugged mid-measurement; in kNanCost mode it answers with a cost that is
+// not a number, as a broken or hostile agent would.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
 
 #include <atomic>
+#include <cmath>
 #include <condition_variable>
 #include <mutex>
 #include <string>
@@ -18,7 +20,7 @@ namespace tunefleet::tracker {
 
 class TestAgent {
  public:
-  enum class Mode { kAnswer, kDieOnJob, kSilent };
+  enum class Mode { kAnswer, kDieOnJob, kSilent, kNanCost };
 
   TestAgent(const std::string& target, const std::string& key, const std::string& token, Mode mode,
             const std::string& fingerprint = "fp-pocl")
@@ -73,8 +75,10 @@ class TestAgent {
         if (mode_ == Mode::kSilent) continue;
         proto::AgentMessage r;
         r.mutable_result()->set_job_id(m.job().job_id());
+        const double cost = mode_ == Mode::kNanCost ? std::nan("") : 1e-3 * static_cast<double>(m.job().job_id() + 1);
         r.mutable_result()->mutable_result()->set_status(proto::OK);
-        r.mutable_result()->mutable_result()->set_mean_cost(1e-3 * static_cast<double>(m.job().job_id() + 1));
+        r.mutable_result()->mutable_result()->add_costs(cost);
+        r.mutable_result()->mutable_result()->set_mean_cost(cost);
         stream_->Write(r);
       }
     }

@@ -1,5 +1,6 @@
 #include "tracker/tracker_service.h"
 
+#include "common/device_key.h"
 #include "tracker/agent_session.h"
 #include "tracker/grpc_status.h"
 #include "tracker/measure_handler.h"
@@ -48,6 +49,9 @@ grpc::Status TrackerService::AgentSession(
 grpc::Status TrackerService::Acquire(grpc::ServerContext* ctx, const proto::AcquireRequest* req,
                                      proto::AcquireReply* reply) {
   if (auto s = auth_.Check(req->token(), *ctx, "Acquire"); !s.ok()) return s;
+  if (const auto problem = DeviceKeyProblem(req->key())) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "the device key " + *problem);
+  }
   auto granted = state_.Acquire(*req, [ctx] { return ctx->IsCancelled(); });
   if (!granted.ok()) return ToGrpc(granted.status());
   *reply = std::move(granted).value();

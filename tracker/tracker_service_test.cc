@@ -2,6 +2,7 @@
 // see test_agent.h) and TrackerClient (the tuner's client).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <future>
 #include <set>
 #include <thread>
@@ -102,6 +103,56 @@ TEST_F(TrackerServiceTest, GivenAnAgentKilledMidBatch_WeShouldGetDeviceLostForIt
   auto summary = client->Summary();
   ASSERT_TRUE(summary.ok());
   EXPECT_EQ(summary->agents_size(), 1);  // the lease and the registry lost the dead agent
+}
+
+TEST_F(TrackerServiceTest, GivenAnAgentThatSendsANanCost_WeShouldDropItAndMeasureItsJobElsewhere) {
+  StartTracker();
+  auto good = Agent("pocl");
+  auto broken = Agent("pocl", TestAgent::Mode::kNanCost);
+  auto client = Client();
+  auto lease = client->Acquire("pocl", 2, 0, 0, 5, "test");
+  ASSERT_TRUE(lease.ok()) << lease.status().ToString();
+
+  std::vector<proto::MeasureEvent> events;
+  Status s = client->Measure(lease->lease_id, Jobs(5), [&](const proto::MeasureEvent& e) { events.push_back(e); });
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_EQ(events.size(), 5u);
+  int lost = 0;
+  for (const auto& e : events) {
+    if (e.device_lost()) {
+      ++lost;
+      EXPECT_NE(e.message().find("that is OK with a cost that is not a number of seconds above 0"), std::string::npos)
+          << e.message();
+    } else {
+      ASSERT_EQ(e.result().costs_size(), 1);
+      EXPECT_TRUE(std::isfinite(e.result().costs(0)) && e.result().costs(0) > 0);
+    }
+  }
+  EXPECT_EQ(lost, 1);
+  EXPECT_EQ(broken->jobs_seen(), 1);
+  EXPECT_EQ(broken->WaitEnded().error_code(), grpc::StatusCode::CANCELLED);  // dropped
+  auto summary = client->Summary();
+  ASSERT_TRUE(summary.ok());
+  EXPECT_EQ(summary->agents_size(), 1);
+}
+
+TEST_F(TrackerServiceTest, GivenAKeyWithAControlCharacter_RegisterAndAcquireShouldBeRefused) {
+  StartTracker();
+  TestAgent evil(target_, "evil\n[info] forged line", "", TestAgent::Mode::kAnswer);
+  EXPECT_EQ(evil.WaitRegistered(), "");
+  const grpc::Status ended = evil.WaitEnded();
+  EXPECT_EQ(ended.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(ended.error_message(), "the device key holds a control character (byte 0x0a at 4)");
+  auto client = Client();
+  auto lease = client->Acquire(std::string(200, 'k'), 1, 0, 0, 1, "test");
+  ASSERT_FALSE(lease.ok());
+  EXPECT_EQ(lease.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(lease.status().message().find("the device key is 200 bytes long (at most 128)"), std::string::npos)
+      << lease.status().message();
+  auto summary = client->Summary();
+  ASSERT_TRUE(summary.ok());
+  EXPECT_EQ(summary->agents_size(), 0);
+  EXPECT_EQ(summary->keys_size(), 0);
 }
 
 TEST_F(TrackerServiceTest, GivenALeaseWhoseOnlyAgentDies_WeShouldEndEveryJobAsDeviceLost) {

@@ -4,6 +4,8 @@
 
 #include <cstdio>
 
+#include "tracker/result_check.h"
+
 namespace tunefleet::tracker {
 namespace {
 
@@ -46,6 +48,11 @@ Status TrackerState::OnAgentMessage(const std::string& agent_id, const proto::Ag
     if (!running || *running != msg.result().job_id()) {
       const std::string why = "result for job " + std::to_string(msg.result().job_id()) + " it was not running";
       RemoveAgentLocked(agent_id, why);
+      return Status::InvalidArgument(why);
+    }
+    if (const auto problem = ResultProblem(msg.result().result())) {
+      const std::string why = "sent a result for job " + std::to_string(msg.result().job_id()) + " that " + *problem;
+      RemoveAgentLocked(agent_id, why);  // the job ends as a lost device's: measured again elsewhere
       return Status::InvalidArgument(why);
     }
     registry_.CountJob(agent_id);

@@ -155,7 +155,7 @@ void RegisterTune(CLI::App& app, int* exit_code) {
                   "dwconv2d:N,C,H,W,KH,KW,stride,pad[:dtype], ...");
   sub->add_option("--rpc-tracker", a->tracker, "Tracker address host:port (default 127.0.0.1:9190)")
       ->check(cli::HostPort());
-  sub->add_option("--rpc-key", a->key, "Device key to lease devices of")->required();
+  sub->add_option("--rpc-key", a->key, "Device key to lease devices of")->required()->check(cli::DeviceKey());
   sub->add_option("--token", a->token, "Shared token of the tracker")->envname("TUNEFLEET_TOKEN");
   sub->add_option("--db", a->db, "SQLite tuning log (created when missing; default tunefleet.db)");
   sub->add_option("--template", a->template_name, "Force one template (default: every template that fits)");

@@ -103,7 +103,11 @@ Status MeasureSession::Measure(
       if (interrupted()) return Interrupted(job_to_program.size() + next.size());
       // Jobs without any event (the call failed part-way) are measured again too.
       for (const auto& [job, i] : job_to_program) next.push_back(i);
-      if (!st.ok() && results == 0) spdlog::warn("measure on lease {}: {}", lease_id_, st.ToString());
+      if (!st.ok() && results == 0) {
+        // A refused request (too large, a bad token) fails again on any device: end the run, not wait for one.
+        if (st.code() == Status::Code::kInvalidArgument || st.code() == Status::Code::kPermissionDenied) return st;
+        spdlog::warn("measure on lease {}: {}", lease_id_, st.ToString());
+      }
     } else {
       next = pending;
     }

@@ -1,0 +1,29 @@
+#include "tracker/result_check.h"
+
+#include <cmath>
+
+namespace tunefleet::tracker {
+namespace {
+
+bool GoodSeconds(double s) { return std::isfinite(s) && s > 0; }
+
+}  // namespace
+
+std::optional<std::string> ResultProblem(const proto::MeasureResult& result) {
+  if (!proto::MeasureStatus_IsValid(result.status())) {
+    return "has status " + std::to_string(result.status()) + ", which the protocol does not define";
+  }
+  if (result.message().size() > kMaxResultMessageBytes) {
+    return "has a message of " + std::to_string(result.message().size()) + " bytes (at most " +
+           std::to_string(kMaxResultMessageBytes) + ")";
+  }
+  if (result.status() != proto::OK) return std::nullopt;
+  if (result.costs().empty()) return "is OK without a cost";
+  for (double c : result.costs()) {
+    if (!GoodSeconds(c)) return "is OK with a cost that is not a number of seconds above 0";
+  }
+  if (!GoodSeconds(result.mean_cost())) return "is OK with a mean cost that is not a number of seconds above 0";
+  return std::nullopt;
+}
+
+}  // namespace tunefleet::tracker
