@@ -76,6 +76,7 @@ void TrackerState::RemoveAgentLocked(const std::string& agent_id, const std::str
   const std::string what = "agent " + agent_id + " (" + rec->device.name() + ", " + rec->peer + ") lost: " + reason;
   spdlog::warn("{}", what);
   registry_.Remove(agent_id);
+  job_watch_.erase(agent_id);
   leases_.RemoveAgent(agent_id);
   Execute(dispatcher_.OnAgentLost(agent_id, what));
   auto it = agent_mail_.find(agent_id);
@@ -85,10 +86,18 @@ void TrackerState::RemoveAgentLocked(const std::string& agent_id, const std::str
   }
 }
 
+double JobAnswerDeadline(const proto::TimingSpec& timing) {
+  const double timeout = timing.timeout_ms() > 0 ? timing.timeout_ms() / 1000.0 : 600.0;
+  return 12 * timeout + 360;
+}
+
 void TrackerState::Execute(DispatchActions actions) {
   for (auto& a : actions.assignments) {
     auto it = agent_mail_.find(a.agent_id);
     if (it == agent_mail_.end()) continue;  // cannot happen: the dispatcher only knows registered agents
+    const double seconds = JobAnswerDeadline(a.job.program().timing());
+    const TimePoint deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(Seconds(seconds));
+    job_watch_[a.agent_id] = JobWatch{a.job.job_id(), deadline, seconds};
     proto::TrackerMessage m;
     *m.mutable_job() = std::move(a.job);
     it->second->Push(std::move(m));
@@ -243,6 +252,21 @@ void TrackerState::Tick(TimePoint now) {
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& id : registry_.Stale(now, Seconds(options_.heartbeat_timeout))) {
     RemoveAgentLocked(id, "no message for " + FormatSeconds(options_.heartbeat_timeout));
+  }
+  // An agent that keeps its heartbeat but never answers its job (wedged, or hostile) would hold the job forever.
+  std::vector<std::pair<std::string, JobWatch>> overdue;
+  for (auto it = job_watch_.begin(); it != job_watch_.end();) {
+    const auto running = dispatcher_.RunningJob(it->first);
+    if (!running || *running != it->second.job_id) {
+      it = job_watch_.erase(it);  // answered (or cancelled and gone)
+      continue;
+    }
+    if (now > it->second.deadline) overdue.emplace_back(*it);
+    ++it;
+  }
+  for (const auto& [id, watch] : overdue) {
+    RemoveAgentLocked(id, "no result for job " + std::to_string(watch.job_id) + " within " +
+                              FormatSeconds(watch.seconds) + " (12 times its timeout and 6 minutes)");
   }
   for (const auto& lease : leases_.Expire(now)) {
     spdlog::info("lease {} of '{}' expired (not renewed within {})", lease.lease_id, lease.client,

@@ -26,6 +26,11 @@ namespace tunefleet::tracker {
 using AgentMailbox = Mailbox<proto::TrackerMessage>;
 using EventMailbox = Mailbox<proto::MeasureEvent>;
 
+// Seconds an agent has to answer a job before the tracker drops it as wedged: the longest an honest agent can take,
+// 12 timeouts and 6 minutes (the agent waits up to 10 timeouts or 5 minutes for a device lock another agent holds,
+// then up to one timeout for the job). A job that names no timeout counts 10 minutes, above the agent's default.
+double JobAnswerDeadline(const proto::TimingSpec& timing);
+
 struct StateOptions {
   double lease_ttl = 30;          // seconds
   double heartbeat_timeout = 15;  // seconds without any message before an agent is dropped
@@ -61,7 +66,8 @@ class TrackerState {
   proto::SummaryReply Summary();
 
   // --- housekeeping ---
-  // Drops silent agents and expires unrenewed leases. Called periodically.
+  // Drops silent agents, agents past a job's answer deadline (JobAnswerDeadline), and expires unrenewed leases.
+  // Called periodically.
   void Tick(TimePoint now);
   // Shutdown: closes every mailbox and wakes every waiting Acquire.
   void Stop();
@@ -89,6 +95,12 @@ class TrackerState {
   std::map<std::string, std::shared_ptr<AgentMailbox>> agent_mail_;  // by agent id
   std::map<BatchId, std::shared_ptr<EventMailbox>> event_mail_;     // by batch
   std::map<uint64_t, Lease> granted_;                               // waiter id -> its lease, until taken
+  struct JobWatch {
+    uint64_t job_id;
+    TimePoint deadline;
+    double seconds;  // the deadline's length, for the log line
+  };
+  std::map<std::string, JobWatch> job_watch_;  // by agent id: the job last sent to it, and when it must have answered
   uint64_t jobs_done_ = 0;
 };
 

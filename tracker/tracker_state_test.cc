@@ -1,0 +1,64 @@
+// TrackerState without gRPC: an agent that keeps its stream but never answers its job is dropped at the job's
+// answer deadline, and the job ends as a lost device's. Time is passed to Tick, so the test need not wait.
+#include "tracker/tracker_state.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+namespace tunefleet::tracker {
+namespace {
+
+TEST(JobAnswerDeadlineTest, ShouldBeTwelveTimeoutsAndSixMinutesOrTenMinutesAsTheTimeoutWhenTheJobNamesNone) {
+  proto::TimingSpec timing;
+  timing.set_timeout_ms(5000);
+  EXPECT_DOUBLE_EQ(JobAnswerDeadline(timing), 12 * 5 + 360);
+  timing.set_timeout_ms(0);
+  EXPECT_DOUBLE_EQ(JobAnswerDeadline(timing), 12 * 600 + 360);
+}
+
+TEST(TrackerStateTest, GivenAnAgentThatNeverAnswersItsJob_WeShouldDropItAtTheDeadlineAndEndTheJobAsLost) {
+  StateOptions options;
+  options.heartbeat_timeout = 1e6;  // never silent: only the job's deadline can drop it
+  options.lease_ttl = 1e6;
+  TrackerState state(options);
+  auto agent_mail = std::make_shared<AgentMailbox>();
+  proto::RegisterAgent reg;
+  reg.set_key("pocl");
+  reg.mutable_device()->set_name("wedged");
+  reg.mutable_device()->set_fingerprint("fp");
+  state.AddAgent(reg, "test-peer", agent_mail);
+
+  proto::AcquireRequest acquire;
+  acquire.set_key("pocl");
+  acquire.set_count(1);
+  acquire.set_wait(1);
+  auto lease = state.Acquire(acquire, [] { return false; });
+  ASSERT_TRUE(lease.ok()) << lease.status().ToString();
+  proto::MeasureBatch batch;
+  batch.set_lease_id(lease->lease_id());
+  proto::MeasureJob* job = batch.add_jobs();
+  job->set_job_id(7);
+  job->mutable_program()->mutable_timing()->set_timeout_ms(1000);  // deadline 12 + 360 s
+  auto events = std::make_shared<EventMailbox>();
+  ASSERT_TRUE(state.StartMeasure(batch, events).ok());
+  std::vector<proto::TrackerMessage> sent;
+  ASSERT_EQ(agent_mail->Take(&sent, std::chrono::seconds(1)), AgentMailbox::Took::kItems);
+  ASSERT_TRUE(sent.at(0).has_job());
+
+  const auto start = Clock::now();
+  std::vector<proto::MeasureEvent> got;
+  state.Tick(start + std::chrono::seconds(360));
+  EXPECT_EQ(events->Take(&got, std::chrono::milliseconds(0)), EventMailbox::Took::kTimeout);
+  EXPECT_EQ(state.Summary().agents_size(), 1);
+
+  state.Tick(start + std::chrono::seconds(373));
+  ASSERT_EQ(events->Take(&got, std::chrono::seconds(1)), EventMailbox::Took::kItems);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_TRUE(got[0].device_lost());
+  EXPECT_NE(got[0].message().find("no result for job 7 within 372.0 s"), std::string::npos) << got[0].message();
+  EXPECT_EQ(state.Summary().agents_size(), 0);
+}
+
+}  // namespace
+}  // namespace tunefleet::tracker
