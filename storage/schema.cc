@@ -85,6 +85,9 @@ int LatestSchemaVersion() { return static_cast<int>(Migrations().size()); }
 Status MigrateSchema(SqliteDb& db) {
   // Reading the version first also tells a non-database file apart (SQLITE_NOTADB → Corruption).
   TF_ASSIGN_OR_RETURN(int version, UserVersion(db));
+  if (version < 0) {
+    return Status::InvalidArgument("not a tunefleet tuning log (schema version " + std::to_string(version) + ")");
+  }
   if (version > LatestSchemaVersion()) {
     return Status::InvalidArgument("schema version " + std::to_string(version) +
                                    " is newer than this tunefleet understands (" +
@@ -96,6 +99,7 @@ Status MigrateSchema(SqliteDb& db) {
     Status s = InTransaction(db, [&]() -> Status {
       TF_ASSIGN_OR_RETURN(int v, UserVersion(db));
       if (v >= LatestSchemaVersion()) return Status::OK();
+      if (v < 0) return Status::InvalidArgument("not a tunefleet tuning log (schema version " + std::to_string(v) + ")");
       if (v == 0) {
         TF_ASSIGN_OR_RETURN(int64_t others, ForeignTableCount(db));
         if (others > 0) return Status::InvalidArgument("not a tunefleet database (it holds other tables)");

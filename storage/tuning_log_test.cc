@@ -218,6 +218,18 @@ TEST_F(TuningLogTest, GivenAFileThatIsNotADatabase_OpenShouldReportCorruptionNam
   EXPECT_NE(log.status().message().find(path_), std::string::npos) << log.status().ToString();
 }
 
+TEST_F(TuningLogTest, GivenANegativeSchemaVersion_OpenShouldRefuseItNotCrash) {
+  { auto log = OpenOrDie(); }
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, "PRAGMA user_version = -1", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(raw);
+  auto log = TuningLog::Open(path_);
+  ASSERT_FALSE(log.ok());
+  EXPECT_NE(log.status().message().find("not a tunefleet tuning log (schema version -1)"), std::string::npos)
+      << log.status().ToString();
+}
+
 TEST_F(TuningLogTest, GivenALogFromANewerTunefleet_OpenShouldRefuseIt) {
   { auto log = OpenOrDie(); }
   sqlite3* raw = nullptr;

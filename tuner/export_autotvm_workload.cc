@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <sstream>
 #include <vector>
 
@@ -99,6 +100,21 @@ std::string TvmTarget(const proto::DeviceInfo& info) {
   return t.str();
 }
 
+namespace {
+
+// A target option's value as a count of 1 to 2^31: what -max_num_threads and -texture_spatial_limit hold.
+Result<uint64_t> TargetCount(const std::string& target, const std::string& option, const std::string& value) {
+  uint64_t n = 0;
+  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+  if (ec != std::errc() || end != value.data() + value.size() || n < 1 || n > (uint64_t{1} << 31)) {
+    return Status::InvalidArgument("target '" + target + "': -" + option + "=" + value +
+                                   " is not a count from 1 to 2147483648");
+  }
+  return n;
+}
+
+}  // namespace
+
 Result<proto::DeviceInfo> DeviceFromTvmTarget(const std::string& target) {
   if (target.rfind("opencl", 0) != 0) {
     return Status::InvalidArgument("target '" + target + "' is not an OpenCL target");
@@ -109,12 +125,17 @@ Result<proto::DeviceInfo> DeviceFromTvmTarget(const std::string& target) {
   if (device == "adreno") info.set_vendor("QUALCOMM");
   info.set_device_type("GPU");
   std::string threads = TargetOption(target, "max_num_threads");
-  info.set_max_work_group_size(threads.empty() ? 256 : std::stoull(threads));
+  uint64_t max_threads = 256;
+  if (!threads.empty()) {
+    TF_ASSIGN_OR_RETURN(max_threads, TargetCount(target, "max_num_threads", threads));
+  }
+  info.set_max_work_group_size(max_threads);
   std::string limit = TargetOption(target, "texture_spatial_limit");
   if (!limit.empty()) {
+    TF_ASSIGN_OR_RETURN(uint64_t side, TargetCount(target, "texture_spatial_limit", limit));
     info.set_image_support(true);
-    info.set_image2d_max_width(std::stoull(limit));
-    info.set_image2d_max_height(std::stoull(limit));
+    info.set_image2d_max_width(side);
+    info.set_image2d_max_height(side);
     info.set_fp16(true);
   }
   info.set_fingerprint(kAutotvmDevicePrefix + target);

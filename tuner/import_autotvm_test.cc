@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tuner/export_autotvm_workload.h"
 #include "tuner/export_testing.h"
 
 namespace tunefleet {
@@ -80,6 +81,23 @@ TEST_F(ImportAutotvmTest, GivenABrokenLine_WeShouldNameTheFileAndLine) {
   auto counts = Import("\n{\"input\": 3}\n", *log);
   ASSERT_FALSE(counts.ok());
   EXPECT_NE(counts.status().message().find("tvm.log:2"), std::string::npos) << counts.status().ToString();
+}
+
+TEST(TvmTargetTest, GivenATargetOptionThatIsNotACount_WeShouldSayWhichNotThrow) {
+  for (const std::string bad : {"abc", "0", "99999999999999999999999", "-4"}) {
+    auto info = DeviceFromTvmTarget("opencl -keys=opencl,gpu -max_num_threads=" + bad + " -thread_warp_size=1");
+    ASSERT_FALSE(info.ok()) << bad;
+    EXPECT_NE(info.status().message().find("-max_num_threads=" + bad + " is not a count from 1 to 2147483648"),
+              std::string::npos)
+        << info.status().message();
+  }
+  auto info = DeviceFromTvmTarget("opencl -device=adreno -max_num_threads=256 -texture_spatial_limit=x");
+  ASSERT_FALSE(info.ok());
+  EXPECT_NE(info.status().message().find("-texture_spatial_limit=x is not a count"), std::string::npos);
+  info = DeviceFromTvmTarget("opencl -device=adreno -max_num_threads=256 -texture_spatial_limit=16384");
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  EXPECT_EQ(info->max_work_group_size(), 256u);
+  EXPECT_EQ(info->image2d_max_width(), 16384u);
 }
 
 TEST_F(ImportAutotvmTest, GivenAnEntityThatIsNotInTheSpace_WeShouldSayWhichKnob) {

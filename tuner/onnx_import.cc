@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -124,6 +125,16 @@ Result<std::pair<std::string, std::vector<int64_t>>> ParseInputShape(std::string
 Result<ImportedModel> ImportOnnxFile(const std::string& path, const ImportOptions& options) {
   std::ifstream f(path, std::ios::binary);
   if (!f) return Status::IOError(path + ": cannot open: " + std::strerror(errno));
+  // Read only a regular file, of at most the 2 GiB a protobuf holds: a directory threw from the read, and
+  // /dev/zero was read until memory ran out.
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    return Status::InvalidArgument(path + (std::filesystem::is_directory(path, ec) ? ": a directory" : ": not a file") +
+                                   ", not an ONNX model");
+  }
+  if (std::filesystem::file_size(path, ec) > (uint64_t{2} << 30)) {
+    return Status::InvalidArgument(path + ": larger than 2 GiB, the most an ONNX model holds");
+  }
   std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   if (bytes.empty()) return Status::InvalidArgument(path + ": empty file, not an ONNX model");
   onnx::ModelProto model;
@@ -136,6 +147,27 @@ Result<ImportedModel> ImportOnnxFile(const std::string& path, const ImportOption
   return ImportOnnxModel(model, path, options);
 }
 
+namespace {
+
+// Strides and dilations are 1 or more (the ONNX operators' definition). Checked before shape inference, which
+// divides by them (libonnx's convPoolShapeInference died of SIGFPE on a stride of 0).
+Status CheckWindowAttributes(const onnx::GraphProto& graph) {
+  for (const onnx::NodeProto& node : graph.node()) {
+    for (const onnx::AttributeProto& a : node.attribute()) {
+      if (a.name() != "strides" && a.name() != "dilations") continue;
+      for (int64_t v : a.ints()) {
+        if (v < 1) {
+          return Status::InvalidArgument("node '" + node.name() + "' (" + node.op_type() + "): " + a.name() + " " +
+                                         std::to_string(v) + " (each must be 1 or more)");
+        }
+      }
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
 Result<ImportedModel> ImportOnnxModel(onnx::ModelProto& model, const std::string& name, const ImportOptions& options) {
   if (model.ir_version() <= 0 || !model.has_graph()) {
     return Status::InvalidArgument(name + ": not an ONNX model (no ir_version or no graph)");
@@ -147,6 +179,7 @@ Result<ImportedModel> ImportOnnxModel(onnx::ModelProto& model, const std::string
   auto opset = CheckOpsets(model);
   if (!opset.ok()) return opset.status().WithContext(name);
   TF_RETURN_IF_ERROR(FixInputShapes(model.mutable_graph(), options).WithContext(name));
+  TF_RETURN_IF_ERROR(CheckWindowAttributes(model.graph()).WithContext(name));
   try {
     // error_mode 1: a node whose shapes contradict its operator is an error, not silently skipped.
     onnx::ShapeInferenceOptions si(/*check_type_val=*/false, /*strict_mode_val=*/1, /*data_prop_val=*/true);

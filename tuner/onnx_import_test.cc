@@ -173,6 +173,40 @@ TEST_F(OnnxImportTest, GivenAsymmetricPads_WeShouldListTheConvAsNotTunedRatherTh
   EXPECT_EQ(m->not_tuned.at("Conv (asymmetric pads)"), 1);
 }
 
+TEST_F(OnnxImportTest, GivenADirectoryOrADeviceFile_WeShouldRefuseItInOneLineNotReadIt) {
+  auto dir = ImportOnnxFile(dir_.string(), {});
+  ASSERT_FALSE(dir.ok());
+  EXPECT_EQ(dir.status().message(), dir_.string() + ": a directory, not an ONNX model");
+  auto zero = ImportOnnxFile("/dev/zero", {});  // endless: read, it would fill the memory
+  ASSERT_FALSE(zero.ok());
+  EXPECT_EQ(zero.status().message(), "/dev/zero: not a file, not an ONNX model");
+}
+
+TEST_F(OnnxImportTest, GivenAStrideOfZero_WeShouldRefuseTheModelInOneLineRatherThanDivideByIt) {
+  onnx::ModelProto model = MakeResNetLikeModel();
+  auto* conv = model.mutable_graph()->mutable_node(0);
+  bool set = false;
+  for (auto& a : *conv->mutable_attribute()) {
+    if (a.name() == "strides") {
+      a.clear_ints();
+      for (int64_t st : {0, 0}) a.add_ints(st);
+      set = true;
+    }
+  }
+  if (!set) {
+    auto* a = conv->add_attribute();
+    a->set_name("strides");
+    a->set_type(onnx::AttributeProto::INTS);
+    for (int64_t st : {0, 0}) a->add_ints(st);
+  }
+  auto m = ImportOnnxModel(model, "stride0.onnx", {});
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(m.status().message().find("stride0.onnx: node '"), std::string::npos) << m.status().message();
+  EXPECT_NE(m.status().message().find("(Conv): strides 0 (each must be 1 or more)"), std::string::npos)
+      << m.status().message();
+}
+
 // x[2,8] -> MatMul(W[8,4]) -> Add(b[4]) -> Relu, and a batched MatMul of two activations [3,2,8] x [3,8,4].
 onnx::ModelProto DenseModel() {
   onnx::ModelProto m;
