@@ -140,6 +140,26 @@ TEST(BadInputE2E, GivenALogPathWithNoFileTheReadingCommandsShouldSaySoAndCreateN
   }
 }
 
+TEST(BadInputE2E, GivenAnOutputThatIsTheTuningLogItselfEachWriterShouldRefuseItAndKeepTheLog) {
+  LocalFleet fleet;
+  const std::string empty = fleet.dir() + "/none.autotvm.log";
+  { std::ofstream(empty).flush(); }
+  RunResult made = fleet.Cli({"import", "--db", fleet.db(), empty}, std::chrono::seconds(30), false);
+  ASSERT_EQ(made.exit_code, 0) << made.output;  // an empty tuning log
+  const std::string db = fleet.db();
+  for (const auto& [args, says] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"export", "--db", db, "--format", "csv", "-o", db}, "-o " + db + " is the tuning log itself"},
+           {{"export", "--db", db, "--format", "kernel-pack", "-o", db}, "-o " + db + " is the tuning log itself"},
+           {{"report", "--db", db, "-o", db}, "-o " + db + " is the tuning log itself"},
+           {{"simulate", "--db", db, "--trace", db}, "--trace " + db + " is the tuning log itself"}}) {
+    RunResult r = fleet.Cli(args, std::chrono::seconds(30), false);
+    EXPECT_EQ(r.exit_code, 2) << args[0] << ": " << r.output;
+    EXPECT_NE(r.output.find(says), std::string::npos) << r.output;
+    EXPECT_EQ(CountLines(r.output), 1) << r.output;
+    EXPECT_EQ(fleet.Sql("SELECT count(*) FROM records").at(0).at(0), "0") << args[0] << " damaged the log";
+  }
+}
+
 TEST(BadInputE2E, GivenNoTrackerListeningTheTunerShouldFailWithinBoundedTime) {
   LocalFleet fleet;  // no tracker started on its port
   auto start = std::chrono::steady_clock::now();

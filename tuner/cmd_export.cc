@@ -35,6 +35,7 @@ Status ToFile(const std::string& path, WriteFn write) {
 }
 
 int RunExport(const ExportOptions& o) {
+  if (std::string over = OutputOverLog("-o", o.out, o.db); !over.empty()) return CommandError("export", over, 2);
   auto log = TuningLog::OpenExisting(o.db);
   if (!log.ok()) return CommandError("export", log.status().message(), 2);
   if (o.format == "autotvm") {

@@ -18,6 +18,7 @@ struct ReportArgs {
 };
 
 int RunReport(const ReportArgs& args) {
+  if (std::string over = OutputOverLog("-o", args.out, args.db); !over.empty()) return CommandError("report", over, 2);
   auto log = TuningLog::OpenExisting(args.db);
   if (!log.ok()) return CommandError("report", log.status().message(), 2);
   auto data = LoadReportData(**log);

@@ -41,6 +41,9 @@ std::string TraceLine(const ReplayWorld& w, const TraceRow& row) {
 }
 
 int RunSimulate(const SimulateArgs& a) {
+  if (std::string over = OutputOverLog("--trace", a.trace, a.db); !over.empty()) {
+    return CommandError("simulate", over, 2);
+  }
   Result<std::unique_ptr<TuningLog>> log = TuningLog::OpenExisting(a.db);
   if (!log.ok()) return CommandError("simulate", log.status().message(), 2);
   Result<std::unique_ptr<ReplayWorld>> world = LoadReplayWorld(**log, a.sel);

@@ -14,6 +14,10 @@ using RegisterCommandFn = void (*)(CLI::App& app, int* exit_code);
 // Prints "tunefleet <cmd>: error: <message>" to stderr and returns `code`.
 int CommandError(const char* cmd, const std::string& message, int code = 1);
 
+// When the output file `out` (of `option`) is the tuning log `db` itself, the one-line message that refuses it:
+// writing there would destroy every record. Empty when they differ (or `out` is "-" or does not exist yet).
+std::string OutputOverLog(const std::string& option, const std::string& out, const std::string& db);
+
 void RegisterTune(CLI::App& app, int* exit_code);      // cmd_tune.cc
 void RegisterBest(CLI::App& app, int* exit_code);   // cmd_best.cc
 void RegisterQuery(CLI::App& app, int* exit_code);  // cmd_query.cc
