@@ -32,7 +32,8 @@ int RunBest(const BestOptions& o) {
   if (!rows.ok()) return CommandError("best", rows.status().message());
   auto best = FilterBestByTask(std::move(rows).value(), task);
   if (o.json) {
-    std::cout << BestToJson(best).dump(2) << "\n";
+    // Text from the log that is not UTF-8 (a log written by another tool) is shown with U+FFFD, not refused.
+    std::cout << BestToJson(best).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else if (best.empty()) {
     std::cerr << "tunefleet best: no successful records" << (task.empty() ? "" : " for " + task) << " in "
               << o.db << "\n";

@@ -33,7 +33,7 @@ std::string FormatBestTable(const std::vector<BestRow>& rows) {
   for (const auto& r : rows) {
     cells.push_back({r.task, r.template_name + "@" + std::to_string(r.template_version), r.device_name,
                      Fixed(r.record.mean_cost * 1e3, 4), Fixed(r.gflops(), 2), std::to_string(r.record.id),
-                     ConfigJson(r.record.config).dump()});
+                     ConfigJson(r.record.config).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)});
   }
   std::vector<size_t> width(cells[0].size(), 0);
   for (const auto& row : cells)

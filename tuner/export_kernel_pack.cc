@@ -162,7 +162,7 @@ Result<std::vector<std::string>> WriteKernelPacks(const std::vector<KernelPackFi
   for (const auto& p : packs) {
     std::string path = single_file ? out : (fs::path(out) / (p.stem + ".json")).string();
     std::ofstream f(path, std::ios::binary | std::ios::trunc);
-    f << p.pack.dump(1) << "\n";
+    f << p.pack.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     f.close();
     if (!f) return Status::IOError(path + ": cannot write kernel pack");
     paths.push_back(path);

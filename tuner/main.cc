@@ -1,11 +1,23 @@
 // tunefleet: the tuner CLI. main() only builds the command table and dispatches.
+#include <exception>
 #include <iostream>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "common/grpc_log_route.h"
 #include "tuner/command.h"
 
 namespace {
+
+bool IsUtf8(const std::string& text) {
+  try {
+    (void)nlohmann::json(text).dump();
+    return true;
+  } catch (const nlohmann::json::type_error&) {
+    return false;
+  }
+}
 
 // One entry per subcommand; each lives in tuner/cmd_<name>.cc.
 constexpr tunefleet::RegisterCommandFn kCommands[] = {
@@ -30,6 +42,13 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   int exit_code = 0;
   for (auto reg : kCommands) reg(app, &exit_code);
+  // Arguments are recorded in the tuning log as JSON text, which must be UTF-8.
+  for (int i = 1; i < argc; ++i) {
+    if (!IsUtf8(argv[i])) {
+      std::cerr << "tunefleet: error: argument " << i << " is not valid UTF-8 (see tunefleet --help)\n";
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -45,6 +64,9 @@ int main(int argc, char** argv) {
       return 2;
     }
     return app.exit(e);
+  } catch (const std::exception& e) {  // a defect, not an input: still one line and a non-zero exit
+    std::cerr << "tunefleet: error: internal error: " << e.what() << "\n";
+    return 1;
   }
   return exit_code;
 }
