@@ -5,7 +5,7 @@
 namespace tunefleet {
 namespace {
 
-ParamSpec Param(std::string name, int64_t def, int64_t min, int64_t max = std::numeric_limits<int64_t>::max(),
+ParamSpec Param(std::string name, int64_t def, int64_t min, int64_t max = kMaxTaskSize,
                 std::vector<std::string> symbols = {}) {
   ParamSpec p;
   p.name = std::move(name);

@@ -4,18 +4,21 @@
 #pragma once
 
 #include <cstdint>
-#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace tunefleet {
 
+// The largest value of a task's size (a dimension, a kernel size, a stride): 2^24. A dimension of 2^31 made the
+// split enumeration run for ever, and sizes near 2^63 wrapped the element counts.
+inline constexpr int64_t kMaxTaskSize = int64_t{1} << 24;
+
 struct ParamSpec {
   std::string name;
   int64_t default_value = 0;  // used when an optional parameter is absent
   int64_t min = 1;            // inclusive bounds checked by Task::Parse
-  int64_t max = std::numeric_limits<int64_t>::max();
+  int64_t max = kMaxTaskSize;
   // When not empty, the value may also be written as a name: symbols[i] means i ("act=relu" -> 1).
   std::vector<std::string> symbols;
 };

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <limits>
 #include <optional>
 
 #include "search-spaces/op_signature.h"
@@ -48,10 +47,8 @@ std::string ParseValue(const ParamSpec& p, std::string_view text, int64_t* out) 
     return msg;
   }
   if (v < p.min || v > p.max) {
-    std::string msg = p.name + "=" + std::to_string(v) + " is out of range (";
-    msg += p.max == std::numeric_limits<int64_t>::max() ? ">= " + std::to_string(p.min)
-                                                        : std::to_string(p.min) + ".." + std::to_string(p.max);
-    return msg + ")";
+    return p.name + "=" + std::to_string(v) + " is out of range (" + std::to_string(p.min) + ".." +
+           std::to_string(p.max) + ")";
   }
   *out = v;
   return {};
@@ -195,6 +192,13 @@ Result<Task> Task::Parse(std::string_view spec_in) {
     task.params.emplace_back(sig->positional[i].name, i < pos.size() ? pos[i] : sig->positional[i].default_value);
   for (size_t k = 0; k < sig->extras.size(); ++k)
     task.params.emplace_back(sig->extras[k].name, extras[k].value_or(sig->extras[k].default_value));
+  // Every product of sizes a template forms (elements, work-items, FLOPs) divides this one: it must fit.
+  int64_t product = 1;
+  for (const auto& [name, v] : task.params) {
+    if (__builtin_mul_overflow(product, std::max<int64_t>(v, 1), &product) || product > (int64_t{1} << 62)) {
+      return fail("its sizes multiply to more than 2^62");
+    }
+  }
   return task;
 }
 

@@ -36,7 +36,12 @@ TEST(TaskTest, GivenNoExtrasWeShouldFillDefaultsAndPrintACanonicalSpec) {
 TEST(TaskTest, GivenMalformedSpecsWeShouldNameTheSpecAndTheProblem) {
   EXPECT_EQ(ParseError("gemm:256,x,256"), "gemm:256,x,256: 'x' is not an integer");
   EXPECT_EQ(ParseError("gemm:256,256"), "gemm:256,256: gemm needs 3 sizes M,N,K, got 2");
-  EXPECT_EQ(ParseError("gemm:0,4,4"), "gemm:0,4,4: M=0 is out of range (>= 1)");
+  EXPECT_EQ(ParseError("gemm:0,4,4"), "gemm:0,4,4: M=0 is out of range (1..16777216)");
+  // A size of 2^31 made the split enumeration run for ever; sizes near 2^63 wrapped the element counts.
+  EXPECT_EQ(ParseError("conv2d:1,3,2147483648,32,16,3,3,1,1"),
+            "conv2d:1,3,2147483648,32,16,3,3,1,1: H=2147483648 is out of range (1..16777216)");
+  EXPECT_EQ(ParseError("gemm:16777216,16777216,16777216,batch=16777216"),
+            "gemm:16777216,16777216,16777216,batch=16777216: its sizes multiply to more than 2^62");
   EXPECT_NE(ParseError("gemm:4,4,4:float64").find("unknown precision 'float64'"), std::string::npos);
   EXPECT_NE(ParseError("matmul:4,4,4").find("unknown op 'matmul'"), std::string::npos);
   EXPECT_NE(ParseError("gemm:4,4,4,foo=1").find("unknown parameter 'foo'"), std::string::npos);
