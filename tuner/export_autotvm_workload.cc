@@ -95,7 +95,13 @@ std::string TvmTarget(const proto::DeviceInfo& info) {
     t << "opencl -keys=adreno,opencl,gpu -device=adreno -max_num_threads=" << threads
       << " -texture_spatial_limit=" << limit << " -thread_warp_size=1";
   } else {
-    t << "opencl -keys=opencl,gpu -max_num_threads=" << threads << " -thread_warp_size=" << WarpSize(info);
+    // TVM's opencl target takes the texture limit on any device; without it, a device with images came back from
+    // an import as one without them, and the image templates' records were refused.
+    t << "opencl -keys=opencl,gpu -max_num_threads=" << threads;
+    if (info.image_support()) {
+      t << " -texture_spatial_limit=" << (info.image2d_max_width() > 0 ? info.image2d_max_width() : 16384);
+    }
+    t << " -thread_warp_size=" << WarpSize(info);
   }
   return t.str();
 }

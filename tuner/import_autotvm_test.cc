@@ -51,6 +51,28 @@ TEST_F(ImportAutotvmTest, GivenAnExportedLog_ImportThenExportShouldGiveTheSameLi
   EXPECT_EQ(Export(*second), lines);
 }
 
+TEST_F(ImportAutotvmTest, GivenAnExportedLogOfAnotherDeviceWithImages_ImportThenExportShouldGiveTheSameLines) {
+  proto::DeviceInfo pocl;  // not an Adreno: its target had no texture limit, and the import refused the records
+  pocl.set_vendor("AuthenticAMD");
+  pocl.set_name("pthread-skylake-avx512-AMD EPYC");
+  pocl.set_device_type("CPU");
+  pocl.set_max_work_group_size(4096);
+  pocl.set_image_support(true);
+  pocl.set_image2d_max_width(65536);
+  pocl.set_image2d_max_height(65536);
+  pocl.set_fingerprint("pocl-cpu");
+  auto first = Open("first.db");
+  AddTestRecord(*first, pocl, "conv2d:1,32,16,16,32,3,3,1,1:float32", "conv2d_nchwc.image2d", ConvConfig(), 0,
+                {0.00025}, 1700000000);
+  const std::string lines = Export(*first);
+  ASSERT_NE(lines.find("-texture_spatial_limit=65536"), std::string::npos) << lines;
+  auto second = Open("second.db");
+  auto counts = Import(lines, *second);
+  ASSERT_TRUE(counts.ok()) << counts.status().ToString();
+  EXPECT_EQ(counts->added, 1u);
+  EXPECT_EQ(Export(*second), lines);
+}
+
 TEST_F(ImportAutotvmTest, GivenTheSameFileTwice_WeShouldNotDuplicateRecords) {
   auto first = Open("first.db");
   AddTestRecord(*first, AdrenoDevice(), "conv2d:1,32,16,16,32,3,3,1,1:float16", "conv2d_nchwc.image2d",
