@@ -1,5 +1,6 @@
 #include "tuner/import_autotvm.h"
 
+#include <cmath>
 #include <map>
 #include <numeric>
 #include <set>
@@ -45,10 +46,16 @@ Result<TvmLine> ParseLine(const std::string& text) {
   l.args = input[2];
   l.entity = j["config"]["entity"];
   l.error_no = result[1].get<int>();
-  if (l.error_no == 0) {
+  if (l.error_no == 0) {  // a measured config: its costs are seconds, finite and above 0
     for (const auto& c : result[0]) {
-      if (c.is_number()) l.costs.push_back(c.get<double>());
+      const double v = c.is_number() ? c.get<double>() : 0;
+      if (!c.is_number() || !std::isfinite(v) || v <= 0) {
+        return Status::InvalidArgument("cost " + c.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+                                       " of a result without error is not a number of seconds above 0");
+      }
+      l.costs.push_back(v);
     }
+    if (l.costs.empty()) return Status::InvalidArgument("a result without error has no cost");
   }
   l.all_cost = result[2].is_number() ? result[2].get<double>() : 0;
   l.timestamp = result[3].is_number() ? result[3].get<double>() : 0;
@@ -63,15 +70,14 @@ struct Workload {
   std::set<std::pair<uint64_t, double>> seen;  // (config index, timestamp) already in the log
 };
 
-}  // namespace
 
-Result<ImportCounts> ImportAutotvm(std::istream& in, const std::string& source, TuningLog& log,
-                                   const TemplateLookup& lookup_in, std::ostream& notes) {
+// The import itself; `session` is the session it opened (0 while none), for ImportAutotvm to end on an error.
+Result<ImportCounts> ImportLines(std::istream& in, const std::string& source, TuningLog& log,
+                                 const TemplateLookup& lookup_in, std::ostream& notes, int64_t& session) {
   TemplateLookup lookup = lookup_in ? lookup_in : [](const std::string& n) { return FindTemplate(n); };
   ImportCounts counts;
   std::map<std::tuple<std::string, std::string, std::string>, Workload> cache;
   std::set<std::string> noted;
-  int64_t session = 0;
   std::string text;
   for (int line_no = 1; std::getline(in, text); ++line_no) {
     if (text.find_first_not_of(" \t\r") == std::string::npos || text[0] == '#') continue;
@@ -142,6 +148,20 @@ Result<ImportCounts> ImportAutotvm(std::istream& in, const std::string& source, 
     r.timestamp = line.timestamp;
     TF_RETURN_IF_ERROR(log.AddRecord(r).status());
     ++counts.added;
+  }
+  return counts;
+}
+
+}  // namespace
+
+Result<ImportCounts> ImportAutotvm(std::istream& in, const std::string& source, TuningLog& log,
+                                   const TemplateLookup& lookup, std::ostream& notes) {
+  int64_t session = 0;
+  Result<ImportCounts> counts = ImportLines(in, source, log, lookup, notes, session);
+  if (!counts.ok()) {
+    // The records before the bad line stay (each commits at once); the session says the import failed.
+    if (session != 0) (void)log.EndSession(session, "failed");
+    return counts;
   }
   if (session != 0) TF_RETURN_IF_ERROR(log.EndSession(session, "done"));
   return counts;

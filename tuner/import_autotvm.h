@@ -22,7 +22,8 @@ struct ImportCounts {
 };
 
 // `source` names the input in notes and errors ("FILE:LINE: ..."). A line that is not JSON or not an
-// AutoTVM record is an error naming the line; nothing before it is lost (each record commits at once).
+// AutoTVM record (or a result without error whose costs are not seconds above 0) is an error naming the line;
+// nothing before it is lost (each record commits at once), and the import's session ends as "failed".
 Result<ImportCounts> ImportAutotvm(std::istream& in, const std::string& source, TuningLog& log,
                                    const TemplateLookup& lookup, std::ostream& notes);
 

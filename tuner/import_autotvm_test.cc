@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include "tuner/export_autotvm_workload.h"
 #include "tuner/export_testing.h"
@@ -120,6 +121,43 @@ TEST(TvmTargetTest, GivenATargetOptionThatIsNotACount_WeShouldSayWhichNotThrow) 
   ASSERT_TRUE(info.ok()) << info.status().ToString();
   EXPECT_EQ(info->max_work_group_size(), 256u);
   EXPECT_EQ(info->image2d_max_width(), 16384u);
+}
+
+// The states of a log's sessions, comma-separated in id order.
+std::string SessionStates(const std::string& path) {
+  sqlite3* db = nullptr;
+  std::string out;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_stmt* st = nullptr;
+    if (sqlite3_prepare_v2(db, "SELECT state FROM sessions ORDER BY id", -1, &st, nullptr) == SQLITE_OK) {
+      while (sqlite3_step(st) == SQLITE_ROW) {
+        out += (out.empty() ? "" : ",") + std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
+      }
+    }
+    sqlite3_finalize(st);
+  }
+  sqlite3_close(db);
+  return out;
+}
+
+TEST_F(ImportAutotvmTest, GivenCostsThatAreNotSecondsAboveZero_WeShouldNameTheLineAndEndTheSessionAsFailed) {
+  auto first = Open("first.db");
+  AddTestRecord(*first, AdrenoDevice(), "conv2d:1,32,16,16,32,3,3,1,1:float16", "conv2d_nchwc.image2d",
+                ConvConfig(), 0, {0.00025}, 1700000000);
+  const std::string good = Export(*first);
+  int n = 0;
+  for (const std::string bad : {"[-1.0,-2.0]", "[0.0]", "[]", "[\"a\"]", "[null]"}) {
+    std::string line = good;
+    line.replace(line.find("[0.00025]"), 9, bad);
+    auto second = Open("second-" + std::to_string(++n) + ".db");
+    auto counts = Import(good + line, *second);  // one good line, then the bad one
+    ASSERT_FALSE(counts.ok()) << bad;
+    EXPECT_NE(counts.status().message().find("tvm.log:2: "), std::string::npos) << counts.status().message();
+    EXPECT_TRUE(counts.status().message().find("not a number of seconds above 0") != std::string::npos ||
+                counts.status().message().find("has no cost") != std::string::npos)
+        << counts.status().message();
+    EXPECT_EQ(SessionStates(second->path()), "failed") << bad;
+  }
 }
 
 TEST_F(ImportAutotvmTest, GivenAnEntityThatIsNotInTheSpace_WeShouldSayWhichKnob) {
