@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <google/protobuf/util/json_util.h>
+#include <sqlite3.h>
 #include <nlohmann/json.hpp>
 
 #include "proto/tunefleet.pb.h"
@@ -307,9 +308,33 @@ Result<std::unique_ptr<TuningLog>> TuningLog::Open(const std::string& path) {
   return std::unique_ptr<TuningLog>(new SqliteTuningLog(std::move(db)));
 }
 
+namespace {
+
+// True when `path` is an empty file or an SQLite database without a table or a schema version: no tuning log in
+// it, which a reading command must not turn into one. Read-only; anything it cannot read is left to Open.
+bool HoldsNoLog(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(path, ec) && std::filesystem::file_size(path, ec) == 0 && !ec) return true;
+  sqlite3* db = nullptr;
+  bool empty = false;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_stmt* st = nullptr;
+    const char* sql = "SELECT (SELECT user_version FROM pragma_user_version), (SELECT count(*) FROM sqlite_schema)";
+    if (sqlite3_prepare_v2(db, sql, -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+      empty = sqlite3_column_int64(st, 0) == 0 && sqlite3_column_int64(st, 1) == 0;
+    }
+    sqlite3_finalize(st);
+  }
+  sqlite3_close(db);
+  return empty;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<TuningLog>> TuningLog::OpenExisting(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return Status::NotFound(path + ": no such tuning log");
+  if (HoldsNoLog(path)) return Status::NotFound(path + ": no tuning log in it (an empty file or database)");
   return Open(path);
 }
 

@@ -74,7 +74,8 @@ class TuningLog {
   // tunefleet database gives one clear error naming the path.
   static Result<std::unique_ptr<TuningLog>> Open(const std::string& path);
   // Open for the commands that read a log (best, export, report, simulate): a path with no file is a typo, not an
-  // empty log, so it is an error (NotFound, naming the path) and no file is created.
+  // empty log, so it is an error (NotFound, naming the path) and no file is created; an empty file or an SQLite
+  // database without tables is NotFound too, and left as it is.
   static Result<std::unique_ptr<TuningLog>> OpenExisting(const std::string& path);
   virtual ~TuningLog() = default;
   TuningLog(const TuningLog&) = delete;

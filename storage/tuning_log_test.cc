@@ -218,6 +218,23 @@ TEST_F(TuningLogTest, GivenAFileThatIsNotADatabase_OpenShouldReportCorruptionNam
   EXPECT_NE(log.status().message().find(path_), std::string::npos) << log.status().ToString();
 }
 
+TEST_F(TuningLogTest, GivenAnEmptyFileOrAnEmptyDatabase_OpenExistingShouldRefuseItAndLeaveItAsItIs) {
+  { std::ofstream(path_).flush(); }
+  auto log = TuningLog::OpenExisting(path_);
+  ASSERT_FALSE(log.ok());
+  EXPECT_EQ(log.status().code(), Status::Code::kNotFound);
+  EXPECT_EQ(log.status().message(), path_ + ": no tuning log in it (an empty file or database)");
+  EXPECT_EQ(std::filesystem::file_size(path_), 0u);
+  sqlite3* raw = nullptr;  // a database with a page but no table
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, "PRAGMA page_size = 4096; VACUUM", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(raw);
+  const auto size = std::filesystem::file_size(path_);
+  EXPECT_FALSE(TuningLog::OpenExisting(path_).ok());
+  EXPECT_EQ(std::filesystem::file_size(path_), size);
+  EXPECT_TRUE(TuningLog::Open(path_).ok());  // the writing commands make a log of it
+}
+
 TEST_F(TuningLogTest, GivenANegativeSchemaVersion_OpenShouldRefuseItNotCrash) {
   { auto log = OpenOrDie(); }
   sqlite3* raw = nullptr;

@@ -160,6 +160,29 @@ TEST(BadInputE2E, GivenAnOutputThatIsTheTuningLogItselfEachWriterShouldRefuseItA
   }
 }
 
+TEST(BadInputE2E, GivenALogFileThatHoldsNoTuningLogEachCommandShouldSaySoInOneLineAndLeaveItAsItIs) {
+  LocalFleet fleet;  // no tracker: tune must refuse the log before asking one
+  const std::string text = fleet.dir() + "/notes.txt", empty = fleet.dir() + "/empty.db";
+  std::ofstream(text) << "not a database, but somebody's notes\n";
+  { std::ofstream(empty).flush(); }
+  const std::string bin = BinDir() + "/tunefleet";
+  for (const auto& [argv, says] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{bin, "tune", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--task", "gemm:64,64,64", "--db", text},
+            text + ": not a tunefleet tuning log"},
+           {{bin, "import", "--db", text, empty}, text + ": not a tunefleet tuning log"},
+           {{bin, "import", "--db", fleet.db(), fleet.dir()}, "File is actually a directory: " + fleet.dir()},
+           {{bin, "import", "--db", fleet.db(), "/dev/zero"}, "/dev/zero: not a file"},  // endless, no newline
+           {{bin, "best", "--db", empty}, empty + ": no tuning log in it"},
+           {{bin, "report", "--db", empty, "-o", fleet.dir() + "/r.html"}, empty + ": no tuning log in it"}}) {
+    ExpectRefusedInOneLine(argv, says);
+  }
+  EXPECT_EQ(std::filesystem::file_size(empty), 0u);
+  std::ifstream in(text);
+  std::string first;
+  std::getline(in, first);
+  EXPECT_EQ(first, "not a database, but somebody's notes");
+}
+
 TEST(BadInputE2E, GivenNoTrackerListeningTheTunerShouldFailWithinBoundedTime) {
   LocalFleet fleet;  // no tracker started on its port
   auto start = std::chrono::steady_clock::now();

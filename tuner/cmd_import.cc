@@ -1,5 +1,6 @@
 // `tunefleet import --format autotvm FILE --db FILE`: AutoTVM log lines into a tuning log (the reverse of
 // `export --format autotvm`), so records tuned with TVM seed tunefleet's search and show in `best`.
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -19,10 +20,14 @@ struct ImportOptions {
 };
 
 int RunImport(const ImportOptions& o) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(o.file, ec)) {  // a directory or /dev/zero would be read for ever
+    return CommandError("import", o.file + (std::filesystem::exists(o.file, ec) ? ": not a file" : ": cannot open"), 2);
+  }
   std::ifstream in(o.file);
   if (!in) return CommandError("import", o.file + ": cannot open", 2);
   auto log = TuningLog::Open(o.db);
-  if (!log.ok()) return CommandError("import", log.status().message());
+  if (!log.ok()) return CommandError("import", log.status().message(), 2);
   auto counts = ImportAutotvm(in, o.file, **log, {}, std::cerr);
   if (!counts.ok()) return CommandError("import", counts.status().message(), 2);
   std::cerr << "tunefleet import: " << counts->added << " records added to " << o.db << ", " << counts->duplicate

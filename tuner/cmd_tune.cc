@@ -9,6 +9,7 @@
 
 #include "common/cli_checks.h"
 #include "search-spaces/template.h"
+#include "storage/tuning_log.h"
 #include "tuner/command.h"
 #include "tuner/model_tasks.h"
 #include "tuner/onnx_import.h"
@@ -122,6 +123,9 @@ int RunTuneCommand(const TuneArgs& a) {
                                 {"repeat", a.repeat}, {"min_repeat_ms", a.min_repeat_ms}, {"timeout", a.timeout},
                                 {"seed", a.seed}, {"fresh", a.fresh}, {"precision", a.precision.empty() ? "float32" : a.precision}}
                      .dump();
+  // A --db that cannot be a tuning log (not SQLite, a newer schema, a path that cannot be created) is bad input,
+  // said before the tracker is asked. RunTune opens it again for the run.
+  if (auto log = TuningLog::Open(a.db); !log.ok()) return CommandError("tune", log.status().message(), 2);
   // SIGINT/SIGTERM stop the run promptly: the batch in flight is abandoned, what it already returned is kept,
   // the lease is released, exit 130 (see StopOnSignals for repeats). Set up before RunTune starts any thread.
   StopOnSignals signals;
