@@ -67,6 +67,7 @@ TEST(BadInputE2E, GivenANumberOutOfRangeEachToolShouldNameTheOptionInOneLineAndE
        "--timeout: expected a number above 0, got '-1'"},
       {{bin + "/tunefleet-tracker", "--lease-ttl", "0"},
        "--lease-ttl: expected a number above 0 and at most 86400, got '0'"},
+      {{bin + "/tunefleet-tracker", "--host", ""}, "tunefleet-tracker: error: --host: expected an address, got ''"},
       {{bin + "/tunefleet-tracker", "--lease-ttl", "1e308"},
        "--lease-ttl: expected a number above 0 and at most 86400, got '1e308'"},
       {{bin + "/tunefleet-agent", "--tracker", fleet.address(), "--key", "evil\n[info] forged line"},

@@ -28,6 +28,18 @@ TEST(TrackerListenE2E, GivenAPortInUseOrAnAddressNotOfThisMachineTheTrackerShoul
   }
 }
 
+TEST(TrackerListenE2E, GivenAStatusPortInUseTheTrackerShouldFailInOneLineWithoutSayingItListens) {
+  LocalFleet fleet;
+  fleet.StartTracker();  // holds 127.0.0.1:port
+  const std::string port = fleet.address().substr(fleet.address().rfind(':') + 1);
+  RunResult r = testing::Run({BinDir() + "/tunefleet-tracker", "--host", "127.0.0.1", "--port", "0", "--http-port", port},
+                             std::chrono::seconds(30));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find(port), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("listening on"), std::string::npos) << r.output;
+  EXPECT_EQ(CountLines(r.output), 1) << r.output;
+}
+
 TEST(TrackerListenE2E, GivenAnIPv6HostTheTrackerShouldListenThereAndAnswerQueries) {
   const int port = FreeLoopbackPort();
   Subprocess tracker({BinDir() + "/tunefleet-tracker", "--host", "::1", "--port", std::to_string(port)},

@@ -11,7 +11,10 @@ int main(int argc, char** argv) {
   tunefleet::tracker::ServerOptions o;
   CLI::App app{"tunefleet-tracker: registry of OpenCL agents, leases and measurement relay", "tunefleet-tracker"};
   app.set_version_flag("--version", std::string("tunefleet-tracker ") + TUNEFLEET_VERSION);
-  app.add_option("--host", o.host, "address to listen on")->capture_default_str();
+  app.add_option("--host", o.host, "address to listen on")
+      ->capture_default_str()
+      ->check(CLI::Validator([](std::string& h) { return h.empty() ? std::string("expected an address, got ''") : ""; },
+                             "ADDRESS", "non-empty"));
   app.add_option("--port", o.port, "gRPC port (0: any free port)")->capture_default_str()->check(CLI::Range(0, 65535));
   app.add_option("--token", o.token, "shared secret every agent and tuner must send (default: $TUNEFLEET_TOKEN)");
   // At most a day each: longer would not mean more, and a clock must hold it (1e308 s overflowed it).

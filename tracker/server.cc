@@ -97,8 +97,6 @@ Result<std::unique_ptr<TrackerServer>> TrackerServer::Start(const ServerOptions&
     s->service_->Stop();
     return Status::Unavailable("cannot listen on " + address + " (in use, or not a local address)");
   }
-  spdlog::info("tunefleet-tracker {} listening on {}{}{}", TUNEFLEET_VERSION, HostPort(o.host, s->port_),
-               o.tls_cert_file.empty() ? "" : " (TLS)", o.token.empty() ? "" : " (token required)");
   if (o.http_port >= 0) {
     auto http = HttpStatus::Start(o.host, o.http_port, &s->service_->state());
     if (!http.ok()) {
@@ -107,8 +105,11 @@ Result<std::unique_ptr<TrackerServer>> TrackerServer::Start(const ServerOptions&
     }
     s->http_ = std::move(http).value();
     s->http_port_ = s->http_->port();
-    spdlog::info("status page on http://{}/ (metrics at /metrics)", HostPort(o.host, s->http_port_));
   }
+  // Said once both ports are held: a status port that cannot be had ends the start without a "listening" line.
+  spdlog::info("tunefleet-tracker {} listening on {}{}{}", TUNEFLEET_VERSION, HostPort(o.host, s->port_),
+               o.tls_cert_file.empty() ? "" : " (TLS)", o.token.empty() ? "" : " (token required)");
+  if (s->http_) spdlog::info("status page on http://{}/ (metrics at /metrics)", HostPort(o.host, s->http_port_));
   return s;
 }
 
