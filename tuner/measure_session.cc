@@ -1,6 +1,7 @@
 #include "tuner/measure_session.h"
 
 #include <chrono>
+#include <map>
 #include <thread>
 #include <unordered_map>
 
@@ -74,6 +75,7 @@ Status MeasureSession::Measure(
     std::vector<size_t> next;
     if (!lease_id_.empty()) {
       std::unordered_map<uint64_t, size_t> job_to_program;
+      std::map<std::pair<std::string, std::string>, size_t> lost;  // (agent, why) -> jobs, said once per call
       std::vector<proto::MeasureJob> jobs;
       for (size_t i : pending) {
         proto::MeasureJob job;
@@ -88,7 +90,7 @@ Status MeasureSession::Measure(
         size_t i = it->second;
         job_to_program.erase(it);
         if (ev.device_lost()) {
-          spdlog::warn("device {} lost mid-job: {}; the job will be measured again", ev.agent_id(), ev.message());
+          ++lost[{ev.agent_id(), ev.message()}];
           next.push_back(i);
           return;
         }
@@ -99,6 +101,11 @@ Status MeasureSession::Measure(
         callback_error = on_result(i, ev.result(), ev.device_fingerprint());
         ++results;
       });
+      for (const auto& [who, jobs] : lost) {
+        spdlog::warn("{}: {}; {} job{} will be measured again",
+                     who.first.empty() ? "a job not yet sent to a device ended" : "device " + who.first + " lost",
+                     who.second, jobs, jobs == 1 ? "" : "s");
+      }
       if (!callback_error.ok()) return callback_error;
       if (interrupted()) return Interrupted(job_to_program.size() + next.size());
       // Jobs without any event (the call failed part-way) are measured again too.
