@@ -1,6 +1,7 @@
 // `tunefleet measure`: measure one kernel program on a device of a key — a template's config
 // (--task/--config) or a hand-edited program (--program FILE.json). For debugging kernels and for the
 // end-to-end tests of the status codes; nothing is recorded.
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -32,13 +33,21 @@ struct MeasureArgs {
 };
 
 Result<proto::KernelProgram> ProgramFromFile(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec)) {
+    return Status::InvalidArgument(path + ": not a file");  // a directory, or /dev/zero read for ever
+  }
   std::ifstream in(path);
   if (!in) return Status::IOError("cannot read " + path);
   std::stringstream ss;
   ss << in.rdbuf();
   proto::KernelProgram p;
   auto st = google::protobuf::util::JsonStringToMessage(ss.str(), &p);
-  if (!st.ok()) return Status::InvalidArgument(path + ": not a kernel program: " + std::string(st.message()));
+  if (!st.ok()) {
+    std::string why(st.message());  // protobuf's message quotes the text with a caret line under it: one line
+    for (char& c : why) c = c == '\n' ? ' ' : c;
+    return Status::InvalidArgument(path + ": not a kernel program: " + why);
+  }
   return p;
 }
 

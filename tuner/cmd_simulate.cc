@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/cli_checks.h"
 #include "search-spaces/template.h"
 #include "storage/tuning_log.h"
 #include "tuner/command.h"
@@ -112,8 +113,10 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
   sub->add_option("--seeds", args->opts.seeds, "Runs per strategy (seeds 1..K)")->capture_default_str();
   sub->add_option("--target", args->opts.target, "Share of the best recorded performance to reach")
       ->capture_default_str();
-  sub->add_option("--batch", args->opts.batch, "Configs asked per round")->capture_default_str();
-  sub->add_option("--plan-size", args->opts.plan_size, "xgb: results per model refit")->capture_default_str();
+  sub->add_option("--batch", args->opts.batch, "Configs asked per round")->capture_default_str()->check(cli::Positive());
+  sub->add_option("--plan-size", args->opts.plan_size, "xgb: results per model refit")
+      ->capture_default_str()
+      ->check(cli::Positive());
   sub->add_option("--xgb-objective", args->opts.xgb_objective,
                   "xgb: auto (ndcg without history; rank and ndcg members with --transfer-from), rank "
                   "(rank:pairwise), ndcg (rank:ndcg) or reg")

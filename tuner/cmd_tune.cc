@@ -167,7 +167,7 @@ void RegisterTune(CLI::App& app, int* exit_code) {
                   "Total trials over all tasks, recorded ones included, or 'all' (default 200; 'all' with --time-budget)");
   sub->add_option("--time-budget", a->time_budget,
                   "Stop after this many seconds; without --trials, tune until then (or until every config is measured)")
-      ->check(cli::Positive());
+      ->check(cli::PositiveAtMost(365 * 86400.0));  // a year: 1e300 overflowed the clock (ETA -9223372036854775808s)
   sub->add_option("--tuner", a->tuner, "xgb | ga | random | grid (default xgb)")
       ->check(CLI::IsMember(StrategyNames()));
   sub->add_option("--xgb-objective", a->xgb_objective,
