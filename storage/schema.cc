@@ -102,7 +102,9 @@ Status MigrateSchema(SqliteDb& db) {
       if (v < 0) return Status::InvalidArgument("not a tunefleet tuning log (schema version " + std::to_string(v) + ")");
       if (v == 0) {
         TF_ASSIGN_OR_RETURN(int64_t others, ForeignTableCount(db));
-        if (others > 0) return Status::InvalidArgument("not a tunefleet database (it holds other tables)");
+        if (others > 0) {
+          return Status::InvalidArgument("not a tunefleet tuning log (it holds tables but no schema version)");
+        }
       }
       TF_RETURN_IF_ERROR(db.Exec(Migrations()[v]));
       return db.Exec("PRAGMA user_version = " + std::to_string(v + 1));

@@ -266,7 +266,9 @@ TEST_F(TuningLogTest, GivenAnotherApplicationsDatabase_OpenShouldRefuseIt) {
   sqlite3_close(raw);
   auto log = TuningLog::Open(path_);
   ASSERT_FALSE(log.ok());
-  EXPECT_NE(log.status().message().find("not a tunefleet database"), std::string::npos) << log.status().ToString();
+  EXPECT_NE(log.status().message().find("not a tunefleet tuning log (it holds tables but no schema version)"),
+            std::string::npos)
+      << log.status().ToString();
 }
 
 }  // namespace

@@ -164,6 +164,11 @@ TEST(BadInputE2E, GivenAnOutputThatIsTheTuningLogItselfEachWriterShouldRefuseItA
     EXPECT_EQ(CountLines(r.output), 1) << r.output;
     EXPECT_EQ(fleet.Sql("SELECT count(*) FROM records").at(0).at(0), "0") << args[0] << " damaged the log";
   }
+  // "-" is standard output, never a file of that name.
+  RunResult r = fleet.Cli({"report", "--db", db, "-o", "-"}, std::chrono::seconds(30), false);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("<html"), std::string::npos) << r.output.substr(0, 200);
+  EXPECT_FALSE(std::filesystem::exists("-"));
 }
 
 TEST(BadInputE2E, GivenALogFileThatHoldsNoTuningLogEachCommandShouldSaySoInOneLineAndLeaveItAsItIs) {

@@ -50,7 +50,7 @@ void RegisterQuery(CLI::App& app, int* exit_code) {
   sub->add_option("--tls-ca", opts->tls_ca_file, "PEM root certificates: connect with TLS")->check(CLI::ExistingFile);
   sub->add_option("--timeout", opts->timeout, "seconds to wait for the tracker")
       ->capture_default_str()
-      ->check(cli::Positive());
+      ->check(cli::PositiveAtMost(3600));
   sub->add_flag("--json", opts->json, "print JSON instead of tables");
   sub->callback([opts, exit_code] { *exit_code = RunQuery(*opts); });
 }

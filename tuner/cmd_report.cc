@@ -25,6 +25,10 @@ int RunReport(const ReportArgs& args) {
   if (!data.ok()) return CommandError("report", args.db + ": " + data.status().message(), 1);
   if (!args.title.empty()) data->title = args.title;
   const std::string html = RenderReportHtml(*data);
+  if (args.out == "-") {  // standard output, as for export
+    std::cout << html;
+    return std::cout ? 0 : CommandError("report", "cannot write the report to standard output", 1);
+  }
   std::ofstream f(args.out, std::ios::binary | std::ios::trunc);
   f << html;
   f.close();
@@ -42,7 +46,7 @@ void RegisterReport(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<ReportArgs>();
   auto* sub = app.add_subcommand("report", "Write a self-contained HTML report of a tuning log");
   sub->add_option("--db", args->db, "Tuning log (SQLite file)")->required();
-  sub->add_option("-o,--output", args->out, "HTML file to write (default report.html)");
+  sub->add_option("-o,--output", args->out, "HTML file to write (default report.html; - for standard output)");
   sub->add_option("--title", args->title, "Title of the page");
   sub->callback([args, exit_code] { *exit_code = RunReport(*args); });
 }
