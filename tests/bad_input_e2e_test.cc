@@ -69,7 +69,7 @@ TEST(BadInputE2E, GivenANumberOutOfRangeEachToolShouldNameTheOptionInOneLineAndE
       {{bin + "/tunefleet", "measure", "--rpc-key", "k", "--task", "gemm:64,64,64", "--number", "0"},
        "--number: expected a number above 0"},
       {{bin + "/tunefleet", "query", "--rpc-tracker", fleet.address(), "--timeout", "-1"},
-       "--timeout: expected a number above 0, got '-1'"},
+       "--timeout: expected a number above 0 and at most 3600, got '-1'"},
       {{bin + "/tunefleet-tracker", "--lease-ttl", "0"},
        "--lease-ttl: expected a number above 0 and at most 86400, got '0'"},
       {{bin + "/tunefleet-tracker", "--host", ""}, "tunefleet-tracker: error: --host: expected an address, got ''"},
