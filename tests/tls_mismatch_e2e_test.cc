@@ -43,7 +43,7 @@ TEST(TlsMismatchE2E, GivenATlsClientAndAPlainTrackerTheTunerShouldSayWhyInOneLin
   EXPECT_FALSE(HasGrpcOwnLine(log)) << log;
 }
 
-TEST(TlsMismatchE2E, GivenAPlainClientAndATlsTrackerTheTrackerShouldLogTheHandshakeInItsOwnFormat) {
+TEST(TlsMismatchE2E, GivenAPlainClientAndATlsTrackerTheClientsShouldHintAtTlsAndTheTrackerLogTheHandshake) {
   LocalFleet fleet;
   if (!MakeSelfSignedCertificate(fleet.dir())) GTEST_SKIP() << "openssl tool not available";
   fleet.StartTracker({"--tls-cert", fleet.dir() + "/cert.pem", "--tls-key", fleet.dir() + "/key.pem"});
@@ -51,7 +51,17 @@ TEST(TlsMismatchE2E, GivenAPlainClientAndATlsTrackerTheTrackerShouldLogTheHandsh
   RunResult q = fleet.Cli({"query", "--timeout", "1"}, std::chrono::seconds(30));
   EXPECT_EQ(q.exit_code, 1) << q.output;
   EXPECT_NE(q.output.find("cannot reach tracker at " + fleet.address()), std::string::npos) << q.output;
+  EXPECT_NE(q.output.find("Socket closed; if the tracker uses TLS, give --tls-ca"), std::string::npos) << q.output;
   EXPECT_EQ(CountLines(q.output), 1) << q.output;
+  const size_t a = fleet.StartAgent("plain");  // the agent's reconnect line gives the same hint
+  std::string agent_log;
+  for (int i = 0; i < 100 && agent_log.find("give --tls-ca") == std::string::npos; ++i) {  // up to 10 s
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    agent_log = fleet.agent(a).Log();
+  }
+  EXPECT_NE(agent_log.find("Socket closed (if the tracker uses TLS, give --tls-ca); reconnecting in"),
+            std::string::npos)
+      << agent_log;
 
   std::string log;
   for (int i = 0; i < 100 && log.find("grpc: Handshake failed") == std::string::npos; ++i) {  // up to 10 s

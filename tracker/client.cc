@@ -95,7 +95,11 @@ Result<std::unique_ptr<TrackerClient>> TrackerClient::Connect(const std::string&
   args.SetMaxSendMessageSize(options.max_message_mb * 1024 * 1024);
   auto channel = grpc::CreateCustomChannel(target, creds, args);
   if (!channel->WaitForConnected(After(options.connect_timeout))) {
-    const std::string why = WhyNoConnection(channel);
+    std::string why = WhyNoConnection(channel);
+    // A TLS tracker closes a plain connection without a word: gRPC says only "Socket closed".
+    if (options.tls_ca_file.empty() && why.find("Socket closed") != std::string::npos) {
+      why += "; if the tracker uses TLS, give --tls-ca";
+    }
     return Status::Unavailable("cannot reach tracker at " + target + ": no connection within " +
                                Secs(options.connect_timeout) + (why.empty() ? "" : " (" + why + ")"));
   }

@@ -54,6 +54,9 @@ Result<std::vector<TuneTask>> CollectTasks(const TuneArgs& a) {
     return Status::InvalidArgument("--precision and --mixed-precision-ops apply to a model's tasks; a --task spec "
                                    "names its own type (e.g. gemm:256,256,256:float16)");
   }
+  if (a.model.empty() && !a.input_shapes.empty()) {
+    return Status::InvalidArgument("--input-shape gives a model input's shape; a --task spec names its own sizes");
+  }
   TF_ASSIGN_OR_RETURN(Precision precision, ParsePrecision(a.precision.empty() ? "float32" : a.precision));
   for (const std::string& spec : a.task_specs) {
     TF_ASSIGN_OR_RETURN(Task t, Task::Parse(spec));
