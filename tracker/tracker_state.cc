@@ -74,7 +74,11 @@ void TrackerState::RemoveAgentLocked(const std::string& agent_id, const std::str
   const AgentRecord* rec = registry_.Find(agent_id);
   if (!rec) return;
   const std::string what = "agent " + agent_id + " (" + rec->device.name() + ", " + rec->peer + ") lost: " + reason;
-  spdlog::warn("{}", what);
+  if (stopping_) {
+    spdlog::info("agent {} ({}) disconnected: the tracker is stopping", agent_id, rec->device.name());
+  } else {
+    spdlog::warn("{}", what);
+  }
   registry_.Remove(agent_id);
   job_watch_.erase(agent_id);
   leases_.RemoveAgent(agent_id);

@@ -120,13 +120,17 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
   sub->add_option("--xgb-objective", args->opts.xgb_objective,
                   "xgb: auto (ndcg without history; rank and ndcg members with --transfer-from), rank "
                   "(rank:pairwise), ndcg (rank:ndcg) or reg")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "rank", "ndcg", "reg"}));  // checked here, before the log is read
   sub->add_option("--xgb-ensemble", args->opts.xgb_ensemble,
                   "xgb: bagged models whose spread of predictions plans follow (1 = one model, AutoTVM's choice)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
   sub->add_option("--xgb-kappa", args->opts.xgb_kappa,
                   "xgb: plans follow mean + kappa * spread of the models' predictions (0 = the mean)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(cli::NonNegative())
+      ->check(CLI::Range(0.0, 100.0));
   sub->add_option("--xgb-prior-pool", args->opts.prior_pool,
                   "xgb without history: the first plan is the plan-size configs that the device prior "
                   "(work-items against what the device runs at once) ranks best of N x plan-size random ones; 0 or "
