@@ -122,6 +122,18 @@ Result<SqliteDb> SqliteDb::Open(const std::string& path) {
   return db;
 }
 
+Result<SqliteDb> SqliteDb::OpenReadOnly(const std::string& path) {
+  sqlite3* raw = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
+  SqliteDb db(raw, path);
+  if (rc != SQLITE_OK) {
+    std::string msg = raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc);
+    return ErrorFor(rc, path + ": cannot open: " + msg);
+  }
+  sqlite3_extended_result_codes(raw, 0);
+  return db;
+}
+
 SqliteDb::~SqliteDb() {
   if (db_) sqlite3_close_v2(db_);
 }

@@ -54,6 +54,8 @@ class SqliteDb {
  public:
   // Opens (creating when absent) a database file for reading and writing. Errors name the path.
   static Result<SqliteDb> Open(const std::string& path);
+  // Opens an existing database file for reading only (nothing is created or written). Errors name the path.
+  static Result<SqliteDb> OpenReadOnly(const std::string& path);
   SqliteDb() = default;
   ~SqliteDb();
   SqliteDb(SqliteDb&& o) noexcept;

@@ -10,7 +10,6 @@
 #include <vector>
 
 #include <google/protobuf/util/json_util.h>
-#include <sqlite3.h>
 #include <nlohmann/json.hpp>
 
 #include "proto/tunefleet.pb.h"
@@ -315,18 +314,13 @@ namespace {
 bool HoldsNoLog(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_regular_file(path, ec) && std::filesystem::file_size(path, ec) == 0 && !ec) return true;
-  sqlite3* db = nullptr;
-  bool empty = false;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
-    sqlite3_stmt* st = nullptr;
-    const char* sql = "SELECT (SELECT user_version FROM pragma_user_version), (SELECT count(*) FROM sqlite_schema)";
-    if (sqlite3_prepare_v2(db, sql, -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
-      empty = sqlite3_column_int64(st, 0) == 0 && sqlite3_column_int64(st, 1) == 0;
-    }
-    sqlite3_finalize(st);
-  }
-  sqlite3_close(db);
-  return empty;
+  Result<SqliteDb> db = SqliteDb::OpenReadOnly(path);
+  if (!db.ok()) return false;
+  Result<SqliteStmt> st =
+      db->Prepare("SELECT (SELECT user_version FROM pragma_user_version), (SELECT count(*) FROM sqlite_schema)");
+  if (!st.ok()) return false;
+  Result<bool> row = st->Step();
+  return row.ok() && *row && st->Int64(0) == 0 && st->Int64(1) == 0;
 }
 
 }  // namespace

@@ -35,6 +35,15 @@ class TuningLogTest : public ::testing::Test {
     return std::move(log).value();
   }
 
+  // Runs `sql` on the log's file through a connection of its own, as another program would.
+  void ExecRaw(const std::string& sql) {
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open(path_.c_str(), &raw), SQLITE_OK);
+    const int rc = sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr);
+    sqlite3_close(raw);
+    ASSERT_EQ(rc, SQLITE_OK) << sql;
+  }
+
   static proto::DeviceInfo Device(const std::string& name) {
     proto::DeviceInfo d;
     d.set_vendor("ACME");
@@ -225,10 +234,7 @@ TEST_F(TuningLogTest, GivenAnEmptyFileOrAnEmptyDatabase_OpenExistingShouldRefuse
   EXPECT_EQ(log.status().code(), Status::Code::kNotFound);
   EXPECT_EQ(log.status().message(), path_ + ": no tuning log in it (an empty file or database)");
   EXPECT_EQ(std::filesystem::file_size(path_), 0u);
-  sqlite3* raw = nullptr;  // a database with a page but no table
-  ASSERT_EQ(sqlite3_open(path_.c_str(), &raw), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(raw, "PRAGMA page_size = 4096; VACUUM", nullptr, nullptr, nullptr), SQLITE_OK);
-  sqlite3_close(raw);
+  ASSERT_NO_FATAL_FAILURE(ExecRaw("PRAGMA page_size = 4096; VACUUM"));  // a database with a page but no table
   const auto size = std::filesystem::file_size(path_);
   EXPECT_FALSE(TuningLog::OpenExisting(path_).ok());
   EXPECT_EQ(std::filesystem::file_size(path_), size);
@@ -237,10 +243,7 @@ TEST_F(TuningLogTest, GivenAnEmptyFileOrAnEmptyDatabase_OpenExistingShouldRefuse
 
 TEST_F(TuningLogTest, GivenANegativeSchemaVersion_OpenShouldRefuseItNotCrash) {
   { auto log = OpenOrDie(); }
-  sqlite3* raw = nullptr;
-  ASSERT_EQ(sqlite3_open(path_.c_str(), &raw), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(raw, "PRAGMA user_version = -1", nullptr, nullptr, nullptr), SQLITE_OK);
-  sqlite3_close(raw);
+  ASSERT_NO_FATAL_FAILURE(ExecRaw("PRAGMA user_version = -1"));
   auto log = TuningLog::Open(path_);
   ASSERT_FALSE(log.ok());
   EXPECT_NE(log.status().message().find("not a tunefleet tuning log (schema version -1)"), std::string::npos)
@@ -249,10 +252,7 @@ TEST_F(TuningLogTest, GivenANegativeSchemaVersion_OpenShouldRefuseItNotCrash) {
 
 TEST_F(TuningLogTest, GivenALogFromANewerTunefleet_OpenShouldRefuseIt) {
   { auto log = OpenOrDie(); }
-  sqlite3* raw = nullptr;
-  ASSERT_EQ(sqlite3_open(path_.c_str(), &raw), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(raw, "PRAGMA user_version = 99", nullptr, nullptr, nullptr), SQLITE_OK);
-  sqlite3_close(raw);
+  ASSERT_NO_FATAL_FAILURE(ExecRaw("PRAGMA user_version = 99"));
   auto log = TuningLog::Open(path_);
   ASSERT_FALSE(log.ok());
   EXPECT_NE(log.status().message().find("newer"), std::string::npos) << log.status().ToString();

@@ -127,13 +127,14 @@ int RunTuneCommand(const TuneArgs& a) {
                                 {"seed", a.seed}, {"fresh", a.fresh}, {"precision", a.precision.empty() ? "float32" : a.precision}}
                      .dump();
   // A --db that cannot be a tuning log (not SQLite, a newer schema, a path that cannot be created) is bad input,
-  // said before the tracker is asked. RunTune opens it again for the run.
-  if (auto log = TuningLog::Open(a.db); !log.ok()) return CommandError("tune", log.status().message(), 2);
+  // said before the tracker is asked.
+  Result<std::unique_ptr<TuningLog>> log = TuningLog::Open(a.db);
+  if (!log.ok()) return CommandError("tune", log.status().message(), 2);
   // SIGINT/SIGTERM stop the run promptly: the batch in flight is abandoned, what it already returned is kept,
   // the lease is released, exit 130 (see StopOnSignals for repeats). Set up before RunTune starts any thread.
   StopOnSignals signals;
   o.stop = signals.token();
-  Result<TuneSummary> summary = RunTune(o);
+  Result<TuneSummary> summary = RunTune(o, **log);
   auto interrupted_line = [&] {
     std::cerr << "tunefleet tune: interrupted by " << signals.signal_name() << "; every result so far is in "
               << a.db << " (run the same command again to resume)\n";

@@ -123,18 +123,18 @@ Result<std::pair<std::string, std::vector<int64_t>>> ParseInputShape(std::string
 }
 
 Result<ImportedModel> ImportOnnxFile(const std::string& path, const ImportOptions& options) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return Status::IOError(path + ": cannot open: " + std::strerror(errno));
   // Read only a regular file, of at most the 2 GiB a protobuf holds: a directory threw from the read, and
   // /dev/zero was read until memory ran out.
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) {
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec)) {
     return Status::InvalidArgument(path + (std::filesystem::is_directory(path, ec) ? ": a directory" : ": not a file") +
                                    ", not an ONNX model");
   }
-  if (std::filesystem::file_size(path, ec) > (uint64_t{2} << 30)) {
+  if (const auto size = std::filesystem::file_size(path, ec); !ec && size > (uint64_t{2} << 30)) {
     return Status::InvalidArgument(path + ": larger than 2 GiB, the most an ONNX model holds");
   }
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return Status::IOError(path + ": cannot open: " + std::strerror(errno));
   std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   if (bytes.empty()) return Status::InvalidArgument(path + ": empty file, not an ONNX model");
   onnx::ModelProto model;

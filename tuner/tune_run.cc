@@ -67,9 +67,8 @@ bool Done(const Entry& e, uint64_t early_stopping) {
 
 }  // namespace
 
-Result<TuneSummary> RunTune(const TuneOptions& opts) {
+Result<TuneSummary> RunTune(const TuneOptions& opts, TuningLog& log) {
   if (opts.tasks.empty()) return Status::InvalidArgument("nothing to tune: give --task SPEC or a model file");
-  TF_ASSIGN_OR_RETURN(std::unique_ptr<TuningLog> log, TuningLog::Open(opts.db));
   // The session stops on a stop request and when the time budget runs out mid-batch (see below).
   std::stop_source session_stop;
   std::stop_callback forward_stop(opts.stop, [&session_stop] { session_stop.request_stop(); });
@@ -79,13 +78,13 @@ Result<TuneSummary> RunTune(const TuneOptions& opts) {
 
   const proto::DeviceInfo& device = session->devices().front().device();
   DeviceLimits limits = DeviceLimits::From(device);
-  TF_ASSIGN_OR_RETURN(int64_t device_id, log->UpsertDevice(device));
+  TF_ASSIGN_OR_RETURN(int64_t device_id, log.UpsertDevice(device));
   std::map<std::string, int64_t> device_ids = {{device.fingerprint(), device_id}};
   for (const auto& d : session->devices())
     if (!device_ids.count(d.device().fingerprint())) {
-      TF_ASSIGN_OR_RETURN(device_ids[d.device().fingerprint()], log->UpsertDevice(d.device()));
+      TF_ASSIGN_OR_RETURN(device_ids[d.device().fingerprint()], log.UpsertDevice(d.device()));
     }
-  TF_ASSIGN_OR_RETURN(int64_t session_id, log->BeginSession(opts.args_json));
+  TF_ASSIGN_OR_RETURN(int64_t session_id, log.BeginSession(opts.args_json));
   spdlog::info("tuning on {} device(s) of key '{}': {} ({}), log {}", session->devices().size(), opts.session.key,
                device.name(), device.driver_version(), opts.db);
 
@@ -104,7 +103,7 @@ Result<TuneSummary> RunTune(const TuneOptions& opts) {
       to.device_id = device_id;
       to.count = tt.count;
       to.strategy.seed = opts.tuner.strategy.seed + entries.size();
-      Result<std::unique_ptr<TaskTuner>> tuner = TaskTuner::Create(tt.task, *tmpl, limits, to, log.get());
+      Result<std::unique_ptr<TaskTuner>> tuner = TaskTuner::Create(tt.task, *tmpl, limits, to, &log);
       if (!tuner.ok()) return tuner.status().WithContext(tt.task.ToSpec() + " [" + tmpl->name() + "]");
       entries.push_back({i, std::move(tuner).value(), 0});
     }
@@ -211,7 +210,7 @@ Result<TuneSummary> RunTune(const TuneOptions& opts) {
   };
   auto fail = [&](Status st) {
     progress.Finish();
-    (void)log->EndSession(session_id, "failed");
+    (void)log.EndSession(session_id, "failed");
     return st;
   };
 
@@ -280,7 +279,7 @@ Result<TuneSummary> RunTune(const TuneOptions& opts) {
   progress.Finish();
   // Free the devices before the bookkeeping below, so that a stopped run hands them on at once.
   session->Release();
-  TF_RETURN_IF_ERROR(log->EndSession(session_id, summary.interrupted ? "interrupted" : "done"));
+  TF_RETURN_IF_ERROR(log.EndSession(session_id, summary.interrupted ? "interrupted" : "done"));
 
   for (const Entry& e : entries) {
     const TaskTuner& t = *e.tuner;

@@ -40,6 +40,8 @@ struct TuneOptions {
   std::stop_token stop;
 };
 
-Result<TuneSummary> RunTune(const TuneOptions& opts);
+// Tunes into `log`, the tuning log at opts.db, which the caller opened (so that a bad log is said before the
+// tracker is asked).
+Result<TuneSummary> RunTune(const TuneOptions& opts, TuningLog& log);
 
 }  // namespace tunefleet
