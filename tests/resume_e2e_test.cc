@@ -40,5 +40,42 @@ TEST(ResumeE2E, GivenARunKilledMidwayTheSameCommandShouldMeasureExactlyTheRemain
   EXPECT_EQ(fleet.Count("SELECT count(*) FROM records"), 20);
 }
 
+// A second run on a key whose only agent is leased (by a live run here; by a killed one until its lease runs out)
+// says so, and by whom, before it waits, and a run on a key without agents says that instead.
+TEST(ResumeE2E, GivenTheOnlyAgentLeasedASecondRunShouldSayWhoHoldsItBeforeWaiting) {
+  LocalFleet fleet;
+  fleet.StartTracker();
+  fleet.StartAgent("pocl");
+  ASSERT_TRUE(fleet.WaitForAgents("pocl", 1));
+  // Every job lasts at least 3 x 300 ms: the first run holds the lease while the others ask.
+  auto first = fleet.CliAsync({"tune", "--rpc-key", "pocl", "--task", "gemm:32,32,32", "--trials", "40", "--tuner",
+                               "random", "--db", fleet.db(), "--number", "1", "--repeat", "3", "--min-repeat-ms",
+                               "300", "--batch", "8", "--wait", "30"});
+  ASSERT_TRUE(fleet.WaitForRecords(1, std::chrono::seconds(240))) << first->Log();
+
+  const std::string other_db = fleet.dir() + "/other.db";
+  RunResult second = fleet.Cli({"tune", "--rpc-key", "pocl", "--task", "gemm:32,32,32", "--trials", "4", "--db",
+                                other_db, "--wait", "1"},
+                               std::chrono::seconds(60));
+  EXPECT_NE(second.exit_code, 0) << second.output;
+  EXPECT_NE(second.output.find("every agent of key 'pocl' (1) is leased by 'tunefleet tune pid "), std::string::npos)
+      << second.output;
+  EXPECT_NE(second.output.find("waiting up to 1 s for one"), std::string::npos) << second.output;
+  EXPECT_NE(second.output.find("every agent of key 'pocl' (1) stayed leased for 1.0 s"), std::string::npos)
+      << second.output;
+
+  RunResult nobody = fleet.Cli({"tune", "--rpc-key", "nobody", "--task", "gemm:32,32,32", "--trials", "4", "--db",
+                                other_db, "--wait", "1"},
+                               std::chrono::seconds(60));
+  EXPECT_NE(nobody.exit_code, 0) << nobody.output;
+  EXPECT_NE(nobody.output.find("no agent of key 'nobody' is registered with tracker " + fleet.address() +
+                               " yet; waiting up to 1 s for one"),
+            std::string::npos)
+      << nobody.output;
+
+  first->Signal(SIGINT);
+  first->Wait(std::chrono::seconds(60));
+}
+
 }  // namespace
 }  // namespace tunefleet::testing

@@ -177,9 +177,11 @@ Result<proto::AcquireReply> TrackerState::Acquire(const proto::AcquireRequest& r
       if (stopping_) return Status::Unavailable("tracker is shutting down");
       if (cancelled()) return Status::Unavailable("acquire cancelled by the client");
       const uint32_t registered = leases_.Counts(request.key()).registered;
-      const std::string msg = "no agent for key '" + request.key() + "' after " + FormatSeconds(wait) + " (" +
-                              std::to_string(registered) + " registered)";
-      return registered == 0 ? Status::NotFound(msg) : Status::DeadlineExceeded(msg);
+      if (registered == 0)
+        return Status::NotFound("no agent for key '" + request.key() + "' after " + FormatSeconds(wait) +
+                                " (0 registered)");
+      return Status::DeadlineExceeded("every agent of key '" + request.key() + "' (" + std::to_string(registered) +
+                                      ") stayed leased for " + FormatSeconds(wait));
     }
     grant_cv_.wait_until(lock, std::min(deadline, now + std::chrono::milliseconds(200)));
   }

@@ -2,6 +2,8 @@
 
 #include <chrono>
 #include <map>
+#include <set>
+#include <string>
 #include <thread>
 #include <unordered_map>
 
@@ -35,7 +37,14 @@ Result<std::unique_ptr<MeasureSession>> MeasureSession::Open(const SessionOption
   TF_ASSIGN_OR_RETURN(s->client_, TrackerClient::Connect(opts.tracker, opts.token, opts.connect_timeout));
   TrackerClient* client = s->client_.get();
   s->on_stop_.emplace(opts.stop, std::function<void()>([client] { client->CancelCalls(); }));
-  Status acquired = s->Acquire(opts.wait);
+  // Ask without waiting first, so that a wait (for an agent to register, or for another run's lease to end) is said
+  // before it starts rather than after it ran out.
+  Status acquired = s->Acquire(0);
+  if (!acquired.ok() && opts.wait > 0 && !s->interrupted() &&
+      (acquired.code() == Status::Code::kNotFound || acquired.code() == Status::Code::kDeadlineExceeded)) {
+    spdlog::info("{}", s->WhyWaiting(acquired.code() == Status::Code::kNotFound));
+    acquired = s->Acquire(opts.wait);
+  }
   if (!acquired.ok() && s->interrupted()) return Status::Unavailable("interrupted while waiting for a device");
   TF_RETURN_IF_ERROR(acquired);
   return s;
@@ -48,6 +57,28 @@ Status MeasureSession::Acquire(double wait) {
   devices_ = lease.devices;
   keep_alive_ = std::make_unique<LeaseKeepAlive>(client_.get(), lease);
   return Status::OK();
+}
+
+std::string MeasureSession::WhyWaiting(bool none_registered) const {
+  const std::string wait = "waiting up to " + std::to_string(static_cast<int>(opts_.wait)) + " s";
+  if (none_registered)
+    return "no agent of key '" + opts_.key + "' is registered with tracker " + opts_.tracker + " yet; " + wait +
+           " for one";
+  // Every agent of the key is leased: name the holders (`tunefleet query` shows the same).
+  std::set<std::string> holders;
+  size_t agents = 0;
+  if (Result<proto::SummaryReply> summary = client_->Summary(); summary.ok()) {
+    for (const auto& a : summary->agents()) {
+      if (a.key() != opts_.key) continue;
+      ++agents;
+      if (!a.lease_holder().empty()) holders.insert(a.lease_holder());
+    }
+  }
+  std::string by;
+  for (const auto& h : holders) by += (by.empty() ? "" : ", ") + ("'" + h + "'");
+  return "every agent of key '" + opts_.key + "'" + (agents > 0 ? " (" + std::to_string(agents) + ")" : "") +
+         " is leased" + (by.empty() ? "" : " by " + by) + "; " + wait +
+         " for one (a run that was killed holds its lease until the tracker's --lease-ttl runs out)";
 }
 
 void MeasureSession::Release() {

@@ -62,6 +62,9 @@ class MeasureSession {
  private:
   explicit MeasureSession(const SessionOptions& opts);
   Status Acquire(double wait);
+  // The info line said before waiting for a device: no agent of the key registered yet, or every one leased (by
+  // whom, from the tracker's summary).
+  std::string WhyWaiting(bool none_registered) const;
 
   SessionOptions opts_;
   std::unique_ptr<TrackerClient> client_;
