@@ -4,6 +4,19 @@
 
 namespace tunefleet {
 
+DeviceLimits DeviceLimits::Unbounded() {
+  DeviceLimits l;
+  l.max_work_group_size = uint64_t{1} << 16;
+  for (auto& s : l.max_work_item_sizes) s = uint64_t{1} << 16;
+  l.local_mem_bytes = uint64_t{1} << 30;
+  l.image_support = true;
+  l.image2d_max_width = l.image2d_max_height = uint64_t{1} << 20;
+  l.fp16 = true;
+  l.compute_units = 1024;
+  l.is_gpu = true;
+  return l;
+}
+
 DeviceLimits DeviceLimits::From(const proto::DeviceInfo& info) {
   DeviceLimits l;
   if (info.max_work_group_size() > 0) l.max_work_group_size = info.max_work_group_size();

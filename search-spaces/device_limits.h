@@ -29,6 +29,9 @@ struct DeviceLimits {
   uint64_t registers_per_compute_unit = 0;
 
   static DeviceLimits From(const proto::DeviceInfo& info);
+  // A device that lacks nothing (fp16, images, large work-groups and local memory): a template that refuses a task
+  // on it refuses the task on every device, so the tuner can say so before it leases one.
+  static DeviceLimits Unbounded();
 
   // Work-group of `local` (1 to 3 dims) against max_work_group_size and max_work_item_sizes.
   std::string CheckWorkGroup(const std::vector<uint64_t>& local) const;

@@ -96,6 +96,9 @@ TEST(BadInputE2E, GivenAnInputThatNeedsNoDeviceItShouldBeRefusedBeforeTheTracker
       {{bin, "tune", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--task", "gemm:64,64,64", "--template",
         "nope", "--db", fleet.db()},
        "unknown template 'nope' (known: gemm.buffer, "},
+      {{bin, "tune", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--task", "gemm:64,64,64", "--template",
+        "conv2d_winograd", "--db", fleet.db()},
+       "template conv2d_winograd cannot run gemm:64,64,64:float32 on any device"},
       {{bin, "tune", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--task", "gemm:64,64,64", "--tuner",
         "bayes", "--db", fleet.db()},
        "--tuner: bayes not in {xgb,ga,random,grid}"},
@@ -116,6 +119,9 @@ TEST(BadInputE2E, GivenAnInputThatNeedsNoDeviceItShouldBeRefusedBeforeTheTracker
       {{bin, "measure", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--task", "gemm:64,64,64", "--template",
         "nope"},
        "unknown template 'nope'"},
+      {{bin, "measure", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--task", "dwconv2d:1,8,8,8,3,3,1,1",
+        "--template", "gemm.buffer"},
+       "template gemm.buffer cannot run dwconv2d:1,8,8,8,3,3,1,1:float32 on any device"},
   };
   for (const auto& [argv, says] : cases) ExpectRefusedInOneLine(argv, says);
 }

@@ -14,6 +14,7 @@
 #include "search-spaces/template.h"
 #include "tuner/command.h"
 #include "tuner/measure_session.h"
+#include "tuner/tune_run.h"
 #include "tuner/stop_signals.h"
 
 namespace tunefleet {
@@ -99,10 +100,10 @@ int Run(const MeasureArgs& a) {
   if (a.key.empty()) return CommandError("measure", "--rpc-key is required", 2);
   // What can be checked without a device is checked before the tracker is asked for one.
   if (!a.task_spec.empty()) {
-    if (auto task = Task::Parse(a.task_spec); !task.ok()) return CommandError("measure", task.status().message(), 2);
-    if (!a.template_name.empty()) {
-      if (auto t = LookUpTemplate(a.template_name); !t.ok()) return CommandError("measure", t.status().message(), 2);
-    }
+    Result<Task> task = Task::Parse(a.task_spec);
+    if (!task.ok()) return CommandError("measure", task.status().message(), 2);
+    if (Status fit = CheckSomeDeviceRuns({{*task, 1}}, a.template_name); !fit.ok())
+      return CommandError("measure", fit.message(), 2);
     if (!a.config.empty() && nlohmann::json::parse(a.config, nullptr, false).is_discarded())
       return CommandError("measure", "--config is not JSON: " + a.config, 2);
   }

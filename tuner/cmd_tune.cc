@@ -128,6 +128,9 @@ int RunTuneCommand(const TuneArgs& a) {
                      .dump();
   // A --db that cannot be a tuning log (not SQLite, a newer schema, a path that cannot be created) is bad input,
   // said before the tracker is asked.
+  // So is a template that cannot run a task on any device.
+  if (Status fit = CheckSomeDeviceRuns(o.tasks, o.template_name); !fit.ok())
+    return CommandError("tune", fit.message(), 2);
   Result<std::unique_ptr<TuningLog>> log = TuningLog::Open(a.db);
   if (!log.ok()) return CommandError("tune", log.status().message(), 2);
   // SIGINT/SIGTERM stop the run promptly: the batch in flight is abandoned, what it already returned is kept,

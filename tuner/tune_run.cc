@@ -67,6 +67,24 @@ bool Done(const Entry& e, uint64_t early_stopping) {
 
 }  // namespace
 
+Status CheckSomeDeviceRuns(const std::vector<TuneTask>& tasks, const std::string& template_name) {
+  size_t runnable = 0;
+  Status refusal;
+  for (const TuneTask& tt : tasks) {
+    Result<std::vector<const Template*>> t =
+        PickTemplates(tt.task, template_name, DeviceLimits::Unbounded(), "any device");
+    if (t.ok()) {
+      ++runnable;
+    } else if (refusal.ok()) {
+      refusal = t.status();
+    }
+  }
+  if (runnable > 0 || tasks.empty()) return Status::OK();
+  if (tasks.size() == 1) return refusal;
+  return Status::InvalidArgument("no task of the run can be tuned on any device (the first: " + refusal.message() +
+                                 ")");
+}
+
 Result<TuneSummary> RunTune(const TuneOptions& opts, TuningLog& log) {
   if (opts.tasks.empty()) return Status::InvalidArgument("nothing to tune: give --task SPEC or a model file");
   // The session stops on a stop request and when the time budget runs out mid-batch (see below).

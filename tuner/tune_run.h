@@ -42,6 +42,10 @@ struct TuneOptions {
 
 // Tunes into `log`, the tuning log at opts.db, which the caller opened (so that a bad log is said before the
 // tracker is asked).
+// InvalidArgument when no task can be tuned on any device (with `template_name`, when not empty): a template
+// that does not fit the task whatever the device. Needs no tracker; `tune` asks it before leasing a device.
+Status CheckSomeDeviceRuns(const std::vector<TuneTask>& tasks, const std::string& template_name);
+
 Result<TuneSummary> RunTune(const TuneOptions& opts, TuningLog& log);
 
 }  // namespace tunefleet
