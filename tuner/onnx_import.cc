@@ -76,7 +76,13 @@ Status FixInputShapes(onnx::GraphProto* graph, const ImportOptions& options) {
       continue;
     }
     bool dynamic = !in.type().tensor_type().has_shape();
-    for (const auto& d : shape->dim()) dynamic = dynamic || !d.has_dim_value() || d.dim_value() <= 0;
+    for (const auto& d : shape->dim()) {
+      if (d.has_dim_value() && d.dim_value() <= 0)
+        return Status::InvalidArgument("input '" + in.name() + "' has a dim of " + std::to_string(d.dim_value()) +
+                                       " in " + DimsText(*shape) + " (dims are 1 or more); give its shape with "
+                                       "--input-shape " + in.name() + ":1x3x224x224 (for example)");
+      dynamic = dynamic || !d.has_dim_value();
+    }
     if (dynamic) {
       return Status::InvalidArgument("input '" + in.name() + "' has dynamic dims " + DimsText(*shape) +
                                      "; give them with --input-shape " + in.name() + ":1x3x224x224 (for example)");

@@ -132,6 +132,17 @@ TEST_F(OnnxImportTest, GivenADynamicBatch_WeShouldAskForInputShapeAndUseItWhenGi
   EXPECT_EQ(ok->ops[9].task.Get("M"), 4);
 }
 
+TEST_F(OnnxImportTest, GivenANegativeInputDim_WeShouldSayTheDimIsWrongNotDynamic) {
+  onnx::ModelProto model = MakeResNetLikeModel();
+  model.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(1)
+      ->set_dim_value(-3);
+  auto m = ImportOnnxModel(model, "neg.onnx", {});
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().message(),
+            "neg.onnx: input 'data' has a dim of -3 in [1,-3,32,32] (dims are 1 or more); give its shape with "
+            "--input-shape data:1x3x224x224 (for example)");
+}
+
 TEST_F(OnnxImportTest, GivenAnInputShapeForAnUnknownInput_WeShouldListTheRealInputs) {
   onnx::ModelProto model = MakeResNetLikeModel();
   ImportOptions options;
