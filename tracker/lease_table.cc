@@ -1,8 +1,23 @@
 #include "tracker/lease_table.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <random>
 
 namespace tunefleet::tracker {
+namespace {
+
+// 64 bits from the system's random source, as 16 hex digits: a lease id must not be guessable, since whoever knows
+// it can measure on, renew or release the lease (a tracker without --token checks nothing else).
+std::string RandomSuffix() {
+  std::random_device rd;
+  const uint64_t v = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(v));
+  return text;
+}
+
+}  // namespace
 
 void LeaseTable::AddAgent(const std::string& agent_id, const std::string& key) {
   if (agents_.count(agent_id)) return;
@@ -53,7 +68,7 @@ std::vector<Grant> LeaseTable::Pump(TimePoint now) {
       if (ks.free.size() < head.spec.min_count) break;  // the head blocks the rest
       const size_t n = std::min<size_t>(head.spec.count, ks.free.size());
       Lease lease;
-      lease.lease_id = "lease-" + std::to_string(next_lease_++);
+      lease.lease_id = "lease-" + std::to_string(next_lease_++) + "-" + RandomSuffix();
       lease.key = key;
       lease.client = head.spec.client;
       lease.expiry = now + std::chrono::duration_cast<Clock::duration>(ttl_);

@@ -1,5 +1,7 @@
 #include "tracker/lease_table.h"
 
+#include <regex>
+
 #include <gtest/gtest.h>
 
 namespace tunefleet::tracker {
@@ -30,6 +32,22 @@ TEST_F(LeaseTableTest, GivenFreeAgents_WeShouldGrantAtOnce) {
   EXPECT_EQ(grants[0].waiter_id, w);
   EXPECT_EQ(grants[0].lease.agent_ids.size(), 2u);
   EXPECT_EQ(table_.Counts("phone").free, 0u);
+  EXPECT_EQ(table_.Counts("phone").leased, 2u);
+}
+
+TEST_F(LeaseTableTest, GivenALease_ItsIdShouldNotBeGuessableFromTheSequence) {
+  AddAgents("phone", 2);
+  Want("phone", 1);
+  Want("phone", 1);
+  auto grants = table_.Pump(At(0));
+  ASSERT_EQ(grants.size(), 2u);
+  const std::regex form("lease-[0-9]+-[0-9a-f]{16}");
+  for (const auto& g : grants) EXPECT_TRUE(std::regex_match(g.lease.lease_id, form)) << g.lease.lease_id;
+  EXPECT_NE(grants[0].lease.lease_id.substr(grants[0].lease.lease_id.size() - 16),
+            grants[1].lease.lease_id.substr(grants[1].lease.lease_id.size() - 16));
+  // The sequence alone names no lease: another client cannot release or renew it by counting.
+  EXPECT_EQ(table_.Release("lease-1").code(), Status::Code::kNotFound);
+  EXPECT_EQ(table_.Renew("lease-2", At(1)).code(), Status::Code::kNotFound);
   EXPECT_EQ(table_.Counts("phone").leased, 2u);
 }
 
