@@ -32,7 +32,11 @@ Session::Session(SessionOptions options, proto::DeviceInfo device, JobRunner* ru
 void Session::Stop() {
   std::lock_guard<std::mutex> lock(mu_);
   stopping_ = true;
-  if (active_call_ != nullptr) active_call_->TryCancel();
+  if (leave_) {
+    leave_();
+  } else if (active_call_ != nullptr) {
+    active_call_->TryCancel();
+  }
   stop_cv_.notify_all();
 }
 
@@ -88,14 +92,17 @@ Status Session::Connect(bool* registered) {
 
   // The helper thread heartbeats once registered, and gives up on a tracker that never answers the registration
   // (a half-open connection, e.g. through adb reverse with nothing behind it).
+  // While the session leaves (Stop()), it sends no heartbeat and cancels the stream when the tracker has not closed
+  // it by `leave_by`, whatever blocks.
   std::mutex hb_mu;
   std::condition_variable hb_cv;
   bool hb_stop = false;
+  std::optional<std::chrono::steady_clock::time_point> leave_by;  // guarded by hb_mu
   std::atomic<bool> is_registered{false};
   std::thread heartbeats([&] {
     const auto give_up = std::chrono::steady_clock::now() + options_.register_timeout;
     std::unique_lock<std::mutex> lock(hb_mu);
-    while (!hb_cv.wait_for(lock, options_.heartbeat_interval, [&] { return hb_stop; })) {
+    while (!hb_cv.wait_for(lock, options_.heartbeat_interval, [&] { return hb_stop || leave_by.has_value(); })) {
       if (!is_registered) {
         if (std::chrono::steady_clock::now() < give_up) continue;
         spdlog::warn("tracker {} did not answer the registration", options_.tracker);
@@ -106,6 +113,10 @@ Status Session::Connect(bool* registered) {
       beat.mutable_heartbeat()->set_jobs_done(jobs_done_);
       std::lock_guard<std::mutex> write_lock(write_mu);
       if (!stream->Write(beat)) break;
+    }
+    if (!hb_stop && leave_by.has_value() &&
+        !hb_cv.wait_until(lock, *leave_by, [&] { return hb_stop; })) {
+      context.TryCancel();  // the tracker did not close the stream in time
     }
   });
 
@@ -120,6 +131,7 @@ Status Session::Connect(bool* registered) {
   std::mutex job_mu;                 // orders aborts with the start and end of each job
   std::optional<uint64_t> running;  // guarded by job_mu
   std::set<uint64_t> cancelled;      // queued jobs cancelled before they started; guarded by job_mu
+  bool leaving = false;              // Stop() was called; guarded by inbox_mu
   std::thread reader([&] {
     proto::TrackerMessage m;
     while (stream->Read(&m)) {
@@ -151,13 +163,30 @@ Status Session::Connect(bool* registered) {
     inbox_cv.notify_one();
   });
 
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    leave_ = [&] {  // called by Stop() under mu_
+      {
+        std::lock_guard<std::mutex> inbox_lock(inbox_mu);
+        leaving = true;
+      }
+      inbox_cv.notify_one();
+      {
+        std::lock_guard<std::mutex> hb_lock(hb_mu);
+        leave_by = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+      }
+      hb_cv.notify_all();
+    };
+    if (stopping_) leave_();  // Stop() came before the hook was set
+  }
+
   while (ok) {
     proto::TrackerMessage message;
     bool skip = false;  // a job cancelled while it was queued
     {
       std::unique_lock<std::mutex> lock(inbox_mu);
-      inbox_cv.wait(lock, [&] { return inbox_done || !inbox.empty(); });
-      if (inbox.empty()) break;  // the stream ended
+      inbox_cv.wait(lock, [&] { return inbox_done || leaving || !inbox.empty(); });
+      if (leaving || inbox.empty()) break;  // stopping, or the stream ended
       message = std::move(inbox.front());
       inbox.pop_front();
       if (message.has_job()) {
@@ -190,6 +219,10 @@ Status Session::Connect(bool* registered) {
         running.reset();
         runner_->ForgetAbort();
       }
+      {
+        std::lock_guard<std::mutex> lock(inbox_mu);
+        if (leaving) break;  // stopped while it ran (and aborted): the tracker measures it again elsewhere
+      }
       ++jobs_done_;
       spdlog::info("job {}: {} mean {:.3g} s{}{}", job.job_id(), proto::MeasureStatus_Name(result->result().status()),
                    result->result().mean_cost(), result->result().message().empty() ? "" : ": ",
@@ -197,6 +230,29 @@ Status Session::Connect(bool* registered) {
       std::lock_guard<std::mutex> write_lock(write_mu);
       ok = stream->Write(reply);
     }
+  }
+
+  bool said_last = false;
+  {
+    std::unique_lock<std::mutex> lock(inbox_mu);
+    if (leaving && ok && is_registered) {
+      // Say Leaving and close our side; the tracker then ends the stream (the heartbeat thread cancels it if not).
+      lock.unlock();
+      proto::AgentMessage bye;
+      bye.mutable_leaving();
+      {
+        std::lock_guard<std::mutex> write_lock(write_mu);
+        said_last = stream->Write(bye, grpc::WriteOptions().set_last_message());
+      }
+      lock.lock();
+      inbox_cv.wait(lock, [&] { return inbox_done; });
+    } else if (leaving) {
+      ok = false;  // nothing to say: cancel below
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    leave_ = nullptr;
   }
 
   {
@@ -207,7 +263,7 @@ Status Session::Connect(bool* registered) {
   if (heartbeats.joinable()) heartbeats.join();
   if (!ok) context.TryCancel();  // unblocks the reader's Read
   reader.join();
-  if (ok) {
+  if (ok && !said_last) {
     // We stopped reading because the server ended the stream; let it close our side too.
     std::lock_guard<std::mutex> write_lock(write_mu);
     stream->WritesDone();

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -51,7 +52,9 @@ class Session {
   // PermissionDenied with the tracker's message). Every other failure is retried.
   Status Run();
 
-  // Ends Run() soon: cancels the stream and the backoff wait. Thread-safe, idempotent.
+  // Ends Run() soon: a registered session tells the tracker it is leaving (so that the tracker logs it as left,
+  // not lost) and closes its stream, cancelling it when the tracker does not close within a few seconds; an
+  // unregistered one is cancelled at once; a backoff wait ends. Thread-safe, idempotent.
   void Stop();
 
   uint64_t jobs_done() const { return jobs_done_; }
@@ -68,7 +71,9 @@ class Session {
   std::mutex mu_;
   std::condition_variable stop_cv_;
   bool stopping_ = false;                      // guarded by mu_
-  grpc::ClientContext* active_call_ = nullptr;  // guarded by mu_; the stream to cancel on Stop()
+  grpc::ClientContext* active_call_ = nullptr;  // guarded by mu_; the stream of the connection
+  // Guarded by mu_; set while a connection serves: tells it to leave (say Leaving, then close) on Stop().
+  std::function<void()> leave_;
 };
 
 }  // namespace tunefleet::agent

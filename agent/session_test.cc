@@ -87,7 +87,8 @@ class BlockingRunner final : public JobRunner {
 // What the scripted tracker does with each session.
 // kCancelRunningJob: job 7 and a cancel for job 99 (not the agent's); once job 7 runs: job 8, a cancel for job 8
 // (queued behind 7) and a cancel for job 7.
-enum class Script { kServeJobs, kCloseAfterRegister, kReject, kSilent, kCancelRunningJob };
+// kKeepOpen: registers, then keeps the stream open after the agent closes its side, until Release().
+enum class Script { kServeJobs, kCloseAfterRegister, kReject, kSilent, kCancelRunningJob, kKeepOpen };
 
 class ScriptedTracker final : public proto::Tracker::Service {
  public:
@@ -109,6 +110,14 @@ class ScriptedTracker final : public proto::Tracker::Service {
     registered.mutable_registered()->set_agent_id("a1");
     stream->Write(registered);
     if (script_ == Script::kCloseAfterRegister) return grpc::Status::OK;
+    if (script_ == Script::kKeepOpen) {
+      while (stream->Read(&message)) {
+        Update([&] { leavings_ += message.has_leaving() ? 1 : 0; });
+      }
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return released_; });
+      return grpc::Status::OK;
+    }
 
     if (script_ == Script::kCancelRunningJob) {
       proto::TrackerMessage job;
@@ -144,6 +153,7 @@ class ScriptedTracker final : public proto::Tracker::Service {
       Update([&] {
         if (message.has_result()) results_.push_back(message.result().job_id());
         if (message.has_heartbeat()) last_heartbeat_jobs_ = message.heartbeat().jobs_done();
+        if (message.has_leaving()) ++leavings_;
       });
     }
     return grpc::Status::OK;
@@ -161,6 +171,12 @@ class ScriptedTracker final : public proto::Tracker::Service {
   std::vector<uint64_t> results_;       // guarded by mu_
   std::vector<std::string> messages_;   // guarded by mu_ (kCancelRunningJob)
   int64_t last_heartbeat_jobs_ = -1;    // guarded by mu_
+  int leavings_ = 0;                    // Leaving messages; guarded by mu_
+
+  // Lets a kKeepOpen session end.
+  void Release() {
+    Update([&] { released_ = true; });
+  }
 
  private:
   template <typename F>
@@ -171,6 +187,7 @@ class ScriptedTracker final : public proto::Tracker::Service {
   }
   const Script script_;
   BlockingRunner* const blocking_;
+  bool released_ = false;  // guarded by mu_
   std::mutex mu_;
   std::condition_variable cv_;
 };
@@ -216,6 +233,23 @@ TEST_F(SessionTest, GivenJobs_WeShouldRunThemInOrderAndReportResultsAndHeartbeat
   EXPECT_EQ(tracker_->results_, (std::vector<uint64_t>{7, 8}));
   EXPECT_EQ(runner_.seen(), (std::vector<std::string>{"job7", "job8"}));
   EXPECT_EQ(session.jobs_done(), 2u);
+  // Stopped on purpose, the agent said so before it closed the stream (the tracker logs it as left, not lost).
+  tracker_->WaitUntil([&] { return tracker_->leavings_ > 0; });
+  EXPECT_EQ(tracker_->leavings_, 1);
+}
+
+TEST_F(SessionTest, GivenATrackerThatKeepsTheStreamOpenAfterLeaving_StopShouldStillEndTheSession) {
+  StartTracker(Script::kKeepOpen);
+  Session session(Options(), proto::DeviceInfo(), &runner_);
+  Status status = Status::Internal("not run");
+  std::thread run([&] { status = session.Run(); });
+  tracker_->WaitUntil([&] { return tracker_->registrations_ == 1; });
+  std::this_thread::sleep_for(100ms);  // let the registration reach the session
+  session.Stop();
+  run.join();  // the session cancels the stream itself after a few seconds; a hang here is the failure
+  EXPECT_TRUE(status.ok()) << status.ToString();
+  EXPECT_EQ(tracker_->leavings_, 1);
+  tracker_->Release();
 }
 
 TEST_F(SessionTest, GivenATrackerThatClosesTheStream_WeShouldReconnectAndRegisterAgain) {

@@ -43,6 +43,30 @@ TEST(FaultE2E, GivenOneOfTwoAgentsKilledMidRunTheRunShouldCompleteOnTheOther) {
   ExpectEveryTrialOnce(fleet, 40);
 }
 
+// An agent stopped on purpose (SIGTERM, as systemd and adb scripts stop it) says so: the tracker logs it as left, at
+// info, and its jobs are measured on the other agent as a lost agent's are.
+TEST(FaultE2E, GivenOneOfTwoAgentsStoppedMidRunTheTrackerShouldLogItAsLeftAndTheRunShouldComplete) {
+  LocalFleet fleet;
+  fleet.StartTracker();
+  fleet.StartAgent("pocl");
+  fleet.StartAgent("pocl");
+  ASSERT_TRUE(fleet.WaitForAgents("pocl", 2));
+  auto tune = fleet.CliAsync(TuneCommand(fleet, 24, "2"));
+  ASSERT_TRUE(fleet.WaitForRecords(3, std::chrono::seconds(240))) << tune->Log();
+  fleet.agent(1).Signal(SIGTERM);
+  auto stopped = fleet.agent(1).Wait(std::chrono::seconds(60));
+  ASSERT_TRUE(stopped.has_value()) << fleet.agent(1).Log();
+  EXPECT_EQ(*stopped, 0) << fleet.agent(1).Log();
+  ASSERT_LT(fleet.Count("SELECT count(*) FROM records"), 24) << "the run ended before the agent was stopped";
+  auto code = tune->Wait(std::chrono::seconds(600));
+  ASSERT_TRUE(code.has_value()) << tune->Log();
+  EXPECT_EQ(*code, 0) << tune->Log();
+  ExpectEveryTrialOnce(fleet, 24);
+  const std::string log = fleet.tracker().Log();
+  EXPECT_NE(log.find("left: it was stopped"), std::string::npos) << log;
+  EXPECT_EQ(log.find(" lost: "), std::string::npos) << log;
+}
+
 TEST(FaultE2E, GivenTheTrackerRestartedMidRunAgentsAndTunerShouldReconnectAndFinish) {
   LocalFleet fleet;
   fleet.StartTracker();

@@ -60,6 +60,10 @@ Status TrackerState::OnAgentMessage(const std::string& agent_id, const proto::Ag
     Execute(dispatcher_.OnResult(agent_id, msg.result()));
     return Status::OK();
   }
+  if (msg.has_leaving()) {
+    RemoveAgentLocked(agent_id, "it was stopped", /*left=*/true);
+    return Status::Unavailable("agent " + agent_id + " left");
+  }
   const std::string why = msg.has_register_() ? "RegisterAgent sent twice" : "empty message";
   RemoveAgentLocked(agent_id, why);
   return Status::InvalidArgument(why);
@@ -70,12 +74,15 @@ void TrackerState::RemoveAgent(const std::string& agent_id, const std::string& r
   RemoveAgentLocked(agent_id, reason);
 }
 
-void TrackerState::RemoveAgentLocked(const std::string& agent_id, const std::string& reason) {
+void TrackerState::RemoveAgentLocked(const std::string& agent_id, const std::string& reason, bool left) {
   const AgentRecord* rec = registry_.Find(agent_id);
   if (!rec) return;
-  const std::string what = "agent " + agent_id + " (" + rec->device.name() + ", " + rec->peer + ") lost: " + reason;
+  const std::string what = "agent " + agent_id + " (" + rec->device.name() + ", " + rec->peer + ") " +
+                           (left ? "left: " : "lost: ") + reason;
   if (stopping_) {
     spdlog::info("agent {} ({}) disconnected: the tracker is stopping", agent_id, rec->device.name());
+  } else if (left) {
+    spdlog::info("{}", what);
   } else {
     spdlog::warn("{}", what);
   }

@@ -80,7 +80,8 @@ class TrackerState {
   Counters counters();
 
  private:
-  void RemoveAgentLocked(const std::string& agent_id, const std::string& reason);
+  // `left`: the agent said it was stopping (logged at info, not as a loss).
+  void RemoveAgentLocked(const std::string& agent_id, const std::string& reason, bool left = false);
   void Execute(DispatchActions actions);
   void DeliverGrants(std::vector<Grant> grants);
   void CloseLeaseLocked(const std::string& lease_id, const std::string& message);
