@@ -19,6 +19,9 @@ namespace {
 using Stream = grpc::ClientReaderWriter<proto::AgentMessage, proto::TrackerMessage>;
 
 constexpr int kMaxMessageBytes = 64 << 20;  // kernel programs with large sources stay far below this
+// The tracker sends one job at a time (and a cancel or two): more messages waiting than this is a tracker that
+// breaks the protocol, and the agent drops the connection rather than queue without limit.
+constexpr size_t kMaxWaitingMessages = 16;
 
 bool IsRejection(grpc::StatusCode code) {
   return code == grpc::StatusCode::PERMISSION_DENIED || code == grpc::StatusCode::UNAUTHENTICATED;
@@ -152,6 +155,16 @@ Status Session::Connect(bool* registered) {
       }
       {
         std::lock_guard<std::mutex> lock(inbox_mu);
+        if (inbox.size() >= kMaxWaitingMessages) {
+          spdlog::warn("tracker {} sent more than {} messages ahead of the agent (the protocol sends one job at a "
+                       "time); dropping the connection",
+                       options_.tracker, kMaxWaitingMessages);
+          std::lock_guard<std::mutex> job_lock(job_mu);
+          if (running) runner_->AbortJob();  // the tracker measures it again when it sees the agent gone
+          inbox.clear();
+          context.TryCancel();
+          break;
+        }
         inbox.push_back(std::move(m));
       }
       inbox_cv.notify_one();

@@ -88,7 +88,8 @@ class BlockingRunner final : public JobRunner {
 // kCancelRunningJob: job 7 and a cancel for job 99 (not the agent's); once job 7 runs: job 8, a cancel for job 8
 // (queued behind 7) and a cancel for job 7.
 // kKeepOpen: registers, then keeps the stream open after the agent closes its side, until Release().
-enum class Script { kServeJobs, kCloseAfterRegister, kReject, kSilent, kCancelRunningJob, kKeepOpen };
+// kFlood: registers, then sends 40 jobs at once (the protocol sends one at a time).
+enum class Script { kServeJobs, kCloseAfterRegister, kReject, kSilent, kCancelRunningJob, kKeepOpen, kFlood };
 
 class ScriptedTracker final : public proto::Tracker::Service {
  public:
@@ -138,6 +139,20 @@ class ScriptedTracker final : public proto::Tracker::Service {
         Update([&] {
           if (message.has_result()) results_.push_back(message.result().job_id());
           if (message.has_result()) messages_.push_back(message.result().result().message());
+        });
+      }
+      return grpc::Status::OK;
+    }
+
+    if (script_ == Script::kFlood) {
+      for (uint64_t id = 1; id <= 40; ++id) {
+        proto::TrackerMessage job;
+        job.mutable_job()->set_job_id(id);
+        if (!stream->Write(job)) break;
+      }
+      while (stream->Read(&message)) {
+        Update([&] {
+          if (message.has_result()) results_.push_back(message.result().job_id());
         });
       }
       return grpc::Status::OK;
@@ -250,6 +265,25 @@ TEST_F(SessionTest, GivenATrackerThatKeepsTheStreamOpenAfterLeaving_StopShouldSt
   EXPECT_TRUE(status.ok()) << status.ToString();
   EXPECT_EQ(tracker_->leavings_, 1);
   tracker_->Release();
+}
+
+TEST_F(SessionTest, GivenATrackerThatFloodsJobs_WeShouldDropTheConnectionNotQueueThemAll) {
+  BlockingRunner blocking;
+  StartTracker(Script::kFlood);
+  Session session(Options(), proto::DeviceInfo(), &blocking);
+  std::thread run([&] { (void)session.Run(); });
+  // The first job blocks; the other 39 pile up, and the agent drops the connection, aborts the job and dials again.
+  tracker_->WaitUntil([&] { return tracker_->registrations_ >= 2; });
+  EXPECT_GE(blocking.aborts(), 1);
+  session.Stop();
+  blocking.AbortJob();
+  run.join();
+  std::vector<uint64_t> results;
+  tracker_->WaitUntil([&] {  // a copy under the tracker's lock
+    results = tracker_->results_;
+    return true;
+  });
+  for (uint64_t id : results) EXPECT_EQ(id, 1u);  // never a result for a job beyond the running one
 }
 
 TEST_F(SessionTest, GivenATrackerThatClosesTheStream_WeShouldReconnectAndRegisterAgain) {
