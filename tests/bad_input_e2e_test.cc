@@ -83,6 +83,7 @@ TEST(BadInputE2E, GivenANumberOutOfRangeEachToolShouldNameTheOptionInOneLineAndE
        "--rpc-key: the key starts or ends with a space"},
       {{bin + "/tunefleet-agent", "--tracker", fleet.address(), "--key", "k", "--platform", "-1"},
        "tunefleet-agent: error: --platform: expected a number of 0 or more, got '-1'"},
+      {{bin + "/tunefleet-tracker", "--max-agents", "0"}, "--max-agents: Value 0 not in range 1 to 100000"},
       {{bin + "/tunefleet-agent", "--tracker", fleet.address(), "--key", "k", "--platform", "99"},
        "cannot open the OpenCL device: --platform 99 is out of range"},
   };

@@ -28,7 +28,9 @@ grpc::Status RunAgentSession(TrackerState& state, const TokenCheck& auth, grpc::
   // Jobs for the agent queue up in the mailbox; it is drained only after Registered is written, so
   // Registered is always the first message the agent reads.
   auto mailbox = std::make_shared<AgentMailbox>();
-  const std::string agent_id = state.AddAgent(reg, ctx->peer(), mailbox);
+  Result<std::string> added = state.AddAgent(reg, ctx->peer(), mailbox);
+  if (!added.ok()) return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, added.status().message());
+  const std::string agent_id = *added;
   proto::TrackerMessage registered;
   registered.mutable_registered()->set_agent_id(agent_id);
   if (!stream->Write(registered)) {

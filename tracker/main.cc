@@ -22,6 +22,8 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(tunefleet::cli::PositiveAtMost(kOneDay));
   app.add_option("--heartbeat-timeout", o.heartbeat_timeout, "seconds of agent silence before it is dropped")
       ->capture_default_str()->check(tunefleet::cli::PositiveAtMost(kOneDay));
+  app.add_option("--max-agents", o.max_agents, "agents registered at once; more are refused until one leaves")
+      ->capture_default_str()->check(CLI::Range(1, 100000));
   app.add_option("--http-port", o.http_port, "serve a status page and /metrics on this port (0: any free port)")
       ->check(CLI::Range(0, 65535));
   app.add_option("--tls-cert", o.tls_cert_file, "PEM certificate chain (enables TLS, with --tls-key)")

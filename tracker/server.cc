@@ -81,6 +81,7 @@ Result<std::unique_ptr<TrackerServer>> TrackerServer::Start(const ServerOptions&
   ServiceOptions so;
   so.state.lease_ttl = o.lease_ttl;
   so.state.heartbeat_timeout = o.heartbeat_timeout;
+  so.state.max_agents = o.max_agents;
   so.token = o.token;
   s->service_ = std::make_unique<TrackerService>(so);
 

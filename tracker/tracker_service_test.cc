@@ -16,12 +16,13 @@ namespace {
 
 class TrackerServiceTest : public ::testing::Test {
  protected:
-  void StartTracker(const std::string& token = "", double heartbeat_timeout = 15) {
+  void StartTracker(const std::string& token = "", double heartbeat_timeout = 15, uint32_t max_agents = 1000) {
     ServerOptions o;
     o.host = "127.0.0.1";
     o.port = 0;
     o.token = token;
     o.heartbeat_timeout = heartbeat_timeout;
+    o.max_agents = max_agents;
     auto s = TrackerServer::Start(o);
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     server_ = std::move(s).value();
@@ -220,6 +221,28 @@ TEST_F(TrackerServiceTest, GivenRegisteredAgents_SummaryShouldListThemAndTheQueu
       EXPECT_EQ(k.free(), 1u);
     }
   }
+}
+
+TEST_F(TrackerServiceTest, GivenMaxAgentsRegistered_AnotherAgentShouldBeRefusedUntilOneLeaves) {
+  StartTracker("", 15, /*max_agents=*/2);
+  auto first = Agent("pocl");
+  auto second = Agent("pocl");
+  TestAgent third(target_, "pocl", "", TestAgent::Mode::kAnswer, "fp-third");
+  EXPECT_EQ(third.WaitRegistered(), "");
+  const grpc::Status refused = third.WaitEnded();
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(refused.error_message(), "the tracker serves at most 2 agents at once (--max-agents)");
+
+  first->Kill();
+  first->WaitEnded();
+  // The tracker forgets the agent when its stream ends; a new one may then register.
+  std::string id;
+  for (int attempt = 0; attempt < 100 && id.empty(); ++attempt) {
+    TestAgent again(target_, "pocl", "", TestAgent::Mode::kAnswer, "fp-again");
+    id = again.WaitRegistered();
+    if (id.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_FALSE(id.empty());
 }
 
 TEST_F(TrackerServiceTest, GivenNoAgentForTheKey_AcquireShouldFailAfterTheWait) {

@@ -20,9 +20,21 @@ std::string FormatSeconds(double s) {
 TrackerState::TrackerState(const StateOptions& options)
     : options_(options), leases_(Seconds(options.lease_ttl)) {}
 
-std::string TrackerState::AddAgent(const proto::RegisterAgent& msg, const std::string& peer,
-                                   std::shared_ptr<AgentMailbox> mailbox) {
+Result<std::string> TrackerState::AddAgent(const proto::RegisterAgent& msg, const std::string& peer,
+                                           std::shared_ptr<AgentMailbox> mailbox) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (registry_.agents().size() >= options_.max_agents) {
+    const std::string why = "the tracker serves at most " + std::to_string(options_.max_agents) +
+                            " agents at once (--max-agents)";
+    ++refused_agents_;
+    const TimePoint now = Clock::now();
+    if (!refusal_said_ || now - *refusal_said_ >= std::chrono::minutes(1)) {
+      spdlog::warn("refused {} agent session(s), the latest from {}: {}", refused_agents_, peer, why);
+      refused_agents_ = 0;
+      refusal_said_ = now;
+    }
+    return Status::Unavailable(why);
+  }
   const Registration reg = registry_.Register(msg, peer, Clock::now());
   if (!reg.previous_agent_id.empty()) {
     spdlog::info("agent {} is device '{}' (key '{}') reconnecting from {}, previously {}", reg.agent_id,

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "common/status.h"
@@ -34,6 +35,7 @@ double JobAnswerDeadline(const proto::TimingSpec& timing);
 struct StateOptions {
   double lease_ttl = 30;          // seconds
   double heartbeat_timeout = 15;  // seconds without any message before an agent is dropped
+  uint32_t max_agents = 1000;     // registered at once; each holds two handler threads of the tracker
 };
 
 class TrackerState {
@@ -44,9 +46,10 @@ class TrackerState {
 
   // --- agents ---
   // Registers an agent whose stream writes from `mailbox`; returns its id. The mailbox is closed when the
-  // agent is removed (stream end, heartbeat timeout, misbehaviour, shutdown).
-  std::string AddAgent(const proto::RegisterAgent& msg, const std::string& peer,
-                       std::shared_ptr<AgentMailbox> mailbox);
+  // agent is removed (stream end, heartbeat timeout, misbehaviour, shutdown). Unavailable when max_agents are
+  // registered already (said in a warning at most once a minute, with the count refused since the last one).
+  Result<std::string> AddAgent(const proto::RegisterAgent& msg, const std::string& peer,
+                               std::shared_ptr<AgentMailbox> mailbox);
   // A heartbeat or result from a registered agent. A result for a job the agent is not running is a
   // protocol violation: the agent is removed and the error says why.
   Status OnAgentMessage(const std::string& agent_id, const proto::AgentMessage& msg);
@@ -90,6 +93,8 @@ class TrackerState {
   std::mutex mu_;
   std::condition_variable grant_cv_;  // notified when a waiter is granted or on Stop
   bool stopping_ = false;
+  uint64_t refused_agents_ = 0;          // over max_agents since the last warning
+  std::optional<TimePoint> refusal_said_;  // when that warning was last said
   AgentRegistry registry_;
   LeaseTable leases_;
   JobDispatcher dispatcher_;

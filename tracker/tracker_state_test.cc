@@ -27,7 +27,7 @@ TEST(TrackerStateTest, GivenAnAgentThatNeverAnswersItsJob_WeShouldDropItAtTheDea
   reg.set_key("pocl");
   reg.mutable_device()->set_name("wedged");
   reg.mutable_device()->set_fingerprint("fp");
-  state.AddAgent(reg, "test-peer", agent_mail);
+  ASSERT_TRUE(state.AddAgent(reg, "test-peer", agent_mail).ok());
 
   proto::AcquireRequest acquire;
   acquire.set_key("pocl");
