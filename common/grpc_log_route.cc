@@ -3,11 +3,15 @@
 #include <grpc/support/log.h>
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 
 namespace tunefleet {
 namespace {
+
+// The live route, for gRPC's context-free hook.
+std::atomic<GrpcLogRoute*> live_route{nullptr};
 
 const char* BaseName(const char* path) {
   if (path == nullptr) return "?";
@@ -16,23 +20,49 @@ const char* BaseName(const char* path) {
 }
 
 void Forward(gpr_log_func_args* args) {
-  spdlog::logger* logger = spdlog::default_logger_raw();
-  if (logger == nullptr || args == nullptr) return;
-  const auto level = args->severity == GPR_LOG_SEVERITY_ERROR ? spdlog::level::err : spdlog::level::info;
-  logger->log(level, "grpc: {} ({}:{})", args->message != nullptr ? args->message : "", BaseName(args->file),
-              args->line);
+  GrpcLogRoute* route = live_route.load();
+  if (route == nullptr || args == nullptr) return;
+  route->Say(args->severity == GPR_LOG_SEVERITY_ERROR, args->message, args->file, args->line);
 }
 
 void Drop(gpr_log_func_args*) {}
 
 }  // namespace
 
-GrpcLogRoute::GrpcLogRoute(Mode mode) {
+GrpcLogRoute::GrpcLogRoute(Mode mode, std::chrono::milliseconds quiet) : quiet_(quiet) {
+  live_route.store(this);
   const bool asked = std::getenv("GRPC_VERBOSITY") != nullptr;
   gpr_set_log_function(mode == Mode::kShow || asked ? &Forward : &Drop);
 }
 
 // nullptr gives gRPC its own writer back (gRPC 1.51, Debian 12's).
-GrpcLogRoute::~GrpcLogRoute() { gpr_set_log_function(nullptr); }
+GrpcLogRoute::~GrpcLogRoute() {
+  gpr_set_log_function(nullptr);
+  live_route.store(nullptr);
+}
+
+void GrpcLogRoute::Say(bool error, const char* message, const char* file, int line) {
+  spdlog::logger* logger = spdlog::default_logger_raw();
+  if (logger == nullptr) return;
+  const char* base = BaseName(file);
+  uint64_t held_back = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const auto now = std::chrono::steady_clock::now();
+    auto [it, first] = places_.try_emplace({base, line});
+    Place& place = it->second;
+    if (!first && now - place.shown < quiet_) {
+      ++place.held_back;
+      return;
+    }
+    held_back = place.held_back;
+    place.held_back = 0;
+    place.shown = now;
+  }
+  const std::string more =
+      held_back == 0 ? "" : "; " + std::to_string(held_back) + " more from there held back since the last one shown";
+  logger->log(error ? spdlog::level::err : spdlog::level::info, "grpc: {} ({}:{}){}", message != nullptr ? message : "",
+              base, line, more);
+}
 
 }  // namespace tunefleet

@@ -10,9 +10,17 @@
 #include <cstdlib>
 #include <memory>
 #include <sstream>
+#include <string>
+#include <thread>
 
 namespace tunefleet {
 namespace {
+
+int CountOf(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
 
 class GrpcLogRouteTest : public ::testing::Test {
  protected:
@@ -71,6 +79,21 @@ TEST_F(GrpcLogRouteTest, GivenGrpcInfoLinesTheyShouldReadAsInfo) {
     gpr_log(GPR_INFO, "channel connectivity");
   }
   EXPECT_NE(out_.str().find("[info] grpc: channel connectivity ("), std::string::npos) << out_.str();
+}
+
+TEST_F(GrpcLogRouteTest, GivenAFloodOfLinesFromOnePlaceTheRouteShouldShowOneAndCountTheRest) {
+  {
+    GrpcLogRoute route(GrpcLogRoute::Mode::kShow, std::chrono::milliseconds(300));
+    auto handshake_failed = [] { gpr_log(GPR_ERROR, "Handshake failed"); };
+    for (int i = 0; i < 100; ++i) handshake_failed();
+    gpr_log(GPR_ERROR, "another place");  // its own line, not held back by the flood
+    std::this_thread::sleep_for(std::chrono::milliseconds(350));
+    handshake_failed();
+  }
+  const std::string out = out_.str();
+  EXPECT_EQ(CountOf(out, "[error] grpc: Handshake failed ("), 2) << out;
+  EXPECT_EQ(CountOf(out, "[error] grpc: another place ("), 1) << out;
+  EXPECT_NE(out.find("; 99 more from there held back since the last one shown\n"), std::string::npos) << out;
 }
 
 }  // namespace
