@@ -205,6 +205,7 @@ Result<ImportedModel> ImportOnnxModel(onnx::ModelProto& model, const std::string
   for (int i = 0; i < graph.node_size(); ++i) {
     if (fused.count(i) || graph.node(i).op_type() == "Constant") continue;  // Constant is data, not work
     ExtractedNode e = ExtractNode(graph, view, i, *opset);
+    if (!e.contradiction.empty()) return Status::InvalidArgument(name + ": " + e.contradiction);
     if (e.op) {
       out.ops.push_back(std::move(*e.op));
       fused.insert(e.fused.begin(), e.fused.end());

@@ -184,6 +184,33 @@ TEST_F(OnnxImportTest, GivenAsymmetricPads_WeShouldListTheConvAsNotTunedRatherTh
   EXPECT_EQ(m->not_tuned.at("Conv (asymmetric pads)"), 1);
 }
 
+// Shape inference takes a Conv's output channels from its weight and checks nothing else of it, so a model whose
+// weights contradict its inputs would be tuned as the inputs say; it is refused, naming the node.
+TEST_F(OnnxImportTest, GivenAConvWeightOrBiasThatContradictsItsInput_WeShouldRefuseTheModelNamingTheNode) {
+  auto with_dims = [](const std::string& suffix, const std::vector<int64_t>& dims) {
+    onnx::ModelProto model = MakeResNetLikeModel();
+    const std::string conv = model.graph().node(0).name();
+    for (auto& t : *model.mutable_graph()->mutable_initializer()) {
+      if (t.name() != conv + suffix) continue;
+      t.clear_dims();
+      for (int64_t d : dims) t.add_dims(d);
+    }
+    return std::make_pair(model, conv);
+  };
+  auto [channels, conv] = with_dims(".w", {16, 4, 3, 3});
+  auto m = ImportOnnxModel(channels, "bad.onnx", {});
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().message(), "bad.onnx: node '" + conv +
+                                      "' (Conv): the weight [16,4,3,3] takes 4 input channel(s) per group x 1 "
+                                      "group(s), but the input [1,3,32,32] has 3");
+
+  auto [bias, same] = with_dims(".b", {8});
+  m = ImportOnnxModel(bias, "bad.onnx", {});
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().message(),
+            "bad.onnx: node '" + same + "' (Conv): the bias [8] is not one value per output channel ([16])");
+}
+
 TEST_F(OnnxImportTest, GivenADirectoryOrADeviceFile_WeShouldRefuseItInOneLineNotReadIt) {
   auto dir = ImportOnnxFile(dir_.string(), {});
   ASSERT_FALSE(dir.ok());

@@ -18,6 +18,18 @@ std::string NodeName(const onnx::NodeProto& node, int index) {
   return node.name().empty() ? "#" + std::to_string(index) : node.name();
 }
 
+std::string DimsText(const std::vector<int64_t>& d) {
+  std::string s = "[";
+  for (size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + std::to_string(d[i]);
+  return s + "]";
+}
+
+ExtractedNode Contradiction(const onnx::NodeProto& node, int index, const std::string& what) {
+  ExtractedNode e;
+  e.contradiction = "node '" + NodeName(node, index) + "' (" + node.op_type() + "): " + what;
+  return e;
+}
+
 // The single consumer of the node's first output, when nothing else (graph outputs included) reads it.
 const onnx::NodeProto* SoleConsumer(const onnx::GraphProto& graph, const OnnxGraphView& view,
                                     const onnx::NodeProto& node, int* consumer_index) {
@@ -112,6 +124,21 @@ ExtractedNode ExtractConv(const onnx::GraphProto& graph, const OnnxGraphView& vi
   const int64_t n = (*x)[0], c = (*x)[1], h = (*x)[2], w = (*x)[3];
   const int64_t k = (*wt)[0], kh = (*wt)[2], kw = (*wt)[3];
   const int64_t groups = AttrInt(node, "group", 1);
+  // Shape inference takes the output's channels from the weight and checks nothing else of it.
+  if (groups < 1) return Contradiction(node, index, "group " + std::to_string(groups) + " (must be 1 or more)");
+  if (c % groups != 0 || k % groups != 0)
+    return Contradiction(node, index, "group " + std::to_string(groups) + " does not divide the input's " +
+                                          std::to_string(c) + " channels and the weight's " + std::to_string(k) +
+                                          " filters");
+  if ((*wt)[1] * groups != c)
+    return Contradiction(node, index, "the weight " + DimsText(*wt) + " takes " + std::to_string((*wt)[1]) +
+                                          " input channel(s) per group x " + std::to_string(groups) +
+                                          " group(s), but the input " + DimsText(*x) + " has " + std::to_string(c));
+  if (node.input_size() > 2 && !node.input(2).empty()) {
+    if (auto b = view.StaticShape(node.input(2)); b && (b->size() != 1 || (*b)[0] != k))
+      return Contradiction(node, index, "the bias " + DimsText(*b) + " is not one value per output channel ([" +
+                                            std::to_string(k) + "])");
+  }
   Window win = SpatialWindow(node, *x, kh, kw);
   if (!win.why_not.empty()) return NotTuned("Conv", win.why_not);
   const bool bias = node.input_size() > 2 && !node.input(2).empty();
@@ -160,6 +187,9 @@ ExtractedNode ExtractGemm(const onnx::GraphProto& graph, const OnnxGraphView& vi
     return NotTuned("Gemm", "alpha or beta not 1");
   }
   const int64_t m = (*a)[0], kk = (*a)[1], n = transb ? (*b)[0] : (*b)[1];
+  if (kk != (transb ? (*b)[1] : (*b)[0]))
+    return Contradiction(node, index, "A " + DimsText(*a) + " and B " + DimsText(*b) + (transb ? " (transB)" : "") +
+                                          " do not agree on K");
   if (bias) {
     auto c = view.StaticShape(node.input(2));
     if (!c || Product(*c, 0, c->size()) != n) return NotTuned("Gemm", "C is not a bias row");
@@ -186,6 +216,8 @@ ExtractedNode ExtractMatMul(const onnx::GraphProto& graph, const OnnxGraphView& 
   if (!a || !b) return NotTuned("MatMul", "shape unknown");
   if (a->size() < 2 || b->size() < 2) return NotTuned("MatMul", "vector operand");
   const int64_t kk = a->back(), n = b->back();
+  if (kk != (*b)[b->size() - 2])
+    return Contradiction(node, index, "A " + DimsText(*a) + " and B " + DimsText(*b) + " do not agree on K");
   int64_t m = 0, batch = 1;
   if (b->size() == 2) {
     m = Product(*a, 0, a->size() - 1);  // a batched A against one B is one tall GEMM

@@ -16,6 +16,9 @@ struct ExtractedNode {
   std::optional<OpOccurrence> op;  // set when the node is tuned
   std::string not_tuned;           // else the label it is counted under: "Add", "Conv (asymmetric pads)"
   std::vector<int> fused;          // indices of the following nodes folded into `op` (not counted again)
+  // Set when the node's shapes contradict each other (a weight whose input channels are not the input's, a bias
+  // that is not one value per output channel): "node 'conv1' (Conv): ...". The model is refused, not tuned.
+  std::string contradiction;
 };
 
 // `opset` is the model's default-domain opset (Clip takes its bounds as attributes before 11, as inputs after).
