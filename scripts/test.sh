@@ -6,6 +6,11 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 bash scripts/build.sh
 cd "${BUILD_DIR:-build}"
-# PoCL compiles kernels on the CPU; its cache keeps CI from compiling the same kernel twice.
-export POCL_CACHE_DIR=${POCL_CACHE_DIR:-$(mktemp -d)}
+# PoCL compiles kernels on the CPU; its cache keeps CI from compiling the same kernel twice. A cache made here is
+# removed on exit.
+if [ -z "${POCL_CACHE_DIR:-}" ]; then
+  POCL_CACHE_DIR=$(mktemp -d)
+  trap 'rm -rf "$POCL_CACHE_DIR"' EXIT
+fi
+export POCL_CACHE_DIR
 ctest --output-on-failure --timeout 900 -j 2
