@@ -1,18 +1,42 @@
 #include "deploy/runtime/kernel_pack.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <charconv>
 #include <cmath>
-#include <fstream>
 #include <limits>
 #include <map>
+#include <optional>
 #include <sstream>
+#include <system_error>
+#include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "deploy/runtime/pack_json.h"
 
 namespace tunefleet::runtime {
 namespace {
 
+using pack_json::Field;
+
 constexpr const char* kFormat = "tunefleet-kernel-pack";
-constexpr int kVersion = 1;
+constexpr uint64_t kVersion = 1;
+constexpr int64_t kMaxFileBytes = int64_t{64} << 20;
+constexpr uint64_t kMaxElements = uint64_t{1} << 31;    // per buffer; pixels per image
+constexpr uint64_t kMaxImageSide = uint64_t{1} << 20;   // pixels
+constexpr uint64_t kMaxLocalBytes = uint64_t{1} << 31;  // a __local argument
+constexpr uint64_t kMaxGlobalSize = uint64_t{1} << 32;  // work-items per dimension
+constexpr size_t kMaxDims = 3;
+constexpr size_t kRgbaChannels = 4;
+
+// Names of buffers and images of one program and which of the two each is.
+using MemoryKinds = std::map<std::string, PackArg::Kind>;
 
 // A workload spec split into its parts; positional values as written.
 struct SpecParts {
@@ -53,81 +77,405 @@ double Distance(const SpecParts& a, const SpecParts& b) {
   return d;
 }
 
-ElemType ParseType(const std::string& s) {
+bool IsWordChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// [A-Za-z_][A-Za-z0-9_]*: an OpenCL C kernel name, an op or parameter name.
+bool IsIdentifier(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  for (char c : s)
+    if (!IsWordChar(c)) return false;
+  return true;
+}
+
+bool IsWord(const std::string& s) {
+  if (s.empty()) return false;
+  for (char c : s)
+    if (!IsWordChar(c)) return false;
+  return true;
+}
+
+bool IsNonNegativeInteger(const std::string& s) {
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  return !s.empty() && std::isdigit(static_cast<unsigned char>(s[0])) && ec == std::errc() &&
+         end == s.data() + s.size();
+}
+
+// An entry's task spec as the exporter writes it (Task::ToSpec): "op:v1,v2,...[,name=value...]:precision",
+// sizes non-negative integers, names identifiers, values words. Errors say what is wrong, not where.
+Result<SpecParts> ParseTaskSpec(const std::string& spec) {
+  auto fail = [](const std::string& what) { return Status::Corruption(what); };
+  const size_t a = spec.find(':');
+  const size_t b = a == std::string::npos ? a : spec.find(':', a + 1);
+  if (b == std::string::npos || spec.find(':', b + 1) != std::string::npos) return fail("expected two ':'");
+  SpecParts p;
+  p.op = spec.substr(0, a);
+  if (!IsIdentifier(p.op)) return fail("the op is not a name");
+  p.precision = spec.substr(b + 1);
+  if (p.precision != "float32" && p.precision != "float16" && p.precision != "float16-acc32") {
+    return fail("the precision is not float32, float16 or float16-acc32");
+  }
+  std::istringstream in(spec.substr(a + 1, b - a - 1));
+  std::string tok;
+  size_t items = 0;
+  while (std::getline(in, tok, ',')) {
+    ++items;
+    if (tok.empty()) return fail("a parameter is empty");
+    const size_t eq = tok.find('=');
+    if (eq == std::string::npos) {
+      if (!p.extras.empty()) return fail("a size follows name=value parameters");
+      if (!IsNonNegativeInteger(tok)) return fail("a size is not a non-negative integer");
+      p.sizes.push_back(std::strtod(tok.c_str(), nullptr));
+    } else if (!IsIdentifier(tok.substr(0, eq)) || !IsWord(tok.substr(eq + 1))) {
+      return fail("a parameter is not name=value");
+    } else if (!p.extras.emplace(tok.substr(0, eq), tok.substr(eq + 1)).second) {
+      return fail("a parameter is given twice");
+    }
+  }
+  const size_t commas = static_cast<size_t>(std::count(spec.begin() + a, spec.begin() + b, ','));
+  if (items != commas + 1) return fail("a parameter is empty");
+  if (p.sizes.empty()) return fail("no sizes");
+  return p;
+}
+
+// Owns one file descriptor.
+class FileDescriptor {
+ public:
+  explicit FileDescriptor(int fd) : fd_(fd) {}
+  ~FileDescriptor() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+std::string ErrnoText(int err) { return std::error_code(err, std::generic_category()).message(); }
+
+// The bytes of a regular file of at most kMaxFileBytes. Opened non-blocking, so a FIFO cannot stall the
+// caller, and checked through the open descriptor, so what is read is what was checked.
+Result<std::string> ReadPackFile(const std::string& path) {
+  FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  if (fd.get() < 0) {
+    const int err = errno;
+    const std::string msg = path + ": cannot open kernel pack: " + ErrnoText(err);
+    return err == ENOENT || err == ENOTDIR ? Status::NotFound(msg) : Status::IOError(msg);
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return Status::IOError(path + ": cannot stat kernel pack: " + ErrnoText(errno));
+  if (S_ISDIR(st.st_mode)) return Status::InvalidArgument(path + ": is a directory, not a kernel pack file");
+  if (!S_ISREG(st.st_mode)) return Status::InvalidArgument(path + ": is not a regular file, not a kernel pack");
+  const std::string too_large =
+      path + ": kernel pack is larger than the limit of " + std::to_string(kMaxFileBytes) + " bytes";
+  if (st.st_size > kMaxFileBytes) return Status::InvalidArgument(too_large);
+  std::string text;
+  char chunk[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd.get(), chunk, sizeof(chunk));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Status::IOError(path + ": cannot read kernel pack: " + ErrnoText(errno));
+    if (n == 0) break;
+    if (text.size() + static_cast<size_t>(n) > static_cast<size_t>(kMaxFileBytes)) {
+      return Status::InvalidArgument(too_large);  // grew after fstat
+    }
+    text.append(chunk, static_cast<size_t>(n));
+  }
+  return text;
+}
+
+// The elements read by `read` from the optional array member `key` of `object` (none when absent).
+template <typename T, typename Read>
+Result<std::vector<T>> ReadList(const Field& object, const std::string& key, Read read) {
+  std::vector<T> out;
+  std::optional<Field> list = pack_json::OptionalMember(object, key);
+  if (!list) return out;
+  TF_ASSIGN_OR_RETURN(std::vector<Field> elements, pack_json::Elements(*list));
+  for (const Field& e : elements) {
+    TF_ASSIGN_OR_RETURN(T v, read(e));
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+Result<std::string> ReadString(const Field& f) { return pack_json::String(f); }
+
+Result<std::string> ReadName(const Field& object) {
+  TF_ASSIGN_OR_RETURN(Field f, pack_json::Member(object, "name"));
+  TF_ASSIGN_OR_RETURN(std::string name, pack_json::String(f));
+  if (name.empty()) return f.Error("must not be empty");
+  return name;
+}
+
+Result<ElemType> ReadElemType(const Field& f, bool image) {
+  TF_ASSIGN_OR_RETURN(std::string s, image ? pack_json::OneOf(f, {"float32", "float16"})
+                                           : pack_json::OneOf(f, {"float32", "float16", "int32"}));
   if (s == "float16") return ElemType::kFloat16;
   if (s == "int32") return ElemType::kInt32;
   return ElemType::kFloat32;
 }
 
-std::vector<uint64_t> Sizes(const nlohmann::json& j) {
+// Records a buffer or image name; names are unique across both.
+Status Declare(const std::string& name, PackArg::Kind kind, const Field& where, MemoryKinds* kinds) {
+  if (!kinds->emplace(name, kind).second) {
+    return Status::Corruption(where.MemberPath("name") + ": " + pack_json::Describe(nlohmann::json(name)) +
+                              " names another buffer or image");
+  }
+  return Status::OK();
+}
+
+Result<PackBuffer> ReadBuffer(const Field& f, MemoryKinds* kinds) {
+  TF_RETURN_IF_ERROR(pack_json::RequireObject(f));
+  PackBuffer b;
+  TF_ASSIGN_OR_RETURN(b.name, ReadName(f));
+  TF_ASSIGN_OR_RETURN(b.type, pack_json::MemberOr(f, "type", ElemType::kFloat32,
+                                                  [](const Field& t) { return ReadElemType(t, false); }));
+  TF_ASSIGN_OR_RETURN(Field count, pack_json::Member(f, "count"));
+  TF_ASSIGN_OR_RETURN(b.count, pack_json::Unsigned(count, 0, kMaxElements));
+  if (__builtin_mul_overflow(b.count, ElemBytes(b.type), &b.bytes)) return count.Error("the byte size overflows");
+  TF_ASSIGN_OR_RETURN(std::string init, pack_json::MemberOr(f, "init", std::string("zeros"), [](const Field& i) {
+                        return pack_json::OneOf(i, {"zeros", "random"});
+                      }));
+  b.random_init = init == "random";
+  TF_RETURN_IF_ERROR(Declare(b.name, PackArg::Kind::kBuffer, f, kinds));
+  return b;
+}
+
+// An RGBA image2d_t of float or half channels: what Build can create.
+Result<PackImage> ReadImage(const Field& f, MemoryKinds* kinds) {
+  TF_RETURN_IF_ERROR(pack_json::RequireObject(f));
+  PackImage im;
+  TF_ASSIGN_OR_RETURN(im.name, ReadName(f));
+  TF_ASSIGN_OR_RETURN(im.type, pack_json::MemberOr(f, "type", ElemType::kFloat32,
+                                                   [](const Field& t) { return ReadElemType(t, true); }));
+  TF_ASSIGN_OR_RETURN(Field width, pack_json::Member(f, "width"));
+  TF_ASSIGN_OR_RETURN(im.width, pack_json::Unsigned(width, 1, kMaxImageSide));
+  TF_ASSIGN_OR_RETURN(Field height, pack_json::Member(f, "height"));
+  TF_ASSIGN_OR_RETURN(im.height, pack_json::Unsigned(height, 1, kMaxImageSide));
+  if (im.width * im.height > kMaxElements) {
+    return f.Error("width x height must be at most " + std::to_string(kMaxElements) + " pixels");
+  }
+  TF_RETURN_IF_ERROR(Declare(im.name, PackArg::Kind::kImage, f, kinds));
+  return im;
+}
+
+// A buffer or image argument must name memory of that kind.
+Result<std::string> ReadMemoryName(const Field& f, PackArg::Kind kind, const MemoryKinds& kinds) {
+  TF_ASSIGN_OR_RETURN(std::string name, pack_json::String(f));
+  auto it = kinds.find(name);
+  const char* what = kind == PackArg::Kind::kBuffer ? "a buffer" : "an image";
+  if (it == kinds.end()) return f.Error("names no buffer or image of the program: " + pack_json::Describe(f.value()));
+  if (it->second != kind) return f.Error(pack_json::Describe(f.value()) + " is not " + what + " of the program");
+  return name;
+}
+
+Result<PackArg> ReadArg(const Field& f, const MemoryKinds& kinds) {
+  if (!f.value().is_object() || f.value().size() != 1) {
+    return f.Error("must be an object with one member: buffer, image, i32, f32 or local_bytes, got " +
+                   pack_json::Describe(f.value()));
+  }
+  auto member = f.value().begin();
+  const std::string& key = member.key();
+  const Field value(member.value(), f.MemberPath(key));
+  PackArg arg;
+  if (key == "buffer" || key == "image") {
+    arg.kind = key == "buffer" ? PackArg::Kind::kBuffer : PackArg::Kind::kImage;
+    TF_ASSIGN_OR_RETURN(arg.name, ReadMemoryName(value, arg.kind, kinds));
+  } else if (key == "i32") {
+    arg.kind = PackArg::Kind::kI32;
+    TF_ASSIGN_OR_RETURN(
+        int64_t v, pack_json::Integer(value, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()));
+    arg.i32 = static_cast<int32_t>(v);
+  } else if (key == "f32") {
+    arg.kind = PackArg::Kind::kF32;
+    constexpr double kMaxFloat = std::numeric_limits<float>::max();
+    TF_ASSIGN_OR_RETURN(double v, pack_json::Number(value, -kMaxFloat, kMaxFloat));
+    arg.f32 = static_cast<float>(v);
+  } else if (key == "local_bytes") {
+    arg.kind = PackArg::Kind::kLocalBytes;
+    TF_ASSIGN_OR_RETURN(arg.local_bytes, pack_json::Unsigned(value, 1, kMaxLocalBytes));
+  } else {
+    return f.Error("unknown argument kind " + pack_json::Describe(nlohmann::json(key)) +
+                   " (expected buffer, image, i32, f32 or local_bytes)");
+  }
+  return arg;
+}
+
+// 1 to 3 dimensions of 1..2^32 work-items whose product fits a size_t.
+Result<std::vector<uint64_t>> ReadGlobalSize(const Field& f) {
+  TF_ASSIGN_OR_RETURN(std::vector<Field> dims, pack_json::Elements(f));
+  if (dims.empty() || dims.size() > kMaxDims) {
+    return f.Error("must have 1 to 3 dimensions, got " + std::to_string(dims.size()));
+  }
   std::vector<uint64_t> out;
-  if (j.is_array())
-    for (const auto& v : j) out.push_back(v.get<uint64_t>());
+  size_t product = 1;
+  for (const Field& d : dims) {
+    TF_ASSIGN_OR_RETURN(uint64_t v, pack_json::Unsigned(d, 1, kMaxGlobalSize));
+    if (v > std::numeric_limits<size_t>::max() || __builtin_mul_overflow(product, static_cast<size_t>(v), &product)) {
+      return f.Error("the number of work-items overflows size_t");
+    }
+    out.push_back(v);
+  }
   return out;
 }
 
-// Throws nlohmann::json::exception on a malformed document; Parse turns that into a Status.
-PackProgram ParseProgram(const nlohmann::json& j) {
-  PackProgram p;
-  for (const auto& b : j.value("buffers", nlohmann::json::array())) {
-    p.buffers.push_back({b.at("name").get<std::string>(), ParseType(b.value("type", "float32")),
-                         b.at("count").get<uint64_t>(), b.value("init", "zeros") == "random"});
+// Empty (the driver's choice), or one size per global dimension, each dividing it.
+Result<std::vector<uint64_t>> ReadLocalSize(const Field& f, const std::vector<uint64_t>& global) {
+  TF_ASSIGN_OR_RETURN(std::vector<Field> dims, pack_json::Elements(f));
+  std::vector<uint64_t> out;
+  if (dims.empty()) return out;
+  if (dims.size() != global.size()) {
+    return f.Error("must be empty or have as many dimensions as global_size (" + std::to_string(global.size()) +
+                   "), got " + std::to_string(dims.size()));
   }
-  for (const auto& im : j.value("images", nlohmann::json::array())) {
-    p.images.push_back({im.at("name").get<std::string>(), ParseType(im.value("type", "float32")),
-                        im.at("width").get<uint64_t>(), im.at("height").get<uint64_t>()});
-  }
-  for (const auto& l : j.at("launches")) {
-    PackLaunch launch;
-    launch.setup = l.value("phase", "timed") == "setup";
-    launch.entry = l.at("entry").get<std::string>();
-    launch.source = l.at("source").get<std::string>();
-    launch.build_options = l.value("build_options", "");
-    for (const auto& a : l.value("args", nlohmann::json::array())) {
-      PackArg arg;
-      if (a.contains("buffer")) {
-        arg.kind = PackArg::Kind::kBuffer;
-        arg.name = a["buffer"].get<std::string>();
-      } else if (a.contains("image")) {
-        arg.kind = PackArg::Kind::kImage;
-        arg.name = a["image"].get<std::string>();
-      } else if (a.contains("i32")) {
-        arg.kind = PackArg::Kind::kI32;
-        arg.i32 = a["i32"].get<int32_t>();
-      } else if (a.contains("f32")) {
-        arg.kind = PackArg::Kind::kF32;
-        arg.f32 = a["f32"].get<float>();
-      } else if (a.contains("local_bytes")) {
-        arg.kind = PackArg::Kind::kLocalBytes;
-        arg.local_bytes = a["local_bytes"].get<uint64_t>();
-      } else {
-        throw std::invalid_argument("kernel argument " + a.dump() + " has no known kind");
-      }
-      launch.args.push_back(std::move(arg));
+  for (size_t i = 0; i < dims.size(); ++i) {
+    TF_ASSIGN_OR_RETURN(uint64_t v, pack_json::Unsigned(dims[i], 1, global[i]));
+    if (global[i] % v != 0) {
+      return dims[i].Error(std::to_string(v) + " does not divide global_size " + std::to_string(global[i]));
     }
-    launch.global_size = Sizes(l.at("global_size"));
-    launch.local_size = Sizes(l.value("local_size", nlohmann::json::array()));
-    p.launches.push_back(std::move(launch));
+    out.push_back(v);
   }
-  p.output_buffer = j.value("output_buffer", "");
+  return out;
+}
+
+Result<PackLaunch> ReadLaunch(const Field& f, const MemoryKinds& kinds) {
+  TF_RETURN_IF_ERROR(pack_json::RequireObject(f));
+  PackLaunch l;
+  TF_ASSIGN_OR_RETURN(std::string phase, pack_json::MemberOr(f, "phase", std::string("timed"), [](const Field& p) {
+                        return pack_json::OneOf(p, {"setup", "timed"});
+                      }));
+  l.setup = phase == "setup";
+  TF_ASSIGN_OR_RETURN(Field entry, pack_json::Member(f, "entry"));
+  TF_ASSIGN_OR_RETURN(l.entry, pack_json::String(entry));
+  if (!IsIdentifier(l.entry)) {
+    return entry.Error("must be an OpenCL C kernel name, got " + pack_json::Describe(entry.value()));
+  }
+  TF_ASSIGN_OR_RETURN(Field source, pack_json::Member(f, "source"));
+  TF_ASSIGN_OR_RETURN(l.source, pack_json::String(source));
+  if (l.source.empty()) return source.Error("must not be empty");
+  TF_ASSIGN_OR_RETURN(l.build_options, pack_json::MemberOr(f, "build_options", std::string(), ReadString));
+  TF_ASSIGN_OR_RETURN(l.args, ReadList<PackArg>(f, "args", [&kinds](const Field& a) { return ReadArg(a, kinds); }));
+  TF_ASSIGN_OR_RETURN(Field global, pack_json::Member(f, "global_size"));
+  TF_ASSIGN_OR_RETURN(l.global_size, ReadGlobalSize(global));
+  if (std::optional<Field> local = pack_json::OptionalMember(f, "local_size")) {
+    TF_ASSIGN_OR_RETURN(l.local_size, ReadLocalSize(*local, l.global_size));
+  }
+  return l;
+}
+
+Result<PackProgram> ReadProgram(const Field& f) {
+  TF_RETURN_IF_ERROR(pack_json::RequireObject(f));
+  PackProgram p;
+  MemoryKinds kinds;
+  TF_ASSIGN_OR_RETURN(p.buffers,
+                      ReadList<PackBuffer>(f, "buffers", [&kinds](const Field& b) { return ReadBuffer(b, &kinds); }));
+  TF_ASSIGN_OR_RETURN(p.images,
+                      ReadList<PackImage>(f, "images", [&kinds](const Field& im) { return ReadImage(im, &kinds); }));
+  TF_ASSIGN_OR_RETURN(Field launches, pack_json::Member(f, "launches"));
+  TF_ASSIGN_OR_RETURN(p.launches,
+                      ReadList<PackLaunch>(f, "launches", [&kinds](const Field& l) { return ReadLaunch(l, kinds); }));
+  if (p.launches.empty()) return launches.Error("must hold at least one launch");
+  TF_ASSIGN_OR_RETURN(Field output, pack_json::Member(f, "output_buffer"));
+  TF_ASSIGN_OR_RETURN(p.output_buffer, ReadMemoryName(output, PackArg::Kind::kBuffer, kinds));
   return p;
 }
 
-PackedKernel ParseEntry(const nlohmann::json& e, bool fallback) {
+// "op"/"precision" of an entry: optional, and when given equal to its task's.
+Result<std::string> ReadTaskPart(const Field& entry, const std::string& key, const std::string& from_task) {
+  std::optional<Field> f = pack_json::OptionalMember(entry, key);
+  if (!f) return from_task;
+  TF_ASSIGN_OR_RETURN(std::string v, pack_json::String(*f));
+  if (v != from_task) {
+    return f->Error(pack_json::Describe(f->value()) + " disagrees with the task's " + key + " \"" + from_task + "\"");
+  }
+  return v;
+}
+
+Result<PackedKernel> ReadEntry(const Field& e, bool fallback) {
+  TF_RETURN_IF_ERROR(pack_json::RequireObject(e));
   PackedKernel k;
-  k.task = e.at("task").get<std::string>();
-  SpecParts parts = SplitSpec(k.task);
-  k.op = e.value("op", parts.op);
-  k.precision = e.value("precision", parts.precision);
-  k.template_name = e.at("template").get<std::string>();
-  k.template_version = e.value("template_version", 0);
-  k.config = e.value("config", nlohmann::json::object()).dump();
-  k.record_id = e.value("record_id", int64_t{0});
-  k.latency_ms = e.value("latency_ms", 0.0);
-  k.gflops = e.value("gflops", 0.0);
+  TF_ASSIGN_OR_RETURN(Field task, pack_json::Member(e, "task"));
+  TF_ASSIGN_OR_RETURN(k.task, pack_json::String(task));
+  Result<SpecParts> parts = ParseTaskSpec(k.task);
+  if (!parts.ok()) {
+    return task.Error("must be a task spec op:v1,v2,...[,name=value...]:precision (" + parts.status().message() +
+                      "), got " + pack_json::Describe(task.value()));
+  }
+  TF_ASSIGN_OR_RETURN(k.op, ReadTaskPart(e, "op", parts->op));
+  TF_ASSIGN_OR_RETURN(k.precision, ReadTaskPart(e, "precision", parts->precision));
+  TF_ASSIGN_OR_RETURN(Field tmpl, pack_json::Member(e, "template"));
+  TF_ASSIGN_OR_RETURN(k.template_name, pack_json::String(tmpl));
+  TF_ASSIGN_OR_RETURN(int64_t version, pack_json::MemberOr(e, "template_version", int64_t{0}, [](const Field& v) {
+                        return pack_json::Integer(v, 0, std::numeric_limits<int>::max());
+                      }));
+  k.template_version = static_cast<int>(version);
+  if (std::optional<Field> config = pack_json::OptionalMember(e, "config")) {
+    TF_RETURN_IF_ERROR(pack_json::RequireObject(*config));
+    k.config = config->value().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  } else {
+    k.config = "{}";
+  }
+  TF_ASSIGN_OR_RETURN(k.record_id, pack_json::MemberOr(e, "record_id", int64_t{0}, [](const Field& v) {
+                        return pack_json::Integer(v, 0, std::numeric_limits<int64_t>::max());
+                      }));
+  auto non_negative = [](const Field& v) { return pack_json::Number(v, 0, std::numeric_limits<double>::max()); };
+  TF_ASSIGN_OR_RETURN(k.latency_ms, pack_json::MemberOr(e, "latency_ms", 0.0, non_negative));
+  TF_ASSIGN_OR_RETURN(k.gflops, pack_json::MemberOr(e, "gflops", 0.0, non_negative));
   k.fallback = fallback;
-  k.program = ParseProgram(e.at("program"));
+  TF_ASSIGN_OR_RETURN(Field program, pack_json::Member(e, "program"));
+  TF_ASSIGN_OR_RETURN(k.program, ReadProgram(program));
   return k;
+}
+
+// Entry `e` of "kernels"/"fallbacks" as messages name it: its index, and its task when that is valid.
+std::string EntryName(const Field& e) {
+  std::optional<Field> task = pack_json::OptionalMember(e, "task");
+  if (!task || !task->value().is_string()) return e.path();
+  const std::string& spec = task->value().get_ref<const std::string&>();
+  return ParseTaskSpec(spec).ok() ? e.path() + " (" + spec + ")" : e.path();
+}
+
+// The optional array member `key` ("kernels"/"fallbacks"); errors are put in the context of their entry.
+Result<std::vector<PackedKernel>> ReadEntries(const Field& root, const std::string& key, bool fallback) {
+  return ReadList<PackedKernel>(root, key, [fallback](const Field& e) -> Result<PackedKernel> {
+    Result<PackedKernel> k = ReadEntry(Field(e.value(), ""), fallback);
+    if (!k.ok()) return k.status().WithContext(EntryName(e));
+    return k;
+  });
+}
+
+Result<PackDevice> ReadDevice(const Field& root) {
+  TF_ASSIGN_OR_RETURN(Field d, pack_json::Member(root, "device"));
+  TF_RETURN_IF_ERROR(pack_json::RequireObject(d));
+  PackDevice device;
+  const std::string none;
+  TF_ASSIGN_OR_RETURN(device.name, pack_json::MemberOr(d, "name", none, ReadString));
+  TF_ASSIGN_OR_RETURN(device.vendor, pack_json::MemberOr(d, "vendor", none, ReadString));
+  TF_ASSIGN_OR_RETURN(device.driver, pack_json::MemberOr(d, "driver", none, ReadString));
+  TF_ASSIGN_OR_RETURN(device.opencl_version, pack_json::MemberOr(d, "opencl_version", none, ReadString));
+  TF_ASSIGN_OR_RETURN(device.fingerprint, pack_json::MemberOr(d, "fingerprint", none, ReadString));
+  return device;
+}
+
+// "format" must be the kernel pack's string and "version" the integer 1.
+Status CheckHeader(const Field& root, const std::string& source) {
+  std::optional<Field> format = pack_json::OptionalMember(root, "format");
+  if (!format || format->value() != kFormat) {
+    return Status::InvalidArgument(source + ": not a tunefleet kernel pack (format " +
+                                   (format ? pack_json::Describe(format->value()) : "missing") + ")");
+  }
+  std::optional<Field> version = pack_json::OptionalMember(root, "version");
+  if (!version || !version->value().is_number_integer()) {
+    return Status::InvalidArgument(source + ": kernel pack version must be an integer, got " +
+                                   (version ? pack_json::Describe(version->value()) : "none"));
+  }
+  if (!version->value().is_number_unsigned() || version->value().get<uint64_t>() != kVersion) {
+    return Status::InvalidArgument(source + ": kernel pack version " + pack_json::Describe(version->value()) +
+                                   " is not supported (expected " + std::to_string(kVersion) + ")");
+  }
+  return Status::OK();
 }
 
 }  // namespace
@@ -150,31 +498,24 @@ const PackBuffer* PackProgram::FindBuffer(const std::string& name) const {
 }
 
 Result<KernelPack> KernelPack::Load(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound(path + ": cannot open kernel pack");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return Parse(text.str(), path);
+  TF_ASSIGN_OR_RETURN(std::string text, ReadPackFile(path));
+  return Parse(text, path);
 }
 
 Result<KernelPack> KernelPack::Parse(const std::string& json_text, const std::string& source) {
-  auto j = nlohmann::json::parse(json_text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) return Status::Corruption(source + ": not a JSON object");
-  if (j.value("format", "") != kFormat) return Status::InvalidArgument(source + ": not a tunefleet kernel pack");
-  if (j.value("version", 0) != kVersion) {
-    return Status::InvalidArgument(source + ": kernel pack version " + std::to_string(j.value("version", 0)) +
-                                   " is not supported (expected " + std::to_string(kVersion) + ")");
-  }
+  Result<nlohmann::json> parsed = pack_json::ParseBounded(json_text);
+  if (!parsed.ok()) return parsed.status().WithContext(source);
+  const Field root(*parsed, "");
+  if (!root.value().is_object()) return Status::Corruption(source + ": not a JSON object");
+  TF_RETURN_IF_ERROR(CheckHeader(root, source));
   KernelPack pack;
-  try {
-    const auto& d = j.at("device");
-    pack.device_ = {d.value("name", ""), d.value("vendor", ""), d.value("driver", ""), d.value("opencl_version", ""),
-                    d.value("fingerprint", "")};
-    for (const auto& e : j.value("kernels", nlohmann::json::array())) pack.kernels_.push_back(ParseEntry(e, false));
-    for (const auto& e : j.value("fallbacks", nlohmann::json::array())) pack.fallbacks_.push_back(ParseEntry(e, true));
-  } catch (const std::exception& e) {
-    return Status::Corruption(source + ": malformed kernel pack: " + e.what());
-  }
+  Status s = [&]() -> Status {
+    TF_ASSIGN_OR_RETURN(pack.device_, ReadDevice(root));
+    TF_ASSIGN_OR_RETURN(pack.kernels_, ReadEntries(root, "kernels", false));
+    TF_ASSIGN_OR_RETURN(pack.fallbacks_, ReadEntries(root, "fallbacks", true));
+    return Status::OK();
+  }();
+  if (!s.ok()) return s.WithContext(source + ": malformed kernel pack");
   return pack;
 }
 

@@ -16,6 +16,13 @@
 //             "output_buffer": name}
 // A program is built for the workload in its entry's "task": its buffer sizes and launch geometry are
 // those of that workload.
+// Load/Parse refuse, with one message naming the entry and field, any pack that is not exactly this:
+// a wrong JSON type, an unknown enum string, an integer out of range (buffer counts up to 2^31, i32 args
+// within int32, f32 args finite floats), a task spec that is not "op:sizes[,name=value...]:precision" or
+// disagrees with "op"/"precision", duplicate names among buffers and images, an argument or output_buffer
+// naming nothing of its kind, global_size of other than 1-3 dims in [1, 2^32], a local_size of another
+// rank or not dividing global_size, NUL in any string, JSON nested deeper than 64 levels, and (Load) a
+// path that is not a regular file of at most 64 MiB.
 // Thread safety: a loaded KernelPack is immutable and safe to share between threads.
 #pragma once
 
@@ -35,6 +42,7 @@ struct PackBuffer {
   ElemType type = ElemType::kFloat32;
   uint64_t count = 0;      // elements
   bool random_init = false;  // an input: the application provides it
+  uint64_t bytes = 0;      // count * ElemBytes(type), computed (overflow-checked) by Load/Parse
 };
 
 struct PackImage {

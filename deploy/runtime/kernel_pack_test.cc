@@ -1,5 +1,13 @@
 #include "deploy/runtime/kernel_pack.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <limits>
+
 #include <gtest/gtest.h>
 
 #include "deploy/runtime/gemm_pack_testing.h"
@@ -60,6 +68,242 @@ TEST(KernelPackTest, GivenSomethingElse_ParseShouldRefuseIt) {
   auto missing = KernelPack::Load("/nonexistent/pack.json");
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("/nonexistent/pack.json"), std::string::npos);
+}
+
+// Loads pack texts from files in a temporary directory of its own, as an application loads a pack.
+class KernelPackLoadTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("tf_kernel_pack_test_" + std::to_string(getpid()) + "_" +
+                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string Write(const std::string& text, const std::string& name = "pack.json") {
+    std::string path = (dir_ / name).string();
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+    return path;
+  }
+  Result<KernelPack> LoadText(const std::string& text) { return KernelPack::Load(Write(text)); }
+
+  // The pack `mutate` makes of a valid one must be refused with `code` and a message holding each of `parts`.
+  template <typename Mutate>
+  void ExpectRefused(Mutate mutate, Status::Code code, std::initializer_list<std::string> parts) {
+    nlohmann::json pack = Valid();
+    mutate(pack);
+    auto loaded = LoadText(pack.dump());
+    ASSERT_FALSE(loaded.ok()) << pack.dump();
+    EXPECT_EQ(loaded.status().code(), code) << loaded.status().ToString();
+    for (const auto& part : parts) {
+      EXPECT_NE(loaded.status().message().find(part), std::string::npos)
+          << part << " in " << loaded.status().ToString();
+    }
+  }
+  template <typename Mutate>
+  void ExpectCorrupt(Mutate mutate, std::initializer_list<std::string> parts) {
+    ExpectRefused(mutate, Status::Code::kCorruption, parts);
+  }
+
+  static nlohmann::json Valid() { return GemmPack({GemmPackEntry(8, 8, 8)}); }
+  static nlohmann::json& Program(nlohmann::json& pack) { return pack["kernels"][0]["program"]; }
+  static nlohmann::json& Launch(nlohmann::json& pack) { return Program(pack)["launches"][1]; }
+  static nlohmann::json& Arg(nlohmann::json& pack, int i) { return Launch(pack)["args"][i]; }
+
+  std::filesystem::path dir_;
+};
+
+TEST_F(KernelPackLoadTest, GivenAValidPack_LoadShouldReadItAndComputeBufferBytes) {
+  nlohmann::json pack = Valid();
+  Program(pack)["images"] = {{{"name", "I"}, {"type", "float16"}, {"width", 4}, {"height", 2}}};
+  Arg(pack, 3) = {{"f32", -0.5}};
+  Arg(pack, 4) = {{"i32", std::numeric_limits<int32_t>::min()}};
+  auto loaded = LoadText(pack.dump());
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  const PackProgram& p = loaded->kernels()[0].program;
+  EXPECT_EQ(p.FindBuffer("C")->bytes, 64u * 4);
+  EXPECT_EQ(p.images[0].type, ElemType::kFloat16);
+  EXPECT_EQ(p.launches[1].args[3].f32, -0.5f);
+  EXPECT_EQ(p.launches[1].args[4].i32, std::numeric_limits<int32_t>::min());
+}
+
+TEST_F(KernelPackLoadTest, GivenAFormatOrVersionOfTheWrongType_LoadShouldRefuseIt) {
+  const auto invalid = Status::Code::kInvalidArgument;
+  ExpectRefused([](auto& p) { p["format"] = 5; }, invalid, {"not a tunefleet kernel pack", "format 5"});
+  ExpectRefused([](auto& p) { p["format"] = nullptr; }, invalid, {"not a tunefleet kernel pack"});
+  ExpectRefused([](auto& p) { p["version"] = "1"; }, invalid, {"version must be an integer"});
+  ExpectRefused([](auto& p) { p["version"] = true; }, invalid, {"version must be an integer", "true"});
+  ExpectRefused([](auto& p) { p["version"] = 1.9; }, invalid, {"version must be an integer", "1.9"});
+  ExpectRefused([](auto& p) { p["version"] = 1e300; }, invalid, {"version must be an integer"});
+  ExpectRefused([](auto& p) { p["version"] = (uint64_t{1} << 32) + 1; }, invalid, {"version 4294967297"});
+}
+
+TEST_F(KernelPackLoadTest, GivenJsonNestedTooDeeply_LoadShouldRefuseItWithoutOverflowingTheStack) {
+  const std::string deep = std::string(200000, '[') + std::string(200000, ']');
+  std::string unused_key = Valid().dump();
+  unused_key.insert(1, "\"deep\":" + deep + ",");
+  auto loaded = LoadText(unused_key);
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_EQ(loaded.status().code(), Status::Code::kCorruption);
+  EXPECT_NE(loaded.status().message().find("nested deeper than 64"), std::string::npos) << loaded.status().ToString();
+
+  nlohmann::json in_config = Valid();
+  nlohmann::json nested = 1;
+  for (int i = 0; i < 70; ++i) nested = nlohmann::json::array({nested});
+  in_config["kernels"][0]["config"]["x"] = nested;
+  EXPECT_EQ(LoadText(in_config.dump()).status().code(), Status::Code::kCorruption);
+}
+
+TEST_F(KernelPackLoadTest, GivenAPathThatIsNotARegularFile_LoadShouldRefuseIt) {
+  auto directory = KernelPack::Load(dir_.string());
+  ASSERT_FALSE(directory.ok());
+  EXPECT_NE(directory.status().message().find("is a directory"), std::string::npos) << directory.status().ToString();
+
+  auto device = KernelPack::Load("/dev/zero");  // endless: would be read until memory runs out
+  ASSERT_FALSE(device.ok());
+  EXPECT_NE(device.status().message().find("/dev/zero: is not a regular file"), std::string::npos)
+      << device.status().ToString();
+
+  const std::string fifo = (dir_ / "fifo").string();
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  auto from_fifo = KernelPack::Load(fifo);  // would block for a writer
+  ASSERT_FALSE(from_fifo.ok());
+  EXPECT_EQ(from_fifo.status().code(), Status::Code::kInvalidArgument);
+}
+
+TEST_F(KernelPackLoadTest, GivenAFileOverTheSizeLimit_LoadShouldRefuseItUnread) {
+  const std::string path = Write("{}", "big.json");
+  std::filesystem::resize_file(path, (uint64_t{64} << 20) + 1);  // sparse
+  auto loaded = KernelPack::Load(path);
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_NE(loaded.status().message().find("larger than the limit"), std::string::npos) << loaded.status().ToString();
+}
+
+TEST_F(KernelPackLoadTest, GivenInvalidJson_LoadShouldReportTheParseError) {
+  auto loaded = LoadText("{\"format\": ");
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_EQ(loaded.status().code(), Status::Code::kCorruption);
+  EXPECT_NE(loaded.status().message().find("parse error at line 1, column 12"), std::string::npos)
+      << loaded.status().ToString();
+  auto bad_utf8 = LoadText("{\"format\": \"\xff\"}");
+  ASSERT_FALSE(bad_utf8.ok());
+  EXPECT_NE(bad_utf8.status().message().find("\\xff"), std::string::npos) << bad_utf8.status().ToString();
+}
+
+TEST_F(KernelPackLoadTest, GivenABufferCountThatIsNotAnUnsignedIntegerInRange_LoadShouldRefuseIt) {
+  const std::string field = "kernels[0] (gemm:8,8,8:float32): program.buffers[2].count";
+  ExpectCorrupt([](auto& p) { Program(p)["buffers"][2]["count"] = -1; }, {field, "got -1"});
+  ExpectCorrupt([](auto& p) { Program(p)["buffers"][2]["count"] = uint64_t{1} << 40; }, {field});
+  ExpectCorrupt([](auto& p) { Program(p)["buffers"][2]["count"] = 1e300; }, {field});
+  ExpectCorrupt([](auto& p) { Program(p)["buffers"][2]["count"] = 3.7; }, {field, "got 3.7"});
+  ExpectCorrupt([](auto& p) { Program(p)["buffers"][2]["count"] = "64"; }, {field});
+}
+
+TEST_F(KernelPackLoadTest, GivenAnInputBufferWhoseByteSizeWouldWrap_LoadShouldRefuseIt) {
+  // 2^62 floats: count * 4 wraps to 0, which passed Run's size check on any application buffer.
+  ExpectCorrupt([](auto& p) { Program(p)["buffers"][0]["count"] = uint64_t{1} << 62; }, {"program.buffers[0].count"});
+}
+
+TEST_F(KernelPackLoadTest, GivenALocalSizeOfAnotherRank_LoadShouldRefuseIt) {
+  ExpectCorrupt([](auto& p) { Launch(p)["local_size"] = {8}; },
+                {"program.launches[1].local_size", "as many dimensions as global_size (2), got 1"});
+  ExpectCorrupt([](auto& p) { Launch(p)["local_size"] = {8, 8, 1}; }, {"program.launches[1].local_size"});
+}
+
+TEST_F(KernelPackLoadTest, GivenAnInvalidGlobalOrLocalSize_LoadShouldRefuseIt) {
+  ExpectCorrupt([](auto& p) { Launch(p)["global_size"] = nlohmann::json::array(); }, {"1 to 3 dimensions, got 0"});
+  ExpectCorrupt([](auto& p) { Launch(p)["global_size"] = 8; }, {"global_size: must be an array"});
+  ExpectCorrupt([](auto& p) { Launch(p)["global_size"] = {8, 8, 1, 1}; }, {"1 to 3 dimensions, got 4"});
+  ExpectCorrupt([](auto& p) { Launch(p)["global_size"] = {-1, 8}; }, {"global_size[0]", "got -1"});
+  ExpectCorrupt([](auto& p) { Launch(p)["global_size"] = {0, 8}; }, {"global_size[0]", "got 0"});
+  ExpectCorrupt([](auto& p) { Launch(p)["global_size"] = {(uint64_t{1} << 32) + 1, 8}; }, {"global_size[0]"});
+  ExpectCorrupt(
+      [](auto& p) {
+        Launch(p)["global_size"] = {uint64_t{1} << 32, uint64_t{1} << 32, 2};
+        Launch(p)["local_size"] = nlohmann::json::array();
+      },
+      {"global_size: the number of work-items overflows"});
+  ExpectCorrupt([](auto& p) { Launch(p)["local_size"] = {3, 8}; }, {"local_size[0]: 3 does not divide"});
+  ExpectCorrupt([](auto& p) { Launch(p)["local_size"] = {0, 8}; }, {"local_size[0]"});
+  ExpectCorrupt([](auto& p) { Launch(p)["local_size"] = {16, 8}; }, {"local_size[0]"});
+}
+
+TEST_F(KernelPackLoadTest, GivenDuplicateNamesOrArgumentsNamingTheWrongMemory_LoadShouldRefuseThem) {
+  const nlohmann::json image = {{"name", "I"}, {"type", "float32"}, {"width", 4}, {"height", 4}};
+  ExpectCorrupt(
+      [](auto& p) {
+        Program(p)["buffers"].push_back({{"name", "Bt"}, {"type", "float32"}, {"count", 1}, {"init", "zeros"}});
+      },
+      {"program.buffers[4].name", "\"Bt\" names another buffer or image"});
+  ExpectCorrupt(
+      [](auto& p) {
+        Program(p)["images"] = {{{"name", "Bt"}, {"type", "float32"}, {"width", 4}, {"height", 4}}};
+      },
+      {"program.images[0].name"});
+  ExpectCorrupt(
+      [&](auto& p) {
+        Program(p)["images"] = {image};
+        Arg(p, 2) = {{"buffer", "I"}};
+      },
+      {"args[2].buffer", "\"I\" is not a buffer"});
+  ExpectCorrupt([](auto& p) { Arg(p, 2) = {{"image", "C"}}; }, {"args[2].image", "\"C\" is not an image"});
+  ExpectCorrupt([](auto& p) { Arg(p, 0) = {{"buffer", "ZZZ"}}; }, {"args[0].buffer", "names no buffer"});
+}
+
+TEST_F(KernelPackLoadTest, GivenAScalarOutOfItsRange_LoadShouldRefuseIt) {
+  ExpectCorrupt([](auto& p) { Arg(p, 3) = {{"i32", int64_t{1} << 40}}; }, {"args[3].i32"});
+  ExpectCorrupt(
+      [](auto& p) {
+        Arg(p, 3) = {{"i32", int64_t{std::numeric_limits<int32_t>::min()} - 1}};
+      },
+      {"args[3].i32"});
+  ExpectCorrupt([](auto& p) { Arg(p, 3) = {{"i32", 1e300}}; }, {"args[3].i32"});
+  ExpectCorrupt([](auto& p) { Arg(p, 3) = {{"f32", 1e300}}; }, {"args[3].f32", "finite number"});
+  ExpectCorrupt([](auto& p) { Arg(p, 3) = {{"local_bytes", 0}}; }, {"args[3].local_bytes"});
+  ExpectCorrupt([](auto& p) { p["kernels"][0]["template_version"] = 1e300; }, {"template_version"});
+  ExpectCorrupt([](auto& p) { p["kernels"][0]["record_id"] = 1e300; }, {"record_id"});
+  ExpectCorrupt([](auto& p) { p["kernels"][0]["record_id"] = std::numeric_limits<uint64_t>::max(); }, {"record_id"});
+}
+
+TEST_F(KernelPackLoadTest, GivenAnUnknownEnumValue_LoadShouldRefuseIt) {
+  ExpectCorrupt([](auto& p) { Program(p)["buffers"][2]["type"] = "float64"; }, {"buffers[2].type", "\"float64\""});
+  ExpectCorrupt([](auto& p) { Program(p)["buffers"][0]["init"] = "randm"; }, {"buffers[0].init", "\"randm\""});
+  ExpectCorrupt([](auto& p) { Program(p)["launches"][0]["phase"] = "setpu"; }, {"launches[0].phase"});
+  ExpectCorrupt(
+      [](auto& p) {
+        Program(p)["images"] = {{{"name", "I"}, {"type", "int32"}, {"width", 4}, {"height", 4}}};
+      },
+      {"images[0].type", "\"int32\""});
+}
+
+TEST_F(KernelPackLoadTest, GivenAnOutputBufferNamingNoBuffer_LoadShouldRefuseIt) {
+  ExpectCorrupt([](auto& p) { Program(p)["output_buffer"] = "nothing"; }, {"program.output_buffer"});
+  ExpectCorrupt(
+      [](auto& p) {
+        Program(p)["images"] = {{{"name", "I"}, {"type", "float32"}, {"width", 4}, {"height", 4}}};
+        Program(p)["output_buffer"] = "I";
+      },
+      {"program.output_buffer", "is not a buffer"});
+}
+
+TEST_F(KernelPackLoadTest, GivenAnEntryDisagreeingWithItsTaskOrAMalformedTask_LoadShouldRefuseIt) {
+  ExpectCorrupt([](auto& p) { p["kernels"][0]["op"] = "conv2d"; }, {"kernels[0] (gemm:8,8,8:float32): op"});
+  ExpectCorrupt([](auto& p) { p["kernels"][0]["precision"] = "float16"; }, {"precision", "disagrees"});
+  for (const char* task : {":::,,,=:", "gemm:nan,8,8:float32", "gemm:8,8,8", "gemm:8,,8:float32", "gemm:8,8,:float32",
+                           "gemm::float32", "gemm:8,8,8:float64", "gemm:batch=2,8:float32", "gemm:8,-8,8:float32"}) {
+    ExpectCorrupt([&](auto& p) { p["kernels"][0]["task"] = task; }, {"kernels[0]: task: must be a task spec"});
+  }
+  nlohmann::json extras = Valid();
+  extras["kernels"][0]["task"] = "gemm:8,8,8,batch=2,act=relu:float32";
+  EXPECT_TRUE(LoadText(extras.dump()).ok());
+}
+
+TEST_F(KernelPackLoadTest, GivenEntriesNotInAnArrayOrNamesWithNul_LoadShouldRefuseThem) {
+  ExpectCorrupt([](auto& p) { p["kernels"] = {{"x", p["kernels"][0]}}; }, {"kernels: must be an array, got object"});
+  ExpectCorrupt([](auto& p) { p["fallbacks"] = {{"x", p["kernels"][0]}}; }, {"fallbacks: must be an array"});
+  ExpectCorrupt([](auto& p) { Launch(p)["entry"] = std::string("gemm\0evil", 9); }, {"launches[1].entry", "NUL"});
+  ExpectCorrupt([](auto& p) { Launch(p)["entry"] = "gemm(x)"; }, {"launches[1].entry", "kernel name"});
+  ExpectCorrupt([](auto& p) { Launch(p)["build_options"] = std::string("-DA=1\0-DB", 9); }, {"build_options"});
 }
 
 }  // namespace

@@ -37,12 +37,65 @@ Result<ClMem> MakeImage(cl_context context, const PackImage& im) {
   return ClMem(mem);
 }
 
-Result<ClMem> MakeZeroBuffer(cl_context context, const PackBuffer& b) {
-  std::vector<unsigned char> zeros(std::max<uint64_t>(1, b.count * ElemBytes(b.type)), 0);
+using ClQueue = ClObject<cl_command_queue, clReleaseCommandQueue>;
+
+// Refuses a scratch buffer larger than the device can allocate at once, before asking the driver for it.
+Status CheckAllocSize(cl_device_id device, const PackBuffer& b, const std::string& task) {
+  cl_ulong max_alloc = 0;
+  cl_int err = clGetDeviceInfo(device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof(max_alloc), &max_alloc, nullptr);
+  if (err != CL_SUCCESS) return ClError("clGetDeviceInfo", err, "CL_DEVICE_MAX_MEM_ALLOC_SIZE");
+  if (b.bytes > max_alloc) {
+    return Status::InvalidArgument(task + ": buffer '" + b.name + "' needs " + std::to_string(b.bytes) +
+                                   " bytes, the device allocates at most " + std::to_string(max_alloc));
+  }
+  return Status::OK();
+}
+
+// A device buffer of the pack buffer's size, zero-filled on the device through `queue` (no host copy).
+Result<ClMem> MakeZeroBuffer(cl_context context, cl_command_queue queue, const PackBuffer& b) {
+  const size_t size = std::max<uint64_t>(1, b.bytes);
   cl_int err = CL_SUCCESS;
-  cl_mem mem = clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, zeros.size(), zeros.data(), &err);
+  ClMem mem(clCreateBuffer(context, CL_MEM_READ_WRITE, size, nullptr, &err));
   if (err != CL_SUCCESS) return ClError("clCreateBuffer", err, b.name);
-  return ClMem(mem);
+  const cl_uchar zero = 0;
+  err = clEnqueueFillBuffer(queue, mem.get(), &zero, sizeof(zero), 0, size, 0, nullptr, nullptr);
+  if (err != CL_SUCCESS) return ClError("clEnqueueFillBuffer", err, b.name);
+  return mem;
+}
+
+// Allocates and zero-fills the program's buffers the application does not provide, on a queue of its own.
+Status MakeScratchBuffers(cl_context context, cl_device_id device, const PackedKernel& kernel,
+                          const std::vector<std::string>& app_buffers, std::map<std::string, ClMem>* scratch) {
+  ClQueue queue;
+  for (const PackBuffer& b : kernel.program.buffers) {
+    bool provided = std::find(app_buffers.begin(), app_buffers.end(), b.name) != app_buffers.end();
+    if (provided) continue;
+    if (b.random_init) {
+      return Status::InvalidArgument(kernel.task + ": input buffer '" + b.name + "' must be provided");
+    }
+    TF_RETURN_IF_ERROR(CheckAllocSize(device, b, kernel.task));
+    if (!queue) {
+      cl_int err = CL_SUCCESS;
+      queue = ClQueue(clCreateCommandQueue(context, device, 0, &err));
+      if (err != CL_SUCCESS) return ClError("clCreateCommandQueue", err);
+    }
+    TF_ASSIGN_OR_RETURN((*scratch)[b.name], MakeZeroBuffer(context, queue.get(), b));
+  }
+  if (!queue) return Status::OK();
+  cl_int err = clFinish(queue.get());
+  if (err != CL_SUCCESS) return ClError("clFinish", err, "zero-filling scratch buffers");
+  return Status::OK();
+}
+
+// The launch's work sizes as OpenCL takes them; a local size must match the global one's rank.
+Status LaunchGeometry(const PackLaunch& l, std::vector<size_t>* global, std::vector<size_t>* local) {
+  if (l.global_size.empty() || (!l.local_size.empty() && l.local_size.size() != l.global_size.size())) {
+    return Status::InvalidArgument(l.entry + ": local_size has " + std::to_string(l.local_size.size()) +
+                                   " dimensions, global_size " + std::to_string(l.global_size.size()));
+  }
+  global->assign(l.global_size.begin(), l.global_size.end());
+  local->assign(l.local_size.begin(), l.local_size.end());
+  return Status::OK();
 }
 
 }  // namespace
@@ -52,14 +105,7 @@ Result<PackRunner> PackRunner::Build(cl_context context, cl_device_id device, co
   PackRunner r;
   r.kernel_ = &kernel;
   const PackProgram& prog = kernel.program;
-  for (const PackBuffer& b : prog.buffers) {
-    bool provided = std::find(app_buffers.begin(), app_buffers.end(), b.name) != app_buffers.end();
-    if (provided) continue;
-    if (b.random_init) {
-      return Status::InvalidArgument(kernel.task + ": input buffer '" + b.name + "' must be provided");
-    }
-    TF_ASSIGN_OR_RETURN(r.scratch_[b.name], MakeZeroBuffer(context, b));
-  }
+  TF_RETURN_IF_ERROR(MakeScratchBuffers(context, device, kernel, app_buffers, &r.scratch_));
   for (const PackImage& im : prog.images) {
     TF_ASSIGN_OR_RETURN(r.scratch_[im.name], MakeImage(context, im));
   }
@@ -88,9 +134,9 @@ Status PackRunner::Run(cl_command_queue queue, const std::map<std::string, cl_me
     size_t size = 0;
     cl_int err = clGetMemObjectInfo(mem, CL_MEM_SIZE, sizeof(size), &size, nullptr);
     if (err != CL_SUCCESS) return ClError("clGetMemObjectInfo", err, name);
-    if (size < b->count * ElemBytes(b->type)) {
+    if (size < b->bytes) {
       return Status::InvalidArgument(kernel_->task + ": buffer '" + name + "' holds " + std::to_string(size) +
-                                     " bytes, the program needs " + std::to_string(b->count * ElemBytes(b->type)));
+                                     " bytes, the program needs " + std::to_string(b->bytes));
     }
   }
   auto memory = [&](const std::string& name) -> cl_mem {
@@ -121,8 +167,8 @@ Status PackRunner::Run(cl_command_queue queue, const std::map<std::string, cl_me
         }
         if (err != CL_SUCCESS) return ClError("clSetKernelArg", err, l.entry + " arg " + std::to_string(a));
       }
-      std::vector<size_t> global(l.global_size.begin(), l.global_size.end());
-      std::vector<size_t> local(l.local_size.begin(), l.local_size.end());
+      std::vector<size_t> global, local;
+      TF_RETURN_IF_ERROR(LaunchGeometry(l, &global, &local).WithContext(kernel_->task));
       cl_int err = clEnqueueNDRangeKernel(queue, k, static_cast<cl_uint>(global.size()), nullptr, global.data(),
                                           local.empty() ? nullptr : local.data(), 0, nullptr, nullptr);
       if (err != CL_SUCCESS) return ClError("clEnqueueNDRangeKernel", err, l.entry);

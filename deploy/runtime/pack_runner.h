@@ -3,7 +3,8 @@
 // program's scratch memory (images, and buffers the application does not provide). Run() enqueues the
 // setup launches then the timed ones, in pack order, on the application's queue and waits for them.
 // Ownership: the runner retains nothing of the application's handles beyond the call that receives them;
-// the context, the device and the KernelPack holding `kernel` must outlive the runner. Thread safety: one thread at a time per runner.
+// the context, the device and the KernelPack holding `kernel` must outlive the runner.
+// Thread safety: one thread at a time per runner.
 #pragma once
 
 #include <CL/cl.h>
@@ -21,7 +22,9 @@ namespace tunefleet::runtime {
 class PackRunner {
  public:
   // `app_buffers` names the buffers the application will pass to Run(); every other buffer of the program
-  // is allocated here (zero-filled). An input buffer ("random" in the pack) must be provided.
+  // is allocated here and zero-filled on the device (through a queue of the runner's own, released before
+  // returning). An input buffer ("random" in the pack) must be provided; a scratch buffer larger than the
+  // device's CL_DEVICE_MAX_MEM_ALLOC_SIZE is refused (InvalidArgument).
   // Errors carry the OpenCL call, error code and, for a failed build, the build log.
   static Result<PackRunner> Build(cl_context context, cl_device_id device, const PackedKernel& kernel,
                                   const std::vector<std::string>& app_buffers);

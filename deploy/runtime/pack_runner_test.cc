@@ -3,6 +3,7 @@
 #include "deploy/runtime/pack_runner.h"
 
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -94,6 +95,55 @@ TEST_F(PackRunnerTest, GivenAKernelThatDoesNotCompile_BuildShouldReturnTheBuildL
   ASSERT_FALSE(runner.ok());
   EXPECT_NE(runner.status().message().find("clBuildProgram"), std::string::npos);
   EXPECT_NE(runner.status().message().find("undefined_name"), std::string::npos) << runner.status().ToString();
+}
+
+TEST_F(PackRunnerTest, GivenAScratchBuffer_BuildShouldZeroFillItOnTheDevice) {
+  // Without the setup launch the GEMM reads the scratch Bt as Build left it: all zeros, so C becomes zeros.
+  nlohmann::json entry = GemmPackEntry(8, 8, 8);
+  entry["program"]["launches"].erase(0);
+  auto pack = KernelPack::Parse(GemmPack({entry}).dump());
+  ASSERT_TRUE(pack.ok()) << pack.status().ToString();
+  std::vector<float> c(64, 1.0f);
+  ClMem da = Buffer(std::vector<float>(64, 1.0f)), db = Buffer(std::vector<float>(64, 1.0f)), dc = Buffer(c);
+  auto runner = PackRunner::Build(context_, device_, pack->kernels()[0], {"A", "B", "C"});
+  ASSERT_TRUE(runner.ok()) << runner.status().ToString();
+  Status s = runner->Run(queue_, {{"A", da.get()}, {"B", db.get()}, {"C", dc.get()}});
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_EQ(clEnqueueReadBuffer(queue_, dc.get(), CL_TRUE, 0, c.size() * sizeof(float), c.data(), 0, nullptr,
+                                nullptr),
+            CL_SUCCESS);
+  for (float v : c) EXPECT_EQ(v, 0.0f);
+}
+
+TEST_F(PackRunnerTest, GivenALocalSizeOfAnotherRankThanTheGlobalSize_RunShouldRefuseIt) {
+  // Load refuses such a pack; a PackedKernel made by hand must not make Run read past local_size either.
+  auto pack = KernelPack::Parse(GemmPack({GemmPackEntry(8, 8, 8)}).dump());
+  ASSERT_TRUE(pack.ok()) << pack.status().ToString();
+  PackedKernel kernel = pack->kernels()[0];
+  kernel.program.launches[1].local_size = {8};
+  ClMem a = Buffer(std::vector<float>(64)), b = Buffer(std::vector<float>(64)), c = Buffer(std::vector<float>(64));
+  auto runner = PackRunner::Build(context_, device_, kernel, {"A", "B", "C"});
+  ASSERT_TRUE(runner.ok()) << runner.status().ToString();
+  Status s = runner->Run(queue_, {{"A", a.get()}, {"B", b.get()}, {"C", c.get()}});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("local_size has 1 dimensions, global_size 2"), std::string::npos) << s.ToString();
+}
+
+TEST_F(PackRunnerTest, GivenAnInputBufferOfAWrappingByteSize_RunShouldRefuseASmallAppBuffer) {
+  // Run compares the app's buffer with the byte size computed at Load, never a wrapped count * ElemBytes.
+  auto pack = KernelPack::Parse(GemmPack({GemmPackEntry(8, 8, 8)}).dump());
+  ASSERT_TRUE(pack.ok()) << pack.status().ToString();
+  PackedKernel kernel = pack->kernels()[0];
+  PackBuffer& a_spec = kernel.program.buffers[0];
+  a_spec.count = uint64_t{1} << 62;  // count * 4 wraps to 0
+  a_spec.bytes = std::numeric_limits<uint64_t>::max();  // what Load would have refused; here: never enough
+  ClMem a = Buffer(std::vector<float>(64)), b = Buffer(std::vector<float>(64)), c = Buffer(std::vector<float>(64));
+  auto runner = PackRunner::Build(context_, device_, kernel, {"A", "B", "C"});
+  ASSERT_TRUE(runner.ok()) << runner.status().ToString();
+  Status s = runner->Run(queue_, {{"A", a.get()}, {"B", b.get()}, {"C", c.get()}});
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("buffer 'A' holds 256 bytes"), std::string::npos) << s.ToString();
 }
 
 }  // namespace
