@@ -5,6 +5,8 @@
 
 #include <chrono>
 #include <filesystem>
+#include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -46,10 +48,22 @@ std::vector<double> CostsFromJson(const std::string& text) {
   return out;
 }
 
+// A record as a tuner writes it: a MeasureStatus value, a config index of 0 or more, and for an OK record a mean cost
+// between 1 ns (the least an agent reports) and 10^6 s. Readers leave out the rest (a log edited by hand or by
+// another tool), which DamagedRecords() counts; in SQL over `records r`.
+constexpr const char* kSoundRecord =
+    "(typeof(r.status) = 'integer' AND r.status BETWEEN 0 AND 8 AND typeof(r.config_index) = 'integer' AND "
+    "r.config_index >= 0 AND (r.status != 0 OR (typeof(r.mean_cost) IN ('real', 'integer') AND "
+    "r.mean_cost >= 1e-9 AND r.mean_cost <= 1e6)))";
+
 // Columns of `records` in RecordRow order; ReadRecord reads them starting at column `c`.
 constexpr const char* kRecordColumns =
     "r.id, r.session_id, r.task_id, r.template_id, r.device_id, r.config_index, r.config, r.status, r.costs, "
     "r.mean_cost, r.compile_time, r.wall_time, r.message, r.timestamp";
+
+// A template version as stored; -1 (no template's version) when it is outside int's range, instead of wrapping into
+// another version.
+int VersionFrom(int64_t v) { return v >= 0 && v <= std::numeric_limits<int>::max() ? static_cast<int>(v) : -1; }
 
 RecordRow ReadRecord(const SqliteStmt& st, int c) {
   RecordRow r;
@@ -162,7 +176,7 @@ class SqliteTuningLog final : public TuningLog {
   Result<std::vector<RecordRow>> Records(int64_t task_id, int64_t template_id, int64_t device_id) override {
     std::string sql = std::string("SELECT ") + kRecordColumns +
                       " FROM records r WHERE (?1 = 0 OR r.task_id = ?1) AND (?2 = 0 OR r.template_id = ?2) "
-                      "AND (?3 = 0 OR r.device_id = ?3) ORDER BY r.id";
+                      "AND (?3 = 0 OR r.device_id = ?3) AND " + kSoundRecord + " ORDER BY r.id";
     std::vector<RecordRow> out;
     Status s = Query(sql, [&](SqliteStmt& st) { st.Bind(1, task_id).Bind(2, template_id).Bind(3, device_id); },
                      [&](const SqliteStmt& st) { out.push_back(ReadRecord(st, 0)); });
@@ -173,8 +187,8 @@ class SqliteTuningLog final : public TuningLog {
   Result<std::vector<uint64_t>> MeasuredIndices(int64_t task_id, int64_t template_id, int64_t device_id) override {
     std::vector<uint64_t> out;
     Status s = Query(
-        "SELECT DISTINCT config_index FROM records WHERE task_id = ?1 AND template_id = ?2 "
-        "AND (?3 = 0 OR device_id = ?3) ORDER BY config_index",
+        std::string("SELECT DISTINCT r.config_index FROM records r WHERE r.task_id = ?1 AND r.template_id = ?2 "
+                    "AND (?3 = 0 OR r.device_id = ?3) AND ") + kSoundRecord + " ORDER BY r.config_index",
         [&](SqliteStmt& st) { st.Bind(1, task_id).Bind(2, template_id).Bind(3, device_id); },
         [&](const SqliteStmt& st) { out.push_back(static_cast<uint64_t>(st.Int64(0))); });
     if (!s.ok()) return s;
@@ -186,7 +200,7 @@ class SqliteTuningLog final : public TuningLog {
     std::string sql = std::string(
                           "WITH ranked AS (SELECT r.*, ROW_NUMBER() OVER (PARTITION BY r.task_id, r.template_id, "
                           "r.device_id ORDER BY r.mean_cost, r.id) AS rank FROM records r "
-                          "WHERE r.status = 0 AND r.mean_cost > 0) "
+                          "WHERE r.status = 0 AND ") + kSoundRecord + std::string(") "
                           "SELECT t.spec, tp.name, tp.version, d.name, d.fingerprint, t.flops, ") +
                       kRecordColumns +
                       " FROM ranked r JOIN tasks t ON t.id = r.task_id JOIN templates tp ON tp.id = r.template_id "
@@ -196,7 +210,7 @@ class SqliteTuningLog final : public TuningLog {
       BestRow b;
       b.task = st.Text(0);
       b.template_name = st.Text(1);
-      b.template_version = static_cast<int>(st.Int64(2));
+      b.template_version = VersionFrom(st.Int64(2));
       b.device_name = st.Text(3);
       b.device_fingerprint = st.Text(4);
       b.flops = st.Double(5);
@@ -205,6 +219,14 @@ class SqliteTuningLog final : public TuningLog {
     });
     if (!s.ok()) return s;
     return out;
+  }
+
+  Result<int64_t> DamagedRecords() override {
+    int64_t n = 0;
+    Status s = Query(std::string("SELECT count(*) FROM records r WHERE NOT ") + kSoundRecord, [](SqliteStmt&) {},
+                     [&](const SqliteStmt& st) { n = st.Int64(0); });
+    if (!s.ok()) return s;
+    return n;
   }
 
   Result<std::vector<DeviceRow>> Devices() override {
@@ -234,7 +256,7 @@ class SqliteTuningLog final : public TuningLog {
     std::vector<TemplateRow> out;
     Status s = Query("SELECT id, name, version FROM templates ORDER BY id", [](SqliteStmt&) {},
                      [&](const SqliteStmt& st) {
-                       out.push_back({st.Int64(0), st.Text(1), static_cast<int>(st.Int64(2))});
+                       out.push_back({st.Int64(0), st.Text(1), VersionFrom(st.Int64(2))});
                      });
     if (!s.ok()) return s;
     return out;
@@ -323,13 +345,28 @@ bool HoldsNoLog(const std::string& path) {
   return row.ok() && *row && st->Int64(0) == 0 && st->Int64(1) == 0;
 }
 
+// A log of the current schema, opened read-only: a reading command leaves the file as it found it (Open would switch
+// its journal to WAL). Nullopt when it is anything else (older, newer, not a log), which Open handles and names.
+std::optional<SqliteDb> OpenCurrentReadOnly(const std::string& path) {
+  Result<SqliteDb> db = SqliteDb::OpenReadOnly(path);
+  if (!db.ok() || !db->Exec("PRAGMA busy_timeout = " + std::to_string(kBusyTimeoutMs)).ok()) return std::nullopt;
+  Result<SqliteStmt> st = db->Prepare("PRAGMA user_version");
+  if (!st.ok()) return std::nullopt;
+  Result<bool> row = st->Step();
+  if (!row.ok() || !*row || st->Int64(0) != LatestSchemaVersion()) return std::nullopt;
+  return std::move(db).value();
+}
+
 }  // namespace
 
 Result<std::unique_ptr<TuningLog>> TuningLog::OpenExisting(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return Status::NotFound(path + ": no such tuning log");
   if (HoldsNoLog(path)) return Status::NotFound(path + ": no tuning log in it (an empty file or database)");
-  return Open(path);
+  if (std::optional<SqliteDb> db = OpenCurrentReadOnly(path)) {
+    return std::unique_ptr<TuningLog>(new SqliteTuningLog(std::move(*db)));
+  }
+  return Open(path);  // an older schema is brought up to date; anything else is refused with the reason
 }
 
 }  // namespace tunefleet

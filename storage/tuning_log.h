@@ -4,6 +4,7 @@
 // (WAL + busy timeout).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -40,7 +41,12 @@ struct BestRow {
   std::string device_fingerprint;
   RecordRow record;
   double flops = 0;            // of one run of the task (tasks.flops)
-  double gflops() const { return record.mean_cost > 0 ? flops / record.mean_cost / 1e9 : 0; }
+  // 0 unless both the task's FLOPs and the cost are finite and above 0 (a log edited by hand may hold anything).
+  double gflops() const {
+    return flops > 0 && record.mean_cost > 0 && std::isfinite(flops) && std::isfinite(record.mean_cost)
+               ? flops / record.mean_cost / 1e9
+               : 0;
+  }
 };
 
 struct DeviceRow {
@@ -75,7 +81,8 @@ class TuningLog {
   static Result<std::unique_ptr<TuningLog>> Open(const std::string& path);
   // Open for the commands that read a log (best, export, report, simulate): a path with no file is a typo, not an
   // empty log, so it is an error (NotFound, naming the path) and no file is created; an empty file or an SQLite
-  // database without tables is NotFound too, and left as it is.
+  // database without tables is NotFound too, and left as it is. A log of the current schema is opened read-only, so
+  // the file stays as it was, byte for byte (writing through it fails); an older one is brought up to date.
   static Result<std::unique_ptr<TuningLog>> OpenExisting(const std::string& path);
   virtual ~TuningLog() = default;
   TuningLog(const TuningLog&) = delete;
@@ -103,6 +110,9 @@ class TuningLog {
   virtual Result<std::vector<BestRow>> Best() = 0;
 
   // Listings in id order, for export and reports.
+  // Records no tuner writes (a status that is no MeasureStatus, a negative config index, an OK record whose mean
+  // cost is not a number between 1 ns and 10^6 s): Records, MeasuredIndices and Best leave them out.
+  virtual Result<int64_t> DamagedRecords() = 0;
   virtual Result<std::vector<DeviceRow>> Devices() = 0;
   virtual Result<std::vector<TaskRow>> Tasks() = 0;
   virtual Result<std::vector<TemplateRow>> Templates() = 0;

@@ -150,6 +150,60 @@ TEST_F(TuningLogTest, GivenSuccessesAndFailures_BestShouldPickTheFastestSuccess)
   EXPECT_NEAR(best[0].gflops(), 2.0 * 64 * 64 * 64 / 1.05e-3 / 1e9, 1e-9);
 }
 
+// A log edited by hand or by another tool may hold anything; readers leave out what no tuner writes and count it.
+TEST_F(TuningLogTest, GivenRecordsNoTunerWrites_ReadersShouldLeaveThemOutAndCountThem) {
+  {
+    auto log = OpenOrDie();
+    MakeWorld(*log);
+    for (uint64_t i = 1; i <= 7; ++i) ASSERT_TRUE(log->AddRecord(Rec(i, 0, 2e-3)).ok());
+    ASSERT_TRUE(log->AddRecord(Rec(8, 0, 3e-3)).ok());
+  }
+  ASSERT_NO_FATAL_FAILURE(ExecRaw(
+      "UPDATE records SET mean_cost = 'NaN' WHERE config_index = 1;"     // text compares above any number
+      "UPDATE records SET mean_cost = 1e-300 WHERE config_index = 2;"    // below the least an agent reports
+      "UPDATE records SET mean_cost = 9e999 WHERE config_index = 3;"     // infinite
+      "UPDATE records SET status = 4294967296 WHERE config_index = 4;"   // would wrap to 0 (OK) as an int
+      "UPDATE records SET status = 'ok' WHERE config_index = 5;"
+      "UPDATE records SET config_index = -1 WHERE config_index = 6;"
+      "UPDATE templates SET version = 4294967297;"));                    // would wrap to 1
+  auto log = TuningLog::OpenExisting(path_);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  EXPECT_EQ((*log)->DamagedRecords().value(), 6);
+  auto rows = (*log)->Records(0, 0, 0).value();
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].config_index, 7u);
+  EXPECT_EQ(rows[1].config_index, 8u);
+  EXPECT_EQ((*log)->MeasuredIndices(task_, tmpl_, 0).value(), (std::vector<uint64_t>{7, 8}));
+  auto best = (*log)->Best().value();
+  ASSERT_EQ(best.size(), 1u);
+  EXPECT_EQ(best[0].record.config_index, 7u);
+  EXPECT_EQ(best[0].template_version, -1);  // no template's version, not 1
+  EXPECT_EQ((*log)->Templates().value()[0].version, -1);
+}
+
+TEST_F(TuningLogTest, GivenALogInRollbackJournalMode_ReadingItShouldLeaveTheFileByteForByte) {
+  {
+    auto log = OpenOrDie();
+    MakeWorld(*log);
+    ASSERT_TRUE(log->AddRecord(Rec(1, 0, 2e-3)).ok());
+  }
+  ASSERT_NO_FATAL_FAILURE(ExecRaw("PRAGMA journal_mode = DELETE"));  // as a copy made by another tool may be
+  auto bytes = [&] {
+    std::ifstream in(path_, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::string before = bytes();
+  {
+    auto log = TuningLog::OpenExisting(path_);
+    ASSERT_TRUE(log.ok()) << log.status().ToString();
+    EXPECT_EQ((*log)->Best().value().size(), 1u);
+    EXPECT_EQ((*log)->Records(0, 0, 0).value().size(), 1u);
+    EXPECT_FALSE((*log)->AddRecord(Rec(2, 0, 1e-3)).ok());  // read-only
+  }
+  EXPECT_EQ(bytes(), before);  // Open would have switched it to WAL
+  EXPECT_FALSE(fs::exists(path_ + "-wal"));
+}
+
 TEST_F(TuningLogTest, GivenMeasuredConfigs_WeShouldListTheirIndicesForResume) {
   auto log = OpenOrDie();
   MakeWorld(*log);

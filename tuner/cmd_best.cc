@@ -28,6 +28,7 @@ int RunBest(const BestOptions& o) {
   }
   auto log = TuningLog::OpenExisting(o.db);
   if (!log.ok()) return CommandError("best", log.status().message(), 2);
+  WarnDamagedRecords("best", **log);
   auto rows = (*log)->Best();
   if (!rows.ok()) return CommandError("best", rows.status().message());
   auto best = FilterBestByTask(std::move(rows).value(), task);

@@ -1,6 +1,7 @@
 // `tunefleet export --db FILE --format autotvm|kernel-pack|csv -o OUT [--best-only]`: a tuning log as AutoTVM
 // log lines (for `tvmc compile --tuning-records`), as kernel packs for applications (tunefleet-runtime), or
 // as CSV for analysis.
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -22,22 +23,29 @@ struct ExportOptions {
   bool best_only = false;
 };
 
-// Writes through `write` to `path` ("-" = stdout); the file is complete only when `write` succeeded.
+// Writes through `write` to `path` ("-" = stdout): into PATH.partial, renamed to `path` only when `write` succeeded,
+// so a failed export leaves a file of the same name as it was (or absent), never cut short.
 template <typename WriteFn>
 Status ToFile(const std::string& path, WriteFn write) {
   if (path == "-") return write(std::cout);
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) return Status::IOError(path + ": cannot open for writing");
-  TF_RETURN_IF_ERROR(write(f));
+  const std::string partial = path + ".partial";
+  std::ofstream f(partial, std::ios::binary | std::ios::trunc);
+  if (!f) return Status::IOError(path + ": cannot open " + partial + " for writing");
+  Status written = write(f);
   f.close();
-  if (!f) return Status::IOError(path + ": write failed");
-  return Status::OK();
+  if (written.ok() && !f) written = Status::IOError(path + ": write failed");
+  std::error_code ec;
+  if (written.ok()) std::filesystem::rename(partial, path, ec);
+  if (written.ok() && ec) written = Status::IOError(path + ": cannot replace it: " + ec.message());
+  if (!written.ok()) std::filesystem::remove(partial, ec);
+  return written;
 }
 
 int RunExport(const ExportOptions& o) {
   if (std::string over = OutputOverLog("-o", o.out, o.db); !over.empty()) return CommandError("export", over, 2);
   auto log = TuningLog::OpenExisting(o.db);
   if (!log.ok()) return CommandError("export", log.status().message(), 2);
+  WarnDamagedRecords("export", **log);
   if (o.format == "autotvm") {
     ExportCounts counts;
     Status s = ToFile(o.out, [&](std::ostream& out) -> Status {

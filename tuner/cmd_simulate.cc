@@ -47,6 +47,7 @@ int RunSimulate(const SimulateArgs& a) {
   }
   Result<std::unique_ptr<TuningLog>> log = TuningLog::OpenExisting(a.db);
   if (!log.ok()) return CommandError("simulate", log.status().message(), 2);
+  WarnDamagedRecords("simulate", **log);
   Result<std::unique_ptr<ReplayWorld>> world = LoadReplayWorld(**log, a.sel);
   if (!world.ok()) return CommandError("simulate", a.db + ": " + world.status().message(), 2);
   const ReplayWorld& w = **world;

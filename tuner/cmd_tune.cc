@@ -133,6 +133,7 @@ int RunTuneCommand(const TuneArgs& a) {
     return CommandError("tune", fit.message(), 2);
   Result<std::unique_ptr<TuningLog>> log = TuningLog::Open(a.db);
   if (!log.ok()) return CommandError("tune", log.status().message(), 2);
+  WarnDamagedRecords("tune", **log);
   // SIGINT/SIGTERM stop the run promptly: the batch in flight is abandoned, what it already returned is kept,
   // the lease is released, exit 130 (see StopOnSignals for repeats). Set up before RunTune starts any thread.
   StopOnSignals signals;

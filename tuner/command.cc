@@ -16,4 +16,12 @@ std::string OutputOverLog(const std::string& option, const std::string& out, con
   return option + " " + out + " is the tuning log itself (--db " + db + "): writing it would destroy the records";
 }
 
+void WarnDamagedRecords(const char* cmd, TuningLog& log) {
+  Result<int64_t> damaged = log.DamagedRecords();
+  if (!damaged.ok() || *damaged == 0) return;
+  std::cerr << "tunefleet " << cmd << ": warning: " << log.path() << ": " << *damaged
+            << " record(s) hold values no tunefleet writes (a status, a config index, or an OK record's cost that is "
+               "not between 1 ns and 10^6 s); they are left out\n";
+}
+
 }  // namespace tunefleet

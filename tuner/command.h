@@ -4,6 +4,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "storage/tuning_log.h"
+
 namespace tunefleet {
 
 // Adds one subcommand to `app`. When the subcommand runs, its callback stores the process exit code in
@@ -17,6 +19,10 @@ int CommandError(const char* cmd, const std::string& message, int code = 1);
 // When the output file `out` (of `option`) is the tuning log `db` itself, the one-line message that refuses it:
 // writing there would destroy every record. Empty when they differ (or `out` is "-" or does not exist yet).
 std::string OutputOverLog(const std::string& option, const std::string& out, const std::string& db);
+
+// Says on stderr, in one line, how many records of the log hold values no tunefleet writes (TuningLog::DamagedRecords)
+// and are left out: "tunefleet <cmd>: warning: LOG: N record(s) ...". Nothing when there are none.
+void WarnDamagedRecords(const char* cmd, TuningLog& log);
 
 void RegisterTune(CLI::App& app, int* exit_code);      // cmd_tune.cc
 void RegisterBest(CLI::App& app, int* exit_code);   // cmd_best.cc

@@ -1,7 +1,10 @@
 #include "tuner/export_autotvm.h"
 
+#include <algorithm>
+#include <cmath>
 #include <set>
 
+#include "common/printable.h"
 #include "search-spaces/device_limits.h"
 #include "tuner/export_source.h"
 
@@ -46,7 +49,9 @@ Result<ExportCounts> ExportAutotvm(TuningLog& log, const AutotvmExportOptions& o
   auto skip = [&](const ExportItem& it, const std::string& why) {
     ++counts.skipped;
     std::string key = it.task.spec + "|" + it.tmpl.name;
-    if (noted.insert(key).second) notes << "skipped " << it.task.spec << " (" << it.tmpl.name << "): " << why << "\n";
+    if (noted.insert(key).second)
+      notes << "skipped " << Printable(it.task.spec) << " (" << Printable(it.tmpl.name) << "): " << Printable(why)
+            << "\n";
   };
   for (const ExportItem& it : items) {
     if (!MirrorsTvm(it.tmpl.name)) {
@@ -68,6 +73,17 @@ Result<ExportCounts> ExportAutotvm(TuningLog& log, const AutotvmExportOptions& o
       skip(it, "template is not built into this tunefleet");
       continue;
     }
+    if (tmpl->version() != it.tmpl.version) {  // its knobs may mean something else now
+      skip(it, "measured with template version " + std::to_string(it.tmpl.version) + ", this build has version " +
+                   std::to_string(tmpl->version()));
+      continue;
+    }
+    if (it.record.status == 0 && !std::all_of(it.record.costs.begin(), it.record.costs.end(), [](double c) {
+          return std::isfinite(c) && c > 0;
+        })) {
+      skip(it, "record " + std::to_string(it.record.id) + ": a cost that is not a finite time above 0");
+      continue;
+    }
     auto space = tmpl->MakeSpace(*task, DeviceLimits::From(it.info));
     if (!space.ok()) {
       skip(it, space.status().message());
@@ -79,7 +95,9 @@ Result<ExportCounts> ExportAutotvm(TuningLog& log, const AutotvmExportOptions& o
       skip(it, "record " + std::to_string(it.record.id) + ": " + entity.status().message());
       continue;
     }
-    out << AutotvmLine(TvmTarget(it.info), *workload, *entity, it.record).dump() << "\n";
+    out << AutotvmLine(TvmTarget(it.info), *workload, *entity, it.record)
+               .dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
+        << "\n";
     ++counts.written;
   }
   if (!out) return Status::IOError("writing the AutoTVM log failed");

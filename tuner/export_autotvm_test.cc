@@ -95,6 +95,33 @@ TEST_F(ExportAutotvmTest, GivenSeveralRecords_BestOnlyShouldWriteTheFastestSucce
   EXPECT_EQ(nlohmann::json::parse(best)["result"][0][0].get<double>(), 0.001);
 }
 
+// TVM would take a negative time for the fastest config; a log edited by hand or by another tool may hold one.
+TEST_F(ExportAutotvmTest, GivenARecordWithACostThatIsNoTime_WeShouldSkipItWithANote) {
+  AddTestRecord(*log_, AdrenoDevice(), kConv, "conv2d_nchwc.image2d", ConvConfig(), 0, {-1e-6, 3e-6}, 1);
+  EXPECT_EQ(Export(), "");
+  EXPECT_NE(notes_.str().find("a cost that is not a finite time above 0"), std::string::npos) << notes_.str();
+}
+
+// Knobs of another version of a template may mean something else: such records are not handed to TVM.
+TEST_F(ExportAutotvmTest, GivenARecordOfAnotherTemplateVersion_WeShouldSkipItWithANote) {
+  AddTestRecord(*log_, AdrenoDevice(), kConv, "conv2d_nchwc.image2d", ConvConfig(), 0, {0.001}, 1);
+  RecordRow r = log_->Records(0, 0, 0).value().at(0);
+  r.template_id = log_->UpsertTemplate("conv2d_nchwc.image2d", 2).value();
+  ASSERT_TRUE(log_->AddRecord(r).ok());
+  const std::string out = Export();
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;  // the version-1 record only
+  EXPECT_NE(notes_.str().find("measured with template version 2, this build has version 1"), std::string::npos)
+      << notes_.str();
+}
+
+// A device name from a log reaches a terminal: control characters are shown escaped, not sent.
+TEST_F(ExportAutotvmTest, GivenATemplateNameWithControlCharacters_TheNoteShouldEscapeThem) {
+  AddTestRecord(*log_, AdrenoDevice(), kConv, "evil\x1b[2J\nname", ConvConfig(), 0, {0.001}, 1);
+  Export();
+  EXPECT_NE(notes_.str().find("(evil\\x1b[2J\\x0aname)"), std::string::npos) << notes_.str();
+  EXPECT_EQ(notes_.str().find('\x1b'), std::string::npos);
+}
+
 TEST_F(ExportAutotvmTest, GivenAGemmRecord_WeShouldSkipItWithANote) {
   AddTestRecord(*log_, AdrenoDevice(), "gemm:64,64,64:float32", "gemm.buffer", {{"tile", 4}}, 0, {0.001}, 1);
   EXPECT_EQ(Export(), "");

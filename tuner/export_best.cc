@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "common/printable.h"
+
 namespace tunefleet {
 namespace {
 
@@ -31,7 +33,8 @@ std::vector<BestRow> FilterBestByTask(std::vector<BestRow> rows, const std::stri
 std::string FormatBestTable(const std::vector<BestRow>& rows) {
   std::vector<std::vector<std::string>> cells = {{"task", "template", "device", "best_ms", "gflops", "record", "config"}};
   for (const auto& r : rows) {
-    cells.push_back({r.task, r.template_name + "@" + std::to_string(r.template_version), r.device_name,
+    cells.push_back({Printable(r.task), Printable(r.template_name) + "@" + std::to_string(r.template_version),
+                     Printable(r.device_name),
                      Fixed(r.record.mean_cost * 1e3, 4), Fixed(r.gflops(), 2), std::to_string(r.record.id),
                      ConfigJson(r.record.config).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)});
   }

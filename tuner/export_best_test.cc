@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <limits>
+
 namespace tunefleet {
 namespace {
 
@@ -28,6 +31,25 @@ TEST(ExportBestTest, GivenBestRows_TheTableShouldShowMillisecondsGflopsAndConfig
   EXPECT_NE(table.find("500.00"), std::string::npos) << table;  // 2e9 flops / 4 ms
   EXPECT_NE(table.find(R"({"MWG":32})"), std::string::npos);
   EXPECT_EQ(std::count(table.begin(), table.end(), '\n'), 2);
+}
+
+TEST(ExportBestTest, GivenTextWithControlCharactersTheTableShouldShowThemEscapedNotForgeARow) {
+  BestRow row = Row("gemm:64,64,64:float32", 0.004, 3);
+  row.device_name = "GPU\x1b[2J\nfake row";
+  std::string table = FormatBestTable({row});
+  EXPECT_NE(table.find("GPU\\x1b[2J\\x0afake row"), std::string::npos) << table;
+  EXPECT_EQ(std::count(table.begin(), table.end(), '\n'), 2);
+}
+
+TEST(ExportBestTest, GivenFlopsOrACostThatIsNoNumber_GflopsShouldBeZeroNotInfiniteOrNegative) {
+  BestRow row = Row("gemm:64,64,64:float32", 0.004, 3);
+  row.flops = -1e30;
+  EXPECT_EQ(row.gflops(), 0);
+  row.flops = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(row.gflops(), 0);
+  row.flops = 2e9;
+  row.record.mean_cost = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_EQ(row.gflops(), 0);
 }
 
 TEST(ExportBestTest, GivenBestRows_TheJsonShouldCarryEveryColumn) {

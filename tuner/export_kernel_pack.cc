@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "common/printable.h"
 #include "search-spaces/device_limits.h"
 #include "tuner/export_source.h"
 
@@ -23,7 +24,9 @@ std::string FileStem(const proto::DeviceInfo& info) {
   std::string stem;
   for (char c : info.name()) stem += (std::isalnum(static_cast<unsigned char>(c)) || c == '-') ? c : '_';
   if (stem.empty()) stem = "device";
-  return stem + "-" + info.fingerprint().substr(0, 12);
+  stem += "-";
+  for (char c : info.fingerprint().substr(0, 12)) stem += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return stem;
 }
 
 // An entry: the workload, the template, the config and the regenerated program.
@@ -83,7 +86,8 @@ Result<std::vector<KernelPackFile>> BuildKernelPacks(TuningLog& log, const Templ
   std::map<std::string, std::set<std::string>> fallback_done;
   for (const ExportItem& it : items) {
     auto skip = [&](const std::string& why) {
-      notes << "skipped " << it.task.spec << " (" << it.tmpl.name << ") on " << it.device.name << ": " << why << "\n";
+      notes << "skipped " << Printable(it.task.spec) << " (" << Printable(it.tmpl.name) << ") on "
+            << Printable(it.device.name) << ": " << Printable(why) << "\n";
     };
     const Template* tmpl = lookup(it.tmpl.name);
     if (!tmpl) {

@@ -84,6 +84,18 @@ TEST_F(ExportKernelPackTest, GivenTwoDevices_WeShouldWriteOnePackFilePerDeviceIn
   }
 }
 
+// A fingerprint from a log names a file: path separators in it must not lead out of the directory.
+TEST_F(ExportKernelPackTest, GivenAFingerprintWithPathSeparators_ThePackFileShouldStayInTheDirectory) {
+  AddGemmRecord(*log_, CpuDevice("../../x/y"), "gemm:32,32,32:float32", 1e-3);
+  AddGemmRecord(*log_, CpuDevice("fp-two"), "gemm:32,32,32:float32", 1e-3);
+  auto packs = BuildKernelPacks(*log_, {}, notes_);
+  ASSERT_TRUE(packs.ok());
+  auto paths = WriteKernelPacks(*packs, dir_.File("packs"));
+  ASSERT_TRUE(paths.ok()) << paths.status().ToString();
+  ASSERT_EQ(paths->size(), 2u);
+  for (const auto& p : *paths) EXPECT_EQ(std::filesystem::path(p).parent_path(), dir_.File("packs")) << p;
+}
+
 TEST_F(ExportKernelPackTest, GivenOneDevice_WeShouldWriteThePackToTheGivenFile) {
   AddGemmRecord(*log_, CpuDevice("fp-one"), "gemm:32,32,32:float32", 1e-3);
   auto packs = BuildKernelPacks(*log_, {}, notes_);

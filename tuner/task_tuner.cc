@@ -55,7 +55,23 @@ Status TaskTuner::ReplayOwn() {
   if (opts_.fresh) return Status::OK();
   TF_ASSIGN_OR_RETURN(std::vector<RecordRow> rows, log_->Records(task_id_, template_id_, opts_.device_id));
   std::vector<Observation> own;
-  for (const RecordRow& r : rows) own.push_back({r.config_index, r.status == 0, r.mean_cost});
+  size_t unmapped = 0;
+  for (const RecordRow& r : rows) {
+    // The record's config is what was measured; its stored index is trusted only when the config cannot be read.
+    uint64_t index = r.config_index;
+    const nlohmann::json j = nlohmann::json::parse(r.config, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_discarded()) {
+      if (Result<Config> c = space_.FromJson(j); c.ok()) index = space_.IndexOf(*c);
+    }
+    if (index >= space_.RawSize()) {
+      ++unmapped;
+      continue;
+    }
+    own.push_back({index, r.status == 0, r.mean_cost});
+  }
+  if (unmapped > 0)
+    spdlog::warn("{} [{}]: {} recorded trial(s) name no config of this space; left out", task_.ToSpec(), tmpl_.name(),
+                 unmapped);
   if (own.empty()) return Status::OK();
   strategy_->Update(own);
   for (const auto& o : own) Observe(o.index, o.ok, o.cost);

@@ -74,5 +74,29 @@ TEST_F(TaskTunerTest, GivenSiblingRecordsArrivingAfterCreate_TheFirstBatchShould
   EXPECT_NE(t->strategy_status().find("warm start 3 history rows"), std::string::npos) << t->strategy_status();
 }
 
+// Resume: a record's config is what was measured. A stored index that disagrees with it (a log edited by hand) must
+// not make the tuner report a config that never ran, and one beyond the space is left out.
+TEST_F(TaskTunerTest, GivenRecordsWhoseIndexDisagreesWithTheirConfig_ResumeShouldGoByTheConfig) {
+  const Task task = Task::Parse("gemm:16,16,16:float32").value();
+  const Space space = gemm_->MakeSpace(task, limits_).value();
+  const int64_t tmpl = log_->UpsertTemplate(gemm_->name(), gemm_->version()).value();
+  const int64_t id = log_->UpsertTask(task.ToSpec(), "gemm", "{}", gemm_->Flops(task)).value();
+  const std::vector<uint64_t> valid = testing::FirstValid(space, 2);
+  ASSERT_EQ(valid.size(), 2u);
+  AddRecord(space, id, tmpl, valid[0], 0, 1e-3);
+  RecordRow r = log_->Records(id, tmpl, 0).value().at(0);
+  r.config_index = valid[1];  // the index says valid[1], the config valid[0]
+  r.mean_cost = 0.5e-3;
+  ASSERT_TRUE(log_->AddRecord(r).ok());
+  r.config = "not json";
+  r.config_index = space.RawSize() + 5;  // nothing to go by: left out
+  ASSERT_TRUE(log_->AddRecord(r).ok());
+
+  std::unique_ptr<TaskTuner> t = Create();
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->resumed(), 2u);
+  EXPECT_EQ(t->best_index(), valid[0]);
+}
+
 }  // namespace
 }  // namespace tunefleet

@@ -1,0 +1,23 @@
+#include "common/printable.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace tunefleet {
+namespace {
+
+TEST(PrintableTest, GivenControlCharactersTheyShouldBeShownEscapedNotSent) {
+  EXPECT_EQ(Printable("GPU\x1b[2J\x07\nfake row\x7f"), "GPU\\x1b[2J\\x07\\x0afake row\\x7f");
+}
+
+TEST(PrintableTest, GivenPlainTextAndUtf8ItShouldBeUnchanged) {
+  EXPECT_EQ(Printable("NVIDIA H200 \xc3\xa9"), "NVIDIA H200 \xc3\xa9");
+}
+
+TEST(PrintableTest, GivenTextLongerThanTheLimitItShouldBeCutWithItsLength) {
+  EXPECT_EQ(Printable(std::string(1000000, 'a'), 4), "aaaa... (1000000 bytes)");
+}
+
+}  // namespace
+}  // namespace tunefleet
