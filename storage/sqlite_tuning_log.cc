@@ -223,7 +223,11 @@ class SqliteTuningLog final : public TuningLog {
 
   Result<int64_t> DamagedRecords() override {
     int64_t n = 0;
-    Status s = Query(std::string("SELECT count(*) FROM records r WHERE NOT ") + kSoundRecord, [](SqliteStmt&) {},
+    Status s = Query(std::string("SELECT count(*) FROM records r WHERE NOT ") + kSoundRecord +
+                         " OR NOT EXISTS (SELECT 1 FROM tasks t WHERE t.id = r.task_id)"
+                         " OR NOT EXISTS (SELECT 1 FROM templates tp WHERE tp.id = r.template_id)"
+                         " OR NOT EXISTS (SELECT 1 FROM devices d WHERE d.id = r.device_id)",
+                     [](SqliteStmt&) {},
                      [&](const SqliteStmt& st) { n = st.Int64(0); });
     if (!s.ok()) return s;
     return n;

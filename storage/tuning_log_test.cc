@@ -166,14 +166,20 @@ TEST_F(TuningLogTest, GivenRecordsNoTunerWrites_ReadersShouldLeaveThemOutAndCoun
       "UPDATE records SET status = 'ok' WHERE config_index = 5;"
       "UPDATE records SET config_index = -1 WHERE config_index = 6;"
       "UPDATE templates SET version = 4294967297;"));                    // would wrap to 1
+  {
+    auto log = OpenOrDie();
+    RecordRow orphan = Rec(9, 0, 1e-3);  // the fastest, of a device the log lacks
+    ASSERT_TRUE(log->AddRecord(orphan).ok());
+  }
+  ASSERT_NO_FATAL_FAILURE(ExecRaw("UPDATE records SET device_id = 77 WHERE config_index = 9"));
   auto log = TuningLog::OpenExisting(path_);
   ASSERT_TRUE(log.ok()) << log.status().ToString();
-  EXPECT_EQ((*log)->DamagedRecords().value(), 6);
+  EXPECT_EQ((*log)->DamagedRecords().value(), 7);
   auto rows = (*log)->Records(0, 0, 0).value();
-  ASSERT_EQ(rows.size(), 2u);
+  ASSERT_EQ(rows.size(), 3u);  // the orphan too: its readers name the missing row
   EXPECT_EQ(rows[0].config_index, 7u);
   EXPECT_EQ(rows[1].config_index, 8u);
-  EXPECT_EQ((*log)->MeasuredIndices(task_, tmpl_, 0).value(), (std::vector<uint64_t>{7, 8}));
+  EXPECT_EQ((*log)->MeasuredIndices(task_, tmpl_, 0).value(), (std::vector<uint64_t>{7, 8, 9}));
   auto best = (*log)->Best().value();
   ASSERT_EQ(best.size(), 1u);
   EXPECT_EQ(best[0].record.config_index, 7u);

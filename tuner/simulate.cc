@@ -8,7 +8,9 @@
 #include <map>
 #include <optional>
 #include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 
+#include "common/printable.h"
 #include "proto/tunefleet.pb.h"
 #include "search-spaces/template.h"
 #include "tuner/strategy_common.h"
@@ -247,7 +249,8 @@ Result<std::unique_ptr<ReplayWorld>> LoadReplayWorld(TuningLog& log, const Repla
     }
   }
   w->tmpl = FindTemplate(named.front().name);
-  if (w->tmpl == nullptr) return Status::NotFound("template '" + named.front().name + "' is not built into tunefleet");
+  if (w->tmpl == nullptr)
+    return Status::NotFound("template '" + Printable(named.front().name) + "' is not built into tunefleet");
   std::optional<TemplateRow> tmpl_row;
   for (const TemplateRow& t : named) {
     if (t.version == w->tmpl->version()) tmpl_row = t;
@@ -255,6 +258,8 @@ Result<std::unique_ptr<ReplayWorld>> LoadReplayWorld(TuningLog& log, const Repla
   if (!tmpl_row) {
     tmpl_row = *std::max_element(named.begin(), named.end(),
                                  [](const TemplateRow& a, const TemplateRow& b) { return a.version < b.version; });
+    spdlog::warn("{}: replaying the records of version {}; this tunefleet builds version {}, whose space may differ",
+                 w->tmpl->name(), tmpl_row->version, w->tmpl->version());
   }
 
   // Task: by spec, or the only one with records of this template.
