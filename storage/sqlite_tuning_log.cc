@@ -49,12 +49,13 @@ std::vector<double> CostsFromJson(const std::string& text) {
 }
 
 // A record as a tuner writes it: a MeasureStatus value, a config index of 0 or more, and for an OK record a mean cost
-// between 1 ns (the least an agent reports) and 10^6 s. Readers leave out the rest (a log edited by hand or by
-// another tool), which DamagedRecords() counts; in SQL over `records r`.
+// between 1 ps (below any kernel; an agent reports 1 ns / --number at the least) and 10^6 s, the range the tracker
+// accepts from agents (tracker/result_check.cc). Readers leave out the rest (a log edited by hand or by another
+// tool), which DamagedRecords() counts; in SQL over `records r`.
 constexpr const char* kSoundRecord =
     "(typeof(r.status) = 'integer' AND r.status BETWEEN 0 AND 8 AND typeof(r.config_index) = 'integer' AND "
     "r.config_index >= 0 AND (r.status != 0 OR (typeof(r.mean_cost) IN ('real', 'integer') AND "
-    "r.mean_cost >= 1e-9 AND r.mean_cost <= 1e6)))";
+    "r.mean_cost >= 1e-12 AND r.mean_cost <= 1e6)))";
 
 // Columns of `records` in RecordRow order; ReadRecord reads them starting at column `c`.
 constexpr const char* kRecordColumns =

@@ -5,7 +5,9 @@
 namespace tunefleet::tracker {
 namespace {
 
-bool GoodSeconds(double s) { return std::isfinite(s) && s > 0; }
+// 1 ps to 10^6 s: no kernel runs faster (an agent reports 1 ns / --number at the least) or longer than any timeout.
+// Tuning logs leave out records outside this range as damaged (storage/sqlite_tuning_log.cc).
+bool GoodSeconds(double s) { return std::isfinite(s) && s >= 1e-12 && s <= 1e6; }
 
 }  // namespace
 
@@ -20,9 +22,9 @@ std::optional<std::string> ResultProblem(const proto::MeasureResult& result) {
   if (result.status() != proto::OK) return std::nullopt;
   if (result.costs().empty()) return "is OK without a cost";
   for (double c : result.costs()) {
-    if (!GoodSeconds(c)) return "is OK with a cost that is not a number of seconds above 0";
+    if (!GoodSeconds(c)) return "is OK with a cost that is not a time between 1 ps and 10^6 s";
   }
-  if (!GoodSeconds(result.mean_cost())) return "is OK with a mean cost that is not a number of seconds above 0";
+  if (!GoodSeconds(result.mean_cost())) return "is OK with a mean cost that is not a time between 1 ps and 10^6 s";
   return std::nullopt;
 }
 

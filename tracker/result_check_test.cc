@@ -23,12 +23,13 @@ TEST(ResultCheckTest, GivenAMeasuredKernelWithFinitePositiveCosts_ItShouldPass) 
 
 TEST(ResultCheckTest, GivenAnOkResultWithACostThatIsNotASecondCount_ItShouldSaySo) {
   const double nan = std::nan(""), inf = std::numeric_limits<double>::infinity();
-  for (double bad : {nan, inf, -1e-5, 0.0}) {
-    EXPECT_EQ(ResultProblem(Ok({1e-5, bad}, 1e-5)), "is OK with a cost that is not a number of seconds above 0")
+  for (double bad : {nan, inf, -1e-5, 0.0, 1e-300, 1e7}) {
+    EXPECT_EQ(ResultProblem(Ok({1e-5, bad}, 1e-5)), "is OK with a cost that is not a time between 1 ps and 10^6 s")
         << bad;
-    EXPECT_EQ(ResultProblem(Ok({1e-5}, bad)), "is OK with a mean cost that is not a number of seconds above 0")
+    EXPECT_EQ(ResultProblem(Ok({1e-5}, bad)), "is OK with a mean cost that is not a time between 1 ps and 10^6 s")
         << bad;
   }
+  EXPECT_EQ(ResultProblem(Ok({1e-9 / 1000}, 1e-9 / 1000)), std::nullopt);  // 1 ns over --number 1000: the least
   EXPECT_EQ(ResultProblem(Ok({}, 1e-5)), "is OK without a cost");
 }
 

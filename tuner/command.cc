@@ -21,7 +21,7 @@ void WarnDamagedRecords(const char* cmd, TuningLog& log) {
   if (!damaged.ok() || *damaged == 0) return;
   std::cerr << "tunefleet " << cmd << ": warning: " << log.path() << ": " << *damaged
             << " record(s) hold values no tunefleet writes (a status, a config index, or an OK record's cost that is "
-               "not between 1 ns and 10^6 s) or name a task, template or device the log lacks; they are left out\n";
+               "not between 1 ps and 10^6 s) or name a task, template or device the log lacks; they are left out\n";
 }
 
 }  // namespace tunefleet

@@ -46,12 +46,12 @@ Result<TvmLine> ParseLine(const std::string& text) {
   l.args = input[2];
   l.entity = j["config"]["entity"];
   l.error_no = result[1].get<int>();
-  if (l.error_no == 0) {  // a measured config: its costs are seconds, finite and above 0
+  if (l.error_no == 0) {  // a measured config: its costs are seconds, 1 ps to 10^6 s as the tracker accepts them
     for (const auto& c : result[0]) {
       const double v = c.is_number() ? c.get<double>() : 0;
-      if (!c.is_number() || !std::isfinite(v) || v <= 0) {
+      if (!c.is_number() || !std::isfinite(v) || v < 1e-12 || v > 1e6) {
         return Status::InvalidArgument("cost " + c.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
-                                       " of a result without error is not a number of seconds above 0");
+                                       " of a result without error is not a time between 1 ps and 10^6 s");
       }
       l.costs.push_back(v);
     }
