@@ -2,6 +2,7 @@
 // trials — no config is recorded twice and the total is what was asked.
 #include <signal.h>
 
+#include <filesystem>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -13,7 +14,7 @@ namespace {
 
 TEST(ResumeE2E, GivenARunKilledMidwayTheSameCommandShouldMeasureExactlyTheRemainingTrials) {
   LocalFleet fleet;
-  fleet.StartTracker({"--lease-ttl", "3"});
+  fleet.StartTracker();  // default lease ttl, 30 s: the killed run's lease is released, not waited out
   fleet.StartAgent("pocl");
   ASSERT_TRUE(fleet.WaitForAgents("pocl", 1));
   std::vector<std::string> cmd = {"tune", "--rpc-key", "pocl", "--task", "gemm:48,48,48", "--trials", "20",
@@ -27,10 +28,16 @@ TEST(ResumeE2E, GivenARunKilledMidwayTheSameCommandShouldMeasureExactlyTheRemain
   ASSERT_GE(before, 5);
   ASSERT_LT(before, 20) << "the run finished before it could be killed";
 
-  // The dead tuner's lease expires (ttl 3 s); the same command then resumes.
+  // The same command releases the lease the dead tuner noted beside the log, then resumes.
   RunResult again = fleet.Cli(cmd, std::chrono::seconds(600));
   ASSERT_EQ(again.exit_code, 0) << again.output;
   EXPECT_NE(again.output.find("resum"), std::string::npos) << again.output;
+  EXPECT_NE(again.output.find("released the lease that run pid " + std::to_string(first->pid()) + " of this log"),
+            std::string::npos)
+      << again.output;
+  EXPECT_EQ(again.output.find("is leased by"), std::string::npos) << again.output;  // it did not wait
+  for (const auto& entry : std::filesystem::directory_iterator(fleet.dir()))
+    EXPECT_EQ(entry.path().filename().string().find(".lease."), std::string::npos) << entry.path();
   EXPECT_EQ(fleet.Count("SELECT count(*) FROM records"), 20);
   EXPECT_EQ(fleet.Count("SELECT count(DISTINCT config_index) FROM records"), 20);
   EXPECT_EQ(fleet.Count("SELECT count(*) FROM sessions"), 2);

@@ -100,6 +100,7 @@ int RunTuneCommand(const TuneArgs& a) {
   gethostname(host, sizeof host - 1);
   o.session.client = std::string("tunefleet tune pid ") + std::to_string(getpid()) + "@" + host;
   o.db = a.db;
+  o.session.lease_note = a.db;
   o.template_name = a.template_name;
   Result<TrialBudget> trials = ParseTrialBudget(a.trials, a.time_budget);
   if (!trials.ok()) return CommandError("tune", trials.status().message(), 2);

@@ -1,6 +1,7 @@
 #include "tuner/measure_session.h"
 
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "tracker/client.h"
 #include "tracker/lease_keep_alive.h"
+#include "tuner/lease_note.h"
 
 namespace tunefleet {
 namespace {
@@ -37,6 +39,7 @@ Result<std::unique_ptr<MeasureSession>> MeasureSession::Open(const SessionOption
   TF_ASSIGN_OR_RETURN(s->client_, TrackerClient::Connect(opts.tracker, opts.token, opts.connect_timeout));
   TrackerClient* client = s->client_.get();
   s->on_stop_.emplace(opts.stop, std::function<void()>([client] { client->CancelCalls(); }));
+  if (!opts.lease_note.empty()) s->ReleaseDeadRunLeases();
   // Ask without waiting first, so that a wait (for an agent to register, or for another run's lease to end) is said
   // before it starts rather than after it ran out.
   Status acquired = s->Acquire(0);
@@ -56,7 +59,26 @@ Status MeasureSession::Acquire(double wait) {
   lease_id_ = lease.lease_id;
   devices_ = lease.devices;
   keep_alive_ = std::make_unique<LeaseKeepAlive>(client_.get(), lease);
+  if (!opts_.lease_note.empty()) {
+    if (Status noted = WriteLeaseNote(opts_.lease_note, lease_id_, opts_.tracker); !noted.ok())
+      spdlog::warn("{} (a run killed now would hold its lease until the tracker's --lease-ttl)", noted.message());
+  }
   return Status::OK();
+}
+
+void MeasureSession::ReleaseDeadRunLeases() {
+  for (const NotedLease& n : FindDeadRunLeases(opts_.lease_note)) {
+    if (n.tracker == opts_.tracker) {
+      Lease lease;
+      lease.lease_id = n.lease_id;
+      Status st = client_->Release(lease);  // NotFound: it ran out meanwhile
+      if (st.ok())
+        spdlog::info("released the lease that run pid {} of this log still held (it ended without releasing it)",
+                     n.pid);
+    }
+    std::error_code ec;
+    std::filesystem::remove(n.path, ec);
+  }
 }
 
 std::string MeasureSession::WhyWaiting(bool none_registered) const {
@@ -89,6 +111,7 @@ void MeasureSession::Release() {
   Status st = client_->Release(lease);
   if (!st.ok()) spdlog::debug("release of lease {}: {}", lease_id_, st.ToString());
   lease_id_.clear();
+  if (!opts_.lease_note.empty()) RemoveLeaseNote(opts_.lease_note);
 }
 
 Status MeasureSession::Measure(

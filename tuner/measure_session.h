@@ -35,6 +35,9 @@ struct SessionOptions {
   double device_wait = 300;  // seconds to wait for a device to come back after a loss
   double connect_timeout = 5;
   std::string client;        // shown in `tunefleet query`
+  // Non-empty (`tune`: the log's path): the lease is noted in PREFIX.lease.PID while held (tuner/lease_note.h), and
+  // Open first releases the leases noted by runs of this host that were killed.
+  std::string lease_note;
   std::stop_token stop;      // a stop request abandons what is in flight (see above); none by default
 };
 
@@ -65,6 +68,8 @@ class MeasureSession {
   // The info line said before waiting for a device: no agent of the key registered yet, or every one leased (by
   // whom, from the tracker's summary).
   std::string WhyWaiting(bool none_registered) const;
+  // Releases the leases noted beside opts_.lease_note by killed runs of this host on this tracker; drops the notes.
+  void ReleaseDeadRunLeases();
 
   SessionOptions opts_;
   std::unique_ptr<TrackerClient> client_;

@@ -1,0 +1,71 @@
+#include "tuner/lease_note.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+namespace tunefleet {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string HostName() {
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0) return "?";
+  return host;
+}
+
+bool ProcessGone(long pid) { return pid > 0 && kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH; }
+
+}  // namespace
+
+std::string LeaseNotePath(const std::string& prefix) { return prefix + ".lease." + std::to_string(getpid()); }
+
+Status WriteLeaseNote(const std::string& prefix, const std::string& lease_id, const std::string& tracker) {
+  const std::string path = LeaseNotePath(prefix);
+  std::ofstream out(path, std::ios::trunc);
+  out << nlohmann::json{{"lease_id", lease_id}, {"tracker", tracker}, {"pid", getpid()}, {"host", HostName()}}.dump()
+      << "\n";
+  out.close();
+  if (!out) return Status::IOError(path + ": cannot write the lease note");
+  return Status::OK();
+}
+
+void RemoveLeaseNote(const std::string& prefix) {
+  std::error_code ec;
+  fs::remove(LeaseNotePath(prefix), ec);
+}
+
+std::vector<NotedLease> FindDeadRunLeases(const std::string& prefix) {
+  std::vector<NotedLease> out;
+  const fs::path base(prefix);
+  const fs::path dir = base.parent_path().empty() ? fs::path(".") : base.parent_path();
+  const std::string stem = base.filename().string() + ".lease.";
+  const std::string host = HostName();
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(stem, 0) != 0 || !entry.is_regular_file(ec) || entry.file_size(ec) > 4096) continue;
+    std::ifstream in(entry.path());
+    std::stringstream text;
+    text << in.rdbuf();
+    const nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object() || !j.value("lease_id", nlohmann::json()).is_string() ||
+        !j.value("tracker", nlohmann::json()).is_string() || !j.value("pid", nlohmann::json()).is_number_integer() ||
+        j.value("host", "") != host) {
+      continue;
+    }
+    NotedLease n{entry.path().string(), j["lease_id"].get<std::string>(), j["tracker"].get<std::string>(),
+                 j["pid"].get<long>()};
+    if (n.pid != getpid() && ProcessGone(n.pid)) out.push_back(std::move(n));
+  }
+  return out;
+}
+
+}  // namespace tunefleet
