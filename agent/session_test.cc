@@ -67,6 +67,11 @@ class BlockingRunner final : public JobRunner {
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait(lock, [&] { return started_ >= n; });
   }
+  // False when fewer than n jobs started within `timeout`.
+  bool WaitStarted(int n, std::chrono::milliseconds timeout) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, timeout, [&] { return started_ >= n; });
+  }
   int aborts() {
     std::lock_guard<std::mutex> lock(mu_);
     return aborts_;
@@ -88,7 +93,7 @@ class BlockingRunner final : public JobRunner {
 // kCancelRunningJob: job 7 and a cancel for job 99 (not the agent's); once job 7 runs: job 8, a cancel for job 8
 // (queued behind 7) and a cancel for job 7.
 // kKeepOpen: registers, then keeps the stream open after the agent closes its side, until Release().
-// kFlood: registers, then sends 40 jobs at once (the protocol sends one at a time).
+// kFlood: registers, sends job 1 and, once it runs, 39 more (the protocol sends one at a time).
 enum class Script { kServeJobs, kCloseAfterRegister, kReject, kSilent, kCancelRunningJob, kKeepOpen, kFlood };
 
 class ScriptedTracker final : public proto::Tracker::Service {
@@ -145,10 +150,14 @@ class ScriptedTracker final : public proto::Tracker::Service {
     }
 
     if (script_ == Script::kFlood) {
+      int session = 0;
+      Update([&] { session = registrations_; });
       for (uint64_t id = 1; id <= 40; ++id) {
         proto::TrackerMessage job;
         job.mutable_job()->set_job_id(id);
         if (!stream->Write(job)) break;
+        // The rest arrive while job 1 runs; an agent that stopped meanwhile never starts it.
+        if (id == 1 && !blocking_->WaitStarted(session, 5s)) break;
       }
       while (stream->Read(&message)) {
         Update([&] {
@@ -269,7 +278,7 @@ TEST_F(SessionTest, GivenATrackerThatKeepsTheStreamOpenAfterLeaving_StopShouldSt
 
 TEST_F(SessionTest, GivenATrackerThatFloodsJobs_WeShouldDropTheConnectionNotQueueThemAll) {
   BlockingRunner blocking;
-  StartTracker(Script::kFlood);
+  StartTracker(Script::kFlood, &blocking);
   Session session(Options(), proto::DeviceInfo(), &blocking);
   std::thread run([&] { (void)session.Run(); });
   // The first job blocks; the other 39 pile up, and the agent drops the connection, aborts the job and dials again.
