@@ -7,12 +7,15 @@
 #include <sstream>
 #include <vector>
 
+#include "common/printable.h"
+
 namespace tunefleet {
 namespace {
 
 using Row = std::vector<std::string>;
 
-std::string Cell(const std::string& s) { return s.empty() ? "-" : s; }
+// Device names and lease holders come from agents and tuners: their control characters are shown escaped.
+std::string Cell(const std::string& s) { return s.empty() ? "-" : Printable(s); }
 
 std::string Age(double seconds) {
   char buf[32];

@@ -32,6 +32,15 @@ TEST(SummaryFormatTest, GivenALeasedAgent_TheTableShouldShowItsHolderAndTheKeyQu
   EXPECT_NE(t.find("KEY   FREE  LEASED  WAITING\npocl  0     1       2\n"), std::string::npos) << t;
 }
 
+// An agent names its own device: a newline or an escape sequence in it must not reach the terminal.
+TEST(SummaryFormatTest, GivenADeviceNameWithControlCharacters_TheTableShouldShowThemEscaped) {
+  proto::SummaryReply s = OneLeasedAgent();
+  s.mutable_agents(0)->mutable_device()->set_name("gpu\x1b[2J\nagent-9  pocl  fake");
+  const std::string t = SummaryAsTable(s);
+  EXPECT_NE(t.find("gpu\\x1b[2J\\x0aagent-9  pocl  fake"), std::string::npos) << t;
+  EXPECT_EQ(t.find('\x1b'), std::string::npos) << t;
+}
+
 TEST(SummaryFormatTest, GivenNoAgents_TheTableShouldSaySo) {
   EXPECT_NE(SummaryAsTable(proto::SummaryReply()).find("no agents registered"), std::string::npos);
 }

@@ -10,6 +10,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/printable.h"
 #include "tracker/client.h"
 #include "tracker/lease_keep_alive.h"
 #include "tuner/lease_note.h"
@@ -93,7 +94,7 @@ std::string MeasureSession::WhyWaiting(bool none_registered) const {
     for (const auto& a : summary->agents()) {
       if (a.key() != opts_.key) continue;
       ++agents;
-      if (!a.lease_holder().empty()) holders.insert(a.lease_holder());
+      if (!a.lease_holder().empty()) holders.insert(Printable(a.lease_holder()));
     }
   }
   std::string by;
@@ -158,7 +159,7 @@ Status MeasureSession::Measure(
       for (const auto& [who, jobs] : lost) {
         spdlog::warn("{}: {}; {} job{} will be measured again",
                      who.first.empty() ? "a job not yet sent to a device ended" : "device " + who.first + " lost",
-                     who.second, jobs, jobs == 1 ? "" : "s");
+                     Printable(who.second), jobs, jobs == 1 ? "" : "s");
       }
       if (!callback_error.ok()) return callback_error;
       if (interrupted()) return Interrupted(job_to_program.size() + next.size());
@@ -197,7 +198,7 @@ Status MeasureSession::Measure(
                                  std::to_string(static_cast<int>(opts_.device_wait)) + " s; " +
                                  std::to_string(pending.size()) + " jobs were not measured (nothing recorded for them)" +
                                  (last.ok() ? "" : ": " + last.message()));
-    spdlog::info("device of key '{}' available again: {}", opts_.key, devices_.front().device().name());
+    spdlog::info("device of key '{}' available again: {}", opts_.key, Printable(devices_.front().device().name()));
   }
   return Status::OK();
 }

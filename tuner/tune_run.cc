@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "common/printable.h"
 #include "search-spaces/template.h"
 #include "storage/tuning_log.h"
 #include "tuner/progress.h"
@@ -104,7 +105,7 @@ Result<TuneSummary> RunTune(const TuneOptions& opts, TuningLog& log) {
     }
   TF_ASSIGN_OR_RETURN(int64_t session_id, log.BeginSession(opts.args_json));
   spdlog::info("tuning on {} device(s) of key '{}': {} ({}), log {}", session->devices().size(), opts.session.key,
-               device.name(), device.driver_version(), opts.db);
+               Printable(device.name()), Printable(device.driver_version()), opts.db);
 
   std::vector<Entry> entries;
   for (size_t i = 0; i < opts.tasks.size(); ++i) {
