@@ -15,6 +15,10 @@ TEST(PrintableTest, GivenPlainTextAndUtf8ItShouldBeUnchanged) {
   EXPECT_EQ(Printable("NVIDIA H200 \xc3\xa9"), "NVIDIA H200 \xc3\xa9");
 }
 
+TEST(PrintableTest, GivenAsciiOnlyEveryByteOutsidePrintableAsciiShouldBeEscaped) {
+  EXPECT_EQ(Printable("ok \xff\xc3\xa9\n", 200, PrintableBytes::kAsciiOnly), "ok \\xff\\xc3\\xa9\\x0a");
+}
+
 TEST(PrintableTest, GivenTextLongerThanTheLimitItShouldBeCutWithItsLength) {
   EXPECT_EQ(Printable(std::string(1000000, 'a'), 4), "aaaa... (1000000 bytes)");
 }

@@ -27,41 +27,46 @@ void ExpectEveryTrialOnce(const LocalFleet& f, int trials) {
   EXPECT_GE(f.Count("SELECT count(*) FROM records WHERE status = 0"), trials / 2);
 }
 
-TEST(FaultE2E, GivenOneOfTwoAgentsKilledMidRunTheRunShouldCompleteOnTheOther) {
-  LocalFleet fleet;
-  fleet.StartTracker({"--heartbeat-timeout", "5"});
+// A tracker (with `tracker_flags`) and two agents of key pocl; a run of `trials` on both, past its third record.
+void StartRunOnTwoAgents(LocalFleet& fleet, const std::vector<std::string>& tracker_flags, int trials,
+                         std::unique_ptr<Subprocess>* tune) {
+  fleet.StartTracker(tracker_flags);
   fleet.StartAgent("pocl");
   fleet.StartAgent("pocl");
   ASSERT_TRUE(fleet.WaitForAgents("pocl", 2));
-  auto tune = fleet.CliAsync(TuneCommand(fleet, 40, "2"));
-  ASSERT_TRUE(fleet.WaitForRecords(3, std::chrono::seconds(240))) << tune->Log();
+  *tune = fleet.CliAsync(TuneCommand(fleet, trials, "2"));
+  ASSERT_TRUE(fleet.WaitForRecords(3, std::chrono::seconds(240))) << (*tune)->Log();
+}
+
+// The run ends with exit 0 and every one of its trials recorded once.
+void ExpectRunCompletes(const LocalFleet& fleet, Subprocess& tune, int trials) {
+  auto code = tune.Wait(std::chrono::seconds(600));
+  ASSERT_TRUE(code.has_value()) << tune.Log();
+  EXPECT_EQ(*code, 0) << tune.Log();
+  ExpectEveryTrialOnce(fleet, trials);
+}
+
+TEST(FaultE2E, GivenOneOfTwoAgentsKilledMidRunTheRunShouldCompleteOnTheOther) {
+  LocalFleet fleet;
+  std::unique_ptr<Subprocess> tune;
+  ASSERT_NO_FATAL_FAILURE(StartRunOnTwoAgents(fleet, {"--heartbeat-timeout", "5"}, 40, &tune));
   fleet.agent(1).Signal(SIGKILL);
   ASSERT_LT(fleet.Count("SELECT count(*) FROM records"), 40) << "the run ended before the agent was killed";
-  auto code = tune->Wait(std::chrono::seconds(600));
-  ASSERT_TRUE(code.has_value()) << tune->Log();
-  EXPECT_EQ(*code, 0) << tune->Log();
-  ExpectEveryTrialOnce(fleet, 40);
+  ExpectRunCompletes(fleet, *tune, 40);
 }
 
 // An agent stopped on purpose (SIGTERM, as systemd and adb scripts stop it) says so: the tracker logs it as left, at
 // info, and its jobs are measured on the other agent as a lost agent's are.
 TEST(FaultE2E, GivenOneOfTwoAgentsStoppedMidRunTheTrackerShouldLogItAsLeftAndTheRunShouldComplete) {
   LocalFleet fleet;
-  fleet.StartTracker();
-  fleet.StartAgent("pocl");
-  fleet.StartAgent("pocl");
-  ASSERT_TRUE(fleet.WaitForAgents("pocl", 2));
-  auto tune = fleet.CliAsync(TuneCommand(fleet, 24, "2"));
-  ASSERT_TRUE(fleet.WaitForRecords(3, std::chrono::seconds(240))) << tune->Log();
+  std::unique_ptr<Subprocess> tune;
+  ASSERT_NO_FATAL_FAILURE(StartRunOnTwoAgents(fleet, {}, 24, &tune));
   fleet.agent(1).Signal(SIGTERM);
   auto stopped = fleet.agent(1).Wait(std::chrono::seconds(60));
   ASSERT_TRUE(stopped.has_value()) << fleet.agent(1).Log();
   EXPECT_EQ(*stopped, 0) << fleet.agent(1).Log();
   ASSERT_LT(fleet.Count("SELECT count(*) FROM records"), 24) << "the run ended before the agent was stopped";
-  auto code = tune->Wait(std::chrono::seconds(600));
-  ASSERT_TRUE(code.has_value()) << tune->Log();
-  EXPECT_EQ(*code, 0) << tune->Log();
-  ExpectEveryTrialOnce(fleet, 24);
+  ExpectRunCompletes(fleet, *tune, 24);
   const std::string log = fleet.tracker().Log();
   EXPECT_NE(log.find("left: it was stopped"), std::string::npos) << log;
   EXPECT_EQ(log.find(" lost: "), std::string::npos) << log;

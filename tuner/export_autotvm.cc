@@ -73,9 +73,8 @@ Result<ExportCounts> ExportAutotvm(TuningLog& log, const AutotvmExportOptions& o
       skip(it, "template is not built into this tunefleet");
       continue;
     }
-    if (tmpl->version() != it.tmpl.version) {  // its knobs may mean something else now
-      skip(it, "measured with template version " + std::to_string(it.tmpl.version) + ", this build has version " +
-                   std::to_string(tmpl->version()));
+    if (std::string other = OtherTemplateVersion(it, tmpl->version()); !other.empty()) {
+      skip(it, other);
       continue;
     }
     if (it.record.status == 0 && !std::all_of(it.record.costs.begin(), it.record.costs.end(), [](double c) {

@@ -94,9 +94,8 @@ Result<std::vector<KernelPackFile>> BuildKernelPacks(TuningLog& log, const Templ
       skip("template is not built into this tunefleet");
       continue;
     }
-    if (tmpl->version() != it.tmpl.version) {
-      skip("measured with template version " + std::to_string(it.tmpl.version) + ", this build has version " +
-           std::to_string(tmpl->version()));
+    if (std::string other = OtherTemplateVersion(it, tmpl->version()); !other.empty()) {
+      skip(other);
       continue;
     }
     auto task = Task::Parse(it.task.spec);

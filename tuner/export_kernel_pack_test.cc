@@ -45,6 +45,16 @@ void AddGemmRecord(TuningLog& log, const proto::DeviceInfo& device, const std::s
 class ExportKernelPackTest : public ::testing::Test {
  protected:
   void SetUp() override { log_ = std::move(TuningLog::Open(dir_.File("log.db"))).value(); }
+
+  // Packs the log's records and writes them into the directory "packs"; the files' paths in *paths.
+  void WritePacksIntoDirectory(std::vector<std::string>* paths) {
+    auto packs = BuildKernelPacks(*log_, {}, notes_);
+    ASSERT_TRUE(packs.ok());
+    auto written = WriteKernelPacks(*packs, dir_.File("packs"));
+    ASSERT_TRUE(written.ok()) << written.status().ToString();
+    *paths = std::move(written).value();
+  }
+
   TempDir dir_;
   std::unique_ptr<TuningLog> log_;
   std::ostringstream notes_;
@@ -73,12 +83,10 @@ TEST_F(ExportKernelPackTest, GivenGemmRecords_WeShouldPackTheBestProgramWithItsL
 TEST_F(ExportKernelPackTest, GivenTwoDevices_WeShouldWriteOnePackFilePerDeviceIntoADirectory) {
   AddGemmRecord(*log_, CpuDevice("fp-one"), "gemm:32,32,32:float32", 1e-3);
   AddGemmRecord(*log_, CpuDevice("fp-two"), "gemm:32,32,32:float32", 1e-3);
-  auto packs = BuildKernelPacks(*log_, {}, notes_);
-  ASSERT_TRUE(packs.ok());
-  auto paths = WriteKernelPacks(*packs, dir_.File("packs"));
-  ASSERT_TRUE(paths.ok()) << paths.status().ToString();
-  ASSERT_EQ(paths->size(), 2u);
-  for (const auto& p : *paths) {
+  std::vector<std::string> paths;
+  ASSERT_NO_FATAL_FAILURE(WritePacksIntoDirectory(&paths));
+  ASSERT_EQ(paths.size(), 2u);
+  for (const auto& p : paths) {
     EXPECT_EQ(std::filesystem::path(p).parent_path(), dir_.File("packs"));
     EXPECT_TRUE(std::filesystem::exists(p));
   }
@@ -88,12 +96,10 @@ TEST_F(ExportKernelPackTest, GivenTwoDevices_WeShouldWriteOnePackFilePerDeviceIn
 TEST_F(ExportKernelPackTest, GivenAFingerprintWithPathSeparators_ThePackFileShouldStayInTheDirectory) {
   AddGemmRecord(*log_, CpuDevice("../../x/y"), "gemm:32,32,32:float32", 1e-3);
   AddGemmRecord(*log_, CpuDevice("fp-two"), "gemm:32,32,32:float32", 1e-3);
-  auto packs = BuildKernelPacks(*log_, {}, notes_);
-  ASSERT_TRUE(packs.ok());
-  auto paths = WriteKernelPacks(*packs, dir_.File("packs"));
-  ASSERT_TRUE(paths.ok()) << paths.status().ToString();
-  ASSERT_EQ(paths->size(), 2u);
-  for (const auto& p : *paths) EXPECT_EQ(std::filesystem::path(p).parent_path(), dir_.File("packs")) << p;
+  std::vector<std::string> paths;
+  ASSERT_NO_FATAL_FAILURE(WritePacksIntoDirectory(&paths));
+  ASSERT_EQ(paths.size(), 2u);
+  for (const auto& p : paths) EXPECT_EQ(std::filesystem::path(p).parent_path(), dir_.File("packs")) << p;
 }
 
 TEST_F(ExportKernelPackTest, GivenOneDevice_WeShouldWriteThePackToTheGivenFile) {

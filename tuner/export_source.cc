@@ -48,4 +48,10 @@ Result<std::vector<ExportItem>> CollectExportItems(TuningLog& log, bool best_onl
   return out;
 }
 
+std::string OtherTemplateVersion(const ExportItem& item, int built_version) {
+  if (item.tmpl.version == built_version) return "";
+  return "measured with template version " + std::to_string(item.tmpl.version) + ", this build has version " +
+         std::to_string(built_version);
+}
+
 }  // namespace tunefleet

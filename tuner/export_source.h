@@ -3,6 +3,7 @@
 // Thread safety: free functions; the TuningLog is used by the calling thread only.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "common/status.h"
@@ -21,5 +22,9 @@ struct ExportItem {
 
 // Records in id order; with `best_only`, only the fastest successful record of each (task, template, device).
 Result<std::vector<ExportItem>> CollectExportItems(TuningLog& log, bool best_only);
+
+// Why an item cannot be exported with this build's template of its name (of `built_version`): it was measured with
+// another version, whose knobs may mean something else. Empty when the versions agree.
+std::string OtherTemplateVersion(const ExportItem& item, int built_version);
 
 }  // namespace tunefleet

@@ -13,6 +13,7 @@
 #include "common/printable.h"
 #include "proto/tunefleet.pb.h"
 #include "search-spaces/template.h"
+#include "tuner/recorded_config.h"
 #include "tuner/strategy_common.h"
 #include "tuner/strategy_transfer.h"
 
@@ -22,16 +23,12 @@ ReplayTable BuildReplayTable(const Space& space, const std::vector<RecordRow>& r
   ReplayTable t;
   std::map<uint64_t, std::vector<double>> ok_costs;  // per config, every successful result
   for (const RecordRow& r : records) {
-    uint64_t index = r.config_index;
-    const nlohmann::json j = nlohmann::json::parse(r.config, nullptr, /*allow_exceptions=*/false);
-    if (!j.is_discarded()) {
-      Result<Config> c = space.FromJson(j);
-      if (c.ok()) index = space.IndexOf(*c);
-    }
-    if (index >= space.RawSize()) {
+    const std::optional<uint64_t> recorded = RecordedIndex(space, r);
+    if (!recorded) {
       ++t.unmapped;
       continue;
     }
+    const uint64_t index = *recorded;
     t.by_index.emplace(index, Observation{index, false, 0});
     if (r.status == 0 && r.mean_cost > 0) ok_costs[index].push_back(r.mean_cost);
   }

@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include "storage/tuning_log.h"
+#include "tuner/recorded_config.h"
 #include "tuner/strategy_transfer.h"
 
 namespace tunefleet {
@@ -57,17 +58,11 @@ Status TaskTuner::ReplayOwn() {
   std::vector<Observation> own;
   size_t unmapped = 0;
   for (const RecordRow& r : rows) {
-    // The record's config is what was measured; its stored index is trusted only when the config cannot be read.
-    uint64_t index = r.config_index;
-    const nlohmann::json j = nlohmann::json::parse(r.config, nullptr, /*allow_exceptions=*/false);
-    if (!j.is_discarded()) {
-      if (Result<Config> c = space_.FromJson(j); c.ok()) index = space_.IndexOf(*c);
-    }
-    if (index >= space_.RawSize()) {
+    if (const std::optional<uint64_t> index = RecordedIndex(space_, r)) {
+      own.push_back({*index, r.status == 0, r.mean_cost});
+    } else {
       ++unmapped;
-      continue;
     }
-    own.push_back({index, r.status == 0, r.mean_cost});
   }
   if (unmapped > 0)
     spdlog::warn("{} [{}]: {} recorded trial(s) name no config of this space; left out", task_.ToSpec(), tmpl_.name(),

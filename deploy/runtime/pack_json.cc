@@ -1,25 +1,14 @@
 #include "deploy/runtime/pack_json.h"
 
 #include <cmath>
+#include <string_view>
+
+#include "common/printable.h"
 
 namespace tunefleet::runtime::pack_json {
 namespace {
 
 constexpr size_t kMaxDescribedString = 40;
-
-// `text` with bytes outside printable ASCII written as \xNN (parse errors quote the offending input).
-std::string Printable(const std::string& text) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : text) {
-    if (c >= 0x20 && c < 0x7f) {
-      out += static_cast<char>(c);
-    } else {
-      out += std::string("\\x") + kHex[c >> 4] + kHex[c & 0xf];
-    }
-  }
-  return out;
-}
 
 std::string Range(const std::string& min, const std::string& max) { return " in [" + min + ", " + max + "]"; }
 
@@ -38,7 +27,9 @@ Result<nlohmann::json> ParseBounded(const std::string& text) {
   try {
     j = nlohmann::json::parse(text, bound);
   } catch (const nlohmann::json::parse_error& e) {
-    return Status::Corruption("not valid JSON: " + Printable(e.what()));
+    // Parse errors quote the offending input, which may be any bytes: printable ASCII only, not cut.
+    return Status::Corruption("not valid JSON: " +
+                              Printable(e.what(), std::string_view::npos, PrintableBytes::kAsciiOnly));
   }
   if (too_deep) {
     return Status::Corruption("JSON nested deeper than " + std::to_string(kMaxDepth) + " levels");

@@ -38,6 +38,18 @@ class PackRunnerTest : public ::testing::Test {
     return ClMem(m);
   }
 
+  // Builds `kernel` for the app's device, runs it on buffers A, B and C, and reads C back into *out.
+  void BuildRunAndReadC(const PackedKernel& kernel, const ClMem& a, const ClMem& b, const ClMem& c,
+                        std::vector<float>* out) {
+    auto runner = PackRunner::Build(context_, device_, kernel, {"A", "B", "C"});
+    ASSERT_TRUE(runner.ok()) << runner.status().ToString();
+    Status s = runner->Run(queue_, {{"A", a.get()}, {"B", b.get()}, {"C", c.get()}});
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    ASSERT_EQ(clEnqueueReadBuffer(queue_, c.get(), CL_TRUE, 0, out->size() * sizeof(float), out->data(), 0, nullptr,
+                                  nullptr),
+              CL_SUCCESS);
+  }
+
   cl_device_id device_ = nullptr;
   cl_context context_ = nullptr;
   cl_command_queue queue_ = nullptr;
@@ -56,14 +68,7 @@ TEST_F(PackRunnerTest, GivenAPackedGemm_WeShouldComputeTheProductOnTheAppsBuffer
   for (auto& v : a) v = u(rng);
   for (auto& v : b) v = u(rng);
   ClMem da = Buffer(a), db = Buffer(b), dc = Buffer(c);
-
-  auto runner = PackRunner::Build(context_, device_, *match->kernel, {"A", "B", "C"});
-  ASSERT_TRUE(runner.ok()) << runner.status().ToString();
-  Status s = runner->Run(queue_, {{"A", da.get()}, {"B", db.get()}, {"C", dc.get()}});
-  ASSERT_TRUE(s.ok()) << s.ToString();
-  ASSERT_EQ(clEnqueueReadBuffer(queue_, dc.get(), CL_TRUE, 0, c.size() * sizeof(float), c.data(), 0, nullptr,
-                                nullptr),
-            CL_SUCCESS);
+  ASSERT_NO_FATAL_FAILURE(BuildRunAndReadC(*match->kernel, da, db, dc, &c));
 
   double max_err = 0;
   for (int i = 0; i < M; ++i)
@@ -105,13 +110,7 @@ TEST_F(PackRunnerTest, GivenAScratchBuffer_BuildShouldZeroFillItOnTheDevice) {
   ASSERT_TRUE(pack.ok()) << pack.status().ToString();
   std::vector<float> c(64, 1.0f);
   ClMem da = Buffer(std::vector<float>(64, 1.0f)), db = Buffer(std::vector<float>(64, 1.0f)), dc = Buffer(c);
-  auto runner = PackRunner::Build(context_, device_, pack->kernels()[0], {"A", "B", "C"});
-  ASSERT_TRUE(runner.ok()) << runner.status().ToString();
-  Status s = runner->Run(queue_, {{"A", da.get()}, {"B", db.get()}, {"C", dc.get()}});
-  ASSERT_TRUE(s.ok()) << s.ToString();
-  ASSERT_EQ(clEnqueueReadBuffer(queue_, dc.get(), CL_TRUE, 0, c.size() * sizeof(float), c.data(), 0, nullptr,
-                                nullptr),
-            CL_SUCCESS);
+  ASSERT_NO_FATAL_FAILURE(BuildRunAndReadC(pack->kernels()[0], da, db, dc, &c));
   for (float v : c) EXPECT_EQ(v, 0.0f);
 }
 
