@@ -13,7 +13,10 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "agent/executor.h"
+#include "common/cli_checks.h"
 #include "search-spaces/device_limits.h"
 #include "search-spaces/template.h"
 
@@ -30,21 +33,17 @@ int main(int argc, char** argv) {
   using namespace tunefleet;
   std::string spec = "gemm:2048,2048,2048", template_name = "gemm.buffer";
   int jobs = 8, platform = 0, device = 0, number = 10, repeat = 3;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i], value = argv[i + 1];
-    if (flag == "--task") spec = value;
-    else if (flag == "--template") template_name = value;
-    else if (flag == "--jobs") jobs = std::stoi(value);
-    else if (flag == "--platform") platform = std::stoi(value);
-    else if (flag == "--device") device = std::stoi(value);
-    else if (flag == "--number") number = std::stoi(value);
-    else if (flag == "--repeat") repeat = std::stoi(value);
-    else {
-      std::fprintf(stderr, "tunefleet-job-overhead: unknown option %s (see the comment at the top of the source)\n",
-                   flag.c_str());
-      return 2;
-    }
-  }
+  CLI::App app{"tunefleet-job-overhead: runs one template's fallback config for a task JOBS times through the "
+               "agent's executor on one OpenCL device and prints how long each job held the device, and how much of "
+               "that was the kernel"};
+  app.add_option("--task", spec, "Task spec")->capture_default_str();
+  app.add_option("--template", template_name, "Template")->capture_default_str();
+  app.add_option("--jobs", jobs, "Jobs to run")->capture_default_str()->check(cli::Positive());
+  app.add_option("--platform", platform, "OpenCL platform index")->capture_default_str()->check(cli::NonNegative());
+  app.add_option("--device", device, "Device index on the platform")->capture_default_str()->check(cli::NonNegative());
+  app.add_option("--number", number, "Kernel runs per timed repeat")->capture_default_str()->check(cli::Positive());
+  app.add_option("--repeat", repeat, "Timed repeats per job")->capture_default_str()->check(cli::Positive());
+  if (auto code = cli::ParseCommandLine(app, argc, argv, "tunefleet-job-overhead")) return *code;
   Result<Task> task = Task::Parse(spec);
   const Template* tmpl = FindTemplate(template_name);
   if (!task.ok() || tmpl == nullptr) {

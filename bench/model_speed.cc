@@ -24,7 +24,10 @@
 #include <unordered_set>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+
+#include "common/cli_checks.h"
 
 #include "proto/tunefleet.pb.h"
 #include "search-spaces/template.h"
@@ -93,46 +96,31 @@ struct Args {
   int ensemble = StrategyOptions{}.xgb_ensemble;
 };
 
-bool Parse(int argc, char** argv, Args& a) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string k = argv[i];
-    if (i + 1 >= argc) return false;
-    const std::string v = argv[++i];
-    if (k == "--task") a.task = v;
-    else if (k == "--template") a.tmpl = v;
-    else if (k == "--device") a.device = v;
-    else if (k == "--plan") a.plan = std::stoul(v);
-    else if (k == "--history") a.history = std::stoul(v);
-    else if (k == "--repeat") a.repeat = std::max(1, std::stoi(v));
-    else if (k == "--ensemble") a.ensemble = std::stoi(v);
-    else if (k == "--results") {
-      a.results.clear();
-      for (size_t p = 0; p < v.size();) {
-        size_t q = v.find(',', p);
-        if (q == std::string::npos) q = v.size();
-        a.results.push_back(std::stoul(v.substr(p, q - p)));
-        p = q + 1;
-      }
-    } else {
-      return false;
-    }
-  }
-  return a.plan > 0 && !a.results.empty();
-}
-
 int Run(int argc, char** argv) {
   Args a;
-  if (!Parse(argc, argv, a)) {
-    std::cerr << "usage: tunefleet-model-speed [--task SPEC] [--template NAME] [--device h200|pocl] [--plan 64]\n"
-                 "                             [--results 64,128,256,512] [--history ROWS] [--repeat 3]"
-                 " [--ensemble 5]\n";
-    return 2;
-  }
+  CLI::App app{"tunefleet-model-speed: seconds for a refit of the cost model and one plan of annealing on a large "
+               "real space (no device: the results are a synthetic cost)"};
+  app.add_option("--task", a.task, "Task spec")->capture_default_str();
+  app.add_option("--template", a.tmpl, "Template")->capture_default_str();
+  app.add_option("--device", a.device, "Whose limits shape the space")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"h200", "pocl"}));
+  app.add_option("--plan", a.plan, "Configs per plan")->capture_default_str()->check(cli::Positive());
+  app.add_option("--results", a.results, "Result counts to time the refit at, comma-separated")
+      ->delimiter(',')
+      ->capture_default_str()
+      ->check(cli::Positive());
+  app.add_option("--history", a.history, "Warm-start rows added to every refit")
+      ->capture_default_str()
+      ->check(cli::NonNegative());
+  app.add_option("--repeat", a.repeat, "Runs per figure (the median is printed)")
+      ->capture_default_str()
+      ->check(cli::Positive());
+  app.add_option("--ensemble", a.ensemble, "The strategy's bagged models (1 = one model)")
+      ->capture_default_str()
+      ->check(cli::Positive());
+  if (auto code = cli::ParseCommandLine(app, argc, argv, "tunefleet-model-speed")) return *code;
   proto::DeviceInfo info;
-  if (a.device != "h200" && a.device != "pocl") {
-    std::cerr << "tunefleet-model-speed: --device is h200 or pocl\n";
-    return 2;
-  }
   (void)google::protobuf::util::JsonStringToMessage(a.device == "h200" ? kH200 : kPocl, &info);
   const DeviceLimits limits = DeviceLimits::From(info);
   Result<Task> task = Task::Parse(a.task);

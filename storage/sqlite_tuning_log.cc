@@ -48,14 +48,16 @@ std::vector<double> CostsFromJson(const std::string& text) {
   return out;
 }
 
-// A record as a tuner writes it: a MeasureStatus value, a config index of 0 or more, and for an OK record a mean cost
+// A record as a tuner writes it: a MeasureStatus value, a config index of 0 or more, for an OK record a mean cost
 // between 1 ps (below any kernel; an agent reports 1 ns / --number at the least) and 10^6 s, the range the tracker
-// accepts from agents (tracker/result_check.cc). Readers leave out the rest (a log edited by hand or by another
-// tool), which DamagedRecords() counts; in SQL over `records r`.
+// accepts from agents (tracker/result_check.cc), and a task, template and device the log holds. Readers leave out the
+// rest (a log edited by hand or by another tool), which DamagedRecords() counts; in SQL over `records r`.
 constexpr const char* kSoundRecord =
     "(typeof(r.status) = 'integer' AND r.status BETWEEN 0 AND 8 AND typeof(r.config_index) = 'integer' AND "
     "r.config_index >= 0 AND (r.status != 0 OR (typeof(r.mean_cost) IN ('real', 'integer') AND "
-    "r.mean_cost >= 1e-12 AND r.mean_cost <= 1e6)))";
+    "r.mean_cost >= 1e-12 AND r.mean_cost <= 1e6)) AND EXISTS (SELECT 1 FROM tasks t WHERE t.id = r.task_id) AND "
+    "EXISTS (SELECT 1 FROM templates tp WHERE tp.id = r.template_id) AND "
+    "EXISTS (SELECT 1 FROM devices d WHERE d.id = r.device_id))";
 
 // Columns of `records` in RecordRow order; ReadRecord reads them starting at column `c`.
 constexpr const char* kRecordColumns =
@@ -224,11 +226,7 @@ class SqliteTuningLog final : public TuningLog {
 
   Result<int64_t> DamagedRecords() override {
     int64_t n = 0;
-    Status s = Query(std::string("SELECT count(*) FROM records r WHERE NOT ") + kSoundRecord +
-                         " OR NOT EXISTS (SELECT 1 FROM tasks t WHERE t.id = r.task_id)"
-                         " OR NOT EXISTS (SELECT 1 FROM templates tp WHERE tp.id = r.template_id)"
-                         " OR NOT EXISTS (SELECT 1 FROM devices d WHERE d.id = r.device_id)",
-                     [](SqliteStmt&) {},
+    Status s = Query(std::string("SELECT count(*) FROM records r WHERE NOT ") + kSoundRecord, [](SqliteStmt&) {},
                      [&](const SqliteStmt& st) { n = st.Int64(0); });
     if (!s.ok()) return s;
     return n;

@@ -1,5 +1,6 @@
 // Issue 2's end-to-end promise: a real tracker, a real agent on PoCL and the tunefleet CLI tune a small GEMM;
 // every trial lands in SQLite, the best config was checked against the reference, the query lists the agent.
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,27 @@ TEST_F(TuneGemmE2E, GivenOneAgentATuningRunShouldRecordEveryTrialAndAVerifiedBes
   RunResult text = fleet_.Cli({"query"}, std::chrono::seconds(15));
   EXPECT_EQ(text.exit_code, 0);
   EXPECT_NE(text.output.find("pocl"), std::string::npos) << text.output;
+
+  // The application's side: the kernel pack of this log runs in tunefleet_runtime_example on the same PoCL
+  // device, silently; a pack naming another device still runs, with one warning that says so.
+  const std::string pack = fleet_.dir() + "/pack.json";
+  RunResult exported = fleet_.Cli({"export", "--db", fleet_.db(), "--format", "kernel-pack", "-o", pack},
+                                  std::chrono::seconds(30), false);
+  ASSERT_EQ(exported.exit_code, 0) << exported.output;
+  const std::string example = BinDir() + "/tunefleet_runtime_example";
+  RunResult app = tunefleet::testing::Run({example, pack, "gemm:64,64,64:float32"}, std::chrono::seconds(120));
+  EXPECT_EQ(app.exit_code, 0) << app.output;
+  EXPECT_NE(app.output.find("max abs error vs CPU"), std::string::npos) << app.output;
+  EXPECT_EQ(app.output.find("warning"), std::string::npos) << app.output;
+
+  nlohmann::json edited = nlohmann::json::parse(std::ifstream(pack));
+  edited["device"]["name"] = "QUALCOMM Adreno(TM) 740";
+  std::ofstream(pack) << edited.dump();
+  app = tunefleet::testing::Run({example, pack, "gemm:64,64,64:float32"}, std::chrono::seconds(120));
+  EXPECT_EQ(app.exit_code, 0) << app.output;
+  EXPECT_NE(app.output.find("warning: the pack was tuned on another device (name 'QUALCOMM Adreno(TM) 740')"),
+            std::string::npos)
+      << app.output;
 }
 
 TEST_F(TuneGemmE2E, GivenTrialsAllAGridRunShouldMeasureEveryValidConfigExactlyOnce) {

@@ -1,12 +1,12 @@
 // `tunefleet export --db FILE --format autotvm|kernel-pack|csv -o OUT [--best-only]`: a tuning log as AutoTVM
 // log lines (for `tvmc compile --tuning-records`), as kernel packs for applications (tunefleet-runtime), or
 // as CSV for analysis.
-#include <filesystem>
-#include <fstream>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <string>
 
+#include "common/atomic_file.h"
 #include "storage/tuning_log.h"
 #include "tuner/command.h"
 #include "tuner/export_autotvm.h"
@@ -23,22 +23,10 @@ struct ExportOptions {
   bool best_only = false;
 };
 
-// Writes through `write` to `path` ("-" = stdout): into PATH.partial, renamed to `path` only when `write` succeeded,
-// so a failed export leaves a file of the same name as it was (or absent), never cut short.
-template <typename WriteFn>
-Status ToFile(const std::string& path, WriteFn write) {
+// Writes through `write` to `path`, or to standard output for "-"; a file whole or not at all (common/atomic_file.h).
+Status ToFile(const std::string& path, const std::function<Status(std::ostream&)>& write) {
   if (path == "-") return write(std::cout);
-  const std::string partial = path + ".partial";
-  std::ofstream f(partial, std::ios::binary | std::ios::trunc);
-  if (!f) return Status::IOError(path + ": cannot open " + partial + " for writing");
-  Status written = write(f);
-  f.close();
-  if (written.ok() && !f) written = Status::IOError(path + ": write failed");
-  std::error_code ec;
-  if (written.ok()) std::filesystem::rename(partial, path, ec);
-  if (written.ok() && ec) written = Status::IOError(path + ": cannot replace it: " + ec.message());
-  if (!written.ok()) std::filesystem::remove(partial, ec);
-  return written;
+  return WriteFileAtomically(path, write);
 }
 
 int RunExport(const ExportOptions& o) {

@@ -1,8 +1,8 @@
 // `tunefleet report --db FILE -o report.html`: one self-contained HTML page about what a tuning log holds.
-#include <fstream>
 #include <iostream>
 #include <memory>
 
+#include "common/atomic_file.h"
 #include "storage/tuning_log.h"
 #include "tuner/command.h"
 #include "tuner/report_data.h"
@@ -30,10 +30,11 @@ int RunReport(const ReportArgs& args) {
     std::cout << html;
     return std::cout ? 0 : CommandError("report", "cannot write the report to standard output", 1);
   }
-  std::ofstream f(args.out, std::ios::binary | std::ios::trunc);
-  f << html;
-  f.close();
-  if (!f) return CommandError("report", args.out + ": cannot write the report", 1);
+  Status written = WriteFileAtomically(args.out, [&](std::ostream& out) {
+    out << html;
+    return Status::OK();
+  });
+  if (!written.ok()) return CommandError("report", written.message(), 1);
   size_t records = 0;
   for (const auto& s : data->series) records += s.records.size();
   std::cout << "wrote " << args.out << ": " << data->series.size() << " series, " << records << " records, "

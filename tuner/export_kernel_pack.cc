@@ -1,10 +1,10 @@
 #include "tuner/export_kernel_pack.h"
 
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 
+#include "common/atomic_file.h"
 #include "common/printable.h"
 #include "search-spaces/device_limits.h"
 #include "tuner/export_source.h"
@@ -164,10 +164,10 @@ Result<std::vector<std::string>> WriteKernelPacks(const std::vector<KernelPackFi
   }
   for (const auto& p : packs) {
     std::string path = single_file ? out : (fs::path(out) / (p.stem + ".json")).string();
-    std::ofstream f(path, std::ios::binary | std::ios::trunc);
-    f << p.pack.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-    f.close();
-    if (!f) return Status::IOError(path + ": cannot write kernel pack");
+    TF_RETURN_IF_ERROR(WriteFileAtomically(path, [&](std::ostream& f) {
+      f << p.pack.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+      return Status::OK();
+    }));
     paths.push_back(path);
   }
   return paths;

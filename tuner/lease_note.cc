@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/atomic_file.h"
+
 namespace tunefleet {
 namespace {
 
@@ -29,11 +31,12 @@ std::string LeaseNotePath(const std::string& prefix) { return prefix + ".lease."
 
 Status WriteLeaseNote(const std::string& prefix, const std::string& lease_id, const std::string& tracker) {
   const std::string path = LeaseNotePath(prefix);
-  std::ofstream out(path, std::ios::trunc);
-  out << nlohmann::json{{"lease_id", lease_id}, {"tracker", tracker}, {"pid", getpid()}, {"host", HostName()}}.dump()
-      << "\n";
-  out.close();
-  if (!out) return Status::IOError(path + ": cannot write the lease note");
+  Status written = WriteFileAtomically(path, [&](std::ostream& out) {
+    out << nlohmann::json{{"lease_id", lease_id}, {"tracker", tracker}, {"pid", getpid()}, {"host", HostName()}}.dump()
+        << "\n";
+    return Status::OK();
+  });
+  if (!written.ok()) return Status::IOError(path + ": cannot write the lease note (" + written.message() + ")");
   return Status::OK();
 }
 

@@ -1,26 +1,39 @@
-// Example application: runs the pack's kernel for a GEMM workload on the first OpenCL device with random
-// operands and checks it against a CPU product.
-//   tunefleet_runtime_example PACK.json gemm:M,N,K:float32
-// Exit code 0 when the numbers agree, 1 otherwise.
+// Example application: runs the pack's kernel for a GEMM workload on an OpenCL device with random operands
+// and checks it against a CPU product. Before it relies on the pack, it says when the pack was tuned on
+// another device or driver (the kernels still run; their configs were chosen for that device).
+//   tunefleet_runtime_example PACK.json gemm:M,N,K:float32 [PLATFORM]
+// PLATFORM: the index of the OpenCL platform whose first device runs the kernel (default 0).
+// Exit code 0 when the numbers agree, 2 for a bad command line, 1 otherwise.
 #include <CL/cl.h>
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "deploy/runtime/pack_device.h"
 #include "deploy/runtime/pack_runner.h"
 
 using tunefleet::runtime::ClMem;
+using tunefleet::runtime::ClObject;
 using tunefleet::runtime::KernelPack;
 using tunefleet::runtime::PackRunner;
 
 namespace {
 
-int Fail(const std::string& what) {
+constexpr char kUsage[] =
+    "usage: tunefleet_runtime_example PACK.json gemm:M,N,K:float32 [PLATFORM]\n"
+    "Runs the kernel pack's GEMM kernel for the workload on the first device of OpenCL platform PLATFORM\n"
+    "(default 0) and checks the product against the CPU's. Exit code 0 when they agree.\n";
+
+using ClContext = ClObject<cl_context, clReleaseContext>;
+using ClQueue = ClObject<cl_command_queue, clReleaseCommandQueue>;
+
+int Fail(const std::string& what, int code = 1) {
   std::fprintf(stderr, "tunefleet_runtime_example: error: %s\n", what.c_str());
-  return 1;
+  return code;
 }
 
 // Reads M, N, K from "gemm:M,N,K[...]".
@@ -28,12 +41,33 @@ bool GemmSizes(const std::string& spec, int* m, int* n, int* k) {
   return std::sscanf(spec.c_str(), "gemm:%d,%d,%d", m, n, k) == 3 && *m > 0 && *n > 0 && *k > 0;
 }
 
+// The first device of platform `index`, or nullptr.
+cl_device_id FirstDevice(cl_uint index) {
+  cl_uint count = 0;
+  if (clGetPlatformIDs(0, nullptr, &count) != CL_SUCCESS || index >= count) return nullptr;
+  std::vector<cl_platform_id> platforms(count);
+  cl_device_id device = nullptr;
+  if (clGetPlatformIDs(count, platforms.data(), nullptr) != CL_SUCCESS ||
+      clGetDeviceIDs(platforms[index], CL_DEVICE_TYPE_ALL, 1, &device, nullptr) != CL_SUCCESS) {
+    return nullptr;
+  }
+  return device;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3) return Fail("usage: tunefleet_runtime_example PACK.json gemm:M,N,K:float32");
+  if (argc == 2 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  if (argc != 3 && argc != 4) return Fail("expected PACK.json and a gemm:M,N,K:float32 workload (--help)", 2);
+  unsigned platform_index = 0;
+  if (argc == 4 && (std::sscanf(argv[3], "%u", &platform_index) != 1 || std::to_string(platform_index) != argv[3])) {
+    return Fail(std::string("PLATFORM '") + argv[3] + "' is not a platform index (0, 1, ...)", 2);
+  }
   int M = 0, N = 0, K = 0;
-  if (!GemmSizes(argv[2], &M, &N, &K)) return Fail(std::string(argv[2]) + ": not a gemm:M,N,K spec");
+  if (!GemmSizes(argv[2], &M, &N, &K)) return Fail(std::string(argv[2]) + ": not a gemm:M,N,K spec", 2);
   auto pack = KernelPack::Load(argv[1]);
   if (!pack.ok()) return Fail(pack.status().message());
   auto match = pack->Find(argv[2]);
@@ -44,17 +78,19 @@ int main(int argc, char** argv) {
   if (match->kernel->task != argv[2]) return Fail("the pack has no kernel built for exactly this workload");
 
   // The application's own OpenCL objects.
-  cl_platform_id platform = nullptr;
-  cl_device_id device = nullptr;
-  if (clGetPlatformIDs(1, &platform, nullptr) != CL_SUCCESS ||
-      clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr) != CL_SUCCESS) {
-    return Fail("no OpenCL device");
+  cl_device_id device = FirstDevice(platform_index);
+  if (device == nullptr) return Fail("no OpenCL device on platform " + std::to_string(platform_index));
+  auto comparison = tunefleet::runtime::CompareDevice(pack->device(), device);
+  if (!comparison.ok()) return Fail(comparison.status().message());
+  if (!comparison->differences.empty()) {
+    std::fprintf(stderr, "tunefleet_runtime_example: warning: the pack was %s; its kernels may be slow or fail here\n",
+                 comparison->Describe().c_str());
   }
   cl_int err = CL_SUCCESS;
-  cl_context context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
-  if (err != CL_SUCCESS) return Fail("clCreateContext failed");
-  cl_command_queue queue = clCreateCommandQueue(context, device, 0, &err);
-  if (err != CL_SUCCESS) return Fail("clCreateCommandQueue failed");
+  ClContext context(clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err));
+  if (err != CL_SUCCESS) return Fail("clCreateContext failed with OpenCL error " + std::to_string(err));
+  ClQueue queue(clCreateCommandQueue(context.get(), device, 0, &err));
+  if (err != CL_SUCCESS) return Fail("clCreateCommandQueue failed with OpenCL error " + std::to_string(err));
 
   int rc = 0;
   {
@@ -64,17 +100,17 @@ int main(int argc, char** argv) {
     for (auto& v : a) v = u(rng);
     for (auto& v : b) v = u(rng);
     auto buffer = [&](std::vector<float>& host) {
-      return ClMem(clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, host.size() * sizeof(float),
+      return ClMem(clCreateBuffer(context.get(), CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, host.size() * sizeof(float),
                                   host.data(), &err));
     };
     ClMem da = buffer(a), db = buffer(b), dc = buffer(c);
-    auto runner = PackRunner::Build(context, device, *match->kernel, {"A", "B", "C"});
+    auto runner = PackRunner::Build(context.get(), device, *match->kernel, {"A", "B", "C"});
     if (!runner.ok()) {
       rc = Fail(runner.status().message());
-    } else if (auto s = runner->Run(queue, {{"A", da.get()}, {"B", db.get()}, {"C", dc.get()}}); !s.ok()) {
+    } else if (auto s = runner->Run(queue.get(), {{"A", da.get()}, {"B", db.get()}, {"C", dc.get()}}); !s.ok()) {
       rc = Fail(s.message());
     } else {
-      clEnqueueReadBuffer(queue, dc.get(), CL_TRUE, 0, c.size() * sizeof(float), c.data(), 0, nullptr, nullptr);
+      clEnqueueReadBuffer(queue.get(), dc.get(), CL_TRUE, 0, c.size() * sizeof(float), c.data(), 0, nullptr, nullptr);
       double max_err = 0;
       for (int i = 0; i < M; ++i)
         for (int j = 0; j < N; ++j) {
@@ -86,7 +122,5 @@ int main(int argc, char** argv) {
       rc = max_err < 1e-3 * K ? 0 : 1;
     }
   }
-  clReleaseCommandQueue(queue);
-  clReleaseContext(context);
   return rc;
 }

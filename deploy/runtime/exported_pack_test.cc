@@ -1,6 +1,7 @@
-// End to end: a tuning log with a gemm.buffer record → `export --format kernel-pack` code → tunefleet-runtime
-// on PoCL, with the numbers checked against a CPU product. The program is the real template's generated
-// kernel, so this is what an application gets from a tuned log.
+// End to end: a tuning log with a gemm.buffer record, the device row as the agent describes the device →
+// `export --format kernel-pack` code → tunefleet-runtime on PoCL, with the numbers checked against a CPU product
+// and the pack's device recognised as the app's. The program is the real template's generated kernel, so this is
+// what an application gets from a tuned log.
 #include <cmath>
 #include <filesystem>
 #include <random>
@@ -9,6 +10,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "agent/device_info.h"
+#include "deploy/runtime/pack_device.h"
 #include "deploy/runtime/pack_runner.h"
 #include "search-spaces/template.h"
 #include "storage/tuning_log.h"
@@ -28,17 +31,11 @@ TEST(ExportedPackTest, GivenATunedGemmInTheLog_TheAppShouldGetTheRightProductFro
   cl_device_id device = nullptr;
   ASSERT_EQ(clGetPlatformIDs(1, &platform, nullptr), CL_SUCCESS);
   ASSERT_EQ(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr), CL_SUCCESS);
-  size_t wg = 0;
-  cl_ulong local = 0;
-  clGetDeviceInfo(device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof(wg), &wg, nullptr);
-  clGetDeviceInfo(device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof(local), &local, nullptr);
-  proto::DeviceInfo info;
-  info.set_name("pocl-cpu");
-  info.set_device_type("CPU");
-  info.set_max_work_group_size(wg);
-  for (int i = 0; i < 3; ++i) info.add_max_work_item_sizes(wg);
-  info.set_local_mem_bytes(local);
-  info.set_fingerprint("pocl-test");
+  auto api = agent::ClApi::Load();
+  ASSERT_TRUE(api.ok()) << api.status().ToString();
+  auto described = agent::DescribeDevice(**api, device);
+  ASSERT_TRUE(described.ok()) << described.status().ToString();
+  const proto::DeviceInfo& info = *described;
 
   {
     auto log = std::move(TuningLog::Open((dir / "log.db").string())).value();
@@ -67,6 +64,11 @@ TEST(ExportedPackTest, GivenATunedGemmInTheLog_TheAppShouldGetTheRightProductFro
   auto match = pack->Find(spec);
   ASSERT_TRUE(match.ok()) << match.status().ToString();
   EXPECT_EQ(match->kind, runtime::MatchKind::kExact);
+  // The pack names the device as the agent read it, and the runtime reads the same device the same way.
+  auto comparison = runtime::CompareDevice(pack->device(), device);
+  ASSERT_TRUE(comparison.ok()) << comparison.status().ToString();
+  EXPECT_TRUE(comparison->differences.empty()) << comparison->Describe();
+  EXPECT_EQ(pack->device().fingerprint, info.fingerprint());
 
   cl_int err = CL_SUCCESS;
   cl_context context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);

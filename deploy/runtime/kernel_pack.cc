@@ -1,24 +1,15 @@
 #include "deploy/runtime/kernel_pack.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <algorithm>
-#include <cctype>
-#include <cerrno>
-#include <charconv>
-#include <cmath>
 #include <limits>
 #include <map>
 #include <optional>
-#include <sstream>
-#include <system_error>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "deploy/runtime/pack_file.h"
 #include "deploy/runtime/pack_json.h"
+#include "deploy/runtime/pack_spec.h"
 
 namespace tunefleet::runtime {
 namespace {
@@ -37,154 +28,6 @@ constexpr size_t kRgbaChannels = 4;
 
 // Names of buffers and images of one program and which of the two each is.
 using MemoryKinds = std::map<std::string, PackArg::Kind>;
-
-// A workload spec split into its parts; positional values as written.
-struct SpecParts {
-  std::string op;
-  std::vector<double> sizes;
-  std::map<std::string, std::string> extras;
-  std::string precision;
-};
-
-SpecParts SplitSpec(const std::string& spec) {
-  SpecParts p;
-  size_t a = spec.find(':');
-  p.op = spec.substr(0, a);
-  if (a == std::string::npos) return p;
-  size_t b = spec.find(':', a + 1);
-  std::string params = spec.substr(a + 1, b == std::string::npos ? std::string::npos : b - a - 1);
-  p.precision = b == std::string::npos ? "float32" : spec.substr(b + 1);
-  std::istringstream in(params);
-  std::string tok;
-  while (std::getline(in, tok, ',')) {
-    if (auto eq = tok.find('='); eq != std::string::npos) {
-      p.extras[tok.substr(0, eq)] = tok.substr(eq + 1);
-    } else {
-      p.sizes.push_back(std::strtod(tok.c_str(), nullptr));
-    }
-  }
-  return p;
-}
-
-// Distance between workloads of one op: sum of |log(a/b)| over positional sizes; infinite when the shapes
-// of the specs differ (count of sizes, named extras).
-double Distance(const SpecParts& a, const SpecParts& b) {
-  if (a.sizes.size() != b.sizes.size() || a.extras != b.extras) return std::numeric_limits<double>::infinity();
-  double d = 0;
-  for (size_t i = 0; i < a.sizes.size(); ++i) {
-    d += std::fabs(std::log((a.sizes[i] + 1) / (b.sizes[i] + 1)));
-  }
-  return d;
-}
-
-bool IsWordChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
-
-// [A-Za-z_][A-Za-z0-9_]*: an OpenCL C kernel name, an op or parameter name.
-bool IsIdentifier(const std::string& s) {
-  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
-  for (char c : s)
-    if (!IsWordChar(c)) return false;
-  return true;
-}
-
-bool IsWord(const std::string& s) {
-  if (s.empty()) return false;
-  for (char c : s)
-    if (!IsWordChar(c)) return false;
-  return true;
-}
-
-bool IsNonNegativeInteger(const std::string& s) {
-  int64_t v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  return !s.empty() && std::isdigit(static_cast<unsigned char>(s[0])) && ec == std::errc() &&
-         end == s.data() + s.size();
-}
-
-// An entry's task spec as the exporter writes it (Task::ToSpec): "op:v1,v2,...[,name=value...]:precision",
-// sizes non-negative integers, names identifiers, values words. Errors say what is wrong, not where.
-Result<SpecParts> ParseTaskSpec(const std::string& spec) {
-  auto fail = [](const std::string& what) { return Status::Corruption(what); };
-  const size_t a = spec.find(':');
-  const size_t b = a == std::string::npos ? a : spec.find(':', a + 1);
-  if (b == std::string::npos || spec.find(':', b + 1) != std::string::npos) return fail("expected two ':'");
-  SpecParts p;
-  p.op = spec.substr(0, a);
-  if (!IsIdentifier(p.op)) return fail("the op is not a name");
-  p.precision = spec.substr(b + 1);
-  if (p.precision != "float32" && p.precision != "float16" && p.precision != "float16-acc32") {
-    return fail("the precision is not float32, float16 or float16-acc32");
-  }
-  std::istringstream in(spec.substr(a + 1, b - a - 1));
-  std::string tok;
-  size_t items = 0;
-  while (std::getline(in, tok, ',')) {
-    ++items;
-    if (tok.empty()) return fail("a parameter is empty");
-    const size_t eq = tok.find('=');
-    if (eq == std::string::npos) {
-      if (!p.extras.empty()) return fail("a size follows name=value parameters");
-      if (!IsNonNegativeInteger(tok)) return fail("a size is not a non-negative integer");
-      p.sizes.push_back(std::strtod(tok.c_str(), nullptr));
-    } else if (!IsIdentifier(tok.substr(0, eq)) || !IsWord(tok.substr(eq + 1))) {
-      return fail("a parameter is not name=value");
-    } else if (!p.extras.emplace(tok.substr(0, eq), tok.substr(eq + 1)).second) {
-      return fail("a parameter is given twice");
-    }
-  }
-  const size_t commas = static_cast<size_t>(std::count(spec.begin() + a, spec.begin() + b, ','));
-  if (items != commas + 1) return fail("a parameter is empty");
-  if (p.sizes.empty()) return fail("no sizes");
-  return p;
-}
-
-// Owns one file descriptor.
-class FileDescriptor {
- public:
-  explicit FileDescriptor(int fd) : fd_(fd) {}
-  ~FileDescriptor() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
-std::string ErrnoText(int err) { return std::error_code(err, std::generic_category()).message(); }
-
-// The bytes of a regular file of at most kMaxFileBytes. Opened non-blocking, so a FIFO cannot stall the
-// caller, and checked through the open descriptor, so what is read is what was checked.
-Result<std::string> ReadPackFile(const std::string& path) {
-  FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
-  if (fd.get() < 0) {
-    const int err = errno;
-    const std::string msg = path + ": cannot open kernel pack: " + ErrnoText(err);
-    return err == ENOENT || err == ENOTDIR ? Status::NotFound(msg) : Status::IOError(msg);
-  }
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) return Status::IOError(path + ": cannot stat kernel pack: " + ErrnoText(errno));
-  if (S_ISDIR(st.st_mode)) return Status::InvalidArgument(path + ": is a directory, not a kernel pack file");
-  if (!S_ISREG(st.st_mode)) return Status::InvalidArgument(path + ": is not a regular file, not a kernel pack");
-  const std::string too_large =
-      path + ": kernel pack is larger than the limit of " + std::to_string(kMaxFileBytes) + " bytes";
-  if (st.st_size > kMaxFileBytes) return Status::InvalidArgument(too_large);
-  std::string text;
-  char chunk[65536];
-  for (;;) {
-    const ssize_t n = ::read(fd.get(), chunk, sizeof(chunk));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return Status::IOError(path + ": cannot read kernel pack: " + ErrnoText(errno));
-    if (n == 0) break;
-    if (text.size() + static_cast<size_t>(n) > static_cast<size_t>(kMaxFileBytes)) {
-      return Status::InvalidArgument(too_large);  // grew after fstat
-    }
-    text.append(chunk, static_cast<size_t>(n));
-  }
-  return text;
-}
 
 // The elements read by `read` from the optional array member `key` of `object` (none when absent).
 template <typename T, typename Read>
@@ -498,7 +341,7 @@ const PackBuffer* PackProgram::FindBuffer(const std::string& name) const {
 }
 
 Result<KernelPack> KernelPack::Load(const std::string& path) {
-  TF_ASSIGN_OR_RETURN(std::string text, ReadPackFile(path));
+  TF_ASSIGN_OR_RETURN(std::string text, ReadPackFile(path, kMaxFileBytes));
   return Parse(text, path);
 }
 

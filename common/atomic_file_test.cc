@@ -1,0 +1,86 @@
+#include "common/atomic_file.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include <gtest/gtest.h>
+
+namespace tunefleet {
+namespace {
+
+namespace fs = std::filesystem;
+
+class AtomicFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("tf_atomic_file_" + std::to_string(getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    path_ = (dir_ / "out.txt").string();
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  static std::string Read(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+  fs::path dir_;
+  std::string path_;
+};
+
+TEST_F(AtomicFileTest, GivenAWriteThatSucceeds_ThePathShouldHoldItAndNoPartialFileBeLeft) {
+  std::ofstream(path_) << "the old content, longer than the new";
+  Status s = WriteFileAtomically(path_, [](std::ostream& out) {
+    out << "new";
+    return Status::OK();
+  });
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(Read(path_), "new");
+  EXPECT_FALSE(fs::exists(path_ + ".partial"));
+}
+
+TEST_F(AtomicFileTest, GivenAWriteThatFailsHalfway_ThePathShouldKeepItsOldContentAndItsErrorBeReturned) {
+  std::ofstream(path_) << "what an earlier export wrote";
+  Status s = WriteFileAtomically(path_, [](std::ostream& out) {
+    out << "half of a new export";
+    return Status::Corruption("record 7 is damaged");
+  });
+  EXPECT_EQ(s.code(), Status::Code::kCorruption);
+  EXPECT_EQ(s.message(), "record 7 is damaged");
+  EXPECT_EQ(Read(path_), "what an earlier export wrote");
+  EXPECT_FALSE(fs::exists(path_ + ".partial"));
+
+  const std::string absent = (dir_ / "absent.txt").string();  // and a path that was absent stays absent
+  EXPECT_FALSE(WriteFileAtomically(absent, [](std::ostream&) { return Status::IOError("disk full"); }).ok());
+  EXPECT_FALSE(fs::exists(absent));
+}
+
+TEST_F(AtomicFileTest, GivenAFolderThatDoesNotExist_TheErrorShouldNameThePath) {
+  const std::string nowhere = (dir_ / "no" / "such" / "out.txt").string();
+  bool called = false;
+  Status s = WriteFileAtomically(nowhere, [&](std::ostream&) {
+    called = true;
+    return Status::OK();
+  });
+  EXPECT_EQ(s.code(), Status::Code::kIOError);
+  EXPECT_NE(s.message().find(nowhere), std::string::npos) << s.message();
+  EXPECT_FALSE(called);
+}
+
+TEST_F(AtomicFileTest, GivenAPathThatIsAFolder_ItShouldBeRefusedAndTheFolderKept) {
+  fs::create_directories(dir_ / "taken");
+  std::ofstream(dir_ / "taken" / "inside") << "x";
+  Status s = WriteFileAtomically((dir_ / "taken").string(), [](std::ostream& out) {
+    out << "y";
+    return Status::OK();
+  });
+  EXPECT_EQ(s.code(), Status::Code::kIOError);
+  EXPECT_NE(s.message().find("cannot replace it"), std::string::npos) << s.message();
+  EXPECT_EQ(Read((dir_ / "taken" / "inside").string()), "x");
+  EXPECT_FALSE(fs::exists(dir_ / "taken.partial"));
+}
+
+}  // namespace
+}  // namespace tunefleet
