@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}; OUT=${2:-dist}
 rm -rf "$OUT"
-deploy/bundle "$BUILD" "$OUT" --all >/dev/null
+deploy/bundle "$BUILD" "$OUT" --all --bin tunefleet_runtime_example >/dev/null
 strip "$OUT"/bin/* 2>/dev/null || true
 if command -v clblast_tuner_xgemm >/dev/null; then
   stage=$(mktemp -d)
