@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cl_error_name.h"
 #include "deploy/runtime/pack_device.h"
 #include "deploy/runtime/pack_runner.h"
 
@@ -88,9 +89,9 @@ int main(int argc, char** argv) {
   }
   cl_int err = CL_SUCCESS;
   ClContext context(clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err));
-  if (err != CL_SUCCESS) return Fail("clCreateContext failed with OpenCL error " + std::to_string(err));
+  if (err != CL_SUCCESS) return Fail("clCreateContext failed: " + tunefleet::ClErrorName(err));
   ClQueue queue(clCreateCommandQueue(context.get(), device, 0, &err));
-  if (err != CL_SUCCESS) return Fail("clCreateCommandQueue failed with OpenCL error " + std::to_string(err));
+  if (err != CL_SUCCESS) return Fail("clCreateCommandQueue failed: " + tunefleet::ClErrorName(err));
 
   int rc = 0;
   {

@@ -1,5 +1,6 @@
 #include "deploy/runtime/pack_device.h"
 
+#include "common/cl_error_name.h"
 #include "common/printable.h"
 
 namespace tunefleet::runtime {
@@ -11,8 +12,7 @@ Result<std::string> DeviceString(cl_device_id device, cl_device_info param, cons
   std::string value(size, '\0');
   if (err == CL_SUCCESS && size > 0) err = clGetDeviceInfo(device, param, size, value.data(), nullptr);
   if (err != CL_SUCCESS) {
-    return Status::Internal(std::string("clGetDeviceInfo(") + name + ") failed with OpenCL error " +
-                            std::to_string(err));
+    return Status::Internal(std::string("clGetDeviceInfo(") + name + ") failed: " + ClErrorName(err));
   }
   while (!value.empty() && value.back() == '\0') value.pop_back();
   return value;

@@ -31,7 +31,7 @@ struct DeviceComparison {
   std::string Describe() const;
 };
 
-// Errors: a clGetDeviceInfo call that fails (the call and its error code).
+// Errors: a clGetDeviceInfo call that fails (the call and the error's name).
 Result<DeviceComparison> CompareDevice(const PackDevice& pack_device, cl_device_id device);
 
 }  // namespace tunefleet::runtime

@@ -1,5 +1,7 @@
 #include "deploy/runtime/pack_runner.h"
 
+#include "common/cl_error_name.h"
+
 #include <algorithm>
 #include <vector>
 
@@ -7,8 +9,7 @@ namespace tunefleet::runtime {
 namespace {
 
 Status ClError(const char* call, cl_int err, const std::string& what = "") {
-  return Status::Internal(std::string(call) + " failed with OpenCL error " + std::to_string(err) +
-                          (what.empty() ? "" : " (" + what + ")"));
+  return Status::Internal(std::string(call) + " failed: " + ClErrorName(err) + (what.empty() ? "" : " (" + what + ")"));
 }
 
 // Build logs can be long; keep the head, which names the first error.
@@ -98,6 +99,63 @@ Status LaunchGeometry(const PackLaunch& l, std::vector<size_t>* global, std::vec
   return Status::OK();
 }
 
+
+std::string Geometry(const std::vector<uint64_t>& sizes) {
+  std::string out;
+  for (uint64_t v : sizes) out += (out.empty() ? "" : "x") + std::to_string(v);
+  return out;
+}
+
+// What a launch asks of the built kernel that this device cannot give, checked before the first Run so that the
+// application reads why instead of CL_INVALID_WORK_GROUP_SIZE or CL_OUT_OF_RESOURCES: its work-group (against the
+// items per dimension the device allows and the items this compiled kernel allows, which register pressure lowers),
+// and its local memory (the kernel's own __local arrays and its __local arguments). A pack tuned on another device
+// is the usual cause.
+Status CheckLaunchFits(cl_device_id device, cl_kernel kernel, const PackLaunch& l) {
+  const std::string where = "kernel '" + l.entry + "': ";
+  const std::string hint = " on this device (a pack tuned on another device, or register pressure)";
+  if (!l.local_size.empty()) {
+    cl_uint dims = 0;
+    cl_int err = clGetDeviceInfo(device, CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS, sizeof(dims), &dims, nullptr);
+    if (err != CL_SUCCESS) return ClError("clGetDeviceInfo", err, "CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS");
+    std::vector<size_t> max_items(std::max<cl_uint>(dims, 1), 0);
+    err = clGetDeviceInfo(device, CL_DEVICE_MAX_WORK_ITEM_SIZES, max_items.size() * sizeof(size_t), max_items.data(),
+                          nullptr);
+    if (err != CL_SUCCESS) return ClError("clGetDeviceInfo", err, "CL_DEVICE_MAX_WORK_ITEM_SIZES");
+    uint64_t items = 1;
+    for (size_t d = 0; d < l.local_size.size(); ++d) {
+      items *= l.local_size[d];  // each at most 2^32 and divides a global size of at most 2^32 (Parse)
+      if (d >= max_items.size() || l.local_size[d] > max_items[d]) {
+        return Status::InvalidArgument(where + "local size " + Geometry(l.local_size) + ": dimension " +
+                                       std::to_string(d) + " exceeds CL_DEVICE_MAX_WORK_ITEM_SIZES " +
+                                       (d < max_items.size() ? std::to_string(max_items[d]) : "(none)") + hint);
+      }
+    }
+    size_t kernel_max = 0;
+    err = clGetKernelWorkGroupInfo(kernel, device, CL_KERNEL_WORK_GROUP_SIZE, sizeof(kernel_max), &kernel_max, nullptr);
+    if (err != CL_SUCCESS) return ClError("clGetKernelWorkGroupInfo", err, "CL_KERNEL_WORK_GROUP_SIZE");
+    if (items > kernel_max) {
+      return Status::InvalidArgument(where + "local size " + Geometry(l.local_size) + " = " + std::to_string(items) +
+                                     " work-items > CL_KERNEL_WORK_GROUP_SIZE " + std::to_string(kernel_max) + hint);
+    }
+  }
+  cl_ulong static_local = 0, device_local = 0;
+  cl_int err = clGetKernelWorkGroupInfo(kernel, device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof(static_local), &static_local,
+                                        nullptr);
+  if (err != CL_SUCCESS) return ClError("clGetKernelWorkGroupInfo", err, "CL_KERNEL_LOCAL_MEM_SIZE");
+  err = clGetDeviceInfo(device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof(device_local), &device_local, nullptr);
+  if (err != CL_SUCCESS) return ClError("clGetDeviceInfo", err, "CL_DEVICE_LOCAL_MEM_SIZE");
+  uint64_t local = static_local;
+  for (const PackArg& a : l.args) {
+    if (a.kind == PackArg::Kind::kLocalBytes) local += a.local_bytes;  // each at most 2^31 (Parse)
+  }
+  if (local > device_local) {
+    return Status::InvalidArgument(where + "local memory " + std::to_string(local) + " B > CL_DEVICE_LOCAL_MEM_SIZE " +
+                                   std::to_string(device_local) + hint);
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Result<PackRunner> PackRunner::Build(cl_context context, cl_device_id device, const PackedKernel& kernel,
@@ -119,6 +177,7 @@ Result<PackRunner> PackRunner::Build(cl_context context, cl_device_id device, co
     if (err != CL_SUCCESS) return ClError("clBuildProgram", err, l.entry + ": " + BuildLog(program.get(), device));
     ClKernel k(clCreateKernel(program.get(), l.entry.c_str(), &err));
     if (err != CL_SUCCESS) return ClError("clCreateKernel", err, l.entry);
+    TF_RETURN_IF_ERROR(CheckLaunchFits(device, k.get(), l).WithContext(kernel.task));
     r.programs_.push_back(std::move(program));
     r.kernels_.push_back(std::move(k));
   }

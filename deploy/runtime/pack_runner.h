@@ -25,7 +25,11 @@ class PackRunner {
   // is allocated here and zero-filled on the device (through a queue of the runner's own, released before
   // returning). An input buffer ("random" in the pack) must be provided; a scratch buffer larger than the
   // device's CL_DEVICE_MAX_MEM_ALLOC_SIZE is refused (InvalidArgument).
-  // Errors carry the OpenCL call, error code and, for a failed build, the build log.
+  // A launch this device cannot run is refused here, naming the limit (InvalidArgument): a work-group beyond
+  // CL_DEVICE_MAX_WORK_ITEM_SIZES or the built kernel's CL_KERNEL_WORK_GROUP_SIZE (register pressure lowers it), or
+  // more local memory (the kernel's own and its __local arguments) than CL_DEVICE_LOCAL_MEM_SIZE; the usual cause is
+  // a pack tuned on another device (pack_device.h).
+  // Other errors carry the OpenCL call, the error's name and, for a failed build, the build log.
   static Result<PackRunner> Build(cl_context context, cl_device_id device, const PackedKernel& kernel,
                                   const std::vector<std::string>& app_buffers);
 

@@ -145,5 +145,61 @@ TEST_F(PackRunnerTest, GivenAnInputBufferOfAWrappingByteSize_RunShouldRefuseASma
   EXPECT_NE(s.message().find("buffer 'A' holds 256 bytes"), std::string::npos) << s.ToString();
 }
 
+// A pack tuned on another device may ask for more than this one gives. Build says so, naming the limit, instead of
+// leaving the application CL_INVALID_WORK_GROUP_SIZE or CL_OUT_OF_RESOURCES from its first Run.
+TEST_F(PackRunnerTest, GivenAWorkGroupLargerThanTheCompiledKernelAllows_BuildShouldNameTheLimit) {
+  size_t device_max = 0;
+  ASSERT_EQ(clGetDeviceInfo(device_, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof(device_max), &device_max, nullptr),
+            CL_SUCCESS);
+  // Twice the device's work-group, as two dimensions each within the per-dimension limits (8 x 2*max/8).
+  const int64_t rows = static_cast<int64_t>(2 * device_max / 8);
+  nlohmann::json entry = GemmPackEntry(8, 8, 8);
+  entry["program"]["launches"][1]["global_size"] = {8, rows};
+  entry["program"]["launches"][1]["local_size"] = {8, rows};
+  auto pack = KernelPack::Parse(GemmPack({entry}).dump());
+  ASSERT_TRUE(pack.ok()) << pack.status().ToString();
+  auto runner = PackRunner::Build(context_, device_, pack->kernels()[0], {"A", "B", "C"});
+  ASSERT_FALSE(runner.ok());
+  EXPECT_EQ(runner.status().code(), Status::Code::kInvalidArgument);
+  const std::string m = runner.status().message();
+  EXPECT_NE(m.find("gemm:8,8,8:float32: kernel 'gemm': local size 8x" + std::to_string(rows) + " = " +
+                   std::to_string(2 * device_max) + " work-items > CL_KERNEL_WORK_GROUP_SIZE"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("a pack tuned on another device"), std::string::npos) << m;
+}
+
+TEST_F(PackRunnerTest, GivenMoreLocalMemoryThanTheDeviceHas_BuildShouldNameTheLimit) {
+  cl_ulong device_local = 0;
+  ASSERT_EQ(clGetDeviceInfo(device_, CL_DEVICE_LOCAL_MEM_SIZE, sizeof(device_local), &device_local, nullptr),
+            CL_SUCCESS);
+  nlohmann::json entry = GemmPackEntry(8, 8, 8);
+  nlohmann::json& launch = entry["program"]["launches"][1];
+  launch["source"] = R"(
+__kernel void gemm(__global const float* A, __global const float* Bt, __global float* C, int M, int N, int K,
+                   __local float* tile) {
+  tile[get_local_id(0)] = A[get_global_id(0)];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  C[get_global_id(0)] = tile[get_local_id(0)];
+})";
+  launch["args"].push_back({{"local_bytes", device_local + 4}});
+  auto pack = KernelPack::Parse(GemmPack({entry}).dump());
+  ASSERT_TRUE(pack.ok()) << pack.status().ToString();
+  auto runner = PackRunner::Build(context_, device_, pack->kernels()[0], {"A", "B", "C"});
+  ASSERT_FALSE(runner.ok());
+  EXPECT_EQ(runner.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(runner.status().message().find("> CL_DEVICE_LOCAL_MEM_SIZE " + std::to_string(device_local)),
+            std::string::npos)
+      << runner.status().message();
+
+  launch["args"].back() = {{"local_bytes", 256}};  // what fits builds, and runs
+  pack = KernelPack::Parse(GemmPack({entry}).dump());
+  ASSERT_TRUE(pack.ok()) << pack.status().ToString();
+  std::vector<float> c(64, 0.0f);
+  ClMem da = Buffer(std::vector<float>(64, 2.0f)), db = Buffer(std::vector<float>(64)), dc = Buffer(c);
+  ASSERT_NO_FATAL_FAILURE(BuildRunAndReadC(pack->kernels()[0], da, db, dc, &c));
+  EXPECT_EQ(c[0], 2.0f);
+}
+
 }  // namespace
 }  // namespace tunefleet::runtime
