@@ -1,21 +1,50 @@
 #include "common/atomic_file.h"
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
 namespace tunefleet {
+namespace {
 
-Status WriteFileAtomically(const std::string& path, const std::function<Status(std::ostream&)>& write) {
-  const std::string partial = path + ".partial";
-  std::ofstream f(partial, std::ios::binary | std::ios::trunc);
-  if (!f) return Status::IOError(path + ": cannot open " + partial + " for writing");
+namespace fs = std::filesystem;
+
+// Writes through `write` into `target` itself, for what cannot be replaced by a rename (a device, a FIFO).
+Status WriteInPlace(const std::string& path, const fs::path& target,
+                    const std::function<Status(std::ostream&)>& write) {
+  std::ofstream f(target, std::ios::binary | std::ios::trunc);
+  if (!f) return Status::IOError(path + ": cannot open it for writing: " + std::strerror(errno));
   Status written = write(f);
   f.close();
   if (written.ok() && !f) written = Status::IOError(path + ": write failed");
-  std::error_code ec;
-  if (written.ok()) std::filesystem::rename(partial, path, ec);
+  return written;
+}
+
+}  // namespace
+
+Status WriteFileAtomically(const std::string& path, const std::function<Status(std::ostream&)>& write) {
+  std::error_code ec;  // status() of a path that does not exist sets it too; only the link's resolution is checked
+  // A symbolic link stays one: the file it names is replaced.
+  fs::path target(path);
+  if (fs::is_symlink(fs::symlink_status(path, ec))) {
+    target = fs::weakly_canonical(path, ec);
+    if (ec) return Status::IOError(path + ": cannot resolve the link: " + ec.message());
+  }
+  const fs::file_status status = fs::status(target, ec);
+  if (fs::is_directory(status)) return Status::IOError(path + ": is a directory");
+  if (fs::exists(status) && !fs::is_regular_file(status)) return WriteInPlace(path, target, write);
+
+  const std::string partial = target.string() + ".partial";
+  std::ofstream f(partial, std::ios::binary | std::ios::trunc);
+  if (!f) return Status::IOError(path + ": cannot open " + partial + " for writing: " + std::strerror(errno));
+  Status written = write(f);
+  f.close();
+  if (written.ok() && !f) written = Status::IOError(path + ": write failed");
+  if (written.ok() && fs::exists(status)) fs::permissions(partial, status.permissions(), ec);  // keep its mode
+  if (written.ok()) fs::rename(partial, target, ec);
   if (written.ok() && ec) written = Status::IOError(path + ": cannot replace it: " + ec.message());
-  if (!written.ok()) std::filesystem::remove(partial, ec);
+  if (!written.ok()) fs::remove(partial, ec);
   return written;
 }
 

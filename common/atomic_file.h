@@ -1,6 +1,8 @@
 // WriteFileAtomically: a file written whole or not at all. The content goes to PATH.partial first and is renamed
 // over PATH only when writing it succeeded, so a reader (or the user, after a failed export) finds PATH as it was
-// before, or absent, or complete; never cut short. A failure removes PATH.partial.
+// before, or absent, or complete; never cut short. A failure removes PATH.partial. The replaced file keeps its mode.
+// A symbolic link stays a link (the file it names is replaced); what a rename must not replace (a device such as
+// /dev/null, a FIFO) is written in place; a directory is refused.
 // Thread safety: plain function; two writers of one path race on the rename (the last one wins, whole).
 #pragma once
 
@@ -12,8 +14,8 @@
 
 namespace tunefleet {
 
-// Calls `write` with a stream on PATH.partial. Errors: `write`'s own, or IOError naming `path` when the partial file
-// cannot be opened or written, or cannot replace `path`.
+// Calls `write` with a stream on PATH.partial. Errors: `write`'s own, or IOError naming `path` when it is a directory,
+// or the partial file cannot be opened or written, or cannot replace `path`.
 Status WriteFileAtomically(const std::string& path, const std::function<Status(std::ostream&)>& write);
 
 }  // namespace tunefleet

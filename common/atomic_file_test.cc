@@ -1,10 +1,12 @@
 #include "common/atomic_file.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -38,6 +40,16 @@ TEST_F(AtomicFileTest, GivenAWriteThatSucceeds_ThePathShouldHoldItAndNoPartialFi
   });
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(Read(path_), "new");
+  EXPECT_FALSE(fs::exists(path_ + ".partial"));
+}
+
+TEST_F(AtomicFileTest, GivenAPathThatDoesNotExistYet_ItShouldBeCreated) {
+  Status s = WriteFileAtomically(path_, [](std::ostream& out) {
+    out << "first";
+    return Status::OK();
+  });
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(Read(path_), "first");
   EXPECT_FALSE(fs::exists(path_ + ".partial"));
 }
 
@@ -77,9 +89,41 @@ TEST_F(AtomicFileTest, GivenAPathThatIsAFolder_ItShouldBeRefusedAndTheFolderKept
     return Status::OK();
   });
   EXPECT_EQ(s.code(), Status::Code::kIOError);
-  EXPECT_NE(s.message().find("cannot replace it"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("is a directory"), std::string::npos) << s.message();
   EXPECT_EQ(Read((dir_ / "taken" / "inside").string()), "x");
   EXPECT_FALSE(fs::exists(dir_ / "taken.partial"));
+}
+
+TEST_F(AtomicFileTest, GivenASymbolicLink_ItShouldStayALinkAndTheFileItNamesBeReplaced) {
+  std::ofstream(path_) << "old";
+  fs::permissions(path_, fs::perms::owner_read | fs::perms::owner_write);
+  const fs::path link = dir_ / "link.txt";
+  fs::create_symlink(path_, link);
+  Status s = WriteFileAtomically(link.string(), [](std::ostream& out) {
+    out << "new";
+    return Status::OK();
+  });
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_TRUE(fs::is_symlink(fs::symlink_status(link)));
+  EXPECT_EQ(Read(path_), "new");
+  EXPECT_EQ(fs::status(path_).permissions() & fs::perms::all, fs::perms::owner_read | fs::perms::owner_write);
+}
+
+// A device or a FIFO (`report -o /dev/null`, `export -o /dev/stdout`) is written into, never replaced by a file.
+TEST_F(AtomicFileTest, GivenAFifo_ItShouldBeWrittenIntoAndStayAFifo) {
+  const std::string fifo = (dir_ / "pipe").string();
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  std::string received;
+  std::thread reader([&] { received = Read(fifo); });  // opening blocks until the writer opens it too
+  Status s = WriteFileAtomically(fifo, [](std::ostream& out) {
+    out << "through the pipe";
+    return Status::OK();
+  });
+  reader.join();
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(received, "through the pipe");
+  EXPECT_TRUE(fs::is_fifo(fs::status(fifo)));
+  EXPECT_FALSE(fs::exists(fifo + ".partial"));
 }
 
 }  // namespace

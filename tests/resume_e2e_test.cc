@@ -36,8 +36,10 @@ TEST(ResumeE2E, GivenARunKilledMidwayTheSameCommandShouldMeasureExactlyTheRemain
             std::string::npos)
       << again.output;
   EXPECT_EQ(again.output.find("is leased by"), std::string::npos) << again.output;  // it did not wait
-  for (const auto& entry : std::filesystem::directory_iterator(fleet.dir()))
+  for (const auto& entry : std::filesystem::directory_iterator(fleet.dir())) {
     EXPECT_EQ(entry.path().filename().string().find(".lease."), std::string::npos) << entry.path();
+    EXPECT_NE(entry.path().extension(), ".lock") << entry.path();  // the killed run's lock went with it
+  }
   EXPECT_EQ(fleet.Count("SELECT count(*) FROM records"), 20);
   EXPECT_EQ(fleet.Count("SELECT count(DISTINCT config_index) FROM records"), 20);
   EXPECT_EQ(fleet.Count("SELECT count(*) FROM sessions"), 2);
@@ -48,7 +50,8 @@ TEST(ResumeE2E, GivenARunKilledMidwayTheSameCommandShouldMeasureExactlyTheRemain
 }
 
 // A second run on a key whose only agent is leased (by a live run here; by a killed one until its lease runs out)
-// says so, and by whom, before it waits, and a run on a key without agents says that instead.
+// says so, and by whom, before it waits, and a run on a key without agents says that instead. A second run on the
+// log itself is refused.
 TEST(ResumeE2E, GivenTheOnlyAgentLeasedASecondRunShouldSayWhoHoldsItBeforeWaiting) {
   LocalFleet fleet;
   fleet.StartTracker();
@@ -80,8 +83,21 @@ TEST(ResumeE2E, GivenTheOnlyAgentLeasedASecondRunShouldSayWhoHoldsItBeforeWaitin
             std::string::npos)
       << nobody.output;
 
+  // The same log while the first run tunes it: refused at once, naming that run, and its lock left alone.
+  RunResult twice = fleet.Cli({"tune", "--rpc-key", "pocl", "--task", "gemm:32,32,32", "--trials", "40", "--db",
+                               fleet.db(), "--wait", "1"},
+                              std::chrono::seconds(60));
+  EXPECT_EQ(twice.exit_code, 1) << twice.output;
+  EXPECT_NE(twice.output.find("tunefleet tune: error: " + fleet.db() + " is being tuned by tunefleet tune pid " +
+                              std::to_string(first->pid()) + "@"),
+            std::string::npos)
+      << twice.output;
+  EXPECT_EQ(CountLines(twice.output), 1) << twice.output;
+  EXPECT_TRUE(std::filesystem::exists(fleet.db() + ".lock"));
+
   first->Signal(SIGINT);
   first->Wait(std::chrono::seconds(60));
+  EXPECT_FALSE(std::filesystem::exists(fleet.db() + ".lock"));  // an interrupted run removes its lock
 }
 
 }  // namespace

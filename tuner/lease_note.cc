@@ -36,7 +36,7 @@ Status WriteLeaseNote(const std::string& prefix, const std::string& lease_id, co
         << "\n";
     return Status::OK();
   });
-  if (!written.ok()) return Status::IOError(path + ": cannot write the lease note (" + written.message() + ")");
+  if (!written.ok()) return Status::IOError("cannot write the lease note: " + written.message());
   return Status::OK();
 }
 

@@ -3,8 +3,10 @@
 // instead of waiting out the tracker's --lease-ttl. The lease id is the capability: only a process that can read the
 // log's directory learns it.
 //
-// MeasureSession writes the note when it acquires a lease and removes it when it releases one; FindDeadRunLeases
-// lists the notes of runs on this host whose process is gone.
+// MeasureSession writes the note when it acquires a lease (whole or not at all: through LOG.lease.PID.partial,
+// common/atomic_file.h) and removes it when it releases one; FindDeadRunLeases lists the notes of runs on this host
+// whose process is gone, a .partial one included when it is whole (a run killed between writing and renaming it
+// holds that lease too).
 // Thread safety: plain functions; the files are per process, so two runs on one log never write the same file.
 #pragma once
 

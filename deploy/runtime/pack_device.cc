@@ -61,6 +61,7 @@ Result<DeviceComparison> CompareDevice(const PackDevice& pack_device, cl_device_
                           {"opencl_version", CL_DEVICE_VERSION, pack_device.opencl_version}};
   DeviceComparison out;
   for (const Field& f : fields) {
+    if (Trimmed(f.pack_value).empty()) continue;  // the pack does not say (the fields are optional): no difference
     TF_ASSIGN_OR_RETURN(std::string value, DeviceString(device, f.param, f.name));
     if (Trimmed(value) != Trimmed(f.pack_value)) out.differences.push_back({f.name, f.pack_value, value});
   }

@@ -3,7 +3,7 @@
 // that builds them, but the configs were chosen for that device and may be slow elsewhere, or be refused at
 // launch (a work-group larger than another device allows). CompareDevice reads the same four strings from
 // the application's device and lists the ones that differ, so that an application can say so before it
-// relies on the pack.
+// relies on the pack. A field the pack leaves empty (they are optional) is not compared.
 // Thread safety: plain functions.
 #pragma once
 
@@ -27,7 +27,8 @@ struct DeviceComparison {
   std::vector<DeviceDifference> differences;  // empty: the pack was tuned on this device model and driver
   // Another device model (name or vendor differ), not only another driver or OpenCL version.
   bool OtherModel() const;
-  // One line for a log: "tuned on 'X' (driver 1.2), this is 'Y' (driver 1.3): name, driver differ".
+  // One line for a log: "tuned on another device (name 'X'), this device has name 'Y'", or "tuned with another
+  // driver (driver '1.2'), this device has driver '1.3'", or "tuned on this device"; text from the pack escaped.
   std::string Describe() const;
 };
 

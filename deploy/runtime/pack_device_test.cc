@@ -40,7 +40,23 @@ TEST_F(PackDeviceTest, GivenAPackTunedOnThisDevice_ThereShouldBeNoDifference) {
 
   PackDevice padded = same_;  // drivers pad some strings; the padding is not part of the value
   padded.vendor = " " + padded.vendor + "  ";
-  EXPECT_TRUE(CompareDevice(padded, device_)->differences.empty());
+  auto p = CompareDevice(padded, device_);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_TRUE(p->differences.empty()) << p->Describe();
+}
+
+TEST_F(PackDeviceTest, GivenAPackThatLeavesOutItsDriverAndVersion_OnlyWhatItSaysShouldBeCompared) {
+  PackDevice terse = same_;  // "driver" and "opencl_version" are optional in a pack
+  terse.driver.clear();
+  terse.opencl_version.clear();
+  auto c = CompareDevice(terse, device_);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_TRUE(c->differences.empty()) << c->Describe();
+  terse.name = "Mali-G78";
+  c = CompareDevice(terse, device_);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_EQ(c->differences.size(), 1u) << c->Describe();
+  EXPECT_EQ(c->differences[0].field, "name");
 }
 
 TEST_F(PackDeviceTest, GivenAPackTunedOnAnotherDevice_TheNameShouldBeTheDifferenceAndBothNamesSaid) {

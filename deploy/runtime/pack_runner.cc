@@ -1,9 +1,9 @@
 #include "deploy/runtime/pack_runner.h"
 
-#include "common/cl_error_name.h"
-
 #include <algorithm>
 #include <vector>
+
+#include "common/cl_error_name.h"
 
 namespace tunefleet::runtime {
 namespace {
@@ -99,7 +99,6 @@ Status LaunchGeometry(const PackLaunch& l, std::vector<size_t>* global, std::vec
   return Status::OK();
 }
 
-
 std::string Geometry(const std::vector<uint64_t>& sizes) {
   std::string out;
   for (uint64_t v : sizes) out += (out.empty() ? "" : "x") + std::to_string(v);
@@ -113,7 +112,7 @@ std::string Geometry(const std::vector<uint64_t>& sizes) {
 // is the usual cause.
 Status CheckLaunchFits(cl_device_id device, cl_kernel kernel, const PackLaunch& l) {
   const std::string where = "kernel '" + l.entry + "': ";
-  const std::string hint = " on this device (a pack tuned on another device, or register pressure)";
+  const std::string other_device = " on this device (a pack tuned on another device?)";
   if (!l.local_size.empty()) {
     cl_uint dims = 0;
     cl_int err = clGetDeviceInfo(device, CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS, sizeof(dims), &dims, nullptr);
@@ -122,21 +121,25 @@ Status CheckLaunchFits(cl_device_id device, cl_kernel kernel, const PackLaunch& 
     err = clGetDeviceInfo(device, CL_DEVICE_MAX_WORK_ITEM_SIZES, max_items.size() * sizeof(size_t), max_items.data(),
                           nullptr);
     if (err != CL_SUCCESS) return ClError("clGetDeviceInfo", err, "CL_DEVICE_MAX_WORK_ITEM_SIZES");
-    uint64_t items = 1;
     for (size_t d = 0; d < l.local_size.size(); ++d) {
-      items *= l.local_size[d];  // each at most 2^32 and divides a global size of at most 2^32 (Parse)
       if (d >= max_items.size() || l.local_size[d] > max_items[d]) {
         return Status::InvalidArgument(where + "local size " + Geometry(l.local_size) + ": dimension " +
                                        std::to_string(d) + " exceeds CL_DEVICE_MAX_WORK_ITEM_SIZES " +
-                                       (d < max_items.size() ? std::to_string(max_items[d]) : "(none)") + hint);
+                                       (d < max_items.size() ? std::to_string(max_items[d]) : "(none)") +
+                                       other_device);
       }
     }
     size_t kernel_max = 0;
     err = clGetKernelWorkGroupInfo(kernel, device, CL_KERNEL_WORK_GROUP_SIZE, sizeof(kernel_max), &kernel_max, nullptr);
     if (err != CL_SUCCESS) return ClError("clGetKernelWorkGroupInfo", err, "CL_KERNEL_WORK_GROUP_SIZE");
-    if (items > kernel_max) {
-      return Status::InvalidArgument(where + "local size " + Geometry(l.local_size) + " = " + std::to_string(items) +
-                                     " work-items > CL_KERNEL_WORK_GROUP_SIZE " + std::to_string(kernel_max) + hint);
+    uint64_t items = 1;
+    bool overflow = false;
+    for (uint64_t v : l.local_size) overflow = overflow || __builtin_mul_overflow(items, v, &items);
+    if (overflow || items > kernel_max) {
+      return Status::InvalidArgument(where + "local size " + Geometry(l.local_size) +
+                                     (overflow ? "" : " = " + std::to_string(items) + " work-items") +
+                                     " > CL_KERNEL_WORK_GROUP_SIZE " + std::to_string(kernel_max) +
+                                     " on this device (register pressure, or a pack tuned on another device)");
     }
   }
   cl_ulong static_local = 0, device_local = 0;
@@ -151,7 +154,7 @@ Status CheckLaunchFits(cl_device_id device, cl_kernel kernel, const PackLaunch& 
   }
   if (local > device_local) {
     return Status::InvalidArgument(where + "local memory " + std::to_string(local) + " B > CL_DEVICE_LOCAL_MEM_SIZE " +
-                                   std::to_string(device_local) + hint);
+                                   std::to_string(device_local) + other_device);
   }
   return Status::OK();
 }

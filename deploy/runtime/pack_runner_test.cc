@@ -169,6 +169,25 @@ TEST_F(PackRunnerTest, GivenAWorkGroupLargerThanTheCompiledKernelAllows_BuildSho
   EXPECT_NE(m.find("a pack tuned on another device"), std::string::npos) << m;
 }
 
+TEST_F(PackRunnerTest, GivenAWorkGroupDimensionBeyondTheDevicesItemSizes_BuildShouldNameTheLimit) {
+  size_t max_items[3] = {0, 0, 0};
+  ASSERT_EQ(clGetDeviceInfo(device_, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof(max_items), max_items, nullptr),
+            CL_SUCCESS);
+  const int64_t wide = static_cast<int64_t>(2 * max_items[0]);
+  nlohmann::json entry = GemmPackEntry(8, 8, 8);
+  entry["program"]["launches"][1]["global_size"] = {wide, 8};
+  entry["program"]["launches"][1]["local_size"] = {wide, 1};
+  auto pack = KernelPack::Parse(GemmPack({entry}).dump());
+  ASSERT_TRUE(pack.ok()) << pack.status().ToString();
+  auto runner = PackRunner::Build(context_, device_, pack->kernels()[0], {"A", "B", "C"});
+  ASSERT_FALSE(runner.ok());
+  EXPECT_EQ(runner.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(runner.status().message().find("local size " + std::to_string(wide) + "x1: dimension 0 exceeds "
+                                           "CL_DEVICE_MAX_WORK_ITEM_SIZES " + std::to_string(max_items[0])),
+            std::string::npos)
+      << runner.status().message();
+}
+
 TEST_F(PackRunnerTest, GivenMoreLocalMemoryThanTheDeviceHas_BuildShouldNameTheLimit) {
   cl_ulong device_local = 0;
   ASSERT_EQ(clGetDeviceInfo(device_, CL_DEVICE_LOCAL_MEM_SIZE, sizeof(device_local), &device_local, nullptr),
