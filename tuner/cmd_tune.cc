@@ -43,7 +43,7 @@ struct TuneArgs {
   int32_t priority = 0;
   size_t batch = 16;
   uint64_t seed = 1;
-  bool fresh = false, no_transfer = false;
+  bool fresh = false, no_transfer = false, transfer_once = false;
   std::string precision;  // empty: float32 (empty, so that giving it with --task alone can be refused)
   std::string mixed_ops;  // empty: conv2d,dense
   std::vector<std::string> input_shapes;
@@ -120,6 +120,7 @@ int RunTuneCommand(const TuneArgs& a) {
   o.tuner.measure.timeout_ms = static_cast<uint32_t>(a.timeout * 1000);
   o.tuner.fresh = a.fresh;
   o.tuner.transfer = !a.no_transfer;
+  o.tuner.transfer_refresh = !a.transfer_once;
   const std::string trials_text = o.all_trials ? std::string("all") : std::to_string(o.trials);
   o.args_json = nlohmann::json{{"model", a.model}, {"tasks", a.task_specs}, {"tracker", a.tracker},
                                 {"key", a.key}, {"template", a.template_name}, {"trials", trials_text},
@@ -211,6 +212,8 @@ void RegisterTune(CLI::App& app, int* exit_code) {
       ->check(cli::NonNegative());
   sub->add_flag("--fresh", a->fresh, "Do not resume from the log: start the search over");
   sub->add_flag("--no-transfer", a->no_transfer, "Do not warm-start the model from other tasks/devices");
+  sub->add_flag("--transfer-once", a->transfer_once,
+                "Read other tasks' records once, at a task's first batch, not again before its later plans");
   sub->add_option("--precision", a->precision, "Model precision: float32 | float16 | float16-acc32");
   sub->add_option("--mixed-precision-ops", a->mixed_ops, "Op kinds that take --precision (default conv2d,dense)");
   sub->add_option("--input-shape", a->input_shapes, "Shape of a dynamic model input, name:1x3x224x224");

@@ -62,11 +62,15 @@ class Strategy {
   // Results of proposed (or resumed) configs. Also called before the first NextBatch with the records
   // already in the log (resume): those indices are never proposed.
   virtual void Update(const std::vector<Observation>& results) = 0;
-  // Transfer learning from other tasks/devices of the same template; default: ignored.
+  // Transfer learning from other tasks/devices of the same template; default: ignored. Called again, the new
+  // history replaces what the strategy had (it holds what the log holds now, the old rows included).
   virtual void WarmStart(const std::vector<HistoryRecord>& /*history*/) {}
   // Whether WarmStart does anything, so that callers read and report history only for a strategy that learns from
   // it.
   virtual bool UsesHistory() const { return false; }
+  // Whether fresher history would be used now: the strategy is about to make its next plan. A caller reads the
+  // log again only then (other tasks of the run recorded more meanwhile) and calls WarmStart with all it holds.
+  virtual bool WantsHistoryRefresh() const { return false; }
   // One line for the progress display (e.g. "model refit #3, rank corr 0.82"); empty if none.
   virtual std::string StatusLine() const { return {}; }
 };

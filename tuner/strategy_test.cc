@@ -240,6 +240,41 @@ TEST(StrategyTest, GivenHistoryOfTheSameTemplate_WarmStartShouldChangeAndImprove
   EXPECT_NE(cold->StatusLine().find("(5 models, rank:ndcg)"), std::string::npos) << cold->StatusLine();
 }
 
+// A run's other tasks record more while a unit tunes. The strategy asks for fresher history only when its next plan
+// is due; a later WarmStart replaces the history (it holds all the log holds), and a unit that started without any
+// turns into a warm-started model.
+TEST(StrategyTest, GivenFresherHistoryBeforeALaterPlan_ItShouldReplaceTheOldOneAndTheModelBecomeWarm) {
+  const Space s = testing::TilingSpace();
+  const std::vector<HistoryRecord> all = HistoryOfAnotherDevice(s);
+  ASSERT_GT(all.size(), 40u);
+  const std::vector<HistoryRecord> first(all.begin(), all.begin() + 10);
+
+  auto warm = Make(s, "xgb", 5, /*plan=*/16, /*early_refits=*/false);
+  EXPECT_FALSE(warm->WantsHistoryRefresh());  // no plan yet
+  warm->WarmStart(first);
+  Tune(*warm, s, 1, 8);
+  EXPECT_FALSE(warm->WantsHistoryRefresh()) << "half of the plan is left";
+  Tune(*warm, s, 1, 8);
+  EXPECT_TRUE(warm->WantsHistoryRefresh()) << "the next plan is due";
+  EXPECT_NE(warm->StatusLine().find("warm start 10 history rows"), std::string::npos) << warm->StatusLine();
+  warm->WarmStart(all);
+  warm->NextBatch(8);
+  EXPECT_NE(warm->StatusLine().find("warm start " + std::to_string(all.size()) + " history rows"), std::string::npos)
+      << warm->StatusLine();  // replaced, not added to the 10
+
+  auto cold = Make(s, "xgb", 5, /*plan=*/16, /*early_refits=*/false);
+  Tune(*cold, s, 2, 8);
+  cold->NextBatch(8);
+  EXPECT_NE(cold->StatusLine().find("(5 models, rank:ndcg)"), std::string::npos) << cold->StatusLine();
+  Tune(*cold, s, 1, 8);  // the rest of the second plan
+  ASSERT_TRUE(cold->WantsHistoryRefresh());
+  cold->WarmStart(all);
+  cold->NextBatch(8);
+  EXPECT_NE(cold->StatusLine().find("(5 models, rank:pairwise + rank:ndcg)"), std::string::npos)
+      << cold->StatusLine();
+  EXPECT_NE(cold->StatusLine().find("warm start"), std::string::npos) << cold->StatusLine();
+}
+
 TEST(StrategyTest, GivenHistoryFromASpaceWithOtherFactors_WarmStartShouldMapConfigsToTheNearestChoices) {
   const Space s = testing::TilingSpace();
   Space other;  // an axis of 128: some factors (e.g. 128) do not exist in this space

@@ -154,6 +154,9 @@ bool XgbStrategy::HistoryFeatures(const HistoryRecord& h, OwnTaskCache& cache, s
 }
 
 void XgbStrategy::WarmStart(const std::vector<HistoryRecord>& history) {
+  const bool had_history = history_rows_ > 0;
+  history_.clear();
+  history_rows_ = history_own_ = history_inexact_ = history_skipped_ = 0;
   std::map<std::string, size_t> group_of;
   std::vector<std::vector<const HistoryRecord*>> members;
   std::vector<std::string> keys;
@@ -190,10 +193,13 @@ void XgbStrategy::WarmStart(const std::vector<HistoryRecord>& history) {
     history_.push_back(std::move(group));
   }
   if (history_rows_ > kMaxHistoryRows) ThinHistory();
-  if (history_rows_ > 0) {
+  if (history_rows_ > 0 && !warm_model_) {
     model_ = CostEnsemble(ModelOptions(opts_), Ensemble(opts_, /*warm=*/true));  // nothing fitted yet
-    fit_pending_ = true;
-    plan_pos_ = plan_.size();  // the next plan comes from the warm-started model
+    warm_model_ = true;
+  }
+  if (history_rows_ > 0 || had_history) {
+    fit_pending_ = history_changed_ = true;
+    plan_pos_ = plan_.size();  // the next plan comes from a model fitted on this history
   }
 }
 
@@ -282,7 +288,7 @@ Status XgbStrategy::Refit() {
     TF_RETURN_IF_ERROR(model_.FitEach(each));
   }
   observed_at_fit_ = observed_.size();
-  fit_pending_ = false;
+  fit_pending_ = history_changed_ = false;
   return Status::OK();
 }
 
@@ -336,7 +342,8 @@ void XgbStrategy::MakePlan() {
   last_plan_from_model_ = false;
   last_plan_from_prior_ = false;
   if (fit_pending_ && HasTrainingData() &&
-      (!model_.trained() || observed_.size() - observed_at_fit_ >= opts_.plan_size || EarlyRefitDue())) {
+      (!model_.trained() || history_changed_ || observed_.size() - observed_at_fit_ >= opts_.plan_size ||
+       EarlyRefitDue())) {
     EvaluateNewestPlan();  // with the old model, on data it has not seen
     Status s = Refit();
     if (!s.ok()) last_error_ = s.ToString();

@@ -14,7 +14,8 @@
 // or random; with `early_refits` the model is also fitted at plan_size/4 and plan_size/2 own results, so most of
 // the first plan already comes from a model.
 // Warm start: history of other tasks/devices of the same template trains the first model, one rank group per
-// (task, device), discounted by 1 / (1 + own results / plan_size) as own data arrives. A history record gets the
+// (task, device), discounted by 1 / (1 + own results / plan_size) as own data arrives. A later WarmStart (a run's
+// other tasks recorded more since) replaces the history, and the next plan comes from a model refitted on it. A history record gets the
 // features of its own task's config (the kernel that was measured) when the template builds that task's space
 // with the same feature layout; otherwise it is mapped onto the nearest config of this space.
 // Failed configs are trained on as the worst (score 0). History beyond 8192 rows is thinned evenly per group, and
@@ -48,6 +49,7 @@ class XgbStrategy final : public Strategy {
   void Update(const std::vector<Observation>& results) override;
   void WarmStart(const std::vector<HistoryRecord>& history) override;
   bool UsesHistory() const override { return true; }
+  bool WantsHistoryRefresh() const override { return plans_ > 0 && plan_pos_ >= plan_.size(); }
   std::string StatusLine() const override;
 
   // Knobs for tests and benchmarks.
@@ -108,6 +110,8 @@ class XgbStrategy final : public Strategy {
   std::vector<float> observed_features_;  // observed_.size() x dim
   size_t observed_at_fit_ = 0;            // observed_.size() when the model was last fitted
   bool fit_pending_ = false;              // new data arrived that the model has not seen
+  bool history_changed_ = false;          // WarmStart replaced the history: the next plan refits
+  bool warm_model_ = false;               // the ensemble has the members of a warm-started model
 
   std::vector<Group> history_;
   size_t history_rows_ = 0;

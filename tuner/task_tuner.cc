@@ -79,7 +79,7 @@ Status TaskTuner::ReplayOwn() {
 // Transfer learning: records of the same template on other tasks or devices warm-start the model. They are read
 // when the unit proposes its first batch, not when the run starts, so that in a model's run each unit also learns
 // from the units of its template tuned before it (AutoTVM's tune_tasks reloads its log before each task alike).
-Status TaskTuner::WarmStartFromLog() {
+Status TaskTuner::WarmStartFromLog(bool refresh) {
   warm_start_read_ = true;
   if (!opts_.transfer || !strategy_->UsesHistory()) return Status::OK();
   TF_ASSIGN_OR_RETURN(std::vector<RecordRow> all, log_->Records(0, template_id_, 0));
@@ -104,9 +104,17 @@ Status TaskTuner::WarmStartFromLog() {
   const auto records = std::count_if(history.begin(), history.end(), [&](const HistoryRecord& h) {
     return kept.count({h.task_spec, h.device_fingerprint, h.config_json}) > 0;
   });
+  const size_t grown = static_cast<size_t>(records);
+  if (refresh && grown < history_records_ + std::max<size_t>(16, history_records_ / 10)) return Status::OK();
   history = std::move(rows);
-  spdlog::info("{} [{}]: warm start from {} records of other tasks/devices ({} configs)", task_.ToSpec(),
-               tmpl_.name(), records, history.size());
+  if (refresh) {
+    spdlog::info("{} [{}]: warm start refreshed: {} records of other tasks/devices ({} configs), {} before",
+                 task_.ToSpec(), tmpl_.name(), records, history.size(), history_records_);
+  } else {
+    spdlog::info("{} [{}]: warm start from {} records of other tasks/devices ({} configs)", task_.ToSpec(),
+                 tmpl_.name(), records, history.size());
+  }
+  history_records_ = grown;
   strategy_->WarmStart(history);
   return Status::OK();
 }
@@ -137,7 +145,11 @@ proto::TimingSpec TaskTuner::Timing() const {
 }
 
 Result<std::vector<CandidateJob>> TaskTuner::Propose(size_t n) {
-  if (!warm_start_read_) TF_RETURN_IF_ERROR(WarmStartFromLog());
+  if (!warm_start_read_) {
+    TF_RETURN_IF_ERROR(WarmStartFromLog(/*refresh=*/false));
+  } else if (opts_.transfer_refresh && strategy_->WantsHistoryRefresh()) {
+    TF_RETURN_IF_ERROR(WarmStartFromLog(/*refresh=*/true));
+  }
   std::vector<CandidateJob> jobs;
   // The fallback config goes first, so the end-of-run table can tell what tuning bought. The strategy learns of
   // it only when its result is recorded, so within this batch it may propose the same index: skip that one.

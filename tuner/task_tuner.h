@@ -32,6 +32,7 @@ struct TaskTunerOptions {
   MeasureSettings measure;
   bool fresh = false;          // ignore what the log holds (records stay; they are not reused)
   bool transfer = true;        // warm-start the model from other tasks/devices of the template
+  bool transfer_refresh = true;  // and read them again before each later plan, when they grew (WarmStartFromLog)
   int64_t session_id = 0;
   int64_t device_id = 0;
   int64_t count = 1;           // occurrences of the task in the model
@@ -46,7 +47,8 @@ struct CandidateJob {
 class TaskTuner {
  public:
   // Registers task/template in the log, builds the space, replays the unit's recorded results into the strategy.
-  // Other tasks' and devices' records of the template warm-start it at the first Propose (see WarmStartFromLog).
+  // Other tasks' and devices' records of the template warm-start it at the first Propose, and again before a later
+  // plan when the run's other units recorded more (see WarmStartFromLog).
   static Result<std::unique_ptr<TaskTuner>> Create(const Task& task, const Template& tmpl,
                                                    const DeviceLimits& limits, const TaskTunerOptions& opts,
                                                    TuningLog* log);
@@ -89,7 +91,9 @@ class TaskTuner {
  private:
   TaskTuner(const Task& task, const Template& tmpl, Space space, const TaskTunerOptions& opts, TuningLog* log);
   Status ReplayOwn();
-  Status WarmStartFromLog();
+  // Reads the template's records of other tasks and devices and warm-starts the strategy from them. A refresh
+  // (a later plan) does so only when they grew by a tenth, and at least 16 records, since the last read.
+  Status WarmStartFromLog(bool refresh);
   void Observe(uint64_t index, bool ok, double cost);
   proto::TimingSpec Timing() const;
   Status AddCandidate(uint64_t index, std::vector<CandidateJob>* jobs);
@@ -108,6 +112,7 @@ class TaskTuner {
   uint64_t resumed_ = 0;
   bool exhausted_ = false;
   bool warm_start_read_ = false;  // WarmStartFromLog ran (at the first Propose)
+  size_t history_records_ = 0;    // other tasks' records behind the strategy's history, at the last warm start
   double best_cost_ = 0;
   uint64_t best_index_ = 0;
   uint64_t best_trial_ = 0;

@@ -74,6 +74,60 @@ TEST_F(TaskTunerTest, GivenSiblingRecordsArrivingAfterCreate_TheFirstBatchShould
   EXPECT_NE(t->strategy_status().find("warm start 3 history rows"), std::string::npos) << t->strategy_status();
 }
 
+// A unit keeps learning from the run's other units: before a later plan it reads the log again, when other tasks
+// recorded enough more (16 records here), and its model is refitted on all of it; --transfer-once reads it once.
+class TaskTunerRefreshTest : public TaskTunerTest {
+ protected:
+  // Measures batches of 4 (plans of 8) until the second plan has begun; after the first batch, another task of the
+  // template records 20 configs. Returns the strategy's status after the first batch, the first plan and the third
+  // batch (the second plan's first).
+  std::vector<std::string> StatusesWhileASiblingGrows() {
+    RecordSibling();  // 6 records, 3 configs
+    opts_.strategy.plan_size = 8;
+    opts_.strategy.early_refits = false;
+    std::unique_ptr<TaskTuner> t = Create();
+    std::vector<std::string> out;
+    if (t == nullptr) return out;
+    auto measure_batch = [&] {
+      Result<std::vector<CandidateJob>> jobs = t->Propose(4);
+      ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
+      for (const CandidateJob& j : *jobs) {
+        proto::MeasureResult r;
+        r.set_status(proto::OK);
+        r.add_costs(1e-3 * (1 + static_cast<double>(j.index % 7)));
+        ASSERT_TRUE(t->Record(j.index, r).ok());
+      }
+      out.push_back(t->strategy_status());
+    };
+    measure_batch();
+    const Task other = Task::Parse("gemm:16,32,16:float32").value();
+    const Space space = gemm_->MakeSpace(other, limits_).value();
+    const int64_t tmpl = log_->UpsertTemplate(gemm_->name(), gemm_->version()).value();
+    const int64_t id = log_->UpsertTask(other.ToSpec(), "gemm", "{}", gemm_->Flops(other)).value();
+    const std::vector<uint64_t> valid = testing::FirstValid(space, 20);
+    EXPECT_EQ(valid.size(), 20u);
+    for (size_t i = 0; i < valid.size(); ++i) AddRecord(space, id, tmpl, valid[i], 0, 1e-3 * (1 + i % 5));
+    measure_batch();
+    measure_batch();
+    return out;
+  }
+};
+
+TEST_F(TaskTunerRefreshTest, GivenSiblingRecordsArrivingDuringTheFirstPlan_TheNextPlanShouldLearnFromThemAll) {
+  const std::vector<std::string> status = StatusesWhileASiblingGrows();
+  ASSERT_EQ(status.size(), 3u);
+  EXPECT_NE(status[0].find("warm start 3 history rows"), std::string::npos) << status[0];
+  EXPECT_NE(status[1].find("warm start 3 history rows"), std::string::npos) << "within a plan: " << status[1];
+  EXPECT_NE(status[2].find("warm start 23 history rows"), std::string::npos) << status[2];
+}
+
+TEST_F(TaskTunerRefreshTest, GivenTransferOnce_TheHistoryShouldBeReadAtTheFirstBatchOnly) {
+  opts_.transfer_refresh = false;
+  const std::vector<std::string> status = StatusesWhileASiblingGrows();
+  ASSERT_EQ(status.size(), 3u);
+  EXPECT_NE(status[2].find("warm start 3 history rows"), std::string::npos) << status[2];
+}
+
 // Resume: a record's config is what was measured. A stored index that disagrees with it (a log edited by hand) must
 // not make the tuner report a config that never ran, and one beyond the space is left out.
 TEST_F(TaskTunerTest, GivenRecordsWhoseIndexDisagreesWithTheirConfig_ResumeShouldGoByTheConfig) {
