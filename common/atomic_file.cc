@@ -10,11 +10,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Writes through `write` into `target` itself, for what cannot be replaced by a rename (a device, a FIFO).
-Status WriteInPlace(const std::string& path, const fs::path& target,
-                    const std::function<Status(std::ostream&)>& write) {
-  std::ofstream f(target, std::ios::binary | std::ios::trunc);
-  if (!f) return Status::IOError(path + ": cannot open it for writing: " + std::strerror(errno));
+// Writes through `write` into `file` (the partial file, or the target itself for what a rename must not replace);
+// errors name `path`, the file the caller asked for.
+Status WriteStream(const std::string& path, const fs::path& file, const std::function<Status(std::ostream&)>& write) {
+  std::ofstream f(file, std::ios::binary | std::ios::trunc);
+  if (!f) return Status::IOError(path + ": cannot open " + file.string() + " for writing: " + std::strerror(errno));
   Status written = write(f);
   f.close();
   if (written.ok() && !f) written = Status::IOError(path + ": write failed");
@@ -33,14 +33,10 @@ Status WriteFileAtomically(const std::string& path, const std::function<Status(s
   }
   const fs::file_status status = fs::status(target, ec);
   if (fs::is_directory(status)) return Status::IOError(path + ": is a directory");
-  if (fs::exists(status) && !fs::is_regular_file(status)) return WriteInPlace(path, target, write);
+  if (fs::exists(status) && !fs::is_regular_file(status)) return WriteStream(path, target, write);  // a device, a FIFO
 
   const std::string partial = target.string() + ".partial";
-  std::ofstream f(partial, std::ios::binary | std::ios::trunc);
-  if (!f) return Status::IOError(path + ": cannot open " + partial + " for writing: " + std::strerror(errno));
-  Status written = write(f);
-  f.close();
-  if (written.ok() && !f) written = Status::IOError(path + ": write failed");
+  Status written = WriteStream(path, partial, write);
   if (written.ok() && fs::exists(status)) fs::permissions(partial, status.permissions(), ec);  // keep its mode
   if (written.ok()) fs::rename(partial, target, ec);
   if (written.ok() && ec) written = Status::IOError(path + ": cannot replace it: " + ec.message());

@@ -1,7 +1,6 @@
 #include "common/atomic_file.h"
 
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -10,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/temp_dir_testing.h"
+
 namespace tunefleet {
 namespace {
 
@@ -17,19 +18,12 @@ namespace fs = std::filesystem;
 
 class AtomicFileTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("tf_atomic_file_" + std::to_string(getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    path_ = (dir_ / "out.txt").string();
-  }
-  void TearDown() override { fs::remove_all(dir_); }
   static std::string Read(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     return std::string(std::istreambuf_iterator<char>(in), {});
   }
-  fs::path dir_;
-  std::string path_;
+  TempDir dir_;
+  std::string path_ = dir_.File("out.txt");
 };
 
 TEST_F(AtomicFileTest, GivenAWriteThatSucceeds_ThePathShouldHoldItAndNoPartialFileBeLeft) {
@@ -64,13 +58,13 @@ TEST_F(AtomicFileTest, GivenAWriteThatFailsHalfway_ThePathShouldKeepItsOldConten
   EXPECT_EQ(Read(path_), "what an earlier export wrote");
   EXPECT_FALSE(fs::exists(path_ + ".partial"));
 
-  const std::string absent = (dir_ / "absent.txt").string();  // and a path that was absent stays absent
+  const std::string absent = dir_.File("absent.txt");  // and a path that was absent stays absent
   EXPECT_FALSE(WriteFileAtomically(absent, [](std::ostream&) { return Status::IOError("disk full"); }).ok());
   EXPECT_FALSE(fs::exists(absent));
 }
 
 TEST_F(AtomicFileTest, GivenAFolderThatDoesNotExist_TheErrorShouldNameThePath) {
-  const std::string nowhere = (dir_ / "no" / "such" / "out.txt").string();
+  const std::string nowhere = dir_.File("no/such/out.txt");
   bool called = false;
   Status s = WriteFileAtomically(nowhere, [&](std::ostream&) {
     called = true;
@@ -82,22 +76,22 @@ TEST_F(AtomicFileTest, GivenAFolderThatDoesNotExist_TheErrorShouldNameThePath) {
 }
 
 TEST_F(AtomicFileTest, GivenAPathThatIsAFolder_ItShouldBeRefusedAndTheFolderKept) {
-  fs::create_directories(dir_ / "taken");
-  std::ofstream(dir_ / "taken" / "inside") << "x";
-  Status s = WriteFileAtomically((dir_ / "taken").string(), [](std::ostream& out) {
+  fs::create_directories(dir_.File("taken"));
+  std::ofstream(dir_.File("taken/inside")) << "x";
+  Status s = WriteFileAtomically(dir_.File("taken"), [](std::ostream& out) {
     out << "y";
     return Status::OK();
   });
   EXPECT_EQ(s.code(), Status::Code::kIOError);
   EXPECT_NE(s.message().find("is a directory"), std::string::npos) << s.message();
-  EXPECT_EQ(Read((dir_ / "taken" / "inside").string()), "x");
-  EXPECT_FALSE(fs::exists(dir_ / "taken.partial"));
+  EXPECT_EQ(Read(dir_.File("taken/inside")), "x");
+  EXPECT_FALSE(fs::exists(dir_.File("taken.partial")));
 }
 
 TEST_F(AtomicFileTest, GivenASymbolicLink_ItShouldStayALinkAndTheFileItNamesBeReplaced) {
   std::ofstream(path_) << "old";
   fs::permissions(path_, fs::perms::owner_read | fs::perms::owner_write);
-  const fs::path link = dir_ / "link.txt";
+  const fs::path link = dir_.File("link.txt");
   fs::create_symlink(path_, link);
   Status s = WriteFileAtomically(link.string(), [](std::ostream& out) {
     out << "new";
@@ -111,7 +105,7 @@ TEST_F(AtomicFileTest, GivenASymbolicLink_ItShouldStayALinkAndTheFileItNamesBeRe
 
 // A device or a FIFO (`report -o /dev/null`, `export -o /dev/stdout`) is written into, never replaced by a file.
 TEST_F(AtomicFileTest, GivenAFifo_ItShouldBeWrittenIntoAndStayAFifo) {
-  const std::string fifo = (dir_ / "pipe").string();
+  const std::string fifo = dir_.File("pipe");
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
   std::string received;
   std::thread reader([&] { received = Read(fifo); });  // opening blocks until the writer opens it too

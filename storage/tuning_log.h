@@ -111,8 +111,8 @@ class TuningLog {
 
   // Listings in id order, for export and reports.
   // Records no tuner writes (a status that is no MeasureStatus, a negative config index, an OK record whose mean
-  // cost is not a number between 1 ps and 10^6 s): Records, MeasuredIndices and Best leave them out. Counted with
-  // them: records naming a task, template or device the log lacks (Best leaves them out; Records returns them).
+  // cost is not a number between 1 ps and 10^6 s, or a task, template or device the log lacks): Records,
+  // MeasuredIndices and Best leave them out.
   virtual Result<int64_t> DamagedRecords() = 0;
   virtual Result<std::vector<DeviceRow>> Devices() = 0;
   virtual Result<std::vector<TaskRow>> Tasks() = 0;

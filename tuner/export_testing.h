@@ -1,18 +1,16 @@
-// Test helpers for the exporters: a tuning log in a temporary directory, filled from one line of domain
-// text per record, and a stand-in for the Adreno texture convolution template whose space mirrors TVM's
+// Test helpers for the exporters: a tuning log in a temporary directory (common/temp_dir_testing.h), filled from one
+// line of domain text per record, and a stand-in for the Adreno texture convolution template whose space mirrors TVM's
 // knobs (tile_fc, tile_y, tile_x, tile_rcc, tile_ry, tile_rx, auto_unroll_max_step, unroll_explicit), so
 // the AutoTVM mapping is tested whether or not the real template is built. Test-only.
 #pragma once
 
-#include <unistd.h>
-
-#include <filesystem>
 #include <memory>
 #include <string>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "common/temp_dir_testing.h"
 #include "search-spaces/conv_common.h"
 #include "search-spaces/template.h"
 #include "storage/tuning_log.h"
@@ -62,23 +60,6 @@ inline const Template* LookupMirrorTemplate(const std::string& name) {
   if (name == dw.name()) return &dw;
   return nullptr;
 }
-
-// A temporary directory removed at the end of the test.
-class TempDir {
- public:
-  TempDir() {
-    path_ = std::filesystem::temp_directory_path() /
-            ("tf_export_" + std::to_string(getpid()) + "_" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  std::string File(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
 
 inline proto::DeviceInfo AdrenoDevice() {
   proto::DeviceInfo d;

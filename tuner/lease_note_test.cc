@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/temp_dir_testing.h"
+
 namespace tunefleet {
 namespace {
 
@@ -15,14 +17,6 @@ namespace fs = std::filesystem;
 
 class LeaseNoteTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("tf_lease_note_" + std::to_string(getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    prefix_ = (dir_ / "tune.db").string();
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   // The pid of a process that has ended (and been reaped).
   static pid_t DeadPid() {
     const pid_t child = fork();
@@ -31,7 +25,7 @@ class LeaseNoteTest : public ::testing::Test {
     return child;
   }
   void WriteNote(const std::string& name, const std::string& text) {
-    std::ofstream(dir_ / name) << text;
+    std::ofstream(dir_.File(name)) << text;
   }
   std::string Host() const {
     char host[256] = {};
@@ -39,8 +33,8 @@ class LeaseNoteTest : public ::testing::Test {
     return host;
   }
 
-  fs::path dir_;
-  std::string prefix_;
+  TempDir dir_;
+  std::string prefix_ = dir_.File("tune.db");
 };
 
 TEST_F(LeaseNoteTest, GivenThisRunsNote_ItShouldBeWrittenAndRemovedButNeverListedAsDead) {

@@ -7,8 +7,8 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <ctime>
-#include <system_error>
 #include <utility>
 
 #include "common/printable.h"
@@ -17,8 +17,6 @@ namespace tunefleet {
 namespace {
 
 constexpr size_t kMaxNote = 512;
-
-std::string ErrnoText(int err) { return std::error_code(err, std::generic_category()).message(); }
 
 // What the holder wrote: "HOLDER since TIME", or a plain phrase when the file holds nothing readable yet.
 std::string ReadNote(int fd) {
@@ -53,11 +51,11 @@ Result<LogRunLock> LogRunLock::Acquire(const std::string& log_path, const std::s
   const std::string path = LockPath(log_path);
   for (int attempt = 0; attempt < 8; ++attempt) {
     const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) return Status::IOError(path + ": cannot create the run lock: " + ErrnoText(errno));
+    if (fd < 0) return Status::IOError(path + ": cannot create the run lock: " + std::strerror(errno));
     LogRunLock lock(fd, path);  // closes the descriptor on every return below
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       const int err = errno;
-      if (err != EWOULDBLOCK) return Status::IOError(path + ": cannot lock it: " + ErrnoText(err));
+      if (err != EWOULDBLOCK) return Status::IOError(path + ": cannot lock it: " + std::strerror(err));
       std::string note = ReadNote(fd);
       lock.path_.clear();  // not ours: keep the file
       return Status::Unavailable(log_path + " is being tuned by " + note + " (its lock: " + path +
@@ -66,7 +64,7 @@ Result<LogRunLock> LogRunLock::Acquire(const std::string& log_path, const std::s
     if (!StillLinked(fd, path)) continue;  // the previous holder removed it as we opened it: take the new file
     const std::string text = holder + " since " + Now() + "\n";
     if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) {
-      return Status::IOError(path + ": cannot write the run lock: " + ErrnoText(errno));
+      return Status::IOError(path + ": cannot write the run lock: " + std::strerror(errno));
     }
     return lock;
   }

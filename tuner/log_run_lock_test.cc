@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/temp_dir_testing.h"
+
 namespace tunefleet {
 namespace {
 
@@ -14,15 +16,8 @@ namespace fs = std::filesystem;
 
 class LogRunLockTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("tf_log_run_lock_" + std::to_string(getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    log_ = (dir_ / "tune.db").string();
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
-  std::string log_;
+  TempDir dir_;
+  std::string log_ = dir_.File("tune.db");
 };
 
 TEST_F(LogRunLockTest, GivenARunHoldingTheLog_ASecondShouldBeRefusedNamingTheFirst) {
@@ -69,7 +64,7 @@ TEST_F(LogRunLockTest, GivenAHolderKilledWithoutCleanUp_ItsLockShouldBeFreeAtOnc
 }
 
 TEST_F(LogRunLockTest, GivenAFolderThatCannotHoldTheLock_TheErrorShouldNameTheLockFile) {
-  const std::string nowhere = (dir_ / "no" / "such" / "tune.db").string();
+  const std::string nowhere = dir_.File("no/such/tune.db");
   auto lock = LogRunLock::Acquire(nowhere, "x");
   ASSERT_FALSE(lock.ok());
   EXPECT_EQ(lock.status().code(), Status::Code::kIOError);
