@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include "agent/fnv_hash.h"
+#include "common/fnv_hash.h"
 
 namespace tunefleet::agent {
 

@@ -3,7 +3,7 @@
 #include <sstream>
 
 #include "agent/cl_error.h"
-#include "agent/fnv_hash.h"
+#include "common/fnv_hash.h"
 
 namespace tunefleet::agent {
 namespace {

@@ -6,7 +6,7 @@
 
 #include "agent/compare.h"
 #include "agent/device_info.h"
-#include "agent/fnv_hash.h"
+#include "common/fnv_hash.h"
 #include "agent/host_buffer.h"
 #include "agent/program_instance.h"
 

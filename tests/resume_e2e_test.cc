@@ -38,7 +38,7 @@ TEST(ResumeE2E, GivenARunKilledMidwayTheSameCommandShouldMeasureExactlyTheRemain
   EXPECT_EQ(again.output.find("is leased by"), std::string::npos) << again.output;  // it did not wait
   for (const auto& entry : std::filesystem::directory_iterator(fleet.dir())) {
     EXPECT_EQ(entry.path().filename().string().find(".lease."), std::string::npos) << entry.path();
-    EXPECT_NE(entry.path().extension(), ".lock") << entry.path();  // the killed run's lock went with it
+    EXPECT_NE(entry.path().extension(), ".locks") << entry.path();  // the killed run's lock went with it
   }
   EXPECT_EQ(fleet.Count("SELECT count(*) FROM records"), 20);
   EXPECT_EQ(fleet.Count("SELECT count(DISTINCT config_index) FROM records"), 20);
@@ -83,21 +83,56 @@ TEST(ResumeE2E, GivenTheOnlyAgentLeasedASecondRunShouldSayWhoHoldsItBeforeWaitin
             std::string::npos)
       << nobody.output;
 
-  // The same log while the first run tunes it: refused at once, naming that run, and its lock left alone.
+  // The same task and key of the log while the first run tunes it: refused at once, naming that run, and its lock
+  // left alone.
   RunResult twice = fleet.Cli({"tune", "--rpc-key", "pocl", "--task", "gemm:32,32,32", "--trials", "40", "--db",
                                fleet.db(), "--wait", "1"},
                               std::chrono::seconds(60));
   EXPECT_EQ(twice.exit_code, 1) << twice.output;
-  EXPECT_NE(twice.output.find("tunefleet tune: error: " + fleet.db() + " is being tuned by tunefleet tune pid " +
+  EXPECT_NE(twice.output.find("tunefleet tune: error: " + fleet.db() +
+                              ": task gemm:32,32,32:float32 on key pocl is being tuned by tunefleet tune pid " +
                               std::to_string(first->pid()) + "@"),
             std::string::npos)
       << twice.output;
   EXPECT_EQ(CountLines(twice.output), 1) << twice.output;
-  EXPECT_TRUE(std::filesystem::exists(fleet.db() + ".lock"));
+  EXPECT_TRUE(std::filesystem::exists(fleet.db() + ".locks"));
 
   first->Signal(SIGINT);
   first->Wait(std::chrono::seconds(60));
-  EXPECT_FALSE(std::filesystem::exists(fleet.db() + ".lock"));  // an interrupted run removes its lock
+  EXPECT_FALSE(std::filesystem::exists(fleet.db() + ".locks"));  // an interrupted run removes its locks
+}
+
+// DESIGN: several tuners may write one log at once. Two runs of other tasks on one key (an agent each) tune into one
+// log side by side; each finishes with every trial it asked for, and the log holds both runs' records.
+TEST(ResumeE2E, GivenTwoRunsOfOtherTasksOnOneLogBothShouldFinishWithEveryRecord) {
+  LocalFleet fleet;
+  fleet.StartTracker();
+  fleet.StartAgent("pocl");
+  fleet.StartAgent("pocl");
+  ASSERT_TRUE(fleet.WaitForAgents("pocl", 2));
+  auto run = [&](const std::string& task) {
+    return fleet.CliAsync({"tune", "--rpc-key", "pocl", "--task", task, "--trials", "6", "--tuner", "random",
+                           "--db", fleet.db(), "--number", "1", "--repeat", "3", "--min-repeat-ms", "100", "--batch",
+                           "2", "--wait", "60"});
+  };
+  auto first = run("gemm:32,32,32");
+  ASSERT_TRUE(fleet.WaitForRecords(1, std::chrono::seconds(240))) << first->Log();
+  auto second = run("gemm:16,16,16");  // starts while the first still measures (6 trials x 300 ms and more)
+  EXPECT_EQ(first->Wait(std::chrono::seconds(300)), 0) << first->Log();
+  EXPECT_EQ(second->Wait(std::chrono::seconds(300)), 0) << second->Log();
+  // They ran at once: the second run's first record came before the first run's last.
+  EXPECT_LT(fleet.Count("SELECT min(r.id) FROM records r JOIN tasks t ON t.id = r.task_id "
+                        "WHERE t.spec = 'gemm:16,16,16:float32'"),
+            fleet.Count("SELECT max(r.id) FROM records r JOIN tasks t ON t.id = r.task_id "
+                        "WHERE t.spec = 'gemm:32,32,32:float32'"));
+  EXPECT_EQ(fleet.Count("SELECT count(*) FROM records r JOIN tasks t ON t.id = r.task_id "
+                        "WHERE t.spec = 'gemm:32,32,32:float32'"),
+            6);
+  EXPECT_EQ(fleet.Count("SELECT count(*) FROM records r JOIN tasks t ON t.id = r.task_id "
+                        "WHERE t.spec = 'gemm:16,16,16:float32'"),
+            6);
+  EXPECT_EQ(fleet.Count("SELECT count(*) FROM sessions"), 2);
+  EXPECT_FALSE(std::filesystem::exists(fleet.db() + ".locks"));
 }
 
 }  // namespace

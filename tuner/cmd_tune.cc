@@ -136,8 +136,11 @@ int RunTuneCommand(const TuneArgs& a) {
     return CommandError("tune", fit.message(), 2);
   Result<std::unique_ptr<TuningLog>> log = TuningLog::Open(a.db);
   if (!log.ok()) return CommandError("tune", log.status().message(), 2);
-  // One tune per log: the same command run twice would measure every trial twice (tuner/log_run_lock.h).
-  Result<LogRunLock> run_lock = LogRunLock::Acquire(a.db, o.session.client);
+  // One tune per task and key of a log: the same command run twice would measure every trial twice
+  // (tuner/log_run_lock.h).
+  std::vector<std::string> specs;
+  for (const TuneTask& t : o.tasks) specs.push_back(t.task.ToSpec());
+  Result<LogRunLock> run_lock = LogRunLock::Acquire(a.db, a.key, specs, o.session.client);
   if (!run_lock.ok()) return CommandError("tune", run_lock.status().message(), 1);
   WarnDamagedRecords("tune", **log);
   // SIGINT/SIGTERM stop the run promptly: the batch in flight is abandoned, what it already returned is kept,

@@ -9,8 +9,11 @@
 #include <chrono>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
+#include <set>
 #include <utility>
 
+#include "common/fnv_hash.h"
 #include "common/printable.h"
 
 namespace tunefleet {
@@ -18,12 +21,14 @@ namespace {
 
 constexpr size_t kMaxNote = 512;
 
-// What the holder wrote: "HOLDER since TIME", or a plain phrase when the file holds nothing readable yet.
+// What the holder wrote on its first line: "HOLDER since TIME", or a plain phrase when the file holds nothing
+// readable yet.
 std::string ReadNote(int fd) {
   char buf[kMaxNote];
   const ssize_t n = ::pread(fd, buf, sizeof buf, 0);
   std::string note = n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
-  while (!note.empty() && (note.back() == '\n' || note.back() == '\0')) note.pop_back();
+  note = note.substr(0, note.find('\n'));
+  while (!note.empty() && note.back() == '\0') note.pop_back();
   return note.empty() ? "another run (it has not said which yet)" : Printable(note, 300);
 }
 
@@ -43,42 +48,100 @@ bool StillLinked(int fd, const std::string& path) {
          held.st_ino == named.st_ino;
 }
 
-}  // namespace
+// One lock file, taken (fd >= 0) or held by another run (its note).
+struct Attempt {
+  int fd = -1;
+  std::string holder;
+};
 
-std::string LogRunLock::LockPath(const std::string& log_path) { return log_path + ".lock"; }
-
-Result<LogRunLock> LogRunLock::Acquire(const std::string& log_path, const std::string& holder) {
-  const std::string path = LockPath(log_path);
+Result<Attempt> TakeOne(const std::string& folder, const std::string& path, const std::string& text) {
   for (int attempt = 0; attempt < 8; ++attempt) {
+    if (::mkdir(folder.c_str(), 0755) != 0 && errno != EEXIST)
+      return Status::IOError(folder + ": cannot create the folder of run locks: " + std::strerror(errno));
     const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0 && errno == ENOENT) continue;  // the last holder removed the folder as we opened: make it again
     if (fd < 0) return Status::IOError(path + ": cannot create the run lock: " + std::strerror(errno));
-    LogRunLock lock(fd, path);  // closes the descriptor on every return below
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       const int err = errno;
+      Attempt held{-1, err == EWOULDBLOCK ? ReadNote(fd) : std::string()};
+      ::close(fd);
       if (err != EWOULDBLOCK) return Status::IOError(path + ": cannot lock it: " + std::strerror(err));
-      std::string note = ReadNote(fd);
-      lock.path_.clear();  // not ours: keep the file
-      return Status::Unavailable(log_path + " is being tuned by " + note + " (its lock: " + path +
-                                 "); one tune per log at a time: wait for it, stop it, or give this run another --db");
+      return held;
     }
-    if (!StillLinked(fd, path)) continue;  // the previous holder removed it as we opened it: take the new file
-    const std::string text = holder + " since " + Now() + "\n";
+    if (!StillLinked(fd, path)) {  // the previous holder removed it as we opened it: take the new file
+      ::close(fd);
+      continue;
+    }
     if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) {
-      return Status::IOError(path + ": cannot write the run lock: " + std::strerror(errno));
+      const int err = errno;
+      ::close(fd);
+      return Status::IOError(path + ": cannot write the run lock: " + std::strerror(err));
     }
-    return lock;
+    return Attempt{fd, ""};
   }
   return Status::IOError(path + ": the run lock kept being replaced while taking it");
 }
 
+// Removes the lock files of `folder` that no run holds (left by runs that were killed), then the folder when it is
+// empty. A run that opened such a file just before finds it unlinked once it holds it (StillLinked) and opens again.
+void SweepUnheld(const std::string& folder) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(folder, ec)) {
+    const std::string path = entry.path().string();
+    if (entry.path().extension() != ".lock") continue;
+    const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) continue;
+    if (::flock(fd, LOCK_EX | LOCK_NB) == 0 && StillLinked(fd, path)) ::unlink(path.c_str());
+    ::close(fd);
+  }
+  ::rmdir(folder.c_str());  // fails, as it should, while another run holds a lock in it
+}
+
+}  // namespace
+
+std::string LogRunLock::LockFolder(const std::string& log_path) { return log_path + ".locks"; }
+
+std::string LogRunLock::LockPath(const std::string& log_path, const std::string& key, const std::string& task_spec) {
+  return LockFolder(log_path) + "/" + FnvHash().Add(key).Add(task_spec).Hex() + ".lock";
+}
+
+Result<LogRunLock> LogRunLock::Acquire(const std::string& log_path, const std::string& key,
+                                       const std::vector<std::string>& task_specs, const std::string& holder) {
+  LogRunLock lock;  // releases what it took on every error return below
+  lock.folder_ = LockFolder(log_path);
+  const std::set<std::string> specs(task_specs.begin(), task_specs.end());
+  const std::string since = holder + " since " + Now() + "\n";
+  std::string first_refusal;
+  size_t refused = 0;
+  for (const std::string& spec : specs) {
+    const std::string path = LockPath(log_path, key, spec);
+    Result<Attempt> taken = TakeOne(lock.folder_, path, since + "task " + spec + " on key " + key + "\n");
+    if (!taken.ok()) return taken.status();
+    if (taken->fd >= 0) {
+      lock.held_.push_back({taken->fd, path});
+      continue;
+    }
+    if (refused++ == 0)
+      first_refusal = log_path + ": task " + spec + " on key " + key + " is being tuned by " + taken->holder +
+                      " (its lock: " + path + ")";
+  }
+  if (refused == 0) return lock;
+  if (refused > 1)
+    first_refusal += ", and " + std::to_string(refused - 1) + " more of this run's " + std::to_string(specs.size()) +
+                     " tasks";
+  return Status::Unavailable(first_refusal +
+                             "; one tune per task and key of a log at a time: wait for it, stop it, or give this run "
+                             "another --db");
+}
+
 LogRunLock::LogRunLock(LogRunLock&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)), path_(std::move(other.path_)) {}
+    : folder_(std::move(other.folder_)), held_(std::exchange(other.held_, {})) {}
 
 LogRunLock& LogRunLock::operator=(LogRunLock&& other) noexcept {
   if (this != &other) {
     Release();
-    fd_ = std::exchange(other.fd_, -1);
-    path_ = std::move(other.path_);
+    folder_ = std::move(other.folder_);
+    held_ = std::exchange(other.held_, {});
   }
   return *this;
 }
@@ -86,11 +149,14 @@ LogRunLock& LogRunLock::operator=(LogRunLock&& other) noexcept {
 LogRunLock::~LogRunLock() { Release(); }
 
 void LogRunLock::Release() {
-  if (fd_ < 0) return;
-  // Removed while still locked, so that a run that opens the name next creates a new file (StillLinked).
-  if (!path_.empty() && StillLinked(fd_, path_)) ::unlink(path_.c_str());
-  ::close(fd_);
-  fd_ = -1;
+  if (held_.empty()) return;
+  // Each file is removed while still locked, so that a run that opens the name next creates a new one (StillLinked).
+  for (const Held& h : held_) {
+    if (StillLinked(h.fd, h.path)) ::unlink(h.path.c_str());
+    ::close(h.fd);
+  }
+  held_.clear();
+  SweepUnheld(folder_);
 }
 
 }  // namespace tunefleet

@@ -1,15 +1,25 @@
-// LogRunLock: one `tune` per tuning log at a time. Resume is the default, so the same command started twice (a
-// second terminal, a restart while the first run still goes on) would tune the same units from the same seed:
-// every trial measured twice, the devices shared between two runs that do not know of each other. The lock is
-// flock(2) on LOG.lock beside the log, which the kernel releases when its holder exits or is killed (kill -9
-// included), so a stale lock cannot outlive its run; the holder writes who it is into the file for the refusal.
-// Two runs of different models that should share one log can be run one after the other, or into two logs.
+// LogRunLock: one `tune` at a time per task and device key of a tuning log. Resume is the default, so the same
+// command started twice (a second terminal, a restart while the first run still goes on) would tune the same units
+// from the same seed: every trial measured twice, the devices shared between two runs that do not know of each
+// other. Runs that tune other tasks, or the same tasks for another key, may write one log at once (the storage is
+// SQLite in WAL; DESIGN's "several tuners may write to one file at once"): a lab keeps one log, and a tuner per
+// phone model, or per model, fills it.
 //
-// Ownership: owns the lock file's descriptor; the destructor unlocks and removes the file.
+// A lock is flock(2) on LOG.locks/HASH.lock, one file per (key, task spec), HASH being FNV-1a of the two. The kernel
+// releases it when its holder exits or is killed (kill -9 included), so a stale lock cannot outlive its run; the
+// holder writes who it is into the file for the refusal, and removes its files (and the folder, when it is the last)
+// on a clean exit. A lock file, not a lock on the log: SQLite's own locks on the log are fcntl locks, which a flock
+// emulated over NFS would meet.
+//
+// The key stands for the device model, which a run learns only from the devices it leases: two keys of one device
+// model tuning one task into one log are not kept apart.
+//
+// Ownership: owns the lock files' descriptors; the destructor unlocks and removes them.
 // Thread safety: one owner; Acquire may be called from any thread.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 
@@ -17,13 +27,18 @@ namespace tunefleet {
 
 class LogRunLock {
  public:
-  // Takes the lock of `log_path` for this process, noting `holder` (e.g. "tunefleet tune pid 12@host") in it.
-  // Errors: Unavailable "LOG is being tuned by HOLDER since TIME (its lock: LOG.lock)" when another run holds it;
-  // IOError naming the lock file when it cannot be created or locked.
-  static Result<LogRunLock> Acquire(const std::string& log_path, const std::string& holder);
+  // Takes the locks of every task of `task_specs` (repeats allowed) on `key` in `log_path` for this process, noting
+  // `holder` (e.g. "tunefleet tune pid 12@host") in them. All or none: when another run holds one of them, those
+  // this call took are released.
+  // Errors: Unavailable "LOG: task SPEC on key KEY is being tuned by HOLDER since TIME (its lock: FILE)[, and N more
+  // of this run's M tasks]; ..." when another run holds one; IOError naming the file or folder that cannot be
+  // created or locked.
+  static Result<LogRunLock> Acquire(const std::string& log_path, const std::string& key,
+                                    const std::vector<std::string>& task_specs, const std::string& holder);
 
-  // The lock file beside `log_path`.
-  static std::string LockPath(const std::string& log_path);
+  // The folder beside `log_path` that holds its locks, and the lock file of one task on one key.
+  static std::string LockFolder(const std::string& log_path);
+  static std::string LockPath(const std::string& log_path, const std::string& key, const std::string& task_spec);
 
   LogRunLock(LogRunLock&& other) noexcept;
   LogRunLock& operator=(LogRunLock&& other) noexcept;
@@ -32,10 +47,14 @@ class LogRunLock {
   ~LogRunLock();
 
  private:
-  LogRunLock(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  struct Held {
+    int fd = -1;
+    std::string path;
+  };
+  LogRunLock() = default;
   void Release();
-  int fd_ = -1;
-  std::string path_;
+  std::string folder_;
+  std::vector<Held> held_;
 };
 
 }  // namespace tunefleet

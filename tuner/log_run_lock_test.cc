@@ -18,57 +18,96 @@ class LogRunLockTest : public ::testing::Test {
  protected:
   TempDir dir_;
   std::string log_ = dir_.File("tune.db");
+  const std::vector<std::string> model_ = {"gemm:64,64,64:float32", "conv2d:1,8,8,8,8,3,3,1,1:float32"};
 };
 
-TEST_F(LogRunLockTest, GivenARunHoldingTheLog_ASecondShouldBeRefusedNamingTheFirst) {
-  auto first = LogRunLock::Acquire(log_, "tunefleet tune pid 41@labhost");
+TEST_F(LogRunLockTest, GivenARunHoldingATask_ASecondRunOfItShouldBeRefusedNamingTheFirst) {
+  auto first = LogRunLock::Acquire(log_, "pixel7", model_, "tunefleet tune pid 41@labhost");
   ASSERT_TRUE(first.ok()) << first.status().ToString();
-  EXPECT_TRUE(fs::exists(LogRunLock::LockPath(log_)));
+  const std::string lock_file = LogRunLock::LockPath(log_, "pixel7", model_[0]);
+  EXPECT_TRUE(fs::exists(lock_file));
 
-  auto second = LogRunLock::Acquire(log_, "tunefleet tune pid 42@labhost");
+  auto second = LogRunLock::Acquire(log_, "pixel7", {model_[0]}, "tunefleet tune pid 42@labhost");
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.status().code(), Status::Code::kUnavailable);
   const std::string m = second.status().message();
-  EXPECT_NE(m.find(log_ + " is being tuned by tunefleet tune pid 41@labhost since "), std::string::npos) << m;
+  EXPECT_NE(m.find(log_ + ": task gemm:64,64,64:float32 on key pixel7 is being tuned by tunefleet tune pid "
+                          "41@labhost since "),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("(its lock: " + lock_file + ")"), std::string::npos) << m;
+  EXPECT_EQ(m.find("more of this run's"), std::string::npos) << m;  // one task was refused
   EXPECT_NE(m.find("another --db"), std::string::npos) << m;
   EXPECT_EQ(m.find('\n'), std::string::npos) << m;
-  EXPECT_TRUE(fs::exists(LogRunLock::LockPath(log_)));  // the refused run leaves the holder's file alone
+  EXPECT_TRUE(fs::exists(lock_file));  // the refused run leaves the holder's file alone
 }
 
-TEST_F(LogRunLockTest, GivenTheRunEnded_TheNextShouldTakeTheLockAndNoFileBeLeft) {
+TEST_F(LogRunLockTest, GivenTheSameModelTwice_TheRefusalShouldCountTheOtherTasksHeld) {
+  auto first = LogRunLock::Acquire(log_, "pixel7", model_, "first");
+  ASSERT_TRUE(first.ok());
+  auto second = LogRunLock::Acquire(log_, "pixel7", {model_[1], model_[0], "gemm:8,8,8:float32"}, "second");
+  ASSERT_FALSE(second.ok());
+  EXPECT_NE(second.status().message().find(", and 1 more of this run's 3 tasks; "), std::string::npos)
+      << second.status().message();
+  // All or none: the task nobody held was released by the refused run, so a third run takes it.
+  EXPECT_TRUE(LogRunLock::Acquire(log_, "pixel7", {"gemm:8,8,8:float32"}, "third").ok());
+}
+
+TEST_F(LogRunLockTest, GivenOtherTasksOrAnotherKey_RunsShouldWriteOneLogAtOnce) {
+  auto first = LogRunLock::Acquire(log_, "pixel7", model_, "first");
+  ASSERT_TRUE(first.ok());
+  auto other_key = LogRunLock::Acquire(log_, "adreno740", model_, "a tuner of another phone model");
+  EXPECT_TRUE(other_key.ok()) << other_key.status().ToString();
+  auto other_tasks = LogRunLock::Acquire(log_, "pixel7", {"gemm:8,8,8:float32"}, "a tuner of another model");
+  EXPECT_TRUE(other_tasks.ok()) << other_tasks.status().ToString();
+  // A task listed twice by one run is one lock, not a refusal by itself.
+  auto repeated = LogRunLock::Acquire(log_, "mali", {model_[0], model_[0]}, "repeats");
+  EXPECT_TRUE(repeated.ok()) << repeated.status().ToString();
+}
+
+TEST_F(LogRunLockTest, GivenTheRunsEnded_TheNextShouldTakeTheLockAndNoFileBeLeft) {
   {
-    auto first = LogRunLock::Acquire(log_, "first");
+    auto first = LogRunLock::Acquire(log_, "pixel7", model_, "first");
     ASSERT_TRUE(first.ok());
-    LogRunLock moved = std::move(first).value();  // the lock travels with its owner
-    EXPECT_FALSE(LogRunLock::Acquire(log_, "second").ok());
+    LogRunLock moved = std::move(first).value();  // the locks travel with their owner
+    EXPECT_FALSE(LogRunLock::Acquire(log_, "pixel7", model_, "second").ok());
+    {
+      auto other = LogRunLock::Acquire(log_, "mali", model_, "other");
+      ASSERT_TRUE(other.ok());
+    }
+    EXPECT_TRUE(fs::exists(LogRunLock::LockFolder(log_))) << "the first run still holds its locks";
   }
-  EXPECT_FALSE(fs::exists(LogRunLock::LockPath(log_)));
-  auto next = LogRunLock::Acquire(log_, "second");
+  EXPECT_FALSE(fs::exists(LogRunLock::LockFolder(log_)));
+  auto next = LogRunLock::Acquire(log_, "pixel7", model_, "second");
   EXPECT_TRUE(next.ok()) << next.status().ToString();
 }
 
-TEST_F(LogRunLockTest, GivenAHolderKilledWithoutCleanUp_ItsLockShouldBeFreeAtOnce) {
+TEST_F(LogRunLockTest, GivenAHolderKilledWithoutCleanUp_ItsLocksShouldBeFreeAtOnceAndSweptLater) {
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    auto lock = LogRunLock::Acquire(log_, "the child");
+    auto lock = LogRunLock::Acquire(log_, "pixel7", model_, "the child");
     if (!lock.ok()) _exit(3);
-    _exit(0);  // no destructor runs: the file stays, as after kill -9
+    _exit(0);  // no destructor runs: the files stay, as after kill -9
   }
   int status = 0;
   ASSERT_EQ(waitpid(child, &status, 0), child);
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  EXPECT_TRUE(fs::exists(LogRunLock::LockPath(log_)));  // stale file, no lock on it
-  auto next = LogRunLock::Acquire(log_, "the parent");
-  EXPECT_TRUE(next.ok()) << next.status().ToString();
+  EXPECT_TRUE(fs::exists(LogRunLock::LockPath(log_, "pixel7", model_[1])));  // stale files, no lock on them
+  {
+    auto next = LogRunLock::Acquire(log_, "pixel7", {model_[0]}, "the parent");
+    EXPECT_TRUE(next.ok()) << next.status().ToString();
+  }
+  // The parent's clean exit also removed the killed run's file of the other task, and then the folder.
+  EXPECT_FALSE(fs::exists(LogRunLock::LockFolder(log_)));
 }
 
-TEST_F(LogRunLockTest, GivenAFolderThatCannotHoldTheLock_TheErrorShouldNameTheLockFile) {
+TEST_F(LogRunLockTest, GivenAFolderThatCannotHoldTheLock_TheErrorShouldNameIt) {
   const std::string nowhere = dir_.File("no/such/tune.db");
-  auto lock = LogRunLock::Acquire(nowhere, "x");
+  auto lock = LogRunLock::Acquire(nowhere, "pixel7", model_, "x");
   ASSERT_FALSE(lock.ok());
   EXPECT_EQ(lock.status().code(), Status::Code::kIOError);
-  EXPECT_NE(lock.status().message().find(nowhere + ".lock"), std::string::npos) << lock.status().message();
+  EXPECT_NE(lock.status().message().find(nowhere + ".locks"), std::string::npos) << lock.status().message();
 }
 
 }  // namespace

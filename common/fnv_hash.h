@@ -1,5 +1,5 @@
-// A stable 64-bit hash (FNV-1a) for cache keys and fingerprints: the same bytes give the same value on every
-// machine and every run, unlike std::hash. Not cryptographic. Thread-safe (a value type).
+// A stable 64-bit hash (FNV-1a) for cache keys, fingerprints and lock names: the same bytes give the same value on
+// every machine and every run, unlike std::hash. Not cryptographic. Thread-safe (a value type).
 #pragma once
 
 #include <cstdint>
@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-namespace tunefleet::agent {
+namespace tunefleet {
 
 class FnvHash {
  public:
@@ -35,4 +35,4 @@ class FnvHash {
   uint64_t state_ = 0xcbf29ce484222325ull;
 };
 
-}  // namespace tunefleet::agent
+}  // namespace tunefleet
