@@ -110,14 +110,16 @@ TEST(ResumeE2E, GivenTwoRunsOfOtherTasksOnOneLogBothShouldFinishWithEveryRecord)
   fleet.StartAgent("pocl");
   fleet.StartAgent("pocl");
   ASSERT_TRUE(fleet.WaitForAgents("pocl", 2));
-  auto run = [&](const std::string& task) {
+  auto run = [&](const std::string& task, const std::string& min_repeat_ms) {
     return fleet.CliAsync({"tune", "--rpc-key", "pocl", "--task", task, "--trials", "6", "--tuner", "random",
-                           "--db", fleet.db(), "--number", "1", "--repeat", "3", "--min-repeat-ms", "100", "--batch",
-                           "2", "--wait", "60"});
+                           "--db", fleet.db(), "--number", "1", "--repeat", "3", "--min-repeat-ms", min_repeat_ms,
+                           "--batch", "2", "--wait", "60"});
   };
-  auto first = run("gemm:32,32,32");
+  // The first run's trials last at least 3 x 500 ms each: after its first record it has at least 7.5 s to go, in
+  // which the second run (quick trials) starts, leases the other agent and records.
+  auto first = run("gemm:32,32,32", "500");
   ASSERT_TRUE(fleet.WaitForRecords(1, std::chrono::seconds(240))) << first->Log();
-  auto second = run("gemm:16,16,16");  // starts while the first still measures (6 trials x 300 ms and more)
+  auto second = run("gemm:16,16,16", "1");
   EXPECT_EQ(first->Wait(std::chrono::seconds(300)), 0) << first->Log();
   EXPECT_EQ(second->Wait(std::chrono::seconds(300)), 0) << second->Log();
   // They ran at once: the second run's first record came before the first run's last.

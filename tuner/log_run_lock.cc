@@ -9,7 +9,6 @@
 #include <chrono>
 #include <cstring>
 #include <ctime>
-#include <filesystem>
 #include <set>
 #include <utility>
 
@@ -58,7 +57,7 @@ Result<Attempt> TakeOne(const std::string& folder, const std::string& path, cons
   for (int attempt = 0; attempt < 8; ++attempt) {
     if (::mkdir(folder.c_str(), 0755) != 0 && errno != EEXIST)
       return Status::IOError(folder + ": cannot create the folder of run locks: " + std::strerror(errno));
-    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (fd < 0 && errno == ENOENT) continue;  // the last holder removed the folder as we opened: make it again
     if (fd < 0) return Status::IOError(path + ": cannot create the run lock: " + std::strerror(errno));
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
@@ -72,29 +71,16 @@ Result<Attempt> TakeOne(const std::string& folder, const std::string& path, cons
       ::close(fd);
       continue;
     }
+    errno = 0;
     if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) {
-      const int err = errno;
+      const std::string why = errno != 0 ? std::strerror(errno) : "a short write";
       ::close(fd);
-      return Status::IOError(path + ": cannot write the run lock: " + std::strerror(err));
+      return Status::IOError(path + ": cannot write the run lock: " + why);
     }
     return Attempt{fd, ""};
   }
-  return Status::IOError(path + ": the run lock kept being replaced while taking it");
-}
-
-// Removes the lock files of `folder` that no run holds (left by runs that were killed), then the folder when it is
-// empty. A run that opened such a file just before finds it unlinked once it holds it (StillLinked) and opens again.
-void SweepUnheld(const std::string& folder) {
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(folder, ec)) {
-    const std::string path = entry.path().string();
-    if (entry.path().extension() != ".lock") continue;
-    const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0) continue;
-    if (::flock(fd, LOCK_EX | LOCK_NB) == 0 && StillLinked(fd, path)) ::unlink(path.c_str());
-    ::close(fd);
-  }
-  ::rmdir(folder.c_str());  // fails, as it should, while another run holds a lock in it
+  return Status::IOError(path + ": cannot take the run lock: it, or its folder, kept being removed as it was opened " +
+                         "(is " + folder + " a broken link?)");
 }
 
 }  // namespace
@@ -156,7 +142,11 @@ void LogRunLock::Release() {
     ::close(h.fd);
   }
   held_.clear();
-  SweepUnheld(folder_);
+  // The folder goes with the last holder's files; rmdir fails, as it should, while it holds others' files. A run
+  // that made the folder again as it went finds its open failing (ENOENT) and makes it anew (TakeOne). Files of a
+  // killed run are left for the next run of their task and key, which takes them over: locking another run's file
+  // to sweep it would make that run, trying it at the same moment, see a busy lock and be refused.
+  ::rmdir(folder_.c_str());
 }
 
 }  // namespace tunefleet

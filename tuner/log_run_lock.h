@@ -3,13 +3,15 @@
 // from the same seed: every trial measured twice, the devices shared between two runs that do not know of each
 // other. Runs that tune other tasks, or the same tasks for another key, may write one log at once (the storage is
 // SQLite in WAL; DESIGN's "several tuners may write to one file at once"): a lab keeps one log, and a tuner per
-// phone model, or per model, fills it.
+// phone model, or per model, fills it. A run is refused whole when any one of its tasks is taken (two models that
+// share a layer, on one key, run one after the other), and a task's lock covers all its templates (--template too).
 //
 // A lock is flock(2) on LOG.locks/HASH.lock, one file per (key, task spec), HASH being FNV-1a of the two. The kernel
 // releases it when its holder exits or is killed (kill -9 included), so a stale lock cannot outlive its run; the
-// holder writes who it is into the file for the refusal, and removes its files (and the folder, when it is the last)
-// on a clean exit. A lock file, not a lock on the log: SQLite's own locks on the log are fcntl locks, which a flock
-// emulated over NFS would meet.
+// holder writes who it is into the file for the refusal, and removes its files (and the folder, when they were the
+// last) on a clean exit. The files a killed run leaves hold no lock and stay until the next run of their task and
+// key takes them over. A lock file, not a lock on the log: SQLite's own locks on the log are fcntl locks, which a
+// flock emulated over NFS would meet.
 //
 // The key stands for the device model, which a run learns only from the devices it leases: two keys of one device
 // model tuning one task into one log are not kept apart.

@@ -1,9 +1,11 @@
 #include "tuner/log_run_lock.h"
 
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <functional>
 
 #include <gtest/gtest.h>
 
@@ -82,7 +84,7 @@ TEST_F(LogRunLockTest, GivenTheRunsEnded_TheNextShouldTakeTheLockAndNoFileBeLeft
   EXPECT_TRUE(next.ok()) << next.status().ToString();
 }
 
-TEST_F(LogRunLockTest, GivenAHolderKilledWithoutCleanUp_ItsLocksShouldBeFreeAtOnceAndSweptLater) {
+TEST_F(LogRunLockTest, GivenAHolderKilledWithoutCleanUp_ItsLocksShouldBeFreeAtOnceAndTakenOverLater) {
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
@@ -98,8 +100,63 @@ TEST_F(LogRunLockTest, GivenAHolderKilledWithoutCleanUp_ItsLocksShouldBeFreeAtOn
     auto next = LogRunLock::Acquire(log_, "pixel7", {model_[0]}, "the parent");
     EXPECT_TRUE(next.ok()) << next.status().ToString();
   }
-  // The parent's clean exit also removed the killed run's file of the other task, and then the folder.
+  // The killed run's file of the other task waits for the next run of that task, which takes it over.
+  EXPECT_TRUE(fs::exists(LogRunLock::LockPath(log_, "pixel7", model_[1])));
+  {
+    auto other = LogRunLock::Acquire(log_, "pixel7", {model_[1]}, "the parent again");
+    EXPECT_TRUE(other.ok()) << other.status().ToString();
+  }
   EXPECT_FALSE(fs::exists(LogRunLock::LockFolder(log_)));
+}
+
+// Runs in processes of their own, taking and releasing locks as fast as they can, every exit code checked.
+void RunChildren(const std::vector<std::function<int()>>& children) {
+  std::vector<pid_t> pids;
+  for (const auto& body : children) {
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) _exit(body());
+    pids.push_back(pid);
+  }
+  for (size_t i = 0; i < pids.size(); ++i) {
+    int status = 0;
+    ASSERT_EQ(waitpid(pids[i], &status, 0), pids[i]);
+    ASSERT_TRUE(WIFEXITED(status)) << "child " << i;
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "child " << i << ": 1 = two holders at once, 2 = refused, 3 = error";
+  }
+}
+
+TEST_F(LogRunLockTest, GivenRunsRacingForOneTask_NoTwoShouldHoldItAtOnce) {
+  const std::string marker = dir_.File("holder");  // made by the holder, so a second holder cannot make it too
+  std::vector<std::function<int()>> children(4, [&] {
+    for (int i = 0; i < 3000; ++i) {
+      auto lock = LogRunLock::Acquire(log_, "pixel7", {model_[0]}, "racer");
+      if (!lock.ok()) {
+        if (lock.status().code() != Status::Code::kUnavailable) return 3;
+        continue;
+      }
+      const int fd = ::open(marker.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0644);
+      if (fd < 0) return 1;
+      ::close(fd);
+      ::unlink(marker.c_str());
+    }
+    return 0;
+  });
+  RunChildren(children);
+}
+
+TEST_F(LogRunLockTest, GivenRunsOfOtherTasksTakingAndReleasingAtOnce_NoneShouldBeRefused) {
+  std::vector<std::function<int()>> children;
+  for (int c = 0; c < 4; ++c) {
+    children.push_back([&, c] {
+      for (int i = 0; i < 1000; ++i) {
+        auto lock = LogRunLock::Acquire(log_, "pixel7", {"gemm:" + std::to_string(c + 1) + ",8,8:float32"}, "run");
+        if (!lock.ok()) return lock.status().code() == Status::Code::kUnavailable ? 2 : 3;
+      }
+      return 0;
+    });
+  }
+  RunChildren(children);
 }
 
 TEST_F(LogRunLockTest, GivenAFolderThatCannotHoldTheLock_TheErrorShouldNameIt) {
