@@ -14,7 +14,9 @@
 #   - the geometric mean over units (a task under one template) of the best of the unit's first batch as a share of
 #     the best any run of either side found for that unit, over every unit and over those that are not the first of
 #     their template in the run (only those can learn from other tasks of the run).
-# Then the medians over seeds and in how many seeds B was better. Run it by hand on the machine with the device.
+# Then the medians over seeds and in how many seeds B was better. A seed cut short on either side (the device tool's
+# time limit) is compared at the trials both sides reached, and says so. Run it by hand on the machine with the
+# device; SUMMARY_ONLY=1 prints the summary again from OUT (e.g. the logs a cut-short command brought back).
 #   usage: bench/model_ab_live.sh BIN_A BIN_B OUT_DIR   (BIN_*: build/bin or a bundle made by bench/device_bundle.sh)
 #   env: MODEL (models/tiny_mobilenet.onnx) or TASKS (task specs, space-separated; used instead of MODEL when set),
 #        TRIALS (320), SEEDS (1 2 3 4), TEMPLATE (none: every template that fits), NUM_AGENTS (1), PLATFORM (the first
@@ -22,7 +24,7 @@
 #        TUNE_ARGS (more tune options for both sides), A_ARGS and B_ARGS (for one side each: with the same build on
 #        both sides, e.g. B_ARGS="--tuner random", it compares two settings)
 set -uo pipefail
-if [ $# -ne 3 ]; then sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 2; fi
+if [ $# -ne 3 ]; then sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 2; fi
 BIN_A=$1; BIN_B=$2; OUT=$3; mkdir -p "$OUT"
 MODEL=${MODEL:-models/tiny_mobilenet.onnx}; TASKS=${TASKS:-}; TRIALS=${TRIALS:-320}; SEEDS=${SEEDS:-1 2 3 4}
 NUM_AGENTS=${NUM_AGENTS:-1}; DEVICE=${DEVICE:-0}; BATCH=${BATCH:-16}
@@ -35,6 +37,12 @@ else
   what+=("$MODEL")
 fi
 [ -z "${TEMPLATE:-}" ] || what+=(--template "$TEMPLATE")
+if [ -z "${SUMMARY_ONLY:-}" ]; then
+# A summary or a seed's log of an earlier command in OUT must not pass for this one's when this one is cut short.
+for seed in $SEEDS; do
+  rm -f "$OUT"/[ab]/seed-"$seed".db "$OUT"/[ab]/seed-"$seed".log "$OUT"/[ab]/seed-"$seed".rc
+done
+rm -f "$OUT/model_ab_live.txt" "$OUT/fallback.db"
 "$BIN_A/tunefleet-agent" --list-devices >"$OUT/devices.txt" 2>&1
 # shellcheck source=bench/local_fleet.sh
 source "$(dirname "$0")/local_fleet.sh"
@@ -51,7 +59,10 @@ side() {
     # shellcheck disable=SC2086
     "$bin/tunefleet" tune "${what[@]}" --rpc-tracker "$FLEET_ADDR" --rpc-key "ab-$name" --trials "$TRIALS" \
       --batch "$BATCH" --seed "$seed" --db "$OUT/$name/seed-$seed.db" $TIMING ${TUNE_ARGS:-} $args \
-      >"$OUT/$name/seed-$seed.log" 2>&1 || echo "model_ab_live: side $name seed $seed failed (see its log)" >&2
+      >"$OUT/$name/seed-$seed.log" 2>&1
+    local rc=$?
+    echo "$rc" >"$OUT/$name/seed-$seed.rc"  # a run cut short with the script leaves none
+    [ "$rc" -eq 0 ] || echo "model_ab_live: side $name seed $seed failed (see its log)" >&2
   done
 }
 (side a "$BIN_A" "${A_ARGS:-}") &
@@ -72,6 +83,7 @@ if [ -n "$units" ]; then
       echo "model_ab_live: the fallback run failed (see $OUT/fallback/tune.log)" >&2
   )
 fi
+fi  # SUMMARY_ONLY
 
 python3 - "$OUT" "$TRIALS" "$BATCH" "$SEEDS" <<'PY' | tee "$OUT/model_ab_live.txt"
 import json, math, os, sqlite3, statistics, sys
@@ -157,8 +169,14 @@ for counts, rows in runs.values():
 def geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
+def finished(side, seed):
+    """The run ended by itself (its budget, every space measured, early stopping), not cut short with the script."""
+    path = os.path.join(out, side, f"seed-{seed}.rc")
+    return os.path.exists(path) and open(path).read().strip() == "0"
+
 checkpoints = [trials // 4, trials // 2, 3 * trials // 4, trials]
 summary = {"a": [], "b": []}
+fallback_ofs = {}
 for (side, seed), (counts, rows) in sorted(runs.items(), key=lambda kv: (int(kv[0][1]), kv[0][0])):
     per, order = units(rows)
     seen_templates, first_all, first_later = set(), [], []
@@ -169,27 +187,41 @@ for (side, seed), (counts, rows) in sorted(runs.items(), key=lambda kv: (int(kv[
         if u[1] in seen_templates:
             first_later.append(share)
         seen_templates.add(u[1])
-    lat = [latency(counts, rows, k) for k in checkpoints]
+    reached = trials if finished(side, seed) else len(rows)  # "-" past the trials a cut-short run reached
+    lat = [latency(counts, rows, k) if k <= reached else None for k in checkpoints]
     cells = " ".join("-" if x is None else f"{x * 1e3:.3f}" for x in lat)
     print(f"seed {seed} {side}: {len(rows)} records; latency (ms) at {'/'.join(map(str, checkpoints))} trials: "
           f"{cells}; first batch vs pooled best: all units {geomean(first_all):.3f}, "
           f"later units of a template {geomean(first_later):.3f} ({len(first_later)})")
     lat_fb = [None]
+    fallback_of = None
     if fallback:
         ids = spec_ids(os.path.join(out, side, f"seed-{seed}.db"))
         fallback_of = {ids[spec]: cost for spec, cost in fallback.items() if spec in ids}
-        lat_fb = [latency(counts, rows, k, fallback_of) for k in checkpoints]
+        lat_fb = [latency(counts, rows, k, fallback_of) if k <= reached else None for k in checkpoints]
         cells = " ".join("-" if x is None else f"{x * 1e3:.3f}" for x in lat_fb)
         tried = len({task for task, *_ in rows[round_length(rows):]})
         print(f"seed {seed} {side}: {tried} of {len(counts)} tasks tried; latency (ms) with untried tasks at their "
               f"fallback: {cells}")
     summary[side].append((seed, lat[-1], geomean(first_all), geomean(first_later), lat_fb[-1]))
+    fallback_ofs[(side, seed)] = fallback_of if fallback else None
 
 both = sorted(set(s for s, *_ in summary["a"]) & set(s for s, *_ in summary["b"]), key=int)
 if not both:
     sys.exit("model_ab_live: no seed finished on both sides")
 a = {s: rest for s, *rest in summary["a"]}
 b = {s: rest for s, *rest in summary["b"]}
+# A seed cut short on either side: both sides' latencies at the trials both reached (a run that ended early by
+# itself, every space measured or early stopping, counts as reaching the budget).
+for s in both:
+    k = min(trials if finished(side, s) else len(runs[(side, s)][1]) for side in ("a", "b"))
+    if k < trials:
+        print(f"seed {s}: cut short, compared at {k} trials")
+        for side, d in (("a", a), ("b", b)):
+            counts, rows = runs[(side, s)]
+            d[s][0] = latency(counts, rows, k)
+            if fallback_ofs.get((side, s)):
+                d[s][3] = latency(counts, rows, k, fallback_ofs[(side, s)])
 for col, what, lower in ((0, "final latency (ms)", True), (1, "first batch, all units", False),
                          (2, "first batch, later units of a template", False),
                          (3, "final latency with untried tasks at their fallback (ms)", True)):
