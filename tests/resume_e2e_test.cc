@@ -103,22 +103,35 @@ TEST(ResumeE2E, GivenTheOnlyAgentLeasedASecondRunShouldSayWhoHoldsItBeforeWaitin
 }
 
 // DESIGN: several tuners may write one log at once. Two runs of other tasks on one key (an agent each) tune into one
-// log side by side; each finishes with every trial it asked for, and the log holds both runs' records.
+// log side by side; each finishes with every trial it asked for, and the log holds both runs' records. A run of the
+// first one's task through another key of the same device model is refused once it has its device.
 TEST(ResumeE2E, GivenTwoRunsOfOtherTasksOnOneLogBothShouldFinishWithEveryRecord) {
   LocalFleet fleet;
   fleet.StartTracker();
   fleet.StartAgent("pocl");
   fleet.StartAgent("pocl");
+  fleet.StartAgent("pocl-twin");  // the same device under another key
   ASSERT_TRUE(fleet.WaitForAgents("pocl", 2));
+  ASSERT_TRUE(fleet.WaitForAgents("pocl-twin", 1));
   auto run = [&](const std::string& task, const std::string& min_repeat_ms) {
     return fleet.CliAsync({"tune", "--rpc-key", "pocl", "--task", task, "--trials", "6", "--tuner", "random",
                            "--db", fleet.db(), "--number", "1", "--repeat", "3", "--min-repeat-ms", min_repeat_ms,
                            "--batch", "2", "--wait", "60"});
   };
   // The first run's trials last at least 3 x 500 ms each: after its first record it has at least 7.5 s to go, in
-  // which the second run (quick trials) starts, leases the other agent and records.
+  // which the refused run asks and the second run (quick trials) starts, leases the other agent and records.
   auto first = run("gemm:32,32,32", "500");
   ASSERT_TRUE(fleet.WaitForRecords(1, std::chrono::seconds(240))) << first->Log();
+  RunResult twin = fleet.Cli({"tune", "--rpc-key", "pocl-twin", "--task", "gemm:32,32,32", "--trials", "6", "--db",
+                              fleet.db(), "--wait", "30"},
+                             std::chrono::seconds(120));
+  EXPECT_EQ(twin.exit_code, 1) << twin.output;
+  EXPECT_NE(twin.output.find("tunefleet tune: error: " + fleet.db() + ": task gemm:32,32,32:float32 on device '"),
+            std::string::npos)
+      << twin.output;
+  EXPECT_NE(twin.output.find(") is being tuned by tunefleet tune pid " + std::to_string(first->pid()) + "@"),
+            std::string::npos)
+      << twin.output;
   auto second = run("gemm:16,16,16", "1");
   EXPECT_EQ(first->Wait(std::chrono::seconds(300)), 0) << first->Log();
   EXPECT_EQ(second->Wait(std::chrono::seconds(300)), 0) << second->Log();
@@ -133,7 +146,7 @@ TEST(ResumeE2E, GivenTwoRunsOfOtherTasksOnOneLogBothShouldFinishWithEveryRecord)
   EXPECT_EQ(fleet.Count("SELECT count(*) FROM records r JOIN tasks t ON t.id = r.task_id "
                         "WHERE t.spec = 'gemm:16,16,16:float32'"),
             6);
-  EXPECT_EQ(fleet.Count("SELECT count(*) FROM sessions"), 2);
+  EXPECT_EQ(fleet.Count("SELECT count(*) FROM sessions"), 2);  // the refused run began none
   EXPECT_FALSE(std::filesystem::exists(fleet.db() + ".locks"));
 }
 

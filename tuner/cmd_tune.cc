@@ -137,10 +137,10 @@ int RunTuneCommand(const TuneArgs& a) {
   Result<std::unique_ptr<TuningLog>> log = TuningLog::Open(a.db);
   if (!log.ok()) return CommandError("tune", log.status().message(), 2);
   // One tune per task and key of a log: the same command run twice would measure every trial twice
-  // (tuner/log_run_lock.h).
+  // (tuner/log_run_lock.h; RunTune locks the tasks on the device model it leased as well).
   std::vector<std::string> specs;
   for (const TuneTask& t : o.tasks) specs.push_back(t.task.ToSpec());
-  Result<LogRunLock> run_lock = LogRunLock::Acquire(a.db, a.key, specs, o.session.client);
+  Result<LogRunLock> run_lock = LogRunLock::Acquire(a.db, RunLockScope::Key(a.key), specs, o.session.client);
   if (!run_lock.ok()) return CommandError("tune", run_lock.status().message(), 1);
   WarnDamagedRecords("tune", **log);
   // SIGINT/SIGTERM stop the run promptly: the batch in flight is abandoned, what it already returned is kept,

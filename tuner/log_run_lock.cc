@@ -85,13 +85,19 @@ Result<Attempt> TakeOne(const std::string& folder, const std::string& path, cons
 
 }  // namespace
 
-std::string LogRunLock::LockFolder(const std::string& log_path) { return log_path + ".locks"; }
+RunLockScope RunLockScope::Key(const std::string& key) { return {"key", key, "key " + key}; }
 
-std::string LogRunLock::LockPath(const std::string& log_path, const std::string& key, const std::string& task_spec) {
-  return LockFolder(log_path) + "/" + FnvHash().Add(key).Add(task_spec).Hex() + ".lock";
+RunLockScope RunLockScope::Device(const std::string& fingerprint, const std::string& name) {
+  return {"device", fingerprint, "device '" + Printable(name, 100) + "' (fingerprint " + fingerprint + ")"};
 }
 
-Result<LogRunLock> LogRunLock::Acquire(const std::string& log_path, const std::string& key,
+std::string LogRunLock::LockFolder(const std::string& log_path) { return log_path + ".locks"; }
+
+std::string LogRunLock::LockPath(const std::string& log_path, const RunLockScope& scope, const std::string& task_spec) {
+  return LockFolder(log_path) + "/" + FnvHash().Add(scope.kind).Add(scope.id).Add(task_spec).Hex() + ".lock";
+}
+
+Result<LogRunLock> LogRunLock::Acquire(const std::string& log_path, const RunLockScope& scope,
                                        const std::vector<std::string>& task_specs, const std::string& holder) {
   LogRunLock lock;  // releases what it took on every error return below
   lock.folder_ = LockFolder(log_path);
@@ -100,15 +106,15 @@ Result<LogRunLock> LogRunLock::Acquire(const std::string& log_path, const std::s
   std::string first_refusal;
   size_t refused = 0;
   for (const std::string& spec : specs) {
-    const std::string path = LockPath(log_path, key, spec);
-    Result<Attempt> taken = TakeOne(lock.folder_, path, since + "task " + spec + " on key " + key + "\n");
+    const std::string path = LockPath(log_path, scope, spec);
+    Result<Attempt> taken = TakeOne(lock.folder_, path, since + "task " + spec + " on " + scope.label + "\n");
     if (!taken.ok()) return taken.status();
     if (taken->fd >= 0) {
       lock.held_.push_back({taken->fd, path});
       continue;
     }
     if (refused++ == 0)
-      first_refusal = log_path + ": task " + spec + " on key " + key + " is being tuned by " + taken->holder +
+      first_refusal = log_path + ": task " + spec + " on " + scope.label + " is being tuned by " + taken->holder +
                       " (its lock: " + path + ")";
   }
   if (refused == 0) return lock;
@@ -116,8 +122,8 @@ Result<LogRunLock> LogRunLock::Acquire(const std::string& log_path, const std::s
     first_refusal += ", and " + std::to_string(refused - 1) + " more of this run's " + std::to_string(specs.size()) +
                      " tasks";
   return Status::Unavailable(first_refusal +
-                             "; one tune per task and key of a log at a time: wait for it, stop it, or give this run "
-                             "another --db");
+                             "; one tune per task and device of a log at a time: wait for it, stop it, or give this "
+                             "run another --db");
 }
 
 LogRunLock::LogRunLock(LogRunLock&& other) noexcept

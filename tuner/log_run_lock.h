@@ -1,20 +1,23 @@
-// LogRunLock: one `tune` at a time per task and device key of a tuning log. Resume is the default, so the same
-// command started twice (a second terminal, a restart while the first run still goes on) would tune the same units
-// from the same seed: every trial measured twice, the devices shared between two runs that do not know of each
-// other. Runs that tune other tasks, or the same tasks for another key, may write one log at once (the storage is
+// LogRunLock: one `tune` at a time per task and device of a tuning log. Resume is the default, so the same command
+// started twice (a second terminal, a restart while the first run still goes on) would tune the same units from the
+// same seed: every trial measured twice, the devices shared between two runs that do not know of each other. Runs
+// that tune other tasks, or the same tasks on another device model, may write one log at once (the storage is
 // SQLite in WAL; DESIGN's "several tuners may write to one file at once"): a lab keeps one log, and a tuner per
 // phone model, or per model, fills it. A run is refused whole when any one of its tasks is taken (two models that
-// share a layer, on one key, run one after the other), and a task's lock covers all its templates (--template too).
+// share a layer, on one device model, run one after the other), and a task's lock covers all its templates
+// (--template too).
 //
-// A lock is flock(2) on LOG.locks/HASH.lock, one file per (key, task spec), HASH being FNV-1a of the two. The kernel
-// releases it when its holder exits or is killed (kill -9 included), so a stale lock cannot outlive its run; the
-// holder writes who it is into the file for the refusal, and removes its files (and the folder, when they were the
-// last) on a clean exit. The files a killed run leaves hold no lock and stay until the next run of their task and
-// key takes them over. A lock file, not a lock on the log: SQLite's own locks on the log are fcntl locks, which a
-// flock emulated over NFS would meet.
+// A run takes two sets of locks. On the key, before the tracker is asked: the same command twice is refused at
+// once, not after waiting for a device the first run holds. On the device model it leased (its fingerprint, the
+// device part of a unit's identity in the log), once the lease is had: two keys of one device model would tune the
+// same units.
 //
-// The key stands for the device model, which a run learns only from the devices it leases: two keys of one device
-// model tuning one task into one log are not kept apart.
+// A lock is flock(2) on LOG.locks/HASH.lock, one file per (scope, task spec), HASH being FNV-1a of the two. The
+// kernel releases it when its holder exits or is killed (kill -9 included), so a stale lock cannot outlive its run;
+// the holder writes who it is into the file for the refusal, and removes its files (and the folder, when they were
+// the last) on a clean exit. The files a killed run leaves hold no lock and stay until the next run of their task
+// and scope takes them over. A lock file, not a lock on the log: SQLite's own locks on the log are fcntl locks,
+// which a flock emulated over NFS would meet.
 //
 // Ownership: owns the lock files' descriptors; the destructor unlocks and removes them.
 // Thread safety: one owner; Acquire may be called from any thread.
@@ -27,20 +30,30 @@
 
 namespace tunefleet {
 
+// What a run's tasks are locked on: a device key, or a device model (fingerprint).
+struct RunLockScope {
+  static RunLockScope Key(const std::string& key);
+  // `name`: the device's name as its agent reported it (escaped for the message).
+  static RunLockScope Device(const std::string& fingerprint, const std::string& name);
+  std::string kind;   // "key" or "device": part of the lock's name, so a key and a fingerprint never meet
+  std::string id;     // the key, or the fingerprint
+  std::string label;  // in messages: "key pixel7", "device 'Adreno 740' (fingerprint 633b142aba6f8a7c)"
+};
+
 class LogRunLock {
  public:
-  // Takes the locks of every task of `task_specs` (repeats allowed) on `key` in `log_path` for this process, noting
-  // `holder` (e.g. "tunefleet tune pid 12@host") in them. All or none: when another run holds one of them, those
-  // this call took are released.
-  // Errors: Unavailable "LOG: task SPEC on key KEY is being tuned by HOLDER since TIME (its lock: FILE)[, and N more
+  // Takes the locks of every task of `task_specs` (repeats allowed) on `scope` in `log_path` for this process,
+  // noting `holder` (e.g. "tunefleet tune pid 12@host") in them. All or none: when another run holds one of them,
+  // those this call took are released.
+  // Errors: Unavailable "LOG: task SPEC on LABEL is being tuned by HOLDER since TIME (its lock: FILE)[, and N more
   // of this run's M tasks]; ..." when another run holds one; IOError naming the file or folder that cannot be
   // created or locked.
-  static Result<LogRunLock> Acquire(const std::string& log_path, const std::string& key,
+  static Result<LogRunLock> Acquire(const std::string& log_path, const RunLockScope& scope,
                                     const std::vector<std::string>& task_specs, const std::string& holder);
 
-  // The folder beside `log_path` that holds its locks, and the lock file of one task on one key.
+  // The folder beside `log_path` that holds its locks, and the lock file of one task on one scope.
   static std::string LockFolder(const std::string& log_path);
-  static std::string LockPath(const std::string& log_path, const std::string& key, const std::string& task_spec);
+  static std::string LockPath(const std::string& log_path, const RunLockScope& scope, const std::string& task_spec);
 
   LogRunLock(LogRunLock&& other) noexcept;
   LogRunLock& operator=(LogRunLock&& other) noexcept;

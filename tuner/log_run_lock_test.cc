@@ -21,15 +21,16 @@ class LogRunLockTest : public ::testing::Test {
   TempDir dir_;
   std::string log_ = dir_.File("tune.db");
   const std::vector<std::string> model_ = {"gemm:64,64,64:float32", "conv2d:1,8,8,8,8,3,3,1,1:float32"};
+  const RunLockScope pixel7_ = RunLockScope::Key("pixel7");
 };
 
 TEST_F(LogRunLockTest, GivenARunHoldingATask_ASecondRunOfItShouldBeRefusedNamingTheFirst) {
-  auto first = LogRunLock::Acquire(log_, "pixel7", model_, "tunefleet tune pid 41@labhost");
+  auto first = LogRunLock::Acquire(log_, pixel7_, model_, "tunefleet tune pid 41@labhost");
   ASSERT_TRUE(first.ok()) << first.status().ToString();
-  const std::string lock_file = LogRunLock::LockPath(log_, "pixel7", model_[0]);
+  const std::string lock_file = LogRunLock::LockPath(log_, pixel7_, model_[0]);
   EXPECT_TRUE(fs::exists(lock_file));
 
-  auto second = LogRunLock::Acquire(log_, "pixel7", {model_[0]}, "tunefleet tune pid 42@labhost");
+  auto second = LogRunLock::Acquire(log_, pixel7_, {model_[0]}, "tunefleet tune pid 42@labhost");
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.status().code(), Status::Code::kUnavailable);
   const std::string m = second.status().message();
@@ -45,42 +46,56 @@ TEST_F(LogRunLockTest, GivenARunHoldingATask_ASecondRunOfItShouldBeRefusedNaming
 }
 
 TEST_F(LogRunLockTest, GivenTheSameModelTwice_TheRefusalShouldCountTheOtherTasksHeld) {
-  auto first = LogRunLock::Acquire(log_, "pixel7", model_, "first");
+  auto first = LogRunLock::Acquire(log_, pixel7_, model_, "first");
   ASSERT_TRUE(first.ok());
-  auto second = LogRunLock::Acquire(log_, "pixel7", {model_[1], model_[0], "gemm:8,8,8:float32"}, "second");
+  auto second = LogRunLock::Acquire(log_, pixel7_, {model_[1], model_[0], "gemm:8,8,8:float32"}, "second");
   ASSERT_FALSE(second.ok());
   EXPECT_NE(second.status().message().find(", and 1 more of this run's 3 tasks; "), std::string::npos)
       << second.status().message();
   // All or none: the task nobody held was released by the refused run, so a third run takes it.
-  EXPECT_TRUE(LogRunLock::Acquire(log_, "pixel7", {"gemm:8,8,8:float32"}, "third").ok());
+  EXPECT_TRUE(LogRunLock::Acquire(log_, pixel7_, {"gemm:8,8,8:float32"}, "third").ok());
 }
 
 TEST_F(LogRunLockTest, GivenOtherTasksOrAnotherKey_RunsShouldWriteOneLogAtOnce) {
-  auto first = LogRunLock::Acquire(log_, "pixel7", model_, "first");
+  auto first = LogRunLock::Acquire(log_, pixel7_, model_, "first");
   ASSERT_TRUE(first.ok());
-  auto other_key = LogRunLock::Acquire(log_, "adreno740", model_, "a tuner of another phone model");
+  auto other_key = LogRunLock::Acquire(log_, RunLockScope::Key("adreno740"), model_, "a tuner of another phone model");
   EXPECT_TRUE(other_key.ok()) << other_key.status().ToString();
-  auto other_tasks = LogRunLock::Acquire(log_, "pixel7", {"gemm:8,8,8:float32"}, "a tuner of another model");
+  auto other_tasks = LogRunLock::Acquire(log_, pixel7_, {"gemm:8,8,8:float32"}, "a tuner of another model");
   EXPECT_TRUE(other_tasks.ok()) << other_tasks.status().ToString();
   // A task listed twice by one run is one lock, not a refusal by itself.
-  auto repeated = LogRunLock::Acquire(log_, "mali", {model_[0], model_[0]}, "repeats");
+  auto repeated = LogRunLock::Acquire(log_, RunLockScope::Key("mali"), {model_[0], model_[0]}, "repeats");
   EXPECT_TRUE(repeated.ok()) << repeated.status().ToString();
+}
+
+TEST_F(LogRunLockTest, GivenADeviceModelHeld_ARunThroughAnotherKeyShouldBeRefusedNamingTheDevice) {
+  const RunLockScope device = RunLockScope::Device("633b142aba6f8a7c", "Adreno (TM) 740");
+  auto first = LogRunLock::Acquire(log_, device, model_, "tunefleet tune pid 41@labhost");
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  auto second = LogRunLock::Acquire(log_, device, {model_[1]}, "tunefleet tune pid 42@labhost");
+  ASSERT_FALSE(second.ok());
+  EXPECT_NE(second.status().message().find(": task conv2d:1,8,8,8,8,3,3,1,1:float32 on device 'Adreno (TM) 740' "
+                                           "(fingerprint 633b142aba6f8a7c) is being tuned by tunefleet tune pid 41@"),
+            std::string::npos)
+      << second.status().message();
+  // A key that happens to be spelled as the fingerprint is another lock.
+  EXPECT_TRUE(LogRunLock::Acquire(log_, RunLockScope::Key("633b142aba6f8a7c"), model_, "a key").ok());
 }
 
 TEST_F(LogRunLockTest, GivenTheRunsEnded_TheNextShouldTakeTheLockAndNoFileBeLeft) {
   {
-    auto first = LogRunLock::Acquire(log_, "pixel7", model_, "first");
+    auto first = LogRunLock::Acquire(log_, pixel7_, model_, "first");
     ASSERT_TRUE(first.ok());
     LogRunLock moved = std::move(first).value();  // the locks travel with their owner
-    EXPECT_FALSE(LogRunLock::Acquire(log_, "pixel7", model_, "second").ok());
+    EXPECT_FALSE(LogRunLock::Acquire(log_, pixel7_, model_, "second").ok());
     {
-      auto other = LogRunLock::Acquire(log_, "mali", model_, "other");
+      auto other = LogRunLock::Acquire(log_, RunLockScope::Key("mali"), model_, "other");
       ASSERT_TRUE(other.ok());
     }
     EXPECT_TRUE(fs::exists(LogRunLock::LockFolder(log_))) << "the first run still holds its locks";
   }
   EXPECT_FALSE(fs::exists(LogRunLock::LockFolder(log_)));
-  auto next = LogRunLock::Acquire(log_, "pixel7", model_, "second");
+  auto next = LogRunLock::Acquire(log_, pixel7_, model_, "second");
   EXPECT_TRUE(next.ok()) << next.status().ToString();
 }
 
@@ -88,22 +103,22 @@ TEST_F(LogRunLockTest, GivenAHolderKilledWithoutCleanUp_ItsLocksShouldBeFreeAtOn
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    auto lock = LogRunLock::Acquire(log_, "pixel7", model_, "the child");
+    auto lock = LogRunLock::Acquire(log_, pixel7_, model_, "the child");
     if (!lock.ok()) _exit(3);
     _exit(0);  // no destructor runs: the files stay, as after kill -9
   }
   int status = 0;
   ASSERT_EQ(waitpid(child, &status, 0), child);
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  EXPECT_TRUE(fs::exists(LogRunLock::LockPath(log_, "pixel7", model_[1])));  // stale files, no lock on them
+  EXPECT_TRUE(fs::exists(LogRunLock::LockPath(log_, pixel7_, model_[1])));  // stale files, no lock on them
   {
-    auto next = LogRunLock::Acquire(log_, "pixel7", {model_[0]}, "the parent");
+    auto next = LogRunLock::Acquire(log_, pixel7_, {model_[0]}, "the parent");
     EXPECT_TRUE(next.ok()) << next.status().ToString();
   }
   // The killed run's file of the other task waits for the next run of that task, which takes it over.
-  EXPECT_TRUE(fs::exists(LogRunLock::LockPath(log_, "pixel7", model_[1])));
+  EXPECT_TRUE(fs::exists(LogRunLock::LockPath(log_, pixel7_, model_[1])));
   {
-    auto other = LogRunLock::Acquire(log_, "pixel7", {model_[1]}, "the parent again");
+    auto other = LogRunLock::Acquire(log_, pixel7_, {model_[1]}, "the parent again");
     EXPECT_TRUE(other.ok()) << other.status().ToString();
   }
   EXPECT_FALSE(fs::exists(LogRunLock::LockFolder(log_)));
@@ -130,7 +145,7 @@ TEST_F(LogRunLockTest, GivenRunsRacingForOneTask_NoTwoShouldHoldItAtOnce) {
   const std::string marker = dir_.File("holder");  // made by the holder, so a second holder cannot make it too
   std::vector<std::function<int()>> children(4, [&] {
     for (int i = 0; i < 3000; ++i) {
-      auto lock = LogRunLock::Acquire(log_, "pixel7", {model_[0]}, "racer");
+      auto lock = LogRunLock::Acquire(log_, pixel7_, {model_[0]}, "racer");
       if (!lock.ok()) {
         if (lock.status().code() != Status::Code::kUnavailable) return 3;
         continue;
@@ -150,7 +165,7 @@ TEST_F(LogRunLockTest, GivenRunsOfOtherTasksTakingAndReleasingAtOnce_NoneShouldB
   for (int c = 0; c < 4; ++c) {
     children.push_back([&, c] {
       for (int i = 0; i < 1000; ++i) {
-        auto lock = LogRunLock::Acquire(log_, "pixel7", {"gemm:" + std::to_string(c + 1) + ",8,8:float32"}, "run");
+        auto lock = LogRunLock::Acquire(log_, pixel7_, {"gemm:" + std::to_string(c + 1) + ",8,8:float32"}, "run");
         if (!lock.ok()) return lock.status().code() == Status::Code::kUnavailable ? 2 : 3;
       }
       return 0;
@@ -161,7 +176,7 @@ TEST_F(LogRunLockTest, GivenRunsOfOtherTasksTakingAndReleasingAtOnce_NoneShouldB
 
 TEST_F(LogRunLockTest, GivenAFolderThatCannotHoldTheLock_TheErrorShouldNameIt) {
   const std::string nowhere = dir_.File("no/such/tune.db");
-  auto lock = LogRunLock::Acquire(nowhere, "pixel7", model_, "x");
+  auto lock = LogRunLock::Acquire(nowhere, pixel7_, model_, "x");
   ASSERT_FALSE(lock.ok());
   EXPECT_EQ(lock.status().code(), Status::Code::kIOError);
   EXPECT_NE(lock.status().message().find(nowhere + ".locks"), std::string::npos) << lock.status().message();

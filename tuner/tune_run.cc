@@ -16,6 +16,7 @@
 #include "common/printable.h"
 #include "search-spaces/template.h"
 #include "storage/tuning_log.h"
+#include "tuner/log_run_lock.h"
 #include "tuner/progress.h"
 #include "tuner/task_scheduler.h"
 
@@ -96,6 +97,13 @@ Result<TuneSummary> RunTune(const TuneOptions& opts, TuningLog& log) {
   TF_ASSIGN_OR_RETURN(std::unique_ptr<MeasureSession> session, MeasureSession::Open(session_options));
 
   const proto::DeviceInfo& device = session->devices().front().device();
+  // The log's units are (task, template, device model): two runs through two keys of one device model would tune
+  // the same ones (tuner/log_run_lock.h). Held until the run ends.
+  std::vector<std::string> specs;
+  for (const TuneTask& tt : opts.tasks) specs.push_back(tt.task.ToSpec());
+  TF_ASSIGN_OR_RETURN(LogRunLock device_lock,
+                      LogRunLock::Acquire(opts.db, RunLockScope::Device(device.fingerprint(), device.name()), specs,
+                                          opts.session.client));
   DeviceLimits limits = DeviceLimits::From(device);
   TF_ASSIGN_OR_RETURN(int64_t device_id, log.UpsertDevice(device));
   std::map<std::string, int64_t> device_ids = {{device.fingerprint(), device_id}};
