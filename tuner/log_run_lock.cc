@@ -88,7 +88,8 @@ Result<Attempt> TakeOne(const std::string& folder, const std::string& path, cons
 RunLockScope RunLockScope::Key(const std::string& key) { return {"key", key, "key " + key}; }
 
 RunLockScope RunLockScope::Device(const std::string& fingerprint, const std::string& name) {
-  return {"device", fingerprint, "device '" + Printable(name, 100) + "' (fingerprint " + fingerprint + ")"};
+  return {"device", fingerprint,
+          "device '" + Printable(name, 100) + "' (fingerprint " + Printable(fingerprint, 64) + ")"};
 }
 
 std::string LogRunLock::LockFolder(const std::string& log_path) { return log_path + ".locks"; }
@@ -150,7 +151,7 @@ void LogRunLock::Release() {
   held_.clear();
   // The folder goes with the last holder's files; rmdir fails, as it should, while it holds others' files. A run
   // that made the folder again as it went finds its open failing (ENOENT) and makes it anew (TakeOne). Files of a
-  // killed run are left for the next run of their task and key, which takes them over: locking another run's file
+  // killed run are left for the next run of their task and scope, which takes them over: locking another run's file
   // to sweep it would make that run, trying it at the same moment, see a busy lock and be refused.
   ::rmdir(folder_.c_str());
 }

@@ -8,9 +8,10 @@
 // (--template too).
 //
 // A run takes two sets of locks. On the key, before the tracker is asked: the same command twice is refused at
-// once, not after waiting for a device the first run holds. On the device model it leased (its fingerprint, the
+// once, not after waiting for a device the first run holds. On each device model it leased (the fingerprint, the
 // device part of a unit's identity in the log), once the lease is had: two keys of one device model would tune the
-// same units.
+// same units. (A device leased again mid-run, after one was lost, is not locked; its records go under the first
+// device's model, as before these locks.)
 //
 // A lock is flock(2) on LOG.locks/HASH.lock, one file per (scope, task spec), HASH being FNV-1a of the two. The
 // kernel releases it when its holder exits or is killed (kill -9 included), so a stale lock cannot outlive its run;

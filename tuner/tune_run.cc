@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <set>
 #include <stop_token>
 #include <thread>
 
@@ -98,12 +99,19 @@ Result<TuneSummary> RunTune(const TuneOptions& opts, TuningLog& log) {
 
   const proto::DeviceInfo& device = session->devices().front().device();
   // The log's units are (task, template, device model): two runs through two keys of one device model would tune
-  // the same ones (tuner/log_run_lock.h). Held until the run ends.
+  // the same ones (tuner/log_run_lock.h). Every model leased is locked (each device records under its own), and
+  // held until the run ends.
   std::vector<std::string> specs;
   for (const TuneTask& tt : opts.tasks) specs.push_back(tt.task.ToSpec());
-  TF_ASSIGN_OR_RETURN(LogRunLock device_lock,
-                      LogRunLock::Acquire(opts.db, RunLockScope::Device(device.fingerprint(), device.name()), specs,
-                                          opts.session.client));
+  std::vector<LogRunLock> device_locks;
+  std::set<std::string> locked_models;
+  for (const auto& d : session->devices()) {
+    if (!locked_models.insert(d.device().fingerprint()).second) continue;
+    TF_ASSIGN_OR_RETURN(LogRunLock lock,
+                        LogRunLock::Acquire(opts.db, RunLockScope::Device(d.device().fingerprint(), d.device().name()),
+                                            specs, opts.session.client));
+    device_locks.push_back(std::move(lock));
+  }
   DeviceLimits limits = DeviceLimits::From(device);
   TF_ASSIGN_OR_RETURN(int64_t device_id, log.UpsertDevice(device));
   std::map<std::string, int64_t> device_ids = {{device.fingerprint(), device_id}};
