@@ -11,7 +11,6 @@
 #include "search-spaces/template.h"
 #include "storage/tuning_log.h"
 #include "tuner/command.h"
-#include "tuner/log_run_lock.h"
 #include "tuner/model_tasks.h"
 #include "tuner/onnx_import.h"
 #include "tuner/stop_signals.h"
@@ -136,12 +135,6 @@ int RunTuneCommand(const TuneArgs& a) {
     return CommandError("tune", fit.message(), 2);
   Result<std::unique_ptr<TuningLog>> log = TuningLog::Open(a.db);
   if (!log.ok()) return CommandError("tune", log.status().message(), 2);
-  // One tune per task and key of a log: the same command run twice would measure every trial twice
-  // (tuner/log_run_lock.h; RunTune locks the tasks on the device model it leased as well).
-  std::vector<std::string> specs;
-  for (const TuneTask& t : o.tasks) specs.push_back(t.task.ToSpec());
-  Result<LogRunLock> run_lock = LogRunLock::Acquire(a.db, RunLockScope::Key(a.key), specs, o.session.client);
-  if (!run_lock.ok()) return CommandError("tune", run_lock.status().message(), 1);
   WarnDamagedRecords("tune", **log);
   // SIGINT/SIGTERM stop the run promptly: the batch in flight is abandoned, what it already returned is kept,
   // the lease is released, exit 130 (see StopOnSignals for repeats). Set up before RunTune starts any thread.

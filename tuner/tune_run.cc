@@ -90,6 +90,13 @@ Status CheckSomeDeviceRuns(const std::vector<TuneTask>& tasks, const std::string
 
 Result<TuneSummary> RunTune(const TuneOptions& opts, TuningLog& log) {
   if (opts.tasks.empty()) return Status::InvalidArgument("nothing to tune: give --task SPEC or a model file");
+  // One tune per task and device of a log: the same command run twice would measure every trial twice
+  // (tuner/log_run_lock.h). The tasks are locked on the key first, before the tracker is asked, so that such a run
+  // is refused at once rather than after waiting for the device the first one holds.
+  std::vector<std::string> specs;
+  for (const TuneTask& tt : opts.tasks) specs.push_back(tt.task.ToSpec());
+  TF_ASSIGN_OR_RETURN(LogRunLock key_lock,
+                      LogRunLock::Acquire(opts.db, RunLockScope::Key(opts.session.key), specs, opts.session.client));
   // The session stops on a stop request and when the time budget runs out mid-batch (see below).
   std::stop_source session_stop;
   std::stop_callback forward_stop(opts.stop, [&session_stop] { session_stop.request_stop(); });
@@ -99,10 +106,7 @@ Result<TuneSummary> RunTune(const TuneOptions& opts, TuningLog& log) {
 
   const proto::DeviceInfo& device = session->devices().front().device();
   // The log's units are (task, template, device model): two runs through two keys of one device model would tune
-  // the same ones (tuner/log_run_lock.h). Every model leased is locked (each device records under its own), and
-  // held until the run ends.
-  std::vector<std::string> specs;
-  for (const TuneTask& tt : opts.tasks) specs.push_back(tt.task.ToSpec());
+  // the same ones. Every model leased is locked (each device records under its own), and held until the run ends.
   std::vector<LogRunLock> device_locks;
   std::set<std::string> locked_models;
   for (const auto& d : session->devices()) {

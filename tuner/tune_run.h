@@ -1,4 +1,5 @@
-// RunTune: one `tunefleet tune` run. Opens the log, leases devices, builds a TaskTuner per (task, template),
+// RunTune: one `tunefleet tune` run. Locks its tasks in the log (tuner/log_run_lock.h: Unavailable when another
+// run tunes one of them), leases devices, builds a TaskTuner per (task, template),
 // lets the TaskScheduler spread the trial budget over the tasks, measures through the MeasureSession and
 // records every result as it arrives. Resume is the default: records already in the log count towards the
 // budget and are never measured again.
