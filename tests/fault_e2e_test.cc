@@ -3,7 +3,9 @@
 // once, and the statuses are right.
 #include <signal.h>
 
+#include <filesystem>
 #include <fstream>
+#include <functional>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -53,6 +55,89 @@ TEST(FaultE2E, GivenOneOfTwoAgentsKilledMidRunTheRunShouldCompleteOnTheOther) {
   fleet.agent(1).Signal(SIGKILL);
   ASSERT_LT(fleet.Count("SELECT count(*) FROM records"), 40) << "the run ended before the agent was killed";
   ExpectRunCompletes(fleet, *tune, 40);
+}
+
+// PoCL's "basic" driver (one thread) is another OpenCL device of this machine, with its own name and fingerprint: the
+// real second device model a key can hold (a lab's key may gather phones of several models).
+const char kBasicDevice[] = "POCL_DEVICES=basic";
+
+// Records of the log measured on the devices whose name starts with `prefix` (`and` narrows them).
+int CountOn(const LocalFleet& fleet, const std::string& prefix, const std::string& and_where = "") {
+  return fleet.Count("SELECT count(*) FROM records r JOIN devices d ON d.id = r.device_id WHERE d.name LIKE '" +
+                     prefix + "%'" + and_where);
+}
+
+bool WaitUntil(const std::function<bool()>& done, std::chrono::seconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  return true;
+}
+
+// The lease taken again after the only device was lost holds another device model: its results go under that model
+// (they went under the first one's before), and the run finishes.
+TEST(FaultE2E, GivenTheOnlyAgentKilledMidRunAndAnotherDeviceModelOfTheKeyBackItsResultsShouldBeRecordedUnderIt) {
+  LocalFleet fleet;
+  fleet.StartTracker({"--heartbeat-timeout", "5"});
+  fleet.StartAgent("pocl");
+  ASSERT_TRUE(fleet.WaitForAgents("pocl", 1));
+  auto tune = fleet.CliAsync(TuneCommand(fleet, 16, "1"));
+  ASSERT_TRUE(fleet.WaitForRecords(3, std::chrono::seconds(240))) << tune->Log();
+  fleet.agent(0).Signal(SIGKILL);
+  ASSERT_LT(fleet.Count("SELECT count(*) FROM records"), 16) << "the run ended before the agent was killed";
+  fleet.StartAgent("pocl", {}, {kBasicDevice});
+  ASSERT_NO_FATAL_FAILURE(ExpectRunCompletes(fleet, *tune, 16));
+  EXPECT_EQ(fleet.Count("SELECT count(*) FROM devices"), 2);
+  EXPECT_GE(CountOn(fleet, "pthread-"), 3);
+  EXPECT_GE(CountOn(fleet, "basic-"), 1);
+  // Every record after the first model's last is the second's.
+  EXPECT_EQ(CountOn(fleet, "basic-"),
+            fleet.Count("SELECT count(*) FROM records WHERE id > (SELECT max(r.id) FROM records r JOIN devices d "
+                        "ON d.id = r.device_id WHERE d.name LIKE 'pthread-%')"));
+  EXPECT_NE(tune->Log().find("of the lease is another model than 'pthread-"), std::string::npos) << tune->Log();
+  EXPECT_FALSE(std::filesystem::exists(fleet.db() + ".locks"));
+}
+
+// ... and that model's tasks are locked as the first one's are: when another run tunes the task on it (through
+// another key), the run ends with the refusal, what it recorded kept.
+TEST(FaultE2E, GivenADeviceModelBackMidRunWhoseTaskAnotherRunTunesTheRunShouldEndWithTheRefusal) {
+  LocalFleet fleet;
+  fleet.StartTracker({"--heartbeat-timeout", "5"});
+  fleet.StartAgent("pocl");
+  fleet.StartAgent("basic", {}, {kBasicDevice});
+  ASSERT_TRUE(fleet.WaitForAgents("pocl", 1));
+  ASSERT_TRUE(fleet.WaitForAgents("basic", 1));
+  // The holder's trials last at least 3 x 200 ms: it tunes the task on the basic model until it is stopped.
+  auto holder = fleet.CliAsync({"tune", "--rpc-key", "basic", "--task", "gemm:48,48,48", "--trials", "1000",
+                                "--tuner", "random", "--db", fleet.db(), "--number", "1", "--repeat", "3",
+                                "--min-repeat-ms", "200", "--batch", "1", "--wait", "30"});
+  ASSERT_TRUE(fleet.WaitForRecords(1, std::chrono::seconds(240))) << holder->Log();
+  std::vector<std::string> args = TuneCommand(fleet, 400, "1");
+  auto run = fleet.CliAsync(args);
+  ASSERT_TRUE(WaitUntil([&] { return CountOn(fleet, "pthread-") >= 2; }, std::chrono::seconds(240))) << run->Log();
+  fleet.agent(0).Signal(SIGKILL);
+  fleet.StartAgent("pocl", {}, {kBasicDevice});
+  auto code = run->Wait(std::chrono::seconds(240));
+  ASSERT_TRUE(code.has_value()) << run->Log();
+  EXPECT_EQ(*code, 1) << run->Log();
+  const std::string log = run->Log();
+  EXPECT_NE(log.find("tunefleet tune: error: " + fleet.db() + ": task gemm:48,48,48:float32 on device 'basic-"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find(") is being tuned by tunefleet tune pid " + std::to_string(holder->pid()) + "@"),
+            std::string::npos)
+      << log;
+  // The run's records stay, all measured on the first model; the basic model's are the holder's alone (session 1).
+  const int measured = CountOn(fleet, "pthread-");
+  EXPECT_GE(measured, 2);
+  EXPECT_EQ(fleet.Count("SELECT count(*) FROM records WHERE session_id = 2"), measured);
+  EXPECT_EQ(CountOn(fleet, "basic-", " AND r.session_id != 1"), 0);
+  EXPECT_EQ(fleet.Count("SELECT count(*) FROM sessions WHERE id = 2 AND state = 'failed'"), 1);
+  holder->Signal(SIGINT);
+  EXPECT_EQ(holder->Wait(std::chrono::seconds(120)), 130) << holder->Log();
+  EXPECT_FALSE(std::filesystem::exists(fleet.db() + ".locks"));
 }
 
 // An agent stopped on purpose (SIGTERM, as systemd and adb scripts stop it) says so: the tracker logs it as left, at

@@ -51,6 +51,7 @@ Result<std::unique_ptr<MeasureSession>> MeasureSession::Open(const SessionOption
   }
   if (!acquired.ok() && s->interrupted()) return Status::Unavailable("interrupted while waiting for a device");
   TF_RETURN_IF_ERROR(acquired);
+  TF_RETURN_IF_ERROR(s->Adopt());
   return s;
 }
 
@@ -65,6 +66,13 @@ Status MeasureSession::Acquire(double wait) {
       spdlog::warn("{} (a run killed now would hold its lease until the tracker's --lease-ttl)", noted.message());
   }
   return Status::OK();
+}
+
+Status MeasureSession::Adopt() {
+  if (!opts_.on_lease) return Status::OK();
+  Status st = opts_.on_lease(devices_);
+  if (!st.ok()) Release();
+  return st;
 }
 
 void MeasureSession::ReleaseDeadRunLeases() {
@@ -199,6 +207,7 @@ Status MeasureSession::Measure(
                                  std::to_string(pending.size()) + " jobs were not measured (nothing recorded for them)" +
                                  (last.ok() ? "" : ": " + last.message()));
     spdlog::info("device of key '{}' available again: {}", opts_.key, Printable(devices_.front().device().name()));
+    TF_RETURN_IF_ERROR(Adopt());
   }
   return Status::OK();
 }

@@ -39,6 +39,10 @@ struct SessionOptions {
   // Open first releases the leases noted by runs of this host that were killed.
   std::string lease_note;
   std::stop_token stop;      // a stop request abandons what is in flight (see above); none by default
+  // Called with the devices of every lease the session gets, before a job is sent to them: the first lease (in Open)
+  // and each one taken again after the devices were lost (in Measure), which may hold another device model than the
+  // first. An error ends Open or Measure with it, the lease released. None by default.
+  std::function<Status(const std::vector<proto::LeasedDevice>&)> on_lease;
 };
 
 class MeasureSession {
@@ -52,7 +56,8 @@ class MeasureSession {
   const std::vector<proto::LeasedDevice>& devices() const { return devices_; }
 
   // Measures every program; `on_result(i, result, device_fingerprint)` is called once per job i, as results
-  // arrive. Fails only when no device could be had within device_wait, or the tracker is gone for good.
+  // arrive. Fails only when no device could be had within device_wait, the tracker is gone for good, or
+  // opts.on_lease refused a lease taken again.
   Status Measure(const std::vector<const proto::KernelProgram*>& programs,
                  const std::function<Status(size_t, const proto::MeasureResult&, const std::string&)>& on_result);
 
@@ -65,6 +70,8 @@ class MeasureSession {
  private:
   explicit MeasureSession(const SessionOptions& opts);
   Status Acquire(double wait);
+  // Hands the lease's devices to opts_.on_lease; on its error the lease is released.
+  Status Adopt();
   // The info line said before waiting for a device: no agent of the key registered yet, or every one leased (by
   // whom, from the tracker's summary).
   std::string WhyWaiting(bool none_registered) const;

@@ -7,7 +7,6 @@
 #include <functional>
 #include <map>
 #include <mutex>
-#include <set>
 #include <stop_token>
 #include <thread>
 
@@ -97,32 +96,45 @@ Result<TuneSummary> RunTune(const TuneOptions& opts, TuningLog& log) {
   for (const TuneTask& tt : opts.tasks) specs.push_back(tt.task.ToSpec());
   TF_ASSIGN_OR_RETURN(LogRunLock key_lock,
                       LogRunLock::Acquire(opts.db, RunLockScope::Key(opts.session.key), specs, opts.session.client));
+  // The log's units are (task, template, device model): two runs through two keys of one device model would tune
+  // the same ones. So every device model the run leases is locked too, held until the run ends, and each records
+  // under its own row of the log: the first lease's, and a lease taken again after the devices were lost, which can
+  // hold another model of the key (its results must not be filed under the first model).
+  std::vector<LogRunLock> device_locks;
+  std::map<std::string, int64_t> device_ids;  // fingerprint -> the log's device row
+  std::string first_model;                    // the name of the first lease's first device
+  auto adopt = [&](const std::vector<proto::LeasedDevice>& leased) -> Status {
+    for (const auto& d : leased) {
+      const std::string& fp = d.device().fingerprint();
+      if (device_ids.count(fp)) continue;
+      TF_ASSIGN_OR_RETURN(LogRunLock lock, LogRunLock::Acquire(opts.db, RunLockScope::Device(fp, d.device().name()),
+                                                               specs, opts.session.client));
+      TF_ASSIGN_OR_RETURN(int64_t id, log.UpsertDevice(d.device()));
+      device_locks.push_back(std::move(lock));
+      device_ids[fp] = id;
+      if (first_model.empty()) {
+        first_model = d.device().name();
+      } else {
+        spdlog::warn("device '{}' (fingerprint {}) of the lease is another model than '{}', the run's first: its "
+                     "results are recorded under its own model, and the search, bound by the first one's limits, "
+                     "learns from both",
+                     Printable(d.device().name()), Printable(fp, 64), Printable(first_model));
+      }
+    }
+    return Status::OK();
+  };
   // The session stops on a stop request and when the time budget runs out mid-batch (see below).
   std::stop_source session_stop;
   std::stop_callback forward_stop(opts.stop, [&session_stop] { session_stop.request_stop(); });
   SessionOptions session_options = opts.session;
   session_options.stop = session_stop.get_token();
+  session_options.on_lease = adopt;
   TF_ASSIGN_OR_RETURN(std::unique_ptr<MeasureSession> session, MeasureSession::Open(session_options));
 
-  const proto::DeviceInfo& device = session->devices().front().device();
-  // The log's units are (task, template, device model): two runs through two keys of one device model would tune
-  // the same ones. Every model leased is locked (each device records under its own), and held until the run ends.
-  std::vector<LogRunLock> device_locks;
-  std::set<std::string> locked_models;
-  for (const auto& d : session->devices()) {
-    if (!locked_models.insert(d.device().fingerprint()).second) continue;
-    TF_ASSIGN_OR_RETURN(LogRunLock lock,
-                        LogRunLock::Acquire(opts.db, RunLockScope::Device(d.device().fingerprint(), d.device().name()),
-                                            specs, opts.session.client));
-    device_locks.push_back(std::move(lock));
-  }
+  // The first lease's first device: its limits bound the search spaces.
+  const proto::DeviceInfo device = session->devices().front().device();
   DeviceLimits limits = DeviceLimits::From(device);
-  TF_ASSIGN_OR_RETURN(int64_t device_id, log.UpsertDevice(device));
-  std::map<std::string, int64_t> device_ids = {{device.fingerprint(), device_id}};
-  for (const auto& d : session->devices())
-    if (!device_ids.count(d.device().fingerprint())) {
-      TF_ASSIGN_OR_RETURN(device_ids[d.device().fingerprint()], log.UpsertDevice(d.device()));
-    }
+  const int64_t device_id = device_ids.at(device.fingerprint());
   TF_ASSIGN_OR_RETURN(int64_t session_id, log.BeginSession(opts.args_json));
   spdlog::info("tuning on {} device(s) of key '{}': {} ({}), log {}", session->devices().size(), opts.session.key,
                Printable(device.name()), Printable(device.driver_version()), opts.db);
@@ -223,6 +235,7 @@ Result<TuneSummary> RunTune(const TuneOptions& opts, TuningLog& log) {
     for (const auto& j : jobs) programs.push_back(&j.job.program);
     if (programs.empty()) return Status::OK();
     Status st = session->Measure(programs, [&](size_t i, const proto::MeasureResult& r, const std::string& fp) {
+      // Every device of every lease was adopted; a result without a known device (none) goes to the first.
       int64_t dev = device_id;
       if (auto it = device_ids.find(fp); it != device_ids.end()) dev = it->second;
       TaskTuner& tuner = *jobs[i].entry->tuner;
