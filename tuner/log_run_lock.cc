@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -47,6 +48,20 @@ bool StillLinked(int fd, const std::string& path) {
          held.st_ino == named.st_ino;
 }
 
+// Raises the soft limit of open files to the hard one; true when it was raised. A run holds a descriptor per lock
+// (two per task), and the soft limit is often 1,024 where the hard one allows far more.
+bool RaiseOpenFileLimit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= limit.rlim_max) return false;
+  // An unlimited hard limit still stops at the kernel's fs.nr_open (2^20 by default).
+  limit.rlim_cur = limit.rlim_max == RLIM_INFINITY ? rlim_t{1} << 20 : limit.rlim_max;
+  return ::setrlimit(RLIMIT_NOFILE, &limit) == 0;
+}
+
+int OpenLockFile(const std::string& path) {
+  return ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+}
+
 // One lock file, taken (fd >= 0) or held by another run (its note).
 struct Attempt {
   int fd = -1;
@@ -57,9 +72,18 @@ Result<Attempt> TakeOne(const std::string& folder, const std::string& path, cons
   for (int attempt = 0; attempt < 8; ++attempt) {
     if (::mkdir(folder.c_str(), 0755) != 0 && errno != EEXIST)
       return Status::IOError(folder + ": cannot create the folder of run locks: " + std::strerror(errno));
-    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (fd < 0 && errno == ENOENT) continue;  // the last holder removed the folder as we opened: make it again
-    if (fd < 0) return Status::IOError(path + ": cannot create the run lock: " + std::strerror(errno));
+    int fd = OpenLockFile(path);
+    int err = fd < 0 ? errno : 0;
+    if (err == EMFILE && RaiseOpenFileLimit()) {
+      fd = OpenLockFile(path);
+      err = fd < 0 ? errno : 0;
+    }
+    if (err == ENOENT) continue;  // the last holder removed the folder as we opened: make it again
+    if (err == EMFILE)
+      return Status::IOError(path + ": cannot create the run lock: " + std::strerror(EMFILE) +
+                             " (a run holds an open lock file per task and key and one per task and device model: " +
+                             "raise the limit, `ulimit -n`, or tune fewer tasks per run)");
+    if (fd < 0) return Status::IOError(path + ": cannot create the run lock: " + std::strerror(err));
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       const int err = errno;
       Attempt held{-1, err == EWOULDBLOCK ? ReadNote(fd) : std::string()};

@@ -10,15 +10,16 @@
 // A run takes two sets of locks. On the key, before the tracker is asked: the same command twice is refused at
 // once, not after waiting for a device the first run holds. On each device model it leased (the fingerprint, the
 // device part of a unit's identity in the log), once the lease is had: two keys of one device model would tune the
-// same units. (A device leased again mid-run, after one was lost, is not locked; its records go under the first
-// device's model, as before these locks.)
+// same units; a lease taken again mid-run, after the devices were lost, locks the models it brings too (RunTune).
 //
 // A lock is flock(2) on LOG.locks/HASH.lock, one file per (scope, task spec), HASH being FNV-1a of the two. The
 // kernel releases it when its holder exits or is killed (kill -9 included), so a stale lock cannot outlive its run;
 // the holder writes who it is into the file for the refusal, and removes its files (and the folder, when they were
 // the last) on a clean exit. The files a killed run leaves hold no lock and stay until the next run of their task
 // and scope takes them over. A lock file, not a lock on the log: SQLite's own locks on the log are fcntl locks,
-// which a flock emulated over NFS would meet.
+// which a flock emulated over NFS would meet. Each held lock is an open descriptor, two per task of a run: when
+// they would pass the process's soft limit of open files, it is raised to the hard one (once), and past that the
+// error says so.
 //
 // Ownership: owns the lock files' descriptors; the destructor unlocks and removes them.
 // Thread safety: one owner; Acquire may be called from any thread.

@@ -1,6 +1,7 @@
 #include "tuner/log_run_lock.h"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -172,6 +173,36 @@ TEST_F(LogRunLockTest, GivenRunsOfOtherTasksTakingAndReleasingAtOnce_NoneShouldB
     });
   }
   RunChildren(children);
+}
+
+// A run of `tasks` tasks in a process of its own whose open files are limited to `soft` (and `hard`): 0 when it took
+// them all, 2 when it failed with the error that names the limit and left no lock file, 3 otherwise.
+int AcquireUnderLimit(const std::string& log, size_t tasks, rlim_t soft, rlim_t hard) {
+  rlimit limit{soft, hard};
+  if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) return 3;
+  std::vector<std::string> specs;
+  for (size_t i = 0; i < tasks; ++i) specs.push_back("gemm:" + std::to_string(i + 1) + ",8,8:float32");
+  auto lock = LogRunLock::Acquire(log, RunLockScope::Key("pixel7"), specs, "a big model");
+  if (lock.ok()) return fs::exists(LogRunLock::LockPath(log, RunLockScope::Key("pixel7"), specs.back())) ? 0 : 3;
+  const std::string& m = lock.status().message();
+  const bool named = m.find("Too many open files") != std::string::npos && m.find("ulimit -n") != std::string::npos;
+  return named && !fs::exists(LogRunLock::LockFolder(log)) ? 2 : 3;
+}
+
+int ExitCodeOf(const std::function<int()>& body) {
+  const pid_t pid = fork();
+  if (pid == 0) _exit(body());
+  int status = 0;
+  if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
+  return WEXITSTATUS(status);
+}
+
+TEST_F(LogRunLockTest, GivenMoreTasksThanTheSoftLimitOfOpenFiles_ItShouldBeRaisedToTheHardOne) {
+  EXPECT_EQ(ExitCodeOf([&] { return AcquireUnderLimit(log_, 100, 64, 512); }), 0);
+}
+
+TEST_F(LogRunLockTest, GivenMoreTasksThanTheHardLimitOfOpenFiles_TheErrorShouldSaySoAndNoLockBeLeft) {
+  EXPECT_EQ(ExitCodeOf([&] { return AcquireUnderLimit(log_, 100, 64, 64); }), 2);
 }
 
 TEST_F(LogRunLockTest, GivenAFolderThatCannotHoldTheLock_TheErrorShouldNameIt) {
