@@ -61,10 +61,18 @@ TEST(FaultE2E, GivenOneOfTwoAgentsKilledMidRunTheRunShouldCompleteOnTheOther) {
 // real second device model a key can hold (a lab's key may gather phones of several models).
 const char kBasicDevice[] = "POCL_DEVICES=basic";
 
-// Records of the log measured on the devices whose name starts with `prefix` (`and` narrows them).
-int CountOn(const LocalFleet& fleet, const std::string& prefix, const std::string& and_where = "") {
-  return fleet.Count("SELECT count(*) FROM records r JOIN devices d ON d.id = r.device_id WHERE d.name LIKE '" +
-                     prefix + "%'" + and_where);
+// Records of the log measured on the log's device `id` (`and_where` narrows them).
+int CountOn(const LocalFleet& fleet, int id, const std::string& and_where = "") {
+  return fleet.Count("SELECT count(*) FROM records WHERE device_id = " + std::to_string(id) + and_where);
+}
+
+// The name of the log's device `id`, after checking that the log holds two devices of two names.
+std::string DeviceName(const LocalFleet& fleet, int id) {
+  const auto rows = fleet.Sql("SELECT name FROM devices ORDER BY id");
+  EXPECT_EQ(rows.size(), 2u);
+  if (rows.size() != 2) return "?";
+  EXPECT_NE(rows[0][0], rows[1][0]);
+  return rows[id - 1][0];
 }
 
 bool WaitUntil(const std::function<bool()>& done, std::chrono::seconds timeout) {
@@ -83,20 +91,24 @@ TEST(FaultE2E, GivenTheOnlyAgentKilledMidRunAndAnotherDeviceModelOfTheKeyBackIts
   fleet.StartTracker({"--heartbeat-timeout", "5"});
   fleet.StartAgent("pocl");
   ASSERT_TRUE(fleet.WaitForAgents("pocl", 1));
-  auto tune = fleet.CliAsync(TuneCommand(fleet, 16, "1"));
+  // Each trial lasts at least 50 ms: after the third record the run has more than a second to go.
+  std::vector<std::string> args = TuneCommand(fleet, 30, "1");
+  args.insert(args.end(), {"--min-repeat-ms", "50"});
+  auto tune = fleet.CliAsync(args);
   ASSERT_TRUE(fleet.WaitForRecords(3, std::chrono::seconds(240))) << tune->Log();
   fleet.agent(0).Signal(SIGKILL);
-  ASSERT_LT(fleet.Count("SELECT count(*) FROM records"), 16) << "the run ended before the agent was killed";
+  ASSERT_LT(fleet.Count("SELECT count(*) FROM records"), 30) << "the run ended before the agent was killed";
   fleet.StartAgent("pocl", {}, {kBasicDevice});
-  ASSERT_NO_FATAL_FAILURE(ExpectRunCompletes(fleet, *tune, 16));
-  EXPECT_EQ(fleet.Count("SELECT count(*) FROM devices"), 2);
-  EXPECT_GE(CountOn(fleet, "pthread-"), 3);
-  EXPECT_GE(CountOn(fleet, "basic-"), 1);
-  // Every record after the first model's last is the second's.
-  EXPECT_EQ(CountOn(fleet, "basic-"),
-            fleet.Count("SELECT count(*) FROM records WHERE id > (SELECT max(r.id) FROM records r JOIN devices d "
-                        "ON d.id = r.device_id WHERE d.name LIKE 'pthread-%')"));
-  EXPECT_NE(tune->Log().find("of the lease is another model than 'pthread-"), std::string::npos) << tune->Log();
+  ASSERT_NO_FATAL_FAILURE(ExpectRunCompletes(fleet, *tune, 30));
+  // Device 1 is the first agent's, 2 the basic driver's. Every record after the first's last is the second's.
+  const std::string first = DeviceName(fleet, 1);
+  EXPECT_GE(CountOn(fleet, 1), 3);
+  EXPECT_GE(CountOn(fleet, 2), 1);
+  EXPECT_EQ(CountOn(fleet, 2), fleet.Count("SELECT count(*) FROM records WHERE id > "
+                                           "(SELECT max(id) FROM records WHERE device_id = 1)"));
+  EXPECT_NE(tune->Log().find("of the lease is another model than '" + first + "', the run's first"),
+            std::string::npos)
+      << tune->Log();
   EXPECT_FALSE(std::filesystem::exists(fleet.db() + ".locks"));
 }
 
@@ -109,31 +121,32 @@ TEST(FaultE2E, GivenADeviceModelBackMidRunWhoseTaskAnotherRunTunesTheRunShouldEn
   fleet.StartAgent("basic", {}, {kBasicDevice});
   ASSERT_TRUE(fleet.WaitForAgents("pocl", 1));
   ASSERT_TRUE(fleet.WaitForAgents("basic", 1));
-  // The holder's trials last at least 3 x 200 ms: it tunes the task on the basic model until it is stopped.
+  // The holder's trials last at least 3 x 200 ms: it tunes the task on the basic model (device 1 of the log, session
+  // 1) until it is stopped.
   auto holder = fleet.CliAsync({"tune", "--rpc-key", "basic", "--task", "gemm:48,48,48", "--trials", "1000",
                                 "--tuner", "random", "--db", fleet.db(), "--number", "1", "--repeat", "3",
                                 "--min-repeat-ms", "200", "--batch", "1", "--wait", "30"});
   ASSERT_TRUE(fleet.WaitForRecords(1, std::chrono::seconds(240))) << holder->Log();
-  std::vector<std::string> args = TuneCommand(fleet, 400, "1");
-  auto run = fleet.CliAsync(args);
-  ASSERT_TRUE(WaitUntil([&] { return CountOn(fleet, "pthread-") >= 2; }, std::chrono::seconds(240))) << run->Log();
+  auto run = fleet.CliAsync(TuneCommand(fleet, 400, "1"));  // device 2, session 2
+  ASSERT_TRUE(WaitUntil([&] { return CountOn(fleet, 2) >= 2; }, std::chrono::seconds(240))) << run->Log();
   fleet.agent(0).Signal(SIGKILL);
   fleet.StartAgent("pocl", {}, {kBasicDevice});
   auto code = run->Wait(std::chrono::seconds(240));
   ASSERT_TRUE(code.has_value()) << run->Log();
   EXPECT_EQ(*code, 1) << run->Log();
   const std::string log = run->Log();
-  EXPECT_NE(log.find("tunefleet tune: error: " + fleet.db() + ": task gemm:48,48,48:float32 on device 'basic-"),
+  EXPECT_NE(log.find("tunefleet tune: error: " + fleet.db() + ": task gemm:48,48,48:float32 on device '" +
+                     DeviceName(fleet, 1) + "' (fingerprint "),
             std::string::npos)
       << log;
   EXPECT_NE(log.find(") is being tuned by tunefleet tune pid " + std::to_string(holder->pid()) + "@"),
             std::string::npos)
       << log;
-  // The run's records stay, all measured on the first model; the basic model's are the holder's alone (session 1).
-  const int measured = CountOn(fleet, "pthread-");
+  // The run's records stay, all measured on the first model; the basic model's are the holder's alone.
+  const int measured = CountOn(fleet, 2);
   EXPECT_GE(measured, 2);
   EXPECT_EQ(fleet.Count("SELECT count(*) FROM records WHERE session_id = 2"), measured);
-  EXPECT_EQ(CountOn(fleet, "basic-", " AND r.session_id != 1"), 0);
+  EXPECT_EQ(CountOn(fleet, 1, " AND session_id != 1"), 0);
   EXPECT_EQ(fleet.Count("SELECT count(*) FROM sessions WHERE id = 2 AND state = 'failed'"), 1);
   holder->Signal(SIGINT);
   EXPECT_EQ(holder->Wait(std::chrono::seconds(120)), 130) << holder->Log();

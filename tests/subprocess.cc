@@ -11,6 +11,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -21,8 +22,13 @@ namespace tunefleet::testing {
 
 Subprocess::Subprocess(std::vector<std::string> argv, std::string log_path, std::vector<std::string> env)
     : log_path_(std::move(log_path)) {
+  // An entry of `env` replaces the inherited one of its name (glibc's getenv would find the inherited one first).
+  auto name_of = [](const std::string& entry) { return entry.substr(0, entry.find('=')); };
+  std::set<std::string> given;
+  for (const auto& e : env) given.insert(name_of(e));
   std::vector<std::string> envs;
-  for (char** e = environ; *e != nullptr; ++e) envs.emplace_back(*e);
+  for (char** e = environ; *e != nullptr; ++e)
+    if (!given.count(name_of(*e))) envs.emplace_back(*e);
   for (auto& e : env) envs.push_back(e);
   std::vector<char*> cargv, cenv;
   for (auto& a : argv) cargv.push_back(a.data());

@@ -14,7 +14,7 @@ namespace tunefleet::testing {
 class Subprocess {
  public:
   // Starts argv[0] (a path) with `argv`, stdout+stderr appended to `log_path`, extra `env` entries
-  // ("NAME=value") added to the current environment.
+  // ("NAME=value") added to the current environment, replacing those of the same name.
   Subprocess(std::vector<std::string> argv, std::string log_path, std::vector<std::string> env = {});
   ~Subprocess();
   Subprocess(const Subprocess&) = delete;

@@ -49,12 +49,12 @@ bool StillLinked(int fd, const std::string& path) {
 }
 
 // Raises the soft limit of open files to the hard one; true when it was raised. A run holds a descriptor per lock
-// (two per task), and the soft limit is often 1,024 where the hard one allows far more.
+// (per task on its key, and per task on each device model it leased), and the soft limit is often 1,024 where the
+// hard one allows far more.
 bool RaiseOpenFileLimit() {
   rlimit limit{};
   if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= limit.rlim_max) return false;
-  // An unlimited hard limit still stops at the kernel's fs.nr_open (2^20 by default).
-  limit.rlim_cur = limit.rlim_max == RLIM_INFINITY ? rlim_t{1} << 20 : limit.rlim_max;
+  limit.rlim_cur = limit.rlim_max;
   return ::setrlimit(RLIMIT_NOFILE, &limit) == 0;
 }
 
@@ -81,8 +81,9 @@ Result<Attempt> TakeOne(const std::string& folder, const std::string& path, cons
     if (err == ENOENT) continue;  // the last holder removed the folder as we opened: make it again
     if (err == EMFILE)
       return Status::IOError(path + ": cannot create the run lock: " + std::strerror(EMFILE) +
-                             " (a run holds an open lock file per task and key and one per task and device model: " +
-                             "raise the limit, `ulimit -n`, or tune fewer tasks per run)");
+                             " (a run holds an open lock file per task on its key and one per task on each device " +
+                             "model it leased, and this is past the hard limit: raise it, e.g. `ulimit -Hn` as root " +
+                             "or LimitNOFILE= in a systemd unit, or tune fewer tasks per run)");
     if (fd < 0) return Status::IOError(path + ": cannot create the run lock: " + std::strerror(err));
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       const int err = errno;

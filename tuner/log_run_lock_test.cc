@@ -176,16 +176,17 @@ TEST_F(LogRunLockTest, GivenRunsOfOtherTasksTakingAndReleasingAtOnce_NoneShouldB
 }
 
 // A run of `tasks` tasks in a process of its own whose open files are limited to `soft` (and `hard`): 0 when it took
-// them all, 2 when it failed with the error that names the limit and left no lock file, 3 otherwise.
+// them all, 2 when it failed with the error that names the limit and left no lock file, 4 when the limits could not
+// be set, 3 otherwise.
 int AcquireUnderLimit(const std::string& log, size_t tasks, rlim_t soft, rlim_t hard) {
   rlimit limit{soft, hard};
-  if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) return 3;
+  if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) return 4;
   std::vector<std::string> specs;
   for (size_t i = 0; i < tasks; ++i) specs.push_back("gemm:" + std::to_string(i + 1) + ",8,8:float32");
   auto lock = LogRunLock::Acquire(log, RunLockScope::Key("pixel7"), specs, "a big model");
   if (lock.ok()) return fs::exists(LogRunLock::LockPath(log, RunLockScope::Key("pixel7"), specs.back())) ? 0 : 3;
   const std::string& m = lock.status().message();
-  const bool named = m.find("Too many open files") != std::string::npos && m.find("ulimit -n") != std::string::npos;
+  const bool named = m.find("Too many open files") != std::string::npos && m.find("ulimit -Hn") != std::string::npos;
   return named && !fs::exists(LogRunLock::LockFolder(log)) ? 2 : 3;
 }
 
@@ -198,7 +199,10 @@ int ExitCodeOf(const std::function<int()>& body) {
 }
 
 TEST_F(LogRunLockTest, GivenMoreTasksThanTheSoftLimitOfOpenFiles_ItShouldBeRaisedToTheHardOne) {
-  EXPECT_EQ(ExitCodeOf([&] { return AcquireUnderLimit(log_, 100, 64, 512); }), 0);
+  rlimit now{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &now), 0);
+  if (now.rlim_max < 256) GTEST_SKIP() << "the hard limit of open files here is " << now.rlim_max;
+  EXPECT_EQ(ExitCodeOf([&] { return AcquireUnderLimit(log_, 100, 64, 256); }), 0);
 }
 
 TEST_F(LogRunLockTest, GivenMoreTasksThanTheHardLimitOfOpenFiles_TheErrorShouldSaySoAndNoLockBeLeft) {

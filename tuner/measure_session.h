@@ -52,7 +52,7 @@ class MeasureSession {
   MeasureSession(const MeasureSession&) = delete;
   MeasureSession& operator=(const MeasureSession&) = delete;
 
-  // The devices of the current lease (at least one).
+  // The devices of the current lease, or of the last one once it was released (at least one).
   const std::vector<proto::LeasedDevice>& devices() const { return devices_; }
 
   // Measures every program; `on_result(i, result, device_fingerprint)` is called once per job i, as results

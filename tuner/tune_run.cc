@@ -103,7 +103,8 @@ Result<TuneSummary> RunTune(const TuneOptions& opts, TuningLog& log) {
   std::vector<LogRunLock> device_locks;
   std::map<std::string, int64_t> device_ids;  // fingerprint -> the log's device row
   std::string first_model;                    // the name of the first lease's first device
-  auto adopt = [&](const std::vector<proto::LeasedDevice>& leased) -> Status {
+  Status refused_lease;  // why `adopt` refused a lease: the run's error, even when a stop came meanwhile
+  auto adopt_devices = [&](const std::vector<proto::LeasedDevice>& leased) -> Status {
     for (const auto& d : leased) {
       const std::string& fp = d.device().fingerprint();
       if (device_ids.count(fp)) continue;
@@ -111,8 +112,7 @@ Result<TuneSummary> RunTune(const TuneOptions& opts, TuningLog& log) {
                                                                specs, opts.session.client));
       TF_ASSIGN_OR_RETURN(int64_t id, log.UpsertDevice(d.device()));
       device_locks.push_back(std::move(lock));
-      device_ids[fp] = id;
-      if (first_model.empty()) {
+      if (device_ids.empty()) {
         first_model = d.device().name();
       } else {
         spdlog::warn("device '{}' (fingerprint {}) of the lease is another model than '{}', the run's first: its "
@@ -120,8 +120,14 @@ Result<TuneSummary> RunTune(const TuneOptions& opts, TuningLog& log) {
                      "learns from both",
                      Printable(d.device().name()), Printable(fp, 64), Printable(first_model));
       }
+      device_ids[fp] = id;
     }
     return Status::OK();
+  };
+  auto adopt = [&](const std::vector<proto::LeasedDevice>& leased) {
+    Status st = adopt_devices(leased);
+    if (!st.ok()) refused_lease = st;
+    return st;
   };
   // The session stops on a stop request and when the time budget runs out mid-batch (see below).
   std::stop_source session_stop;
@@ -244,7 +250,7 @@ Result<TuneSummary> RunTune(const TuneOptions& opts, TuningLog& log) {
       progress.Show(label(*jobs[i].entry), tuner.last_gflops(), tuner.best_gflops(), "", false);
       return Status::OK();
     });
-    if (st.ok() || !session->interrupted()) return st;
+    if (st.ok() || !session->interrupted() || !refused_lease.ok()) return st;
     // What arrived before the stop (a signal, or the budget's deadline) is recorded; the rest of the batch is
     // left for the next run.
     cut = true;
