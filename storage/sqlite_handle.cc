@@ -1,7 +1,10 @@
 #include "storage/sqlite_handle.h"
 
 #include <sqlite3.h>
+#include <unistd.h>
 
+#include <cstdio>
+#include <filesystem>
 #include <utility>
 
 namespace tunefleet {
@@ -106,10 +109,44 @@ std::string SqliteStmt::Text(int col) const {
   return std::string(reinterpret_cast<const char*>(p), sqlite3_column_bytes(stmt_, col));
 }
 
+namespace {
+
+// The name SQLite is given for a file path: a path that begins with "file:" would be read as a URI where the library
+// allows them (Debian's does), so it goes as "./file:...", the same file.
+std::string LiteralName(const std::string& path) { return path.rfind("file:", 0) == 0 ? "./" + path : path; }
+
+// A read-only URI for `path` with immutable=1: SQLite then takes no lock and needs no -shm file beside a WAL log.
+std::string ImmutableUri(const std::string& path) {
+  std::error_code ec;
+  const std::string absolute = std::filesystem::absolute(path, ec).string();
+  std::string uri = "file:";
+  for (unsigned char c : ec ? path : absolute) {
+    if (c == '?' || c == '#' || c == '%' || c < 0x20 || c >= 0x7f) {
+      char hex[4];
+      std::snprintf(hex, sizeof hex, "%%%02X", c);
+      uri += hex;
+    } else {
+      uri += static_cast<char>(c);
+    }
+  }
+  return uri + "?immutable=1";
+}
+
+// Nothing can write `path` while its folder cannot be written (a writer must create a journal or WAL file beside
+// it), and no WAL file beside it holds content that the file lacks.
+bool FrozenInPlace(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path folder = std::filesystem::absolute(path, ec).parent_path();
+  if (ec || ::access(folder.c_str(), W_OK) == 0) return false;
+  return !std::filesystem::exists(path + "-wal", ec) && !ec;
+}
+
+}  // namespace
+
 Result<SqliteDb> SqliteDb::Open(const std::string& path) {
   sqlite3* raw = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                           nullptr);
+  int rc = sqlite3_open_v2(LiteralName(path).c_str(), &raw,
+                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
   SqliteDb db(raw, path);  // owns the handle even on failure (sqlite3_open_v2 allocates one anyway)
   if (rc != SQLITE_OK) {
     std::string msg = raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc);
@@ -124,7 +161,11 @@ Result<SqliteDb> SqliteDb::Open(const std::string& path) {
 
 Result<SqliteDb> SqliteDb::OpenReadOnly(const std::string& path) {
   sqlite3* raw = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
+  // A log in a folder this process cannot write (a read-only share) is read as immutable: reading a WAL log
+  // otherwise needs its -shm file, which SQLite could not create there.
+  const bool frozen = FrozenInPlace(path);
+  int rc = sqlite3_open_v2(frozen ? ImmutableUri(path).c_str() : LiteralName(path).c_str(), &raw,
+                           SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | (frozen ? SQLITE_OPEN_URI : 0), nullptr);
   SqliteDb db(raw, path);
   if (rc != SQLITE_OK) {
     std::string msg = raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc);

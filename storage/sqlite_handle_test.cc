@@ -1,6 +1,14 @@
 #include "storage/sqlite_handle.h"
 
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+
 #include <gtest/gtest.h>
+
+#include "common/temp_dir_testing.h"
 
 namespace tunefleet {
 namespace {
@@ -42,6 +50,61 @@ TEST(SqliteHandleTest, GivenBadSql_PrepareShouldReturnAnError) {
   auto st = db->Prepare("SELEKT 1");
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.status().message().find("syntax"), std::string::npos);
+}
+
+// A database of one table `t` holding 3 rows, in WAL mode (as tuning logs are), closed.
+void MakeWalDb(const std::string& path) {
+  Result<SqliteDb> db = SqliteDb::Open(path);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  ASSERT_TRUE(db->Exec("PRAGMA journal_mode = WAL; CREATE TABLE t (a INTEGER); INSERT INTO t VALUES (1), (2), (3)").ok());
+}
+
+// A path that begins with "file:" is a file of that name, not an SQLite URI (Debian's SQLite allows URIs).
+TEST(SqliteHandleTest, GivenARelativePathBeginningWithFile_ItShouldBeTheFileOfThatName) {
+  TempDir dir;
+  const auto cwd = std::filesystem::current_path();
+  std::filesystem::current_path(dir.File(""));
+  MakeWalDb("file:run.db?mode=memory");
+  Result<SqliteDb> back = SqliteDb::OpenReadOnly("file:run.db?mode=memory");
+  std::filesystem::current_path(cwd);
+  EXPECT_TRUE(std::filesystem::exists(dir.File("file:run.db?mode=memory")));
+  EXPECT_FALSE(std::filesystem::exists(dir.File("run.db")));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  auto st = back->Prepare("SELECT count(*) FROM t");
+  ASSERT_TRUE(st.ok()) << st.status().ToString();
+  ASSERT_TRUE(st->Step().ok());
+  EXPECT_EQ(st->Int64(0), 3);
+}
+
+// A WAL database in a folder this process cannot write (a read-only share) is still read: SQLite could not create its
+// -shm file there. The reader runs in a child that, when the test runs as root, drops to an unprivileged user (root
+// writes any folder).
+TEST(SqliteHandleTest, GivenAWalDbInAFolderThatCannotBeWritten_ItShouldStillBeRead) {
+  TempDir dir;
+  const std::string folder = dir.File("share"), path = folder + "/odd ?#% name.db";
+  std::filesystem::create_directories(folder);
+  MakeWalDb(path);
+  ASSERT_FALSE(std::filesystem::exists(path + "-wal"));
+  ASSERT_EQ(::chmod(dir.File("").c_str(), 0755), 0);
+  ASSERT_EQ(::chmod(path.c_str(), 0644), 0);
+  ASSERT_EQ(::chmod(folder.c_str(), 0555), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    if (geteuid() == 0 && (::setgid(65534) != 0 || ::setuid(65534) != 0)) _exit(4);
+    if (::access(folder.c_str(), W_OK) == 0) _exit(5);
+    Result<SqliteDb> db = SqliteDb::OpenReadOnly(path);
+    if (!db.ok()) _exit(2);
+    auto st = db->Prepare("SELECT count(*) FROM t");
+    if (!st.ok() || !st->Step().ok()) _exit(3);
+    _exit(st->Int64(0) == 3 ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ::chmod(folder.c_str(), 0755);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: wrong count, 2: open failed, 3: read failed, 4/5: could not drop rights";
+  EXPECT_FALSE(std::filesystem::exists(path + "-shm"));
 }
 
 }  // namespace

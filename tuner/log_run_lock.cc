@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <set>
 #include <utility>
 
@@ -117,7 +118,13 @@ RunLockScope RunLockScope::Device(const std::string& fingerprint, const std::str
           "device '" + Printable(name, 100) + "' (fingerprint " + Printable(fingerprint, 64) + ")"};
 }
 
-std::string LogRunLock::LockFolder(const std::string& log_path) { return log_path + ".locks"; }
+std::string LogRunLock::LockFolder(const std::string& log_path) {
+  // Beside the file the path resolves to, so that a symlink to the log, or another spelling of its path, meets the
+  // same locks.
+  std::error_code ec;
+  const std::filesystem::path resolved = std::filesystem::weakly_canonical(log_path, ec);
+  return (ec || resolved.empty() ? log_path : resolved.string()) + ".locks";
+}
 
 std::string LogRunLock::LockPath(const std::string& log_path, const RunLockScope& scope, const std::string& task_spec) {
   return LockFolder(log_path) + "/" + FnvHash().Add(scope.kind).Add(scope.id).Add(task_spec).Hex() + ".lock";

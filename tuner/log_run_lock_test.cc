@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <functional>
 
 #include <gtest/gtest.h>
@@ -207,6 +208,21 @@ TEST_F(LogRunLockTest, GivenMoreTasksThanTheSoftLimitOfOpenFiles_ItShouldBeRaise
 
 TEST_F(LogRunLockTest, GivenMoreTasksThanTheHardLimitOfOpenFiles_TheErrorShouldSaySoAndNoLockBeLeft) {
   EXPECT_EQ(ExitCodeOf([&] { return AcquireUnderLimit(log_, 100, 64, 64); }), 2);
+}
+
+TEST_F(LogRunLockTest, GivenTheLogThroughASymlinkOrAnotherSpelling_ItsLocksShouldBeTheSame) {
+  { std::ofstream(log_) << ""; }
+  const std::string link = dir_.File("link.db");
+  fs::create_symlink(log_, link);
+  auto first = LogRunLock::Acquire(log_, pixel7_, model_, "tunefleet tune pid 41@labhost");
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  for (const std::string& other : {link, dir_.File("./sub/../tune.db")}) {
+    fs::create_directories(dir_.File("sub"));
+    auto second = LogRunLock::Acquire(other, pixel7_, {model_[1]}, "tunefleet tune pid 42@labhost");
+    ASSERT_FALSE(second.ok()) << other;
+    EXPECT_NE(second.status().message().find("is being tuned by tunefleet tune pid 41@labhost"), std::string::npos)
+        << second.status().message();
+  }
 }
 
 TEST_F(LogRunLockTest, GivenAFolderThatCannotHoldTheLock_TheErrorShouldNameIt) {
