@@ -20,9 +20,13 @@ DeviceLimits DeviceLimits::Unbounded() {
 DeviceLimits DeviceLimits::From(const proto::DeviceInfo& info) {
   DeviceLimits l;
   if (info.max_work_group_size() > 0) l.max_work_group_size = info.max_work_group_size();
+  // A device without item sizes (one imported from AutoTVM records, whose target names only max_num_threads) is
+  // bounded by its work-group size in every dimension; one that reports fewer than 3 has no more.
+  const bool sizes_unknown = info.max_work_item_sizes_size() == 0;
   for (int i = 0; i < 3; ++i) {
-    l.max_work_item_sizes[i] =
-        i < info.max_work_item_sizes_size() ? info.max_work_item_sizes(i) : (i == 0 ? l.max_work_group_size : 1);
+    l.max_work_item_sizes[i] = i < info.max_work_item_sizes_size() ? info.max_work_item_sizes(i)
+                               : sizes_unknown                     ? l.max_work_group_size
+                                                                   : 1;
   }
   if (info.local_mem_bytes() > 0) l.local_mem_bytes = info.local_mem_bytes();
   l.image_support = info.image_support();

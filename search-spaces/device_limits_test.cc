@@ -28,6 +28,20 @@ TEST(DeviceLimitsTest, GivenAGpuDeviceInfoWeShouldCopyItsLimits) {
   EXPECT_GT(l.max_registers_per_item, 0u);
 }
 
+// A device imported from AutoTVM records knows its work-group size only: each dimension may take all of it.
+TEST(DeviceLimitsTest, GivenNoSizePerDimensionEachShouldBeBoundedByTheWorkGroupSize) {
+  proto::DeviceInfo info;
+  info.set_max_work_group_size(256);
+  DeviceLimits l = DeviceLimits::From(info);
+  for (uint64_t size : l.max_work_item_sizes) EXPECT_EQ(size, 256u);
+  EXPECT_EQ(l.CheckWorkGroup({4, 7, 8}), "");
+  info.add_max_work_item_sizes(256);
+  info.add_max_work_item_sizes(16);  // a device that reports two dimensions has no third
+  l = DeviceLimits::From(info);
+  EXPECT_EQ(l.max_work_item_sizes[1], 16u);
+  EXPECT_EQ(l.max_work_item_sizes[2], 1u);
+}
+
 TEST(DeviceLimitsTest, GivenLaunchesBeyondTheLimitsWeShouldSayWhy) {
   DeviceLimits l;  // 256 items, 32 KiB
   EXPECT_EQ(l.CheckWorkGroup({16, 16}), "");

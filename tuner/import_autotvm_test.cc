@@ -1,11 +1,13 @@
 #include "tuner/import_autotvm.h"
 
+#include <optional>
 #include <sstream>
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
 #include "tuner/export_autotvm_workload.h"
+#include "tuner/export_kernel_pack.h"
 #include "tuner/export_testing.h"
 
 namespace tunefleet {
@@ -50,6 +52,52 @@ TEST_F(ImportAutotvmTest, GivenAnExportedLog_ImportThenExportShouldGiveTheSameLi
   ASSERT_TRUE(counts.ok()) << counts.status().ToString();
   EXPECT_EQ(counts->added, 3u);
   EXPECT_EQ(Export(*second), lines);
+}
+
+// An AutoTVM target names max_num_threads only, not the size per dimension: the imported device's kernels still go
+// into its kernel pack (they were refused as "work-group size 20 in dimension 2 exceeds the device maximum 1").
+TEST_F(ImportAutotvmTest, GivenImportedRecords_TheirKernelPackShouldHoldTheirKernels) {
+  auto first = Open("first.db");
+  proto::DeviceInfo adreno = AdrenoDevice();  // as its agent reports it
+  for (int i = 0; i < 3; ++i) adreno.add_max_work_item_sizes(1024);
+  const Template* t = FindTemplate("depthwise_conv2d_nchwc.image2d");
+  ASSERT_NE(t, nullptr);
+  Task task = Task::Parse("dwconv2d:1,32,28,28,3,3,2,1:float16").value();
+  Space space = t->MakeSpace(task, DeviceLimits::From(adreno)).value();
+  // A config whose work-group spans the third dimension.
+  std::optional<Config> wide;
+  space.ForEachValid([&](uint64_t i) {
+    Config c = space.FromIndex(i);
+    Result<proto::KernelProgram> program = t->Generate(task, space, c);
+    if (!program.ok()) return true;
+    for (const auto& launch : program->launches()) {
+      const auto& local = launch.local_size();
+      if (launch.phase() == proto::KernelLaunch::TIMED && local.size() == 3 && local[2] > 1) wide = c;
+    }
+    return !wide.has_value();
+  });
+  ASSERT_TRUE(wide.has_value());
+  RecordRow r;
+  r.device_id = first->UpsertDevice(adreno).value();
+  r.task_id = first->UpsertTask(task.ToSpec(), task.op, "{}", t->Flops(task)).value();
+  r.template_id = first->UpsertTemplate(t->name(), t->version()).value();
+  r.config_index = space.IndexOf(*wide);
+  r.config = space.ToJson(*wide).dump();
+  r.costs = {0.0005};
+  r.mean_cost = 0.0005;
+  r.timestamp = 1700000000;
+  ASSERT_TRUE(first->AddRecord(r).ok());
+  std::ostringstream lines, notes;
+  ASSERT_TRUE(ExportAutotvm(*first, {false, {}}, lines, notes).ok());
+  auto second = Open("second.db");
+  std::istringstream in(lines.str());
+  auto counts = ImportAutotvm(in, "tvm.log", *second, {}, notes_);
+  ASSERT_TRUE(counts.ok()) << counts.status().ToString();
+  ASSERT_EQ(counts->added, 1u);
+  auto packs = BuildKernelPacks(*second, {}, notes);
+  ASSERT_TRUE(packs.ok()) << packs.status().ToString() << notes.str();
+  ASSERT_EQ(packs->size(), 1u);
+  EXPECT_EQ((*packs)[0].pack["kernels"].size(), 1u) << notes.str();
 }
 
 TEST_F(ImportAutotvmTest, GivenAnExportedLogOfAnotherDeviceWithImages_ImportThenExportShouldGiveTheSameLines) {
