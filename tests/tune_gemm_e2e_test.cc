@@ -167,6 +167,19 @@ TEST_F(TuneGemmE2E, GivenABudgetThatReachesEveryUnitThereShouldBeNoFallbackRound
   EXPECT_EQ(fleet_.Count("SELECT count(*) FROM records"), 8);
 }
 
+// One task spelled three ways is one unit of the log: it was three, each measuring its own fallback config, and the
+// summary listed the task three times.
+TEST_F(TuneGemmE2E, GivenOneTaskNamedSeveralWaysItShouldBeTunedOnce) {
+  RunResult r = TuneGemms({"gemm:32,32,32", "gemm:32,32,32:float32", "gemm: 32,32,32:fp32"}, "8", "random");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("task gemm:32,32,32:float32 is named more than once: tuned once"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("units"), std::string::npos) << r.output;
+  EXPECT_EQ(fleet_.Count("SELECT count(*) FROM records"), 8);
+  EXPECT_EQ(fleet_.Count("SELECT count(DISTINCT config_index) FROM records"), 8);
+  EXPECT_EQ(fleet_.Count("SELECT count(*) FROM tasks"), 1);
+}
+
 TEST_F(TuneGemmE2E, GivenTasksOfOneTemplateOnAnEmptyLogEachShouldWarmStartFromWhatTheRunRecordedBeforeIt) {
   // The fallback round records the 3 fallbacks (10 trials cannot give 3 units a batch of 4 each). Then:
   // - the slowest task's first batch (3 more trials) starts without history: the others' lone fallbacks rank nothing;

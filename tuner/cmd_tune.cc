@@ -1,7 +1,9 @@
 // `tunefleet tune`: tune explicit tasks (--task) or every task of an ONNX model, through the tracker.
 #include <unistd.h>
 
+#include <algorithm>
 #include <iostream>
+#include <map>
 #include <memory>
 
 #include <nlohmann/json.hpp>
@@ -76,7 +78,21 @@ Result<std::vector<TuneTask>> CollectTasks(const TuneArgs& a) {
     for (const ModelTask& mt : BuildModelTasks(model, options)) tasks.push_back({mt.task, mt.count});
   }
   if (tasks.empty()) return Status::InvalidArgument("nothing to tune: give --task SPEC or a model file");
-  return tasks;
+  // A task named twice (`gemm:8,8,8` and `gemm:8,8,8:float32`, or a --task that is also a layer of the model) is
+  // one unit of the log: tuned once, with the larger of its counts.
+  std::vector<TuneTask> unique;
+  std::map<std::string, size_t> seen;
+  for (const TuneTask& tt : tasks) {
+    const std::string spec = tt.task.ToSpec();
+    if (auto it = seen.find(spec); it != seen.end()) {
+      spdlog::warn("task {} is named more than once: tuned once", spec);
+      unique[it->second].count = std::max(unique[it->second].count, tt.count);
+      continue;
+    }
+    seen[spec] = unique.size();
+    unique.push_back(tt);
+  }
+  return unique;
 }
 
 int RunTuneCommand(const TuneArgs& a) {
