@@ -44,6 +44,8 @@ class [[nodiscard]] Status {
   Status WithContext(const std::string& context) const {
     return ok() ? *this : Status(code_, context + ": " + message_);
   }
+  // A copy with " (note)" put after the message.
+  Status WithNote(const std::string& note) const { return ok() ? *this : Status(code_, message_ + " (" + note + ")"); }
 
  private:
   Status(Code code, std::string message) : code_(code), message_(std::move(message)) {}

@@ -19,7 +19,9 @@ TEST(StatusTest, GivenAnErrorWeShouldSeeItsCodeAndContext) {
   Status s = Status::NotFound("no such task").WithContext("tunefleet best");
   EXPECT_FALSE(s.ok());
   EXPECT_EQ(s.ToString(), "NotFound: tunefleet best: no such task");
+  EXPECT_EQ(s.WithNote("see --help").ToString(), "NotFound: tunefleet best: no such task (see --help)");
   EXPECT_EQ(Status::OK().ToString(), "OK");
+  EXPECT_TRUE(Status::OK().WithNote("x").ok());
 }
 
 TEST(StatusTest, GivenAChainOfResultsTheFirstErrorShouldPropagate) {

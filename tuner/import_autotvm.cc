@@ -71,11 +71,11 @@ struct Workload {
 };
 
 
-// The import itself; `session` is the session it opened (0 while none), for ImportAutotvm to end on an error.
-Result<ImportCounts> ImportLines(std::istream& in, const std::string& source, TuningLog& log,
-                                 const TemplateLookup& lookup_in, std::ostream& notes, int64_t& session) {
+// The import itself, counting into `counts`; `session` is the session it opened (0 while none), for ImportAutotvm
+// to end on an error.
+Status ImportLines(std::istream& in, const std::string& source, TuningLog& log, const TemplateLookup& lookup_in,
+                   std::ostream& notes, ImportCounts& counts, int64_t& session) {
   TemplateLookup lookup = lookup_in ? lookup_in : [](const std::string& n) { return FindTemplate(n); };
-  ImportCounts counts;
   std::map<std::tuple<std::string, std::string, std::string>, Workload> cache;
   std::set<std::string> noted;
   std::string text;
@@ -149,7 +149,7 @@ Result<ImportCounts> ImportLines(std::istream& in, const std::string& source, Tu
     TF_RETURN_IF_ERROR(log.AddRecord(r).status());
     ++counts.added;
   }
-  return counts;
+  return Status::OK();
 }
 
 }  // namespace
@@ -157,11 +157,14 @@ Result<ImportCounts> ImportLines(std::istream& in, const std::string& source, Tu
 Result<ImportCounts> ImportAutotvm(std::istream& in, const std::string& source, TuningLog& log,
                                    const TemplateLookup& lookup, std::ostream& notes) {
   int64_t session = 0;
-  Result<ImportCounts> counts = ImportLines(in, source, log, lookup, notes, session);
-  if (!counts.ok()) {
-    // The records before the bad line stay (each commits at once); the session says the import failed.
+  ImportCounts counts;
+  if (Status st = ImportLines(in, source, log, lookup, notes, counts, session); !st.ok()) {
+    // The records before the bad line stay (each commits at once, and nothing recorded is dropped); the session
+    // says the import failed, and the error how far it got.
     if (session != 0) (void)log.EndSession(session, "failed");
-    return counts;
+    if (counts.added == 0) return st;
+    return st.WithNote(std::to_string(counts.added) + (counts.added == 1 ? " record" : " records") +
+                       " before it added; importing the file again once it is mended skips them");
   }
   if (session != 0) TF_RETURN_IF_ERROR(log.EndSession(session, "done"));
   return counts;
