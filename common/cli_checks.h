@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -28,6 +29,34 @@ inline bool ParseNumber(const std::string& text, double& value) {
   return errno == 0 && end == text.c_str() + text.size() && std::isfinite(value);
 }
 }  // namespace detail
+
+// A whole number that the option's type T holds ("1.5", "1e3" and a value past T's range are refused, not rounded or
+// clamped). Chain it with Positive() or NonNegative() for the sign.
+template <typename T>
+CLI::Validator Whole() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const bool negative = !text.empty() && text[0] == '-';
+        const std::string digits = text.substr(!text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0);
+        bool fits = !digits.empty() && digits.find_first_not_of("0123456789") == std::string::npos &&
+                    (!negative || std::numeric_limits<T>::is_signed);
+        if (fits) {
+          errno = 0;
+          char* end = nullptr;
+          if (negative) {
+            const long long v = std::strtoll(text.c_str(), &end, 10);
+            fits = errno == 0 && v >= static_cast<long long>(std::numeric_limits<T>::min());
+          } else {
+            const unsigned long long v = std::strtoull(digits.c_str(), &end, 10);
+            fits = errno == 0 && v <= static_cast<unsigned long long>(std::numeric_limits<T>::max());
+          }
+        }
+        if (fits) return {};
+        return "expected a whole number from " + std::to_string(std::numeric_limits<T>::min()) + " to " +
+               std::to_string(std::numeric_limits<T>::max()) + ", got '" + text + "'";
+      },
+      "", "whole");
+}
 
 // A number above 0 (a count, a size, a duration that must pass).
 inline CLI::Validator Positive() {
@@ -96,12 +125,21 @@ inline CLI::Validator HostPort() {
 
 // Parses the command line of `tool`. Returns the exit code when the program should end here: 2 after one line
 // "<tool>: error: <what> (see --help)" for a bad option, CLI11's own for --help; nullopt to go on.
+// A parse error's text, CLI11's "Could not convert: --x = 9999999999" (a value past the option's type) said plainly.
+inline std::string ErrorText(const CLI::ParseError& e) {
+  const std::string text = e.what(), prefix = "Could not convert: ";
+  const size_t eq = text.find(" = ");
+  if (text.rfind(prefix, 0) != 0 || eq == std::string::npos) return text;
+  return text.substr(prefix.size(), eq - prefix.size()) + ": '" + text.substr(eq + 3) +
+         "' is not a value it takes (out of its range, or not a number of its kind)";
+}
+
 inline std::optional<int> ParseCommandLine(CLI::App& app, int argc, char** argv, const std::string& tool) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);
-    std::cerr << tool << ": error: " << e.what() << " (see --help)\n";
+    std::cerr << tool << ": error: " << ErrorText(e) << " (see --help)\n";
     return 2;
   }
   return std::nullopt;

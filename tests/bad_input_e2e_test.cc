@@ -55,6 +55,17 @@ TEST(BadInputE2E, GivenANumberOutOfRangeEachToolShouldNameTheOptionInOneLineAndE
        "--batch: expected a number above 0, got '-1'"},
       {{bin + "/tunefleet", "tune", "--rpc-key", "k", "--task", "gemm:64,64,64", "--repeat", "0"},
        "--repeat: expected a number above 0"},
+      // A whole-number option refuses what its type cannot hold, rather than clamp, round or wrap it.
+      {{bin + "/tunefleet", "tune", "--rpc-key", "k", "--task", "gemm:64,64,64", "--batch", "99999999999999999999"},
+       "--batch: expected a whole number from 0 to 18446744073709551615, got '99999999999999999999'"},
+      {{bin + "/tunefleet", "tune", "--rpc-key", "k", "--task", "gemm:64,64,64", "--seed", "18446744073709551616"},
+       "--seed: expected a whole number from 0 to 18446744073709551615, got '18446744073709551616'"},
+      {{bin + "/tunefleet", "tune", "--rpc-key", "k", "--task", "gemm:64,64,64", "--priority", "9999999999"},
+       "--priority: expected a whole number from -2147483648 to 2147483647, got '9999999999'"},
+      {{bin + "/tunefleet", "tune", "--rpc-key", "k", "--task", "gemm:64,64,64", "--number", "2.5"},
+       "--number: expected a whole number from 0 to 4294967295, got '2.5'"},
+      {{bin + "/tunefleet", "tune", "--rpc-key", "k", "--task", "gemm:64,64,64", "--min-repeat-ms", "99999999999"},
+       "--min-repeat-ms: expected a whole number from 0 to 4294967295, got '99999999999'"},
       {{bin + "/tunefleet", "tune", "--rpc-key", "k", "--task", "gemm:64,64,64", "--wait", "-5"},
        "--wait: expected a number of 0 or more, got '-5'"},
       {{bin + "/tunefleet", "tune", "--rpc-key", "k", "--task", "gemm:64,64,64", "--time-budget", "0"},
@@ -84,6 +95,9 @@ TEST(BadInputE2E, GivenANumberOutOfRangeEachToolShouldNameTheOptionInOneLineAndE
       {{bin + "/tunefleet-agent", "--tracker", fleet.address(), "--key", "k", "--platform", "-1"},
        "tunefleet-agent: error: --platform: expected a number of 0 or more, got '-1'"},
       {{bin + "/tunefleet-tracker", "--max-agents", "0"}, "--max-agents: Value 0 not in range 1 to 100000"},
+      {{bin + "/tunefleet-agent", "--tracker", fleet.address(), "--key", "k", "--job-timeout", "99999999999"},
+       "tunefleet-agent: error: --job-timeout: '99999999999' is not a value it takes (out of its range, or not a "
+       "number of its kind)"},
       {{bin + "/tunefleet-agent", "--tracker", fleet.address(), "--key", "k", "--platform", "99"},
        "cannot open the OpenCL device: --platform 99 is out of range"},
   };

@@ -205,23 +205,32 @@ void RegisterTune(CLI::App& app, int* exit_code) {
                   "(work-items against what the device runs at once) ranks best of N x plan-size random ones; 0 or "
                   "1 = a random first plan (default 4)")
       ->check(CLI::Range(size_t{0}, kMaxPriorPool));
-  sub->add_option("--number", a->number, "Runs averaged into one cost (default 4)")->check(cli::Positive());
-  sub->add_option("--repeat", a->repeat, "Costs measured per config (default 3)")->check(cli::Positive());
+  sub->add_option("--number", a->number, "Runs averaged into one cost (default 4)")
+      ->check(cli::Positive())
+      ->check(cli::Whole<uint32_t>());
+  sub->add_option("--repeat", a->repeat, "Costs measured per config (default 3)")
+      ->check(cli::Positive())
+      ->check(cli::Whole<uint32_t>());
   sub->add_option("--min-repeat-ms", a->min_repeat_ms, "Grow --number until one repeat lasts this long")
-      ->check(cli::NonNegative());
+      ->check(cli::Whole<uint32_t>());
   sub->add_option("--timeout", a->timeout, "Seconds a job may take on the agent (build + run; default 20)")
       ->check(cli::Positive());
   sub->add_option("--early-stopping", a->early_stopping, "Stop a task after N trials without a new best")
-      ->check(cli::NonNegative());
+      ->check(cli::Whole<uint64_t>());
   sub->add_option("--wait", a->wait, "Seconds to wait for a free device of the key (default 60)")
       ->check(cli::NonNegative());
   sub->add_option("--device-wait", a->device_wait, "Seconds to wait for a lost device to come back (default 300)")
       ->check(cli::NonNegative());
-  sub->add_option("--devices", a->devices, "Devices of the key to lease (default 1)")->check(cli::Positive());
-  sub->add_option("--priority", a->priority, "Queue priority, higher first (default 0)");
-  sub->add_option("--batch", a->batch, "Configs sent per batch (default 16)")->check(cli::Positive());
+  sub->add_option("--devices", a->devices, "Devices of the key to lease (default 1)")
+      ->check(cli::Positive())
+      ->check(cli::Whole<uint32_t>());
+  sub->add_option("--priority", a->priority, "Queue priority, higher first (default 0)")
+      ->check(cli::Whole<decltype(a->priority)>());
+  sub->add_option("--batch", a->batch, "Configs sent per batch (default 16)")
+      ->check(cli::Positive())
+      ->check(cli::Whole<decltype(a->batch)>());
   sub->add_option("--seed", a->seed, "Seed of the search (runs with the same seed propose the same configs)")
-      ->check(cli::NonNegative());
+      ->check(cli::Whole<uint64_t>());
   sub->add_flag("--fresh", a->fresh, "Do not resume from the log: start the search over");
   sub->add_flag("--no-transfer", a->no_transfer, "Do not warm-start the model from other tasks/devices");
   sub->add_flag("--transfer-once", a->transfer_once,

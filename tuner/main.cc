@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/cli_checks.h"
 #include "common/grpc_log_route.h"
 #include "tuner/command.h"
 
@@ -60,7 +61,7 @@ int main(int argc, char** argv) {
         std::cerr << "tunefleet: error: unknown command '" << first << "' (see tunefleet --help)\n";
         return 2;
       }
-      std::cerr << "tunefleet: error: " << e.what() << " (see tunefleet --help)\n";
+      std::cerr << "tunefleet: error: " << tunefleet::cli::ErrorText(e) << " (see tunefleet --help)\n";
       return 2;
     }
     return app.exit(e);
