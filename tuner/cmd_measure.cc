@@ -80,6 +80,8 @@ Result<proto::KernelProgram> ProgramFromTemplate(const MeasureArgs& a, const Dev
 int Run(const MeasureArgs& a) {
   if (a.task_spec.empty() == a.program_file.empty())
     return CommandError("measure", "give exactly one of --task or --program", 2);
+  if (!a.program_file.empty() && (!a.config.empty() || !a.template_name.empty()))
+    return CommandError("measure", "--config and --template apply to --task; a --program is measured as it is", 2);
   if (a.dump_program) {
     DeviceLimits generic;  // generic limits: the program is for inspection or editing
     generic.max_work_group_size = 1024;
@@ -106,6 +108,14 @@ int Run(const MeasureArgs& a) {
       return CommandError("measure", fit.message(), 2);
     if (!a.config.empty() && nlohmann::json::parse(a.config, nullptr, false).is_discarded())
       return CommandError("measure", "--config is not JSON: " + a.config, 2);
+    // With --template, the config's knobs and values are known before a device is (its limits are checked after).
+    if (!a.config.empty() && !a.template_name.empty()) {
+      Result<Space> space = LookUpTemplate(a.template_name).value()->MakeSpace(*task, DeviceLimits::Unbounded());
+      if (space.ok()) {
+        if (Result<Config> c = space->FromJson(nlohmann::json::parse(a.config)); !c.ok())
+          return CommandError("measure", c.status().message(), 2);
+      }
+    }
   }
   proto::KernelProgram program;
   if (!a.program_file.empty()) {
