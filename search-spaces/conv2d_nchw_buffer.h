@@ -32,6 +32,7 @@ class Conv2dNchwBufferTemplate final : public Template {
   std::string name() const override { return "conv2d_nchw.buffer"; }
   int version() const override { return 2; }
   bool Supports(const Task& task, const DeviceLimits& limits, std::string* why) const override;
+  bool RunsOp(const std::string& op) const override { return op == "conv2d" || op == "dwconv2d"; }
   Result<Space> MakeSpace(const Task& task, const DeviceLimits& limits) const override;
   Result<proto::KernelProgram> Generate(const Task& task, const Space& space, const Config& c) const override;
   proto::KernelProgram Reference(const Task& task) const override;

@@ -16,6 +16,7 @@ class ElementwiseWorksizeTemplate final : public Template {
   std::string name() const override { return "eltwise.worksize"; }
   int version() const override { return 1; }
   bool Supports(const Task& task, const DeviceLimits& limits, std::string* why) const override;
+  bool RunsOp(const std::string& op) const override { return op == "elementwise"; }
   Result<Space> MakeSpace(const Task& task, const DeviceLimits& limits) const override;
   Result<proto::KernelProgram> Generate(const Task& task, const Space& space, const Config& c) const override;
   proto::KernelProgram Reference(const Task& task) const override;

@@ -24,6 +24,7 @@ class GemmBufferTemplate final : public Template {
   std::string name() const override { return "gemm.buffer"; }
   int version() const override { return kVersion; }
   bool Supports(const Task& task, const DeviceLimits& limits, std::string* why) const override;
+  bool RunsOp(const std::string& op) const override { return op == "gemm"; }
   Result<Space> MakeSpace(const Task& task, const DeviceLimits& limits) const override;
   Result<proto::KernelProgram> Generate(const Task& task, const Space& space, const Config& c) const override;
   proto::KernelProgram Reference(const Task& task) const override;

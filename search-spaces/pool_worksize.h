@@ -17,6 +17,7 @@ class PoolWorksizeTemplate final : public Template {
   std::string name() const override { return "pool.worksize"; }
   int version() const override { return 1; }
   bool Supports(const Task& task, const DeviceLimits& limits, std::string* why) const override;
+  bool RunsOp(const std::string& op) const override { return op == "pool"; }
   Result<Space> MakeSpace(const Task& task, const DeviceLimits& limits) const override;
   Result<proto::KernelProgram> Generate(const Task& task, const Space& space, const Config& c) const override;
   proto::KernelProgram Reference(const Task& task) const override;

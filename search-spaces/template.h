@@ -24,6 +24,9 @@ class Template {
   // True when this template can run `task` on a device with `limits` (op, precision, images...).
   // On false, `why` (when not null) says what is missing, e.g. "device has no cl_khr_fp16".
   virtual bool Supports(const Task& task, const DeviceLimits& limits, std::string* why) const = 0;
+  // True when the template is one of `op`'s (whatever the task's shape and the device); a template that does not
+  // say is taken as one of every op.
+  virtual bool RunsOp(const std::string& op) const { return !op.empty(); }
   // The space for the task, device limits already added as constraints.
   virtual Result<Space> MakeSpace(const Task& task, const DeviceLimits& limits) const = 0;
   // The candidate kernel program for one valid config (timing left at defaults: the tuner sets it).

@@ -114,6 +114,11 @@ TEST(BadInputE2E, GivenAnInputThatNeedsNoDeviceItShouldBeRefusedBeforeTheTracker
       {{bin, "tune", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--task", "gemm:64,64,64", "--template",
         "conv2d_winograd", "--db", fleet.db()},
        "template conv2d_winograd cannot run gemm:64,64,64:float32 on any device"},
+      // The reason of the op's templates, not of the other ops' ("not a pool task").
+      {{bin, "tune", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--task", "conv2d:1,3,8,8,4,9,9,1,0", "--db",
+        fleet.db()},
+       "no template can run conv2d:1,3,8,8,4,9,9,1,0:float32 on any device (conv2d_nchw.buffer: "
+       "conv2d:1,3,8,8,4,9,9,1,0:float32: the kernel is larger than the padded input)"},
       {{bin, "tune", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--task", "gemm:64,64,64", "--tuner",
         "bayes", "--db", fleet.db()},
        "--tuner: bayes not in {xgb,ga,random,grid}"},
