@@ -95,6 +95,35 @@ inline CLI::Validator PositiveAtMost(double max) {
       "> 0", "positive-at-most");
 }
 
+// A number from `min` to `max`; `why` says where the lower bound comes from.
+inline CLI::Validator Between(double min, double max, const std::string& why) {
+  return CLI::Validator(
+      [min, max, why](std::string& text) -> std::string {
+        double v = 0;
+        if (!detail::ParseNumber(text, v) || v < min || v > max) {
+          char bounds[64];
+          std::snprintf(bounds, sizeof bounds, "%g and %g", min, max);
+          return "expected a number between " + std::string(bounds) + " (" + why + "), got '" + text + "'";
+        }
+        return {};
+      },
+      "", "between");
+}
+
+// A host to listen on: not empty, and without a port ("127.0.0.1:80"; an IPv6 address holds several colons).
+inline CLI::Validator ListenHost() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        if (text.empty()) return "expected an address, got ''";
+        const size_t colon = text.find(':');
+        const bool one_colon = colon != std::string::npos && text.find(':', colon + 1) == std::string::npos;
+        if (one_colon && text.find(']') == std::string::npos)
+          return "expected an address without a port (the port goes in --port), got '" + text + "'";
+        return {};
+      },
+      "ADDRESS", "listen-host");
+}
+
 // A device key (common/device_key.h).
 inline CLI::Validator DeviceKey() {
   return CLI::Validator(

@@ -13,15 +13,15 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("tunefleet-tracker ") + TUNEFLEET_VERSION);
   app.add_option("--host", o.host, "address to listen on")
       ->capture_default_str()
-      ->check(CLI::Validator([](std::string& h) { return h.empty() ? std::string("expected an address, got ''") : ""; },
-                             "ADDRESS", "non-empty"));
+      ->check(tunefleet::cli::ListenHost());
   app.add_option("--port", o.port, "gRPC port (0: any free port)")->capture_default_str()->check(CLI::Range(0, 65535));
   app.add_option("--token", o.token, "shared secret every agent and tuner must send (default: $TUNEFLEET_TOKEN)");
   // At most a day each: longer would not mean more, and a clock must hold it (1e308 s overflowed it).
   app.add_option("--lease-ttl", o.lease_ttl, "seconds a lease lives without renewal")
       ->capture_default_str()->check(tunefleet::cli::PositiveAtMost(kOneDay));
+  // Agents beat every 3 s: a shorter timeout dropped every agent between two beats.
   app.add_option("--heartbeat-timeout", o.heartbeat_timeout, "seconds of agent silence before it is dropped")
-      ->capture_default_str()->check(tunefleet::cli::PositiveAtMost(kOneDay));
+      ->capture_default_str()->check(tunefleet::cli::Between(5, kOneDay, "agents send a heartbeat every 3 s"));
   app.add_option("--max-agents", o.max_agents, "agents registered at once; more are refused until one leaves")
       ->capture_default_str()->check(CLI::Range(1, 100000));
   app.add_option("--http-port", o.http_port, "serve a status page and /metrics on this port (0: any free port)")
