@@ -87,18 +87,8 @@ int Serve(const Flags& flags, const char* argv0) {
     worker.argv.push_back("--device-lock");
     worker.argv.push_back(flags.device_lock);
   }
-  worker.default_job_timeout = std::chrono::seconds(flags.job_timeout_s);
-  Result<std::unique_ptr<WorkerSupervisor>> supervisor = WorkerSupervisor::Start(worker);
-  if (!supervisor.ok()) {
-    spdlog::error("cannot open the OpenCL device: {}", supervisor.status().message());
-    // A --platform or --device index out of range is bad input; a driver that fails is not.
-    return supervisor.status().code() == Status::Code::kInvalidArgument ? 2 : 1;
-  }
-  const proto::DeviceInfo& device = (*supervisor)->device();
-  spdlog::info("device: {} ({}, {}), fingerprint {}", device.name(), device.platform_name(), device.driver_version(),
-               device.fingerprint());
-
-  SessionOptions options;
+  // The TLS roots are read before the device is opened: a bad file is said alone, not after the device's line.
+  std::string tls_root_certs;
   if (!flags.tls_ca.empty()) {
     std::ifstream in(flags.tls_ca);
     std::stringstream pem;
@@ -111,8 +101,21 @@ int Serve(const Flags& flags, const char* argv0) {
       spdlog::error("TLS root certificates {}: no PEM certificate in it", flags.tls_ca);
       return 2;
     }
-    options.tls_root_certs = pem.str();
+    tls_root_certs = pem.str();
   }
+  worker.default_job_timeout = std::chrono::seconds(flags.job_timeout_s);
+  Result<std::unique_ptr<WorkerSupervisor>> supervisor = WorkerSupervisor::Start(worker);
+  if (!supervisor.ok()) {
+    spdlog::error("cannot open the OpenCL device: {}", supervisor.status().message());
+    // A --platform or --device index out of range is bad input; a driver that fails is not.
+    return supervisor.status().code() == Status::Code::kInvalidArgument ? 2 : 1;
+  }
+  const proto::DeviceInfo& device = (*supervisor)->device();
+  spdlog::info("device: {} ({}, {}), fingerprint {}", device.name(), device.platform_name(), device.driver_version(),
+               device.fingerprint());
+
+  SessionOptions options;
+  options.tls_root_certs = std::move(tls_root_certs);
   options.tracker = flags.tracker;
   options.key = flags.key;
   options.token = flags.token;

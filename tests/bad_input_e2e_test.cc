@@ -48,6 +48,8 @@ TEST(BadInputE2E, GivenANumberOutOfRangeEachToolShouldNameTheOptionInOneLineAndE
     std::string says;
   };
   const std::string bin = BinDir();
+  const std::string not_pem = fleet.dir() + "/roots.pem";
+  { std::ofstream(not_pem) << "not a certificate\n"; }
   const std::vector<Case> cases = {
       {{bin + "/tunefleet", "tune", "--rpc-key", "k", "--task", "gemm:64,64,64", "--batch", "0"},
        "--batch: expected a number above 0, got '0'"},
@@ -99,6 +101,9 @@ TEST(BadInputE2E, GivenANumberOutOfRangeEachToolShouldNameTheOptionInOneLineAndE
       {{bin + "/tunefleet-agent", "--tracker", fleet.address(), "--key", "k", "--platform", "-1"},
        "tunefleet-agent: error: --platform: expected a number of 0 or more, got '-1'"},
       {{bin + "/tunefleet-tracker", "--max-agents", "0"}, "--max-agents: Value 0 not in range 1 to 100000"},
+      // Said before the device is opened (its line came first).
+      {{bin + "/tunefleet-agent", "--tracker", fleet.address(), "--key", "k", "--tls-ca", not_pem},
+       "TLS root certificates " + not_pem + ": no PEM certificate in it"},
       {{bin + "/tunefleet-agent", "--tracker", fleet.address(), "--key", "k", "--job-timeout", "99999999999"},
        "tunefleet-agent: error: --job-timeout: '99999999999' is not a value it takes (out of its range, or not a "
        "number of its kind)"},
