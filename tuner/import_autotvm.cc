@@ -38,14 +38,19 @@ Result<TvmLine> ParseLine(const std::string& text) {
   if (!j.contains("config") || !j["config"].is_object() || !j["config"].contains("entity")) {
     return Status::InvalidArgument("no \"config\" with an \"entity\"");
   }
-  if (!result.is_array() || result.size() < 4 || !result[0].is_array() || !result[1].is_number_integer()) {
+  if (!result.is_array() || result.size() < 4 || !result[0].is_array()) {
     return Status::InvalidArgument("no \"result\": [costs, error_no, all_cost, timestamp]");
+  }
+  if (!result[1].is_number_integer() || result[1].get<int64_t>() < 0 || result[1].get<int64_t>() > 8) {
+    return Status::InvalidArgument("error_no " + result[1].dump(-1, ' ', false,
+                                                                nlohmann::json::error_handler_t::replace) +
+                                   " is not a whole number from 0 to 8 (AutoTVM's MeasureErrorNo)");
   }
   l.target = input[0].get<std::string>();
   l.task_name = input[1].get<std::string>();
   l.args = input[2];
   l.entity = j["config"]["entity"];
-  l.error_no = result[1].get<int>();
+  l.error_no = static_cast<int>(result[1].get<int64_t>());
   if (l.error_no == 0) {  // a measured config: its costs are seconds, 1 ps to 10^6 s as the tracker accepts them
     for (const auto& c : result[0]) {
       const double v = c.is_number() ? c.get<double>() : 0;
@@ -59,7 +64,6 @@ Result<TvmLine> ParseLine(const std::string& text) {
   }
   l.all_cost = result[2].is_number() ? result[2].get<double>() : 0;
   l.timestamp = result[3].is_number() ? result[3].get<double>() : 0;
-  if (l.error_no < 0 || l.error_no > 8) return Status::InvalidArgument("error_no out of range");
   return l;
 }
 
@@ -105,6 +109,15 @@ Status ImportLines(std::istream& in, const std::string& source, TuningLog& log, 
       }
       auto device = DeviceFromTvmTarget(line.target);
       if (!device.ok()) return device.status().WithContext(where);
+      // A target that lacks what the template needs (an Adreno target without -texture_spatial_limit for an image
+      // template) cannot place its records: they are skipped, the rest of the file imported.
+      if (std::string why; !tmpl->Supports(tvm_task->task, DeviceLimits::From(*device), &why)) {
+        notes << where << ": skipped: " << tmpl->name() << " cannot run " << spec << " on target '" << line.target
+              << "'" << (why.empty() ? "" : ": " + why) << " (the other lines of this target and task too)\n";
+        cache.emplace(key, Workload{});  // no space: skipped
+        ++counts.skipped;
+        continue;
+      }
       auto space = tmpl->MakeSpace(tvm_task->task, DeviceLimits::From(*device));
       if (!space.ok()) return space.status().WithContext(where);
       Workload w;
@@ -120,6 +133,10 @@ Status ImportLines(std::istream& in, const std::string& source, TuningLog& log, 
       found = cache.emplace(key, std::move(w)).first;
     }
     Workload& w = found->second;
+    if (!w.space) {
+      ++counts.skipped;
+      continue;
+    }
     auto config = ConfigFromTvmEntity(*w.space, line.entity);
     if (!config.ok()) return config.status().WithContext(where);
     auto cfg = w.space->FromJson(*config);

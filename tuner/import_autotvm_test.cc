@@ -212,6 +212,60 @@ TEST_F(ImportAutotvmTest, GivenCostsThatAreNotSecondsAboveZero_WeShouldNameTheLi
   }
 }
 
+// An Adreno target without -texture_spatial_limit cannot run the image templates: its lines are skipped with a note,
+// the rest of the file imported (the import stopped at it).
+TEST_F(ImportAutotvmTest, GivenATargetThatCannotRunTheTemplate_ItsLinesShouldBeSkippedAndTheRestImported) {
+  auto first = Open("first.db");
+  const Template* t = FindTemplate("conv2d_nchwc.image2d");
+  ASSERT_NE(t, nullptr);
+  Task task = Task::Parse("conv2d:1,32,16,16,32,3,3,1,1:float16").value();
+  Space space = t->MakeSpace(task, DeviceLimits::From(AdrenoDevice())).value();
+  RecordRow r;
+  r.device_id = first->UpsertDevice(AdrenoDevice()).value();
+  r.task_id = first->UpsertTask(task.ToSpec(), task.op, "{}", t->Flops(task)).value();
+  r.template_id = first->UpsertTemplate(t->name(), t->version()).value();
+  r.config_index = space.IndexOf(t->Fallback(task, space));
+  r.config = space.ToJson(t->Fallback(task, space)).dump();
+  r.costs = {0.0005};
+  r.mean_cost = 0.0005;
+  r.timestamp = 1700000000;
+  ASSERT_TRUE(first->AddRecord(r).ok());
+  std::ostringstream lines, notes;
+  ASSERT_TRUE(ExportAutotvm(*first, {false, {}}, lines, notes).ok());
+  const std::string good = lines.str();
+  const size_t at = good.find(" -texture_spatial_limit=");
+  ASSERT_NE(at, std::string::npos) << good;
+  std::string bad = good;
+  bad.erase(at, good.find_first_of(" \"", at + 1) - at);
+  auto second = Open("second.db");
+  std::istringstream in(bad + bad + good);
+  auto counts = ImportAutotvm(in, "tvm.log", *second, {}, notes_);  // the registered template, which needs images
+  ASSERT_TRUE(counts.ok()) << counts.status().ToString();
+  EXPECT_EQ(counts->added, 1u);
+  EXPECT_EQ(counts->skipped, 2u);
+  EXPECT_NE(notes_.str().find("tvm.log:1: skipped: conv2d_nchwc.image2d cannot run conv2d:1,32,16,16,32,3,3,1,1:float16"
+                              " on target '"),
+            std::string::npos)
+      << notes_.str();
+  EXPECT_EQ(notes_.str().find("tvm.log:2"), std::string::npos) << notes_.str();  // said once
+}
+
+TEST_F(ImportAutotvmTest, GivenAnErrorNoThatIsNotAMeasureErrorNo_WeShouldSaySo) {
+  auto first = Open("first.db");
+  AddTestRecord(*first, AdrenoDevice(), "conv2d:1,32,16,16,32,3,3,1,1:float16", "conv2d_nchwc.image2d",
+                ConvConfig(), 0, {0.00025}, 1700000000);
+  std::string line = Export(*first);
+  const size_t at = line.find("[0.00025],0,");
+  ASSERT_NE(at, std::string::npos) << line;
+  line.replace(at, 12, "[0.00025],1.5,");
+  auto second = Open("second.db");
+  auto counts = Import(line, *second);
+  ASSERT_FALSE(counts.ok());
+  EXPECT_NE(counts.status().message().find("tvm.log:1: error_no 1.5 is not a whole number from 0 to 8"),
+            std::string::npos)
+      << counts.status().message();
+}
+
 TEST_F(ImportAutotvmTest, GivenAnEntityThatIsNotInTheSpace_WeShouldSayWhichKnob) {
   auto first = Open("first.db");
   AddTestRecord(*first, AdrenoDevice(), "conv2d:1,32,16,16,32,3,3,1,1:float16", "conv2d_nchwc.image2d",
