@@ -41,7 +41,8 @@ Result<DeviceLimits> LimitsFromJson(const std::string& json) {
 }
 
 Result<DeviceLimits> LimitsFromLog(const std::string& path) {
-  TF_ASSIGN_OR_RETURN(std::unique_ptr<TuningLog> log, TuningLog::Open(path));
+  // OpenExisting: a mistyped --device names no file, and must not become an empty log of that name.
+  TF_ASSIGN_OR_RETURN(std::unique_ptr<TuningLog> log, TuningLog::OpenExisting(path));
   TF_ASSIGN_OR_RETURN(std::vector<DeviceRow> devices, log->Devices());
   if (devices.empty()) return Status::NotFound(path + ": no device in the log");
   TF_ASSIGN_OR_RETURN(std::vector<RecordRow> records, log->Records(0, 0, 0));
@@ -68,18 +69,29 @@ int Run(int argc, char** argv) {
       specs.push_back(a);
     }
   }
+  if (specs.empty()) {
+    std::cerr << "tunefleet-space-count: error: give at least one task SPEC (see --help)\n";
+    return 2;
+  }
+  if (!only_template.empty()) {
+    if (Result<const Template*> t = LookUpTemplate(only_template); !t.ok()) {
+      std::cerr << "tunefleet-space-count: error: " << t.status().message() << "\n";
+      return 2;
+    }
+  }
   Result<DeviceLimits> limits = device == "h200"   ? LimitsFromJson(kH200)
                                 : device == "pocl" ? LimitsFromJson(kPocl)
                                                    : LimitsFromLog(device);
   if (!limits.ok()) {
-    std::cerr << "tunefleet-space-count: " << limits.status().ToString() << "\n";
+    std::cerr << "tunefleet-space-count: error: --device " << device << ": " << limits.status().message()
+              << " (h200, pocl or a tuning log)\n";
     return 2;
   }
   int rc = 0;
   for (const std::string& spec : specs) {
     Result<Task> task = Task::Parse(spec);
     if (!task.ok()) {
-      std::cerr << "tunefleet-space-count: " << spec << ": " << task.status().message() << "\n";
+      std::cerr << "tunefleet-space-count: error: " << spec << ": " << task.status().message() << "\n";
       rc = 2;
       continue;
     }
