@@ -12,6 +12,7 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include "common/printable.h"
 #include "tuner/onnx_graph_view.h"
 #include "tuner/onnx_op_extract.h"
 
@@ -191,9 +192,11 @@ Result<ImportedModel> ImportOnnxModel(onnx::ModelProto& model, const std::string
     onnx::ShapeInferenceOptions si(/*check_type_val=*/false, /*strict_mode_val=*/1, /*data_prop_val=*/true);
     onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), si);
   } catch (const std::exception& e) {
+    // The message quotes the model (names, bytes of a damaged file): escaped, and cut to a line.
     std::string what = e.what();
     for (char& c : what) c = c == '\n' ? ' ' : c;
-    return Status::InvalidArgument(name + ": shape inference failed: " + what);
+    return Status::InvalidArgument(name + ": shape inference failed: " +
+                                   Printable(what, 400, PrintableBytes::kAsciiOnly));
   }
 
   ImportedModel out;
@@ -209,8 +212,13 @@ Result<ImportedModel> ImportOnnxModel(onnx::ModelProto& model, const std::string
     if (e.op) {
       out.ops.push_back(std::move(*e.op));
       fused.insert(e.fused.begin(), e.fused.end());
+    } else if (const onnx::NodeProto& node = graph.node(i);
+               (node.domain().empty() || node.domain() == "ai.onnx") &&
+               onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(*opset), "") == nullptr) {
+      // Not an operator of ONNX at this opset (a misspelt or custom op type): say so, for it may be the cause.
+      ++out.not_tuned[Printable(node.op_type(), 64, PrintableBytes::kAsciiOnly) + " (not an ONNX operator)"];
     } else {
-      ++out.not_tuned[e.not_tuned];
+      ++out.not_tuned[Printable(e.not_tuned, 100, PrintableBytes::kAsciiOnly)];
     }
   }
   if (out.ops.empty()) {

@@ -169,6 +169,24 @@ TEST_F(OnnxImportTest, GivenAModelWithoutTunableOperators_WeShouldSaySoAndListWh
   EXPECT_NE(m.status().message().find("Relu x1"), std::string::npos) << m.status().message();
 }
 
+// A misspelt op type (one damaged byte, here with a control character) is named as no ONNX operator, escaped.
+TEST_F(OnnxImportTest, GivenAnOpTypeThatIsNoOnnxOperator_TheListShouldSaySoEscaped) {
+  onnx::ModelProto model = MakeResNetLikeModel();
+  auto* graph = model.mutable_graph();
+  graph->clear_node();
+  graph->clear_initializer();
+  auto* node = graph->add_node();
+  node->set_op_type("Co\anv");
+  node->add_input("data");
+  node->add_output("y");
+  graph->mutable_output(0)->set_name("y");
+  graph->mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+  auto m = ImportOnnxFile(WriteModel("damaged.onnx", model), {});
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("Co\\x07nv (not an ONNX operator) x1"), std::string::npos)
+      << m.status().message();
+}
+
 TEST_F(OnnxImportTest, GivenAsymmetricPads_WeShouldListTheConvAsNotTunedRatherThanGuess) {
   onnx::ModelProto model = MakeResNetLikeModel();
   auto* conv = model.mutable_graph()->mutable_node(0);
