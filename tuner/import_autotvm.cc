@@ -71,7 +71,9 @@ Result<TvmLine> ParseLine(const std::string& text) {
 struct Workload {
   int64_t device_id = 0, task_id = 0, template_id = 0;
   std::shared_ptr<const Space> space;
-  std::set<std::pair<uint64_t, double>> seen;  // (config index, timestamp) already in the log
+  // (config, timestamp) already in the log. The config's JSON, not its index: an index depends on the space, which
+  // depends on the device's limits as this build derives them (they changed once for imported devices).
+  std::set<std::pair<std::string, double>> seen;
 };
 
 
@@ -129,7 +131,7 @@ Status ImportLines(std::istream& in, const std::string& source, TuningLog& log, 
                                                     tmpl->Flops(tvm_task->task)));
       TF_ASSIGN_OR_RETURN(w.template_id, log.UpsertTemplate(tmpl->name(), tmpl->version()));
       TF_ASSIGN_OR_RETURN(auto existing, log.Records(w.task_id, w.template_id, w.device_id));
-      for (const auto& r : existing) w.seen.insert({r.config_index, r.timestamp});
+      for (const auto& r : existing) w.seen.insert({r.config, r.timestamp});
       found = cache.emplace(key, std::move(w)).first;
     }
     Workload& w = found->second;
@@ -142,7 +144,7 @@ Status ImportLines(std::istream& in, const std::string& source, TuningLog& log, 
     auto cfg = w.space->FromJson(*config);
     if (!cfg.ok()) return cfg.status().WithContext(where);
     const uint64_t index = w.space->IndexOf(*cfg);
-    if (!w.seen.insert({index, line.timestamp}).second) {
+    if (!w.seen.insert({config->dump(), line.timestamp}).second) {
       ++counts.duplicate;
       continue;
     }
