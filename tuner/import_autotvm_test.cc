@@ -136,6 +136,26 @@ TEST_F(ImportAutotvmTest, GivenTheSameFileTwice_WeShouldNotDuplicateRecords) {
   EXPECT_EQ(second->Records(0, 0, 0).value().size(), 1u);
 }
 
+// A record an older build imported carries the index of that build's space (the limits of imported devices changed):
+// importing the file again still finds it, by its config.
+TEST_F(ImportAutotvmTest, GivenTheSameFileImportedByABuildOfOtherIndicesItShouldNotBeAddedAgain) {
+  auto first = Open("first.db");
+  AddTestRecord(*first, AdrenoDevice(), "conv2d:1,32,16,16,32,3,3,1,1:float16", "conv2d_nchwc.image2d",
+                ConvConfig(), 0, {0.001}, 1700000000);
+  std::string lines = Export(*first);
+  auto second = Open("second.db");
+  ASSERT_TRUE(Import(lines, *second).ok());
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(second->path().c_str(), &db), SQLITE_OK);
+  EXPECT_EQ(sqlite3_exec(db, "UPDATE records SET config_index = config_index + 1", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  auto again = Import(lines, *second);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->added, 0u);
+  EXPECT_EQ(again->duplicate, 1u);
+}
+
 TEST_F(ImportAutotvmTest, GivenALineOfAnUnknownTvmTask_WeShouldSkipItWithANote) {
   auto log = Open("log.db");
   auto counts = Import(
