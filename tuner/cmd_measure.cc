@@ -106,13 +106,13 @@ int Run(const MeasureArgs& a) {
     if (!task.ok()) return CommandError("measure", task.status().message(), 2);
     if (Status fit = CheckSomeDeviceRuns({{*task, 1}}, a.template_name); !fit.ok())
       return CommandError("measure", fit.message(), 2);
-    if (!a.config.empty() && nlohmann::json::parse(a.config, nullptr, false).is_discarded())
-      return CommandError("measure", "--config is not JSON: " + a.config, 2);
+    const nlohmann::json config = a.config.empty() ? nlohmann::json() : nlohmann::json::parse(a.config, nullptr, false);
+    if (config.is_discarded()) return CommandError("measure", "--config is not JSON: " + a.config, 2);
     // With --template, the config's knobs and values are known before a device is (its limits are checked after).
     if (!a.config.empty() && !a.template_name.empty()) {
       Result<Space> space = LookUpTemplate(a.template_name).value()->MakeSpace(*task, DeviceLimits::Unbounded());
       if (space.ok()) {
-        if (Result<Config> c = space->FromJson(nlohmann::json::parse(a.config)); !c.ok())
+        if (Result<Config> c = space->FromJson(config); !c.ok())
           return CommandError("measure", c.status().message(), 2);
       }
     }

@@ -113,14 +113,15 @@ Status ImportLines(std::istream& in, const std::string& source, TuningLog& log, 
       if (!device.ok()) return device.status().WithContext(where);
       // A target that lacks what the template needs (an Adreno target without -texture_spatial_limit for an image
       // template) cannot place its records: they are skipped, the rest of the file imported.
-      if (std::string why; !tmpl->Supports(tvm_task->task, DeviceLimits::From(*device), &why)) {
+      const DeviceLimits limits = DeviceLimits::From(*device);
+      if (std::string why; !tmpl->Supports(tvm_task->task, limits, &why)) {
         notes << where << ": skipped: " << tmpl->name() << " cannot run " << spec << " on target '" << line.target
               << "'" << (why.empty() ? "" : ": " + why) << " (the other lines of this target and task too)\n";
         cache.emplace(key, Workload{});  // no space: skipped
         ++counts.skipped;
         continue;
       }
-      auto space = tmpl->MakeSpace(tvm_task->task, DeviceLimits::From(*device));
+      auto space = tmpl->MakeSpace(tvm_task->task, limits);
       if (!space.ok()) return space.status().WithContext(where);
       Workload w;
       w.space = std::make_shared<const Space>(std::move(space).value());

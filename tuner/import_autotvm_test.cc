@@ -25,6 +25,27 @@ class ImportAutotvmTest : public ::testing::Test {
     EXPECT_TRUE(ExportAutotvm(log, {false, LookupMirrorTemplate}, out, notes).ok());
     return out.str();
   }
+  // The AutoTVM line of one measured record (cost `seconds`) of an Adreno conv2d, exported from first.db.
+  std::string ExportedConvRecord(double seconds) {
+    auto first = Open("first.db");
+    AddTestRecord(*first, AdrenoDevice(), "conv2d:1,32,16,16,32,3,3,1,1:float16", "conv2d_nchwc.image2d",
+                  ConvConfig(), 0, {seconds}, 1700000000);
+    return Export(*first);
+  }
+  // One record of a registered template's config `c`, in `space` (made for `device`), measured at 0.5 ms.
+  static void AddRegisteredRecord(TuningLog& log, const proto::DeviceInfo& device, const Task& task,
+                                  const Template& t, const Space& space, const Config& c) {
+    RecordRow r;
+    r.device_id = log.UpsertDevice(device).value();
+    r.task_id = log.UpsertTask(task.ToSpec(), task.op, "{}", t.Flops(task)).value();
+    r.template_id = log.UpsertTemplate(t.name(), t.version()).value();
+    r.config_index = space.IndexOf(c);
+    r.config = space.ToJson(c).dump();
+    r.costs = {0.0005};
+    r.mean_cost = 0.0005;
+    r.timestamp = 1700000000;
+    ASSERT_TRUE(log.AddRecord(r).ok());
+  }
   Result<ImportCounts> Import(const std::string& text, TuningLog& log) {
     std::istringstream in(text);
     return ImportAutotvm(in, "tvm.log", log, LookupMirrorTemplate, notes_);
@@ -77,16 +98,7 @@ TEST_F(ImportAutotvmTest, GivenImportedRecords_TheirKernelPackShouldHoldTheirKer
     return !wide.has_value();
   });
   ASSERT_TRUE(wide.has_value());
-  RecordRow r;
-  r.device_id = first->UpsertDevice(adreno).value();
-  r.task_id = first->UpsertTask(task.ToSpec(), task.op, "{}", t->Flops(task)).value();
-  r.template_id = first->UpsertTemplate(t->name(), t->version()).value();
-  r.config_index = space.IndexOf(*wide);
-  r.config = space.ToJson(*wide).dump();
-  r.costs = {0.0005};
-  r.mean_cost = 0.0005;
-  r.timestamp = 1700000000;
-  ASSERT_TRUE(first->AddRecord(r).ok());
+  ASSERT_NO_FATAL_FAILURE(AddRegisteredRecord(*first, adreno, task, *t, space, *wide));
   std::ostringstream lines, notes;
   ASSERT_TRUE(ExportAutotvm(*first, {false, {}}, lines, notes).ok());
   auto second = Open("second.db");
@@ -123,10 +135,7 @@ TEST_F(ImportAutotvmTest, GivenAnExportedLogOfAnotherDeviceWithImages_ImportThen
 }
 
 TEST_F(ImportAutotvmTest, GivenTheSameFileTwice_WeShouldNotDuplicateRecords) {
-  auto first = Open("first.db");
-  AddTestRecord(*first, AdrenoDevice(), "conv2d:1,32,16,16,32,3,3,1,1:float16", "conv2d_nchwc.image2d",
-                ConvConfig(), 0, {0.001}, 1700000000);
-  std::string lines = Export(*first);
+  std::string lines = ExportedConvRecord(0.001);
   auto second = Open("second.db");
   ASSERT_TRUE(Import(lines, *second).ok());
   auto again = Import(lines, *second);
@@ -139,10 +148,7 @@ TEST_F(ImportAutotvmTest, GivenTheSameFileTwice_WeShouldNotDuplicateRecords) {
 // A record an older build imported carries the index of that build's space (the limits of imported devices changed):
 // importing the file again still finds it, by its config.
 TEST_F(ImportAutotvmTest, GivenTheSameFileImportedByABuildOfOtherIndicesItShouldNotBeAddedAgain) {
-  auto first = Open("first.db");
-  AddTestRecord(*first, AdrenoDevice(), "conv2d:1,32,16,16,32,3,3,1,1:float16", "conv2d_nchwc.image2d",
-                ConvConfig(), 0, {0.001}, 1700000000);
-  std::string lines = Export(*first);
+  std::string lines = ExportedConvRecord(0.001);
   auto second = Open("second.db");
   ASSERT_TRUE(Import(lines, *second).ok());
   sqlite3* db = nullptr;
@@ -209,10 +215,7 @@ std::string SessionStates(const std::string& path) {
 }
 
 TEST_F(ImportAutotvmTest, GivenCostsThatAreNotSecondsAboveZero_WeShouldNameTheLineAndEndTheSessionAsFailed) {
-  auto first = Open("first.db");
-  AddTestRecord(*first, AdrenoDevice(), "conv2d:1,32,16,16,32,3,3,1,1:float16", "conv2d_nchwc.image2d",
-                ConvConfig(), 0, {0.00025}, 1700000000);
-  const std::string good = Export(*first);
+  const std::string good = ExportedConvRecord(0.00025);
   int n = 0;
   for (const std::string bad : {"[-1.0,-2.0]", "[0.0]", "[1e-300]", "[1e9]", "[]", "[\"a\"]", "[null]"}) {
     std::string line = good;
@@ -240,16 +243,7 @@ TEST_F(ImportAutotvmTest, GivenATargetThatCannotRunTheTemplate_ItsLinesShouldBeS
   ASSERT_NE(t, nullptr);
   Task task = Task::Parse("conv2d:1,32,16,16,32,3,3,1,1:float16").value();
   Space space = t->MakeSpace(task, DeviceLimits::From(AdrenoDevice())).value();
-  RecordRow r;
-  r.device_id = first->UpsertDevice(AdrenoDevice()).value();
-  r.task_id = first->UpsertTask(task.ToSpec(), task.op, "{}", t->Flops(task)).value();
-  r.template_id = first->UpsertTemplate(t->name(), t->version()).value();
-  r.config_index = space.IndexOf(t->Fallback(task, space));
-  r.config = space.ToJson(t->Fallback(task, space)).dump();
-  r.costs = {0.0005};
-  r.mean_cost = 0.0005;
-  r.timestamp = 1700000000;
-  ASSERT_TRUE(first->AddRecord(r).ok());
+  ASSERT_NO_FATAL_FAILURE(AddRegisteredRecord(*first, AdrenoDevice(), task, *t, space, t->Fallback(task, space)));
   std::ostringstream lines, notes;
   ASSERT_TRUE(ExportAutotvm(*first, {false, {}}, lines, notes).ok());
   const std::string good = lines.str();
@@ -271,10 +265,7 @@ TEST_F(ImportAutotvmTest, GivenATargetThatCannotRunTheTemplate_ItsLinesShouldBeS
 }
 
 TEST_F(ImportAutotvmTest, GivenAnErrorNoThatIsNotAMeasureErrorNo_WeShouldSaySo) {
-  auto first = Open("first.db");
-  AddTestRecord(*first, AdrenoDevice(), "conv2d:1,32,16,16,32,3,3,1,1:float16", "conv2d_nchwc.image2d",
-                ConvConfig(), 0, {0.00025}, 1700000000);
-  std::string line = Export(*first);
+  std::string line = ExportedConvRecord(0.00025);
   const size_t at = line.find("[0.00025],0,");
   ASSERT_NE(at, std::string::npos) << line;
   line.replace(at, 12, "[0.00025],1.5,");
@@ -287,10 +278,7 @@ TEST_F(ImportAutotvmTest, GivenAnErrorNoThatIsNotAMeasureErrorNo_WeShouldSaySo) 
 }
 
 TEST_F(ImportAutotvmTest, GivenAnEntityThatIsNotInTheSpace_WeShouldSayWhichKnob) {
-  auto first = Open("first.db");
-  AddTestRecord(*first, AdrenoDevice(), "conv2d:1,32,16,16,32,3,3,1,1:float16", "conv2d_nchwc.image2d",
-                ConvConfig(), 0, {0.001}, 1700000000);
-  std::string line = Export(*first);
+  std::string line = ExportedConvRecord(0.001);
   line.replace(line.find("[-1,4,4]"), 8, "[-1,5,4]");
   auto second = Open("second.db");
   auto counts = Import(line, *second);
@@ -301,24 +289,13 @@ TEST_F(ImportAutotvmTest, GivenAnEntityThatIsNotInTheSpace_WeShouldSayWhichKnob)
 // The same round trip through the registered Adreno templates (not the test's mirror of them).
 TEST_F(ImportAutotvmTest, GivenRecordsOfTheRegisteredTemplates_TheRoundTripShouldKeepEveryLine) {
   auto first = Open("first.db");
-  int64_t device = first->UpsertDevice(AdrenoDevice()).value();
   for (auto [spec, name] : {std::pair{"conv2d:1,32,16,16,32,3,3,1,1:float16", "conv2d_nchwc.image2d"},
                             std::pair{"dwconv2d:1,32,28,28,3,3,2,1:float16", "depthwise_conv2d_nchwc.image2d"}}) {
     const Template* t = FindTemplate(name);
     ASSERT_NE(t, nullptr) << name;
     Task task = Task::Parse(spec).value();
     Space space = t->MakeSpace(task, DeviceLimits::From(AdrenoDevice())).value();
-    Config c = t->Fallback(task, space);
-    RecordRow r;
-    r.device_id = device;
-    r.task_id = first->UpsertTask(task.ToSpec(), task.op, "{}", t->Flops(task)).value();
-    r.template_id = first->UpsertTemplate(t->name(), t->version()).value();
-    r.config_index = space.IndexOf(c);
-    r.config = space.ToJson(c).dump();
-    r.costs = {0.0005};
-    r.mean_cost = 0.0005;
-    r.timestamp = 1700000000;
-    ASSERT_TRUE(first->AddRecord(r).ok());
+    ASSERT_NO_FATAL_FAILURE(AddRegisteredRecord(*first, AdrenoDevice(), task, *t, space, t->Fallback(task, space)));
   }
   std::ostringstream lines, notes;
   ASSERT_TRUE(ExportAutotvm(*first, {false, {}}, lines, notes).ok());

@@ -126,8 +126,17 @@ std::string LogRunLock::LockFolder(const std::string& log_path) {
   return (ec || resolved.empty() ? log_path : resolved.string()) + ".locks";
 }
 
+namespace {
+
+// The lock file of (scope, task) in a lock folder.
+std::string LockFileIn(const std::string& folder, const RunLockScope& scope, const std::string& task_spec) {
+  return folder + "/" + FnvHash().Add(scope.kind).Add(scope.id).Add(task_spec).Hex() + ".lock";
+}
+
+}  // namespace
+
 std::string LogRunLock::LockPath(const std::string& log_path, const RunLockScope& scope, const std::string& task_spec) {
-  return LockFolder(log_path) + "/" + FnvHash().Add(scope.kind).Add(scope.id).Add(task_spec).Hex() + ".lock";
+  return LockFileIn(LockFolder(log_path), scope, task_spec);
 }
 
 Result<LogRunLock> LogRunLock::Acquire(const std::string& log_path, const RunLockScope& scope,
@@ -139,7 +148,7 @@ Result<LogRunLock> LogRunLock::Acquire(const std::string& log_path, const RunLoc
   std::string first_refusal;
   size_t refused = 0;
   for (const std::string& spec : specs) {
-    const std::string path = LockPath(log_path, scope, spec);
+    const std::string path = LockFileIn(lock.folder_, scope, spec);  // the folder resolved once, not per task
     Result<Attempt> taken = TakeOne(lock.folder_, path, since + "task " + spec + " on " + scope.label + "\n");
     if (!taken.ok()) return taken.status();
     if (taken->fd >= 0) {

@@ -152,17 +152,23 @@ TEST_F(OnnxImportTest, GivenAnInputShapeForAnUnknownInput_WeShouldListTheRealInp
   EXPECT_NE(m.status().message().find("'image', which is not a graph input (inputs: data)"), std::string::npos);
 }
 
-TEST_F(OnnxImportTest, GivenAModelWithoutTunableOperators_WeShouldSaySoAndListWhatItHas) {
+// The ResNet-like model's input feeding one node of `op_type` whose output, of no known shape, is the graph's.
+onnx::ModelProto OneNodeModel(const std::string& op_type) {
   onnx::ModelProto model = MakeResNetLikeModel();
   auto* graph = model.mutable_graph();
   graph->clear_node();
   graph->clear_initializer();
-  auto* relu = graph->add_node();
-  relu->set_op_type("Relu");
-  relu->add_input("data");
-  relu->add_output("y");
+  auto* node = graph->add_node();
+  node->set_op_type(op_type);
+  node->add_input("data");
+  node->add_output("y");
   graph->mutable_output(0)->set_name("y");
   graph->mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+  return model;
+}
+
+TEST_F(OnnxImportTest, GivenAModelWithoutTunableOperators_WeShouldSaySoAndListWhatItHas) {
+  onnx::ModelProto model = OneNodeModel("Relu");
   auto m = ImportOnnxFile(WriteModel("relu.onnx", model), {});
   ASSERT_FALSE(m.ok());
   EXPECT_NE(m.status().message().find("relu.onnx: no tunable operator"), std::string::npos);
@@ -171,16 +177,7 @@ TEST_F(OnnxImportTest, GivenAModelWithoutTunableOperators_WeShouldSaySoAndListWh
 
 // A misspelt op type (one damaged byte, here with a control character) is named as no ONNX operator, escaped.
 TEST_F(OnnxImportTest, GivenAnOpTypeThatIsNoOnnxOperator_TheListShouldSaySoEscaped) {
-  onnx::ModelProto model = MakeResNetLikeModel();
-  auto* graph = model.mutable_graph();
-  graph->clear_node();
-  graph->clear_initializer();
-  auto* node = graph->add_node();
-  node->set_op_type("Co\anv");
-  node->add_input("data");
-  node->add_output("y");
-  graph->mutable_output(0)->set_name("y");
-  graph->mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+  onnx::ModelProto model = OneNodeModel("Co\anv");
   auto m = ImportOnnxFile(WriteModel("damaged.onnx", model), {});
   ASSERT_FALSE(m.ok());
   EXPECT_NE(m.status().message().find("Co\\x07nv (not an ONNX operator) x1"), std::string::npos)
