@@ -1,6 +1,7 @@
 // TuningLog over one SQLite file. Every public write is its own transaction (BEGIN IMMEDIATE ... COMMIT), so
 // a crash never loses an acknowledged record and several processes can append to one file (WAL + busy
 // timeout). Errors from SQLite are returned with the database path in front.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -8,6 +9,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -87,9 +89,22 @@ RecordRow ReadRecord(const SqliteStmt& st, int c) {
   return r;
 }
 
+// Which file a path names now (nullopt: none).
+struct FileId {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  nlink_t links = 0;
+};
+std::optional<FileId> FileIdOf(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  return FileId{st.st_dev, st.st_ino, st.st_nlink};
+}
+
 class SqliteTuningLog final : public TuningLog {
  public:
-  explicit SqliteTuningLog(SqliteDb db) : db_(std::move(db)) {}
+  // `file`: the file the log was opened as, for a log that is written (see Write); nullopt for a read-only one.
+  SqliteTuningLog(SqliteDb db, std::optional<FileId> file) : db_(std::move(db)), file_(file) {}
 
   Result<int64_t> UpsertDevice(const proto::DeviceInfo& info) override {
     if (info.fingerprint().empty()) return Fail(Status::InvalidArgument("device has no fingerprint"));
@@ -130,7 +145,7 @@ class SqliteTuningLog final : public TuningLog {
 
   Result<int64_t> BeginSession(const std::string& args_json) override {
     int64_t id = 0;
-    Status s = InTransaction(db_, [&]() -> Status {
+    Status s = Write([&]() -> Status {
       TF_ASSIGN_OR_RETURN(SqliteStmt st,
                           db_.Prepare("INSERT INTO sessions (started, state, args, host) VALUES (?1, 'running', ?2, ?3)"));
       st.Bind(1, NowSeconds()).Bind(2, args_json.empty() ? std::string("{}") : args_json).Bind(3, HostName());
@@ -143,7 +158,7 @@ class SqliteTuningLog final : public TuningLog {
   }
 
   Status EndSession(int64_t session_id, const std::string& state) override {
-    Status s = InTransaction(db_, [&]() -> Status {
+    Status s = Write([&]() -> Status {
       TF_ASSIGN_OR_RETURN(SqliteStmt st, db_.Prepare("UPDATE sessions SET ended = ?1, state = ?2 WHERE id = ?3"));
       st.Bind(1, NowSeconds()).Bind(2, state).Bind(3, session_id);
       return st.Run();
@@ -153,7 +168,7 @@ class SqliteTuningLog final : public TuningLog {
 
   Result<int64_t> AddRecord(const RecordRow& r) override {
     int64_t id = 0;
-    Status s = InTransaction(db_, [&]() -> Status {
+    Status s = Write([&]() -> Status {
       TF_ASSIGN_OR_RETURN(
           SqliteStmt st,
           db_.Prepare("INSERT INTO records (session_id, task_id, template_id, device_id, config_index, config, "
@@ -270,12 +285,28 @@ class SqliteTuningLog final : public TuningLog {
  private:
   Status Fail(const Status& s) const { return s.WithContext(db_.path()); }
 
+  // Every write is its own transaction, on the file the log was opened as. When its path no longer names that file
+  // (removed, renamed or replaced while this process writes), the write is refused: what it wrote would end up in
+  // no file, or its write-ahead log (named by the path) apart from its database.
+  template <typename Fn>
+  Status Write(Fn&& body) {
+    if (file_) {
+      const std::optional<FileId> now = FileIdOf(db_.path());
+      if (!now || now->dev != file_->dev || now->ino != file_->ino) {
+        return Status::IOError(std::string("the log was ") + (now ? "replaced by another file" : "removed or renamed") +
+                               " while this process wrote to it; nothing more is written (move or delete a log "
+                               "only when no run writes to it)");
+      }
+    }
+    return InTransaction(db_, std::forward<Fn>(body));
+  }
+
   // INSERT ... ON CONFLICT DO NOTHING, then SELECT the id, in one write transaction.
   template <typename BindInsert, typename BindSelect>
   Result<int64_t> UpsertReturningId(const char* insert_sql, const char* select_sql, BindInsert bind_insert,
                                     BindSelect bind_select) {
     int64_t id = 0;
-    Status s = InTransaction(db_, [&]() -> Status {
+    Status s = Write([&]() -> Status {
       TF_ASSIGN_OR_RETURN(SqliteStmt ins, db_.Prepare(insert_sql));
       bind_insert(ins);
       TF_RETURN_IF_ERROR(ins.Run());
@@ -304,16 +335,30 @@ class SqliteTuningLog final : public TuningLog {
   }
 
   SqliteDb db_;
+  std::optional<FileId> file_;
 };
+
+Status SwitchToWal(SqliteDb& db) {
+  TF_ASSIGN_OR_RETURN(SqliteStmt st, db.Prepare("PRAGMA journal_mode = WAL"));
+  TF_ASSIGN_OR_RETURN(bool row, st.Step());
+  if (!row || st.Text(0) != "wal") return Status::IOError("cannot switch to WAL journal mode");
+  return Status::OK();
+}  // the statement is finalized on return: an unfinished one would block the migration's COMMIT
 
 Status Configure(SqliteDb& db) {
   TF_RETURN_IF_ERROR(db.Exec("PRAGMA busy_timeout = " + std::to_string(kBusyTimeoutMs)));
   // journal_mode returns a row; it is the first statement that reads the file, so a non-database fails here.
-  {
-    TF_ASSIGN_OR_RETURN(SqliteStmt st, db.Prepare("PRAGMA journal_mode = WAL"));
-    TF_ASSIGN_OR_RETURN(bool row, st.Step());
-    if (!row || st.Text(0) != "wal") return Status::IOError("cannot switch to WAL journal mode");
-  }  // finalized here: an unfinished statement would block the migration's COMMIT
+  // Switching a new file to WAL while another process does the same can fail at once with SQLITE_BUSY: SQLite
+  // does not call the busy handler there. So it is tried again, as the busy timeout would, until that runs out.
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
+  for (;;) {
+    Status s = SwitchToWal(db);
+    if (s.code() != Status::Code::kUnavailable || std::chrono::steady_clock::now() >= give_up) {
+      TF_RETURN_IF_ERROR(s);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   TF_RETURN_IF_ERROR(db.Exec("PRAGMA foreign_keys = ON"));
   return MigrateSchema(db);
 }
@@ -329,7 +374,17 @@ Result<std::unique_ptr<TuningLog>> TuningLog::Open(const std::string& path) {
     }
     return s.WithContext(path);
   }
-  return std::unique_ptr<TuningLog>(new SqliteTuningLog(std::move(db)));
+  // SQLite names a database's write-ahead log after the path it was opened by: two runs writing one file through
+  // two of its names (hard links) would each keep their own, and one's records would be lost.
+  const std::optional<FileId> file = FileIdOf(path);
+  if (!file) return Status::IOError(path + ": the log vanished as it was opened");
+  if (file->links > 1) {
+    return Status::InvalidArgument(path + ": the file has " + std::to_string(file->links) +
+                                   " names (hard links); a log is written through one name only, since SQLite keeps "
+                                   "its write-ahead log per name and runs writing through two would lose records "
+                                   "(copy it, or use a symbolic link)");
+  }
+  return std::unique_ptr<TuningLog>(new SqliteTuningLog(std::move(db), file));
 }
 
 namespace {
@@ -367,7 +422,7 @@ Result<std::unique_ptr<TuningLog>> TuningLog::OpenExisting(const std::string& pa
   if (!std::filesystem::exists(path, ec)) return Status::NotFound(path + ": no such tuning log");
   if (HoldsNoLog(path)) return Status::NotFound(path + ": no tuning log in it (an empty file or database)");
   if (std::optional<SqliteDb> db = OpenCurrentReadOnly(path)) {
-    return std::unique_ptr<TuningLog>(new SqliteTuningLog(std::move(*db)));
+    return std::unique_ptr<TuningLog>(new SqliteTuningLog(std::move(*db), std::nullopt));
   }
   return Open(path);  // an older schema is brought up to date; anything else is refused with the reason
 }

@@ -27,7 +27,7 @@ int RunImport(const ImportOptions& o) {
   std::ifstream in(o.file);
   if (!in) return CommandError("import", o.file + ": cannot open", 2);
   auto log = TuningLog::Open(o.db);
-  if (!log.ok()) return CommandError("import", log.status().message(), 2);
+  if (!log.ok()) return CommandError("import", log.status().message(), LogOpenExitCode(log.status()));
   auto counts = ImportAutotvm(in, o.file, **log, {}, std::cerr);
   if (!counts.ok()) return CommandError("import", counts.status().message(), 2);
   std::cerr << "tunefleet import: " << counts->added << " records added to " << o.db << ", " << counts->duplicate

@@ -150,7 +150,7 @@ int RunTuneCommand(const TuneArgs& a) {
   if (Status fit = CheckSomeDeviceRuns(o.tasks, o.template_name); !fit.ok())
     return CommandError("tune", fit.message(), 2);
   Result<std::unique_ptr<TuningLog>> log = TuningLog::Open(a.db);
-  if (!log.ok()) return CommandError("tune", log.status().message(), 2);
+  if (!log.ok()) return CommandError("tune", log.status().message(), LogOpenExitCode(log.status()));
   WarnDamagedRecords("tune", **log);
   // SIGINT/SIGTERM stop the run promptly: the batch in flight is abandoned, what it already returned is kept,
   // the lease is released, exit 130 (see StopOnSignals for repeats). Set up before RunTune starts any thread.

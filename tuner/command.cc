@@ -10,6 +10,10 @@ int CommandError(const char* cmd, const std::string& message, int code) {
   return code;
 }
 
+int LogOpenExitCode(const Status& s) {
+  return s.code() == Status::Code::kUnavailable || s.code() == Status::Code::kIOError ? 1 : 2;
+}
+
 std::string OutputOverLog(const std::string& option, const std::string& out, const std::string& db) {
   std::error_code ec;
   if (out.empty() || out == "-" || !std::filesystem::equivalent(out, db, ec) || ec) return "";

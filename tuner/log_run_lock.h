@@ -14,7 +14,7 @@
 //
 // A lock is flock(2) on LOG.locks/HASH.lock, one file per (scope, task spec), HASH being FNV-1a of the two, LOG
 // being the file the log's path resolves to (a symlink to the log, or `./x/../tune.db`, meets the same locks; a hard
-// link, a second name of the file, does not). The
+// link, a second name of the file, would not, but TuningLog::Open refuses a file with several names). The
 // kernel releases it when its holder exits or is killed (kill -9 included), so a stale lock cannot outlive its run;
 // the holder writes who it is into the file for the refusal, and removes its files (and the folder, when they were
 // the last) on a clean exit. The files a killed run leaves hold no lock and stay until the next run of their task
