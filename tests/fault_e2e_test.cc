@@ -188,6 +188,24 @@ TEST(FaultE2E, GivenTheTrackerRestartedMidRunAgentsAndTunerShouldReconnectAndFin
   EXPECT_TRUE(fleet.agent(0).running());
 }
 
+TEST(FaultE2E, GivenTheTrackerRestartedWhileTheRunWaitsForItsFirstDeviceTheRunShouldWaitForItAndFinish) {
+  LocalFleet fleet;
+  fleet.StartTracker();
+  auto tune = fleet.CliAsync(TuneCommand(fleet, 8, "1"));  // --wait 30: no agent is registered yet
+  ASSERT_TRUE(WaitUntil([&] { return tune->Log().find("waiting up to") != std::string::npos; },
+                        std::chrono::seconds(30)))
+      << tune->Log();
+  fleet.StopTracker(SIGKILL);
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  fleet.StartTracker();
+  fleet.StartAgent("pocl");
+  auto code = tune->Wait(std::chrono::seconds(300));
+  ASSERT_TRUE(code.has_value()) << tune->Log();
+  EXPECT_EQ(*code, 0) << tune->Log();
+  EXPECT_NE(tune->Log().find("went away while this run waited for a device"), std::string::npos) << tune->Log();
+  ExpectEveryTrialOnce(fleet, 8);
+}
+
 class WorkerFaultE2E : public ::testing::Test {
  protected:
   // Starts an agent whose worker misbehaves (`fault`: crash | hang) on kernels marked TUNEFLEET_FAULT.

@@ -47,7 +47,22 @@ Result<std::unique_ptr<MeasureSession>> MeasureSession::Open(const SessionOption
   if (!acquired.ok() && opts.wait > 0 && !s->interrupted() &&
       (acquired.code() == Status::Code::kNotFound || acquired.code() == Status::Code::kDeadlineExceeded)) {
     spdlog::info("{}", s->WhyWaiting(acquired.code() == Status::Code::kNotFound));
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::duration<double>(opts.wait);
     acquired = s->Acquire(opts.wait);
+    // A tracker lost during the wait (restarted, say) is waited for within the same --wait, as a run's tracker lost
+    // mid-run is: the call fails at once while it is away, so it is asked again every second.
+    bool said = false;
+    while (!acquired.ok() && acquired.code() == Status::Code::kUnavailable && !s->interrupted()) {
+      const std::chrono::duration<double> left = give_up - std::chrono::steady_clock::now();
+      if (left.count() <= 1) break;
+      if (!said) {
+        spdlog::warn("tracker {} went away while this run waited for a device ({}); asking again until the wait "
+                     "ends", opts.tracker, acquired.message());
+        said = true;
+      }
+      for (int i = 0; i < 10 && !s->interrupted(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      acquired = s->Acquire(left.count() - 1);
+    }
   }
   if (!acquired.ok() && s->interrupted()) return Status::Unavailable("interrupted while waiting for a device");
   TF_RETURN_IF_ERROR(acquired);
