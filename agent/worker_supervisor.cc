@@ -178,7 +178,7 @@ proto::MeasureResult WorkerSupervisor::Run(const proto::KernelProgram& program) 
   // bounded by its own watchdog. The wait itself is bounded so that a stuck peer is reported, not waited out.
   auto deadline = start + timeout;
   std::chrono::steady_clock::time_point wait_start;
-  const auto max_wait = std::max<std::chrono::steady_clock::duration>(10 * timeout, std::chrono::minutes(5));
+  const auto max_wait = std::max<std::chrono::steady_clock::duration>(10 * timeout, options_.min_device_wait);
   Status sent = WriteFrame(socket_, FrameKind::kJob, program.SerializeAsString());
   if (sent.ok()) {
     for (;;) {
@@ -196,11 +196,15 @@ proto::MeasureResult WorkerSupervisor::Run(const proto::KernelProgram& program) 
     }
   }
   if (waiting && !reply.ok() && reply.status().code() == Status::Code::kDeadlineExceeded) {
+    // Not a property of the config: the job is given back, to be measured again (a stuck peer holds the lock).
     Reap(true);
-    return finish(Failed(proto::RUNTIME_ERROR,
-                         "the device stayed locked by another agent for " +
-                             std::to_string(std::chrono::duration_cast<std::chrono::seconds>(max_wait).count()) +
-                             " s; the worker was killed and replaced"));
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(max_wait).count();
+    const std::string waited = ms % 1000 == 0 ? std::to_string(ms / 1000) + " s" : std::to_string(ms) + " ms";
+    proto::MeasureResult given_back =
+        Failed(proto::RUNTIME_ERROR, "the device stayed locked by another agent for " + waited +
+                                         "; the worker was killed and replaced, and the job given back");
+    given_back.set_not_measured(true);
+    return finish(given_back);
   }
 
   if (reply.ok() && reply->kind == FrameKind::kResult) {

@@ -41,6 +41,9 @@ class WorkerSupervisor final : public JobRunner {
     std::vector<std::string> argv;
     std::chrono::milliseconds default_job_timeout{60000};  // when a job's timing.timeout_ms is 0
     std::chrono::milliseconds startup_timeout{60000};      // until the worker says hello
+    // How long a job waits for the device lock (another agent's jobs on the device) at least; 10x its timeout
+    // when that is longer. Past it the job is given back, not measured (MeasureResult.not_measured).
+    std::chrono::milliseconds min_device_wait{std::chrono::minutes(5)};
   };
 
   // Starts the worker and waits for its hello; fails with the worker's own error line (e.g. OpenCL not loadable).

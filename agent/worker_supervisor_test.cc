@@ -107,6 +107,37 @@ TEST_F(WorkerSupervisorTest, GivenTheDeviceLockedByAnotherAgent_WeShouldWaitBeyo
   std::remove(path);
 }
 
+TEST_F(WorkerSupervisorTest, GivenTheDeviceLockedPastTheLongestWait_WeShouldGiveTheJobBackNotMeasured) {
+  char path[] = "/tmp/tunefleet-supervisor-lock-XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  WorkerSupervisor::Options options;
+  options.argv = {TUNEFLEET_AGENT_BINARY, "--worker", "--device-lock", path};
+  options.min_device_wait = std::chrono::milliseconds(1500);  // 5 minutes in an agent
+  Result<std::unique_ptr<WorkerSupervisor>> supervisor = WorkerSupervisor::Start(options);
+  ASSERT_TRUE(supervisor.ok()) << supervisor.status().ToString();
+  ASSERT_EQ((*supervisor)->Run(TestVectorAdd()).status(), proto::OK);
+
+  // A stuck peer (this test) holds the device past the wait: the job is not a property of the config.
+  Result<DeviceLock> other = DeviceLock::Open(path);
+  ASSERT_TRUE(other.ok());
+  Result<DeviceLock::Guard> held = other->Acquire();
+  ASSERT_TRUE(held.ok() && held->held());
+  proto::KernelProgram job = TestVectorAdd();
+  job.mutable_timing()->set_timeout_ms(100);
+  const proto::MeasureResult result = (*supervisor)->Run(job);
+  EXPECT_TRUE(result.not_measured()) << result.message();
+  EXPECT_NE(result.message().find("the device stayed locked by another agent for 1500 ms"), std::string::npos)
+      << result.message();
+  // Once the peer lets go, the next job runs (on a new worker).
+  held->Release();
+  const proto::MeasureResult next = (*supervisor)->Run(TestVectorAdd());
+  EXPECT_EQ(next.status(), proto::OK) << next.message();
+  EXPECT_FALSE(next.not_measured());
+  std::remove(path);
+}
+
 TEST_F(WorkerSupervisorTest, GivenAJobThatHangsWhileBuilding_WeShouldReportABuildTimeout) {
   std::unique_ptr<WorkerSupervisor> supervisor = StartWorker("hang-build");
   ASSERT_NE(supervisor, nullptr);

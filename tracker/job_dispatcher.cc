@@ -126,7 +126,11 @@ DispatchActions JobDispatcher::OnResult(const std::string& agent_id, const proto
   ev.set_job_id(run.job_id);
   ev.set_agent_id(agent_id);
   ev.set_device_fingerprint(it->second.fingerprint);
-  *ev.mutable_result() = result.result();
+  if (result.result().not_measured()) {
+    ev = LostEvent(run.job_id, agent_id, result.result().message());  // given back: measured again
+  } else {
+    *ev.mutable_result() = result.result();
+  }
   EndJob(run.batch, run.job_id, std::move(ev), &out);
   const std::string lease_id = it->second.lease_id;
   if (lease_id.empty()) {

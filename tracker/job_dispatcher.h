@@ -73,7 +73,7 @@ class JobDispatcher {
   // Job id the agent is running, if any.
   std::optional<uint64_t> RunningJob(const std::string& agent_id) const;
   // A result from an agent for its running job (the caller checked RunningJob). The agent becomes idle and
-  // gets its lease's next job.
+  // gets its lease's next job. A result the agent marked not_measured ends the job as device_lost instead.
   DispatchActions OnResult(const std::string& agent_id, const proto::JobResult& result);
   // The agent vanished: its running job ends as device_lost with `message`, the lease loses the agent, and
   // when the lease has no agent left its queued jobs end as device_lost too.

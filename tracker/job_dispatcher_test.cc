@@ -63,6 +63,26 @@ TEST_F(JobDispatcherTest, GivenAnAgentLostMidJob_WeShouldEndItsJobAsDeviceLostAn
   EXPECT_EQ(r.assignments[0].job.job_id(), 3u);
 }
 
+TEST_F(JobDispatcherTest, GivenAJobTheAgentGaveBackNotMeasured_WeShouldEndItAsDeviceLostAndGiveTheAgentTheNext) {
+  DispatchActions out;
+  ASSERT_TRUE(d_.Submit("L", Jobs({1, 2, 3}), &out).ok());
+  proto::JobResult back;
+  back.set_job_id(1);
+  back.mutable_result()->set_status(proto::RUNTIME_ERROR);
+  back.mutable_result()->set_message("the device stayed locked by another agent for 300 s");
+  back.mutable_result()->set_not_measured(true);
+  auto r = d_.OnResult("a1", back);
+  ASSERT_EQ(r.events.size(), 1u);
+  EXPECT_EQ(r.events[0].event.job_id(), 1u);
+  EXPECT_TRUE(r.events[0].event.device_lost());
+  EXPECT_FALSE(r.events[0].event.has_result());  // never passed on as a result
+  EXPECT_EQ(r.events[0].event.message(), "the device stayed locked by another agent for 300 s");
+  EXPECT_EQ(r.events[0].event.device_fingerprint(), "fa");
+  ASSERT_EQ(r.assignments.size(), 1u);  // the agent stays in the lease
+  EXPECT_EQ(r.assignments[0].agent_id, "a1");
+  EXPECT_EQ(r.assignments[0].job.job_id(), 3u);
+}
+
 TEST_F(JobDispatcherTest, GivenTheLastAgentLost_WeShouldEndTheQueuedJobsAsDeviceLost) {
   DispatchActions out;
   ASSERT_TRUE(d_.Submit("L", Jobs({1, 2, 3, 4}), &out).ok());
