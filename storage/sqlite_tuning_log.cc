@@ -1,6 +1,7 @@
 // TuningLog over one SQLite file. Every public write is its own transaction (BEGIN IMMEDIATE ... COMMIT), so
 // a crash never loses an acknowledged record and several processes can append to one file (WAL + busy
 // timeout). Errors from SQLite are returned with the database path in front.
+#include <sqlite3.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -101,10 +102,16 @@ std::optional<FileId> FileIdOf(const std::string& path) {
   return FileId{st.st_dev, st.st_ino, st.st_nlink};
 }
 
+// The file a written log was opened as: SQLite's resolved name for it, and its identity then.
+struct OpenedFile {
+  std::string path;
+  FileId id;
+};
+
 class SqliteTuningLog final : public TuningLog {
  public:
   // `file`: the file the log was opened as, for a log that is written (see Write); nullopt for a read-only one.
-  SqliteTuningLog(SqliteDb db, std::optional<FileId> file) : db_(std::move(db)), file_(file) {}
+  SqliteTuningLog(SqliteDb db, std::optional<OpenedFile> file) : db_(std::move(db)), file_(std::move(file)) {}
 
   Result<int64_t> UpsertDevice(const proto::DeviceInfo& info) override {
     if (info.fingerprint().empty()) return Fail(Status::InvalidArgument("device has no fingerprint"));
@@ -285,15 +292,15 @@ class SqliteTuningLog final : public TuningLog {
  private:
   Status Fail(const Status& s) const { return s.WithContext(db_.path()); }
 
-  // Every write is its own transaction, on the file the log was opened as. When its path no longer names that file
-  // (removed, renamed or replaced while this process writes), the write is refused: what it wrote would end up in
-  // no file, or its write-ahead log (named by the path) apart from its database.
+  // Every write is its own transaction, on the file the log was opened as. When the name SQLite resolved no longer
+  // names that file (removed, renamed, or another file put at its path while this process writes), the write is
+  // refused: what it wrote would end up in no file, or its write-ahead log (named by that name) apart from it.
   template <typename Fn>
   Status Write(Fn&& body) {
     if (file_) {
-      const std::optional<FileId> now = FileIdOf(db_.path());
-      if (!now || now->dev != file_->dev || now->ino != file_->ino) {
-        return Status::IOError(std::string("the log was ") + (now ? "replaced by another file" : "removed or renamed") +
+      const std::optional<FileId> now = FileIdOf(file_->path);
+      if (!now || now->dev != file_->id.dev || now->ino != file_->id.ino) {
+        return Status::IOError(std::string("the log was ") + (now ? "replaced by another file at its path" : "removed or renamed") +
                                " while this process wrote to it; nothing more is written (move or delete a log "
                                "only when no run writes to it)");
       }
@@ -335,7 +342,7 @@ class SqliteTuningLog final : public TuningLog {
   }
 
   SqliteDb db_;
-  std::optional<FileId> file_;
+  std::optional<OpenedFile> file_;
 };
 
 Status SwitchToWal(SqliteDb& db) {
@@ -363,10 +370,27 @@ Status Configure(SqliteDb& db) {
   return MigrateSchema(db);
 }
 
+// The refusal of a log file with several names (nullopt when it has one).
+std::optional<Status> SeveralNames(const std::string& path, const FileId& file) {
+  if (file.links <= 1) return std::nullopt;
+  return Status::InvalidArgument(path + ": the file has " + std::to_string(file.links) +
+                                 " names (hard links); a log is written through one name only, since SQLite keeps "
+                                 "its write-ahead log per name and runs writing through two would lose records "
+                                 "(copy it, or use a symbolic link)");
+}
+
 }  // namespace
 
 Result<std::unique_ptr<TuningLog>> TuningLog::Open(const std::string& path) {
   TF_ASSIGN_OR_RETURN(SqliteDb db, SqliteDb::Open(path));
+  // The file SQLite opened, as it resolved the path (symlinks followed): its write-ahead log is named after it.
+  const char* opened = sqlite3_db_filename(db.get(), "main");
+  const std::string file_path = opened && *opened ? opened : path;
+  // SQLite names a database's write-ahead log after that name: two runs writing one file through two of its names
+  // (hard links) would each keep their own, and one's records would be lost. Checked before anything is written.
+  if (std::optional<FileId> before = FileIdOf(file_path)) {
+    if (std::optional<Status> refused = SeveralNames(path, *before)) return *refused;
+  }
   Status s = Configure(db);
   if (!s.ok()) {
     if (s.code() == Status::Code::kCorruption) {
@@ -374,17 +398,10 @@ Result<std::unique_ptr<TuningLog>> TuningLog::Open(const std::string& path) {
     }
     return s.WithContext(path);
   }
-  // SQLite names a database's write-ahead log after the path it was opened by: two runs writing one file through
-  // two of its names (hard links) would each keep their own, and one's records would be lost.
-  const std::optional<FileId> file = FileIdOf(path);
+  const std::optional<FileId> file = FileIdOf(file_path);  // a new file exists by now
   if (!file) return Status::IOError(path + ": the log vanished as it was opened");
-  if (file->links > 1) {
-    return Status::InvalidArgument(path + ": the file has " + std::to_string(file->links) +
-                                   " names (hard links); a log is written through one name only, since SQLite keeps "
-                                   "its write-ahead log per name and runs writing through two would lose records "
-                                   "(copy it, or use a symbolic link)");
-  }
-  return std::unique_ptr<TuningLog>(new SqliteTuningLog(std::move(db), file));
+  if (std::optional<Status> refused = SeveralNames(path, *file)) return *refused;
+  return std::unique_ptr<TuningLog>(new SqliteTuningLog(std::move(db), OpenedFile{file_path, *file}));
 }
 
 namespace {

@@ -78,8 +78,9 @@ class TuningLog {
  public:
   // Opens or creates the database and runs pending migrations. An unwritable path, a file that is not a
   // tunefleet database, or a file with several names (hard links: SQLite keeps a write-ahead log per name) gives
-  // one clear error naming the path. Each write checks first that the path still names the file it opened: a log
-  // removed, renamed or replaced meanwhile fails the write with IOError, since nothing written would be kept.
+  // one clear error naming the path. Each write checks first that the path (as SQLite resolved it, symlinks followed)
+  // still names the file it opened: a log removed, renamed, or another file put at its path meanwhile fails the
+  // write with IOError, since nothing written would be kept. (A file copied over it in place is not seen.)
   static Result<std::unique_ptr<TuningLog>> Open(const std::string& path);
   // Open for the commands that read a log (best, export, report, simulate): a path with no file is a typo, not an
   // empty log, so it is an error (NotFound, naming the path) and no file is created; an empty file or an SQLite

@@ -402,5 +402,18 @@ TEST_F(TuningLogTest, GivenTheLogRemovedOrReplacedWhileOpen_TheNextWriteShouldFa
   EXPECT_EQ(log->Records(task_, tmpl_, dev_).value().size(), 1u);
 }
 
+TEST_F(TuningLogTest, GivenALogOpenedThroughASymlinkThatIsThenRemoved_WritesShouldGoOnToTheFile) {
+  { OpenOrDie(); }
+  const std::string link = (dir_ / "latest.db").string();
+  fs::create_symlink(path_, link);
+  auto log = TuningLog::Open(link);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  MakeWorld(**log);
+  fs::remove(link);  // the link, not the file SQLite opened: nothing is lost
+  ASSERT_TRUE((*log)->AddRecord(Rec(1, 0, 1e-3)).ok());
+  log->reset();
+  EXPECT_EQ(OpenOrDie()->Records(task_, tmpl_, dev_).value().size(), 1u);
+}
+
 }  // namespace
 }  // namespace tunefleet

@@ -11,6 +11,7 @@ void JobDispatcher::OpenLease(const std::string& lease_id, const std::vector<Lea
     AgentState& st = agents_[a.agent_id];  // may still be running a job of an ended lease
     st.lease_id = lease_id;
     st.fingerprint = a.fingerprint;
+    st.gave_back = false;
   }
 }
 
@@ -69,8 +70,10 @@ Result<BatchId> JobDispatcher::Submit(const std::string& lease_id, std::vector<p
   }
   const BatchId id = next_batch_++;
   batches_[id] = std::move(batch);
-  if (lit->second.agent_ids.empty()) {
-    for (const auto& j : jobs) EndJob(id, j.job_id(), LostEvent(j.job_id(), "", "lease has no agent left"), out);
+  if (lit->second.agent_ids.empty() || !TakesJobs(lit->second)) {
+    const std::string why = lit->second.agent_ids.empty() ? "lease has no agent left"
+                                                          : "no agent of the lease takes jobs: each gave one back";
+    for (const auto& j : jobs) EndJob(id, j.job_id(), LostEvent(j.job_id(), "", why), out);
     return id;
   }
   for (auto& j : jobs) lit->second.queue.push_back(Queued{id, std::move(j)});
@@ -98,7 +101,7 @@ void JobDispatcher::Dispatch(const std::string& lease_id, DispatchActions* out) 
   for (const auto& a : ls.agent_ids) {
     if (ls.queue.empty()) return;
     AgentState& st = agents_[a];
-    if (st.running) continue;
+    if (st.running || st.gave_back) continue;
     Queued q = std::move(ls.queue.front());
     ls.queue.pop_front();
     st.running = Running{q.batch, q.job.job_id()};
@@ -108,6 +111,18 @@ void JobDispatcher::Dispatch(const std::string& lease_id, DispatchActions* out) 
     *as.job.mutable_program() = std::move(*q.job.mutable_program());
     out->assignments.push_back(std::move(as));
   }
+}
+
+bool JobDispatcher::TakesJobs(const LeaseState& lease) const {
+  return std::any_of(lease.agent_ids.begin(), lease.agent_ids.end(), [&](const std::string& a) {
+    auto it = agents_.find(a);
+    return it != agents_.end() && !it->second.gave_back;
+  });
+}
+
+void JobDispatcher::EndQueued(LeaseState& lease, const std::string& message, DispatchActions* out) {
+  for (auto& q : lease.queue) EndJob(q.batch, q.job.job_id(), LostEvent(q.job.job_id(), "", message), out);
+  lease.queue.clear();
 }
 
 std::optional<uint64_t> JobDispatcher::RunningJob(const std::string& agent_id) const {
@@ -126,8 +141,10 @@ DispatchActions JobDispatcher::OnResult(const std::string& agent_id, const proto
   ev.set_job_id(run.job_id);
   ev.set_agent_id(agent_id);
   ev.set_device_fingerprint(it->second.fingerprint);
-  if (result.result().not_measured()) {
-    ev = LostEvent(run.job_id, agent_id, result.result().message());  // given back: measured again
+  const bool given_back = result.result().not_measured();
+  if (given_back) {
+    ev = LostEvent(run.job_id, agent_id, result.result().message());  // measured again
+    it->second.gave_back = true;
   } else {
     *ev.mutable_result() = result.result();
   }
@@ -135,6 +152,8 @@ DispatchActions JobDispatcher::OnResult(const std::string& agent_id, const proto
   const std::string lease_id = it->second.lease_id;
   if (lease_id.empty()) {
     agents_.erase(it);  // its lease ended while it ran
+  } else if (LeaseState& lease = leases_[lease_id]; !TakesJobs(lease)) {
+    EndQueued(lease, "no agent of the lease takes jobs: " + result.result().message(), &out);
   } else {
     Dispatch(lease_id, &out);
   }
@@ -155,10 +174,9 @@ DispatchActions JobDispatcher::OnAgentLost(const std::string& agent_id, const st
   if (lit == leases_.end()) return out;
   std::erase(lit->second.agent_ids, agent_id);
   if (lit->second.agent_ids.empty()) {
-    for (auto& q : lit->second.queue) {
-      EndJob(q.batch, q.job.job_id(), LostEvent(q.job.job_id(), "", "lease has no agent left: " + message), &out);
-    }
-    lit->second.queue.clear();
+    EndQueued(lit->second, "lease has no agent left: " + message, &out);
+  } else if (!TakesJobs(lit->second)) {
+    EndQueued(lit->second, "no agent of the lease takes jobs: " + message, &out);
   }
   return out;
 }

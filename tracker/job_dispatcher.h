@@ -73,7 +73,9 @@ class JobDispatcher {
   // Job id the agent is running, if any.
   std::optional<uint64_t> RunningJob(const std::string& agent_id) const;
   // A result from an agent for its running job (the caller checked RunningJob). The agent becomes idle and
-  // gets its lease's next job. A result the agent marked not_measured ends the job as device_lost instead.
+  // gets its lease's next job. A result the agent marked not_measured ends the job as device_lost instead, and the
+  // agent gets no more jobs of this lease (another agent of the lease measures the job when it comes again); when
+  // no agent of the lease is left to take jobs, its queued jobs end as device_lost too.
   DispatchActions OnResult(const std::string& agent_id, const proto::JobResult& result);
   // The agent vanished: its running job ends as device_lost with `message`, the lease loses the agent, and
   // when the lease has no agent left its queued jobs end as device_lost too.
@@ -90,6 +92,7 @@ class JobDispatcher {
     std::string lease_id;  // "" once its lease ended (kept while a job is still running)
     std::string fingerprint;
     std::optional<Running> running;
+    bool gave_back = false;  // it gave a job back (its device stayed locked): no more jobs of this lease
   };
   struct Queued {
     BatchId batch;
@@ -105,6 +108,10 @@ class JobDispatcher {
   };
 
   void Dispatch(const std::string& lease_id, DispatchActions* out);
+  // True when an agent of the lease still takes jobs (one that gave a job back does not).
+  bool TakesJobs(const LeaseState& lease) const;
+  // Ends every queued job of the lease as device_lost with `message`.
+  void EndQueued(LeaseState& lease, const std::string& message, DispatchActions* out);
   void EndJob(BatchId batch, uint64_t job_id, proto::MeasureEvent event, DispatchActions* out);
   proto::MeasureEvent LostEvent(uint64_t job_id, const std::string& agent_id, const std::string& message) const;
 

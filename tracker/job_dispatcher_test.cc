@@ -63,24 +63,51 @@ TEST_F(JobDispatcherTest, GivenAnAgentLostMidJob_WeShouldEndItsJobAsDeviceLostAn
   EXPECT_EQ(r.assignments[0].job.job_id(), 3u);
 }
 
-TEST_F(JobDispatcherTest, GivenAJobTheAgentGaveBackNotMeasured_WeShouldEndItAsDeviceLostAndGiveTheAgentTheNext) {
-  DispatchActions out;
-  ASSERT_TRUE(d_.Submit("L", Jobs({1, 2, 3}), &out).ok());
+proto::JobResult GivenBack(uint64_t job_id) {
   proto::JobResult back;
-  back.set_job_id(1);
+  back.set_job_id(job_id);
   back.mutable_result()->set_status(proto::RUNTIME_ERROR);
   back.mutable_result()->set_message("the device stayed locked by another agent for 300 s");
   back.mutable_result()->set_not_measured(true);
-  auto r = d_.OnResult("a1", back);
+  return back;
+}
+
+TEST_F(JobDispatcherTest, GivenAJobTheAgentGaveBackNotMeasured_WeShouldEndItAsDeviceLostAndGiveTheRestToTheOthers) {
+  DispatchActions out;
+  ASSERT_TRUE(d_.Submit("L", Jobs({1, 2, 3, 4}), &out).ok());
+  auto r = d_.OnResult("a1", GivenBack(1));
   ASSERT_EQ(r.events.size(), 1u);
   EXPECT_EQ(r.events[0].event.job_id(), 1u);
   EXPECT_TRUE(r.events[0].event.device_lost());
   EXPECT_FALSE(r.events[0].event.has_result());  // never passed on as a result
   EXPECT_EQ(r.events[0].event.message(), "the device stayed locked by another agent for 300 s");
   EXPECT_EQ(r.events[0].event.device_fingerprint(), "fa");
-  ASSERT_EQ(r.assignments.size(), 1u);  // the agent stays in the lease
-  EXPECT_EQ(r.assignments[0].agent_id, "a1");
-  EXPECT_EQ(r.assignments[0].job.job_id(), 3u);
+  EXPECT_TRUE(r.assignments.empty());  // a1 takes no more jobs of this lease
+  // a2 measures the rest, the job given back too when it comes again.
+  auto r2 = d_.OnResult("a2", Ok(2));
+  ASSERT_EQ(r2.assignments.size(), 1u);
+  EXPECT_EQ(r2.assignments[0].agent_id, "a2");
+  EXPECT_EQ(r2.assignments[0].job.job_id(), 3u);
+  DispatchActions again;
+  ASSERT_TRUE(d_.Submit("L", Jobs({5}), &again).ok());
+  EXPECT_TRUE(again.assignments.empty());  // a2 is busy; a1 is not asked
+  EXPECT_EQ(d_.queued("L"), 2u);
+  // Once a2 gives one back too, no agent takes jobs: the queued ones end as device_lost at once.
+  auto r3 = d_.OnResult("a2", GivenBack(3));
+  EXPECT_TRUE(r3.assignments.empty());
+  ASSERT_EQ(r3.events.size(), 3u);
+  for (const auto& e : r3.events) EXPECT_TRUE(e.event.device_lost());
+  EXPECT_EQ(d_.queued("L"), 0u);
+  DispatchActions none;
+  ASSERT_TRUE(d_.Submit("L", Jobs({6}), &none).ok());
+  ASSERT_EQ(none.events.size(), 1u);
+  EXPECT_TRUE(none.events[0].event.device_lost());
+  // A new lease of the same agents gives them jobs again.
+  d_.OpenLease("M", {{"a1", "fa"}});
+  DispatchActions fresh;
+  ASSERT_TRUE(d_.Submit("M", Jobs({7}), &fresh).ok());
+  ASSERT_EQ(fresh.assignments.size(), 1u);
+  EXPECT_EQ(fresh.assignments[0].agent_id, "a1");
 }
 
 TEST_F(JobDispatcherTest, GivenTheLastAgentLost_WeShouldEndTheQueuedJobsAsDeviceLost) {

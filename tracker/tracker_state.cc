@@ -67,8 +67,10 @@ Status TrackerState::OnAgentMessage(const std::string& agent_id, const proto::Ag
       RemoveAgentLocked(agent_id, why);  // the job ends as a lost device's: measured again elsewhere
       return Status::InvalidArgument(why);
     }
-    registry_.CountJob(agent_id);
-    jobs_done_++;
+    if (!msg.result().result().not_measured()) {  // a job given back is not done
+      registry_.CountJob(agent_id);
+      jobs_done_++;
+    }
     Execute(dispatcher_.OnResult(agent_id, msg.result()));
     return Status::OK();
   }

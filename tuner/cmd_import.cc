@@ -29,7 +29,7 @@ int RunImport(const ImportOptions& o) {
   auto log = TuningLog::Open(o.db);
   if (!log.ok()) return CommandError("import", log.status().message(), LogOpenExitCode(log.status()));
   auto counts = ImportAutotvm(in, o.file, **log, {}, std::cerr);
-  if (!counts.ok()) return CommandError("import", counts.status().message(), 2);
+  if (!counts.ok()) return CommandError("import", counts.status().message(), LogOpenExitCode(counts.status()));
   std::cerr << "tunefleet import: " << counts->added << " records added to " << o.db << ", " << counts->duplicate
             << " already present, " << counts->skipped << " skipped\n";
   return 0;

@@ -16,9 +16,10 @@ using RegisterCommandFn = void (*)(CLI::App& app, int* exit_code);
 // Prints "tunefleet <cmd>: error: <message>" to stderr and returns `code`.
 int CommandError(const char* cmd, const std::string& message, int code = 1);
 
-// The exit code for a tuning log that `TuningLog::Open` refused: 1 when the system is at fault (the log stayed
-// locked by another writer past the busy timeout, a disk error), 2 when the input is (not a log, a newer schema, a
-// path that cannot be created, a file with several names).
+// The exit code for a tuning log that `TuningLog::Open` refused, or a write to it that failed: 1 when the system is
+// at fault (the log stayed locked by another writer past the busy timeout, a disk error, the log removed meanwhile),
+// 2 when the input is (not a log, a newer schema, a path that cannot be created, a file with several names, a bad
+// line of an imported file).
 int LogOpenExitCode(const Status& s);
 
 // When the output file `out` (of `option`) is the tuning log `db` itself, the one-line message that refuses it:

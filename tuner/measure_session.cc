@@ -63,6 +63,10 @@ Result<std::unique_ptr<MeasureSession>> MeasureSession::Open(const SessionOption
       for (int i = 0; i < 10 && !s->interrupted(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
       acquired = s->Acquire(left.count() - 1);
     }
+    if (said && !acquired.ok() && acquired.code() == Status::Code::kUnavailable && !s->interrupted()) {
+      acquired = Status::Unavailable("tracker " + opts.tracker + " did not come back within the wait of " +
+                                     std::to_string(static_cast<int>(opts.wait)) + " s: " + acquired.message());
+    }
   }
   if (!acquired.ok() && s->interrupted()) return Status::Unavailable("interrupted while waiting for a device");
   TF_RETURN_IF_ERROR(acquired);
