@@ -7,6 +7,8 @@
 
 #include <chrono>
 #include <cstdio>
+#include <optional>
+#include <string>
 #include <thread>
 
 #include "agent/cl_api.h"
@@ -28,7 +30,11 @@ class WorkerSupervisorTest : public ::testing::Test {
       GTEST_SKIP() << "no OpenCL device: " << device.status().ToString();
     }
   }
-  void TearDown() override { unsetenv("TUNEFLEET_TEST_FAULT"); }
+  void TearDown() override {
+    unsetenv("TUNEFLEET_TEST_FAULT");
+    held_.Release();
+    if (!std::string(lock_path_).ends_with("XXXXXX")) std::remove(lock_path_);  // made by StartWithDeviceLock
+  }
 
   // A supervisor over the real agent binary, with the fault hook set to `fault` ("" for none).
   static std::unique_ptr<WorkerSupervisor> StartWorker(const char* fault, const std::string& opencl_lib = "") {
@@ -40,6 +46,33 @@ class WorkerSupervisorTest : public ::testing::Test {
     EXPECT_TRUE(supervisor.ok()) << supervisor.status().ToString();
     return supervisor.ok() ? std::move(supervisor).value() : nullptr;
   }
+
+  // A supervisor whose worker locks the device through a temporary lock file, its compiler warmed so that a locked
+  // job's build is quick. HoldDevice then takes the lock as another agent's worker would.
+  std::unique_ptr<WorkerSupervisor> StartWithDeviceLock(WorkerSupervisor::Options options) {
+    const int fd = mkstemp(lock_path_);
+    EXPECT_GE(fd, 0);
+    if (fd < 0) return nullptr;
+    close(fd);
+    options.argv = {TUNEFLEET_AGENT_BINARY, "--worker", "--device-lock", lock_path_};
+    Result<std::unique_ptr<WorkerSupervisor>> supervisor = WorkerSupervisor::Start(options);
+    EXPECT_TRUE(supervisor.ok()) << supervisor.status().ToString();
+    if (!supervisor.ok()) return nullptr;
+    EXPECT_EQ((*supervisor)->Run(TestVectorAdd()).status(), proto::OK);
+    return std::move(supervisor).value();
+  }
+  void HoldDevice() {
+    Result<DeviceLock> other = DeviceLock::Open(lock_path_);
+    ASSERT_TRUE(other.ok());
+    other_.emplace(std::move(other).value());
+    Result<DeviceLock::Guard> held = other_->Acquire();
+    ASSERT_TRUE(held.ok() && held->held());
+    held_ = std::move(held).value();
+  }
+
+  char lock_path_[40] = "/tmp/tunefleet-supervisor-lock-XXXXXX";
+  std::optional<DeviceLock> other_;
+  DeviceLock::Guard held_;
 };
 
 TEST_F(WorkerSupervisorTest, GivenAHealthyWorker_WeShouldRunJobsAndReportTheDevice) {
@@ -79,63 +112,39 @@ TEST_F(WorkerSupervisorTest, GivenAJobThatHangs_WeShouldKillTheWorkerAtTheTimeou
 }
 
 TEST_F(WorkerSupervisorTest, GivenTheDeviceLockedByAnotherAgent_WeShouldWaitBeyondTheTimeoutAndThenRun) {
-  char path[] = "/tmp/tunefleet-supervisor-lock-XXXXXX";
-  const int fd = mkstemp(path);
-  ASSERT_GE(fd, 0);
-  close(fd);
-  WorkerSupervisor::Options options;
-  options.argv = {TUNEFLEET_AGENT_BINARY, "--worker", "--device-lock", path};
-  Result<std::unique_ptr<WorkerSupervisor>> supervisor = WorkerSupervisor::Start(options);
-  ASSERT_TRUE(supervisor.ok()) << supervisor.status().ToString();
-  // Warm the compiler so the locked job's build is quick.
-  ASSERT_EQ((*supervisor)->Run(TestVectorAdd()).status(), proto::OK);
-
+  std::unique_ptr<WorkerSupervisor> supervisor = StartWithDeviceLock({});
+  ASSERT_TRUE(supervisor);
   // Another agent's worker (this test) holds the device for longer than the job's timeout.
-  Result<DeviceLock> other = DeviceLock::Open(path);
-  ASSERT_TRUE(other.ok());
-  Result<DeviceLock::Guard> held = other->Acquire();
-  ASSERT_TRUE(held.ok() && held->held());
+  ASSERT_NO_FATAL_FAILURE(HoldDevice());
   proto::KernelProgram job = TestVectorAdd();
   job.mutable_timing()->set_timeout_ms(1500);
   proto::MeasureResult result;
-  std::thread run([&] { result = (*supervisor)->Run(job); });
+  std::thread run([&] { result = supervisor->Run(job); });
   std::this_thread::sleep_for(std::chrono::milliseconds(3000));
-  held->Release();
+  held_.Release();
   run.join();
   EXPECT_EQ(result.status(), proto::OK) << result.message();
   EXPECT_GE(result.wall_time(), 2.5);  // it did wait for the device
-  std::remove(path);
 }
 
 TEST_F(WorkerSupervisorTest, GivenTheDeviceLockedPastTheLongestWait_WeShouldGiveTheJobBackNotMeasured) {
-  char path[] = "/tmp/tunefleet-supervisor-lock-XXXXXX";
-  const int fd = mkstemp(path);
-  ASSERT_GE(fd, 0);
-  close(fd);
   WorkerSupervisor::Options options;
-  options.argv = {TUNEFLEET_AGENT_BINARY, "--worker", "--device-lock", path};
   options.min_device_wait = std::chrono::milliseconds(4000);  // 5 minutes in an agent
-  Result<std::unique_ptr<WorkerSupervisor>> supervisor = WorkerSupervisor::Start(options);
-  ASSERT_TRUE(supervisor.ok()) << supervisor.status().ToString();
-  ASSERT_EQ((*supervisor)->Run(TestVectorAdd()).status(), proto::OK);
-
+  std::unique_ptr<WorkerSupervisor> supervisor = StartWithDeviceLock(options);
+  ASSERT_TRUE(supervisor);
   // A stuck peer (this test) holds the device past the wait: the job is not a property of the config.
-  Result<DeviceLock> other = DeviceLock::Open(path);
-  ASSERT_TRUE(other.ok());
-  Result<DeviceLock::Guard> held = other->Acquire();
-  ASSERT_TRUE(held.ok() && held->held());
+  ASSERT_NO_FATAL_FAILURE(HoldDevice());
   proto::KernelProgram job = TestVectorAdd();
   job.mutable_timing()->set_timeout_ms(300);  // the build (a cache hit) must say it waits within it
-  const proto::MeasureResult result = (*supervisor)->Run(job);
+  const proto::MeasureResult result = supervisor->Run(job);
   EXPECT_TRUE(result.not_measured()) << result.message();
   EXPECT_NE(result.message().find("the device stayed locked by another agent for 4 s"), std::string::npos)
       << result.message();
   // Once the peer lets go, the next job runs (on a new worker).
-  held->Release();
-  const proto::MeasureResult next = (*supervisor)->Run(TestVectorAdd());
+  held_.Release();
+  const proto::MeasureResult next = supervisor->Run(TestVectorAdd());
   EXPECT_EQ(next.status(), proto::OK) << next.message();
   EXPECT_FALSE(next.not_measured());
-  std::remove(path);
 }
 
 TEST_F(WorkerSupervisorTest, GivenAJobThatHangsWhileBuilding_WeShouldReportABuildTimeout) {

@@ -300,7 +300,8 @@ class SqliteTuningLog final : public TuningLog {
     if (file_) {
       const std::optional<FileId> now = FileIdOf(file_->path);
       if (!now || now->dev != file_->id.dev || now->ino != file_->id.ino) {
-        return Status::IOError(std::string("the log was ") + (now ? "replaced by another file at its path" : "removed or renamed") +
+        const char* what = now ? "replaced by another file at its path" : "removed or renamed";
+        return Status::IOError(std::string("the log was ") + what +
                                " while this process wrote to it; nothing more is written (move or delete a log "
                                "only when no run writes to it)");
       }

@@ -70,7 +70,7 @@ Result<BatchId> JobDispatcher::Submit(const std::string& lease_id, std::vector<p
   }
   const BatchId id = next_batch_++;
   batches_[id] = std::move(batch);
-  if (lit->second.agent_ids.empty() || !TakesJobs(lit->second)) {
+  if (!TakesJobs(lit->second)) {
     const std::string why = lit->second.agent_ids.empty() ? "lease has no agent left"
                                                           : "no agent of the lease takes jobs: each gave one back";
     for (const auto& j : jobs) EndJob(id, j.job_id(), LostEvent(j.job_id(), "", why), out);
@@ -173,10 +173,10 @@ DispatchActions JobDispatcher::OnAgentLost(const std::string& agent_id, const st
   auto lit = leases_.find(lease_id);
   if (lit == leases_.end()) return out;
   std::erase(lit->second.agent_ids, agent_id);
-  if (lit->second.agent_ids.empty()) {
-    EndQueued(lit->second, "lease has no agent left: " + message, &out);
-  } else if (!TakesJobs(lit->second)) {
-    EndQueued(lit->second, "no agent of the lease takes jobs: " + message, &out);
+  if (!TakesJobs(lit->second)) {
+    const std::string why =
+        lit->second.agent_ids.empty() ? "lease has no agent left: " : "no agent of the lease takes jobs: ";
+    EndQueued(lit->second, why + message, &out);
   }
   return out;
 }

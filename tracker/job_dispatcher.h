@@ -108,7 +108,8 @@ class JobDispatcher {
   };
 
   void Dispatch(const std::string& lease_id, DispatchActions* out);
-  // True when an agent of the lease still takes jobs (one that gave a job back does not).
+  // True when an agent of the lease still takes jobs (one that gave a job back does not; a lease without agents has
+  // none).
   bool TakesJobs(const LeaseState& lease) const;
   // Ends every queued job of the lease as device_lost with `message`.
   void EndQueued(LeaseState& lease, const std::string& message, DispatchActions* out);
