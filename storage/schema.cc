@@ -62,6 +62,11 @@ const std::vector<const char*>& Migrations() {
       CREATE INDEX records_best ON records (task_id, template_id, device_id, status, mean_cost);
       CREATE INDEX records_by_session ON records (session_id);
       )sql",
+      // 2: the lock file (in LOG.locks/) a tune run holds while it lives, so that a later run can tell a session
+      // whose run was killed from one still running; '' for sessions of older runs and of imports.
+      R"sql(
+      ALTER TABLE sessions ADD COLUMN run_lock TEXT NOT NULL DEFAULT '';
+      )sql",
   };
   return kMigrations;
 }

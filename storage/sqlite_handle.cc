@@ -208,6 +208,8 @@ Result<SqliteStmt> SqliteDb::Prepare(std::string_view sql) {
 
 int64_t SqliteDb::LastInsertId() const { return sqlite3_last_insert_rowid(db_); }
 
+int64_t SqliteDb::Changes() const { return sqlite3_changes64(db_); }
+
 Status SqliteDb::LastError(std::string_view what) const {
   return ErrorFor(sqlite3_errcode(db_), std::string(what) + ": " + sqlite3_errmsg(db_));
 }

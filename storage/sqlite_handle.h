@@ -69,6 +69,8 @@ class SqliteDb {
   Status Exec(const std::string& sql);
   Result<SqliteStmt> Prepare(std::string_view sql);
   int64_t LastInsertId() const;
+  // Rows changed by the last INSERT, UPDATE or DELETE of this connection.
+  int64_t Changes() const;
   // The last error of this connection as a Status (SQLITE_NOTADB/CORRUPT map to Corruption).
   Status LastError(std::string_view what) const;
 

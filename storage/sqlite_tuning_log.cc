@@ -150,12 +150,13 @@ class SqliteTuningLog final : public TuningLog {
         [&](SqliteStmt& st) { st.Bind(1, name).Bind(2, static_cast<int64_t>(version)); });
   }
 
-  Result<int64_t> BeginSession(const std::string& args_json) override {
+  Result<int64_t> BeginSession(const std::string& args_json, const std::string& run_lock) override {
     int64_t id = 0;
     Status s = Write([&]() -> Status {
-      TF_ASSIGN_OR_RETURN(SqliteStmt st,
-                          db_.Prepare("INSERT INTO sessions (started, state, args, host) VALUES (?1, 'running', ?2, ?3)"));
+      TF_ASSIGN_OR_RETURN(SqliteStmt st, db_.Prepare("INSERT INTO sessions (started, state, args, host, run_lock) "
+                                                     "VALUES (?1, 'running', ?2, ?3, ?4)"));
       st.Bind(1, NowSeconds()).Bind(2, args_json.empty() ? std::string("{}") : args_json).Bind(3, HostName());
+      st.Bind(4, run_lock);
       TF_RETURN_IF_ERROR(st.Run());
       id = db_.LastInsertId();
       return Status::OK();
@@ -171,6 +172,33 @@ class SqliteTuningLog final : public TuningLog {
       return st.Run();
     });
     return Fail(s);
+  }
+
+  Result<std::vector<RunningSession>> RunningSessions() override {
+    TF_ASSIGN_OR_RETURN(SqliteStmt st, db_.Prepare("SELECT id, started, host, run_lock FROM sessions "
+                                                   "WHERE state = 'running' ORDER BY id"));
+    std::vector<RunningSession> out;
+    for (;;) {
+      TF_ASSIGN_OR_RETURN(bool row, st.Step());
+      if (!row) return out;
+      out.push_back({st.Int64(0), st.Double(1), st.Text(2), st.Text(3)});
+    }
+  }
+
+  Result<bool> EndKilledSession(int64_t session_id) override {
+    bool ended = false;
+    Status s = Write([&]() -> Status {
+      TF_ASSIGN_OR_RETURN(
+          SqliteStmt st,
+          db_.Prepare("UPDATE sessions SET state = 'killed', ended = coalesce((SELECT max(timestamp) FROM records "
+                      "WHERE session_id = ?1), started) WHERE id = ?1 AND state = 'running'"));
+      st.Bind(1, session_id);
+      TF_RETURN_IF_ERROR(st.Run());
+      ended = db_.Changes() > 0;
+      return Status::OK();
+    });
+    if (!s.ok()) return Fail(s);
+    return ended;
   }
 
   Result<int64_t> AddRecord(const RecordRow& r) override {

@@ -68,6 +68,14 @@ struct TaskRow {
   double flops = 0;
 };
 
+// A session whose run has not ended it (state 'running').
+struct RunningSession {
+  int64_t id = 0;
+  double started = 0;          // unix seconds
+  std::string host;
+  std::string run_lock;        // the lock file's name in LOG.locks/ ('' when the run took none)
+};
+
 struct TemplateRow {
   int64_t id = 0;
   std::string name;
@@ -98,9 +106,15 @@ class TuningLog {
                                      const std::string& workload_json, double flops) = 0;
   // Inserts or finds by (name, version); returns templates.id.
   virtual Result<int64_t> UpsertTemplate(const std::string& name, int version) = 0;
-  // A tuning session (one tuner run); `args_json` records the command line. Returns sessions.id.
-  virtual Result<int64_t> BeginSession(const std::string& args_json) = 0;
+  // A tuning session (one tuner run); `args_json` records the command line, `run_lock` the name of the lock file
+  // the run holds while it lives ('' for none; tuner/run_session.h). Returns sessions.id.
+  virtual Result<int64_t> BeginSession(const std::string& args_json, const std::string& run_lock) = 0;
   virtual Status EndSession(int64_t session_id, const std::string& state) = 0;
+  // Sessions in state 'running', in id order.
+  virtual Result<std::vector<RunningSession>> RunningSessions() = 0;
+  // Ends a session whose run died without ending it (killed, or its machine went down): state 'killed', `ended`
+  // its last record's time (its start when it has none). False when the session was no longer running.
+  virtual Result<bool> EndKilledSession(int64_t session_id) = 0;
 
   // Commits one record at once (its own transaction). Returns records.id.
   virtual Result<int64_t> AddRecord(const RecordRow& r) = 0;

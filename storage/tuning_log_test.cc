@@ -46,6 +46,20 @@ class TuningLogTest : public ::testing::Test {
     ASSERT_EQ(rc, SQLITE_OK) << sql;
   }
 
+  // The first column of the first row of `sql`, as text ("" for NULL or no row), read as another program would.
+  std::string QueryRaw(const std::string& sql) {
+    sqlite3* raw = nullptr;
+    EXPECT_EQ(sqlite3_open(path_.c_str(), &raw), SQLITE_OK);
+    sqlite3_stmt* st = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(raw, sql.c_str(), -1, &st, nullptr), SQLITE_OK) << sql;
+    std::string v;
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0) != nullptr)
+      v = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    sqlite3_close(raw);
+    return v;
+  }
+
   static proto::DeviceInfo Device(const std::string& name) {
     proto::DeviceInfo d;
     d.set_vendor("ACME");
@@ -89,7 +103,7 @@ class TuningLogTest : public ::testing::Test {
 TEST_F(TuningLogTest, GivenARecord_WeShouldReadBackEveryField) {
   auto log = OpenOrDie();
   MakeWorld(*log);
-  int64_t session = log->BeginSession(R"({"argv":["tune"]})").value();
+  int64_t session = log->BeginSession(R"({"argv":["tune"]})", "").value();
   RecordRow in = Rec(42, 0, 1e-3);
   in.session_id = session;
   int64_t id = log->AddRecord(in).value();
@@ -243,11 +257,64 @@ TEST_F(TuningLogTest, GivenAnOpenLog_WeShouldBeInWalModeAtTheLatestSchema) {
     return v;
   };
   EXPECT_EQ(one("PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(one("PRAGMA user_version"), "1");
+  EXPECT_EQ(one("PRAGMA user_version"), "2");
   EXPECT_EQ(one("SELECT count(*) FROM sqlite_schema WHERE name IN "
                 "('devices','tasks','templates','sessions','records')"),
             "5");
   sqlite3_close(raw);
+}
+
+// Schema 2 added sessions.run_lock; a log of schema 1 (the column dropped again here) is brought up to date with its
+// sessions kept, by the writing commands and the reading ones alike.
+TEST_F(TuningLogTest, GivenALogOfSchema1_OpeningItShouldAddTheRunLockColumnAndKeepItsSessions) {
+  {
+    auto log = OpenOrDie();
+    ASSERT_TRUE(log->BeginSession(R"({"argv":["tune"]})", "").ok());
+  }
+  ASSERT_NO_FATAL_FAILURE(ExecRaw("ALTER TABLE sessions DROP COLUMN run_lock; PRAGMA user_version = 1"));
+  ASSERT_EQ(QueryRaw("SELECT count(*) FROM pragma_table_info('sessions') WHERE name = 'run_lock'"), "0");
+  auto read = TuningLog::OpenExisting(path_);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(QueryRaw("PRAGMA user_version"), "2");
+  auto running = (*read)->RunningSessions();
+  ASSERT_TRUE(running.ok()) << running.status().ToString();
+  ASSERT_EQ(running->size(), 1u);
+  EXPECT_EQ((*running)[0].id, 1);
+  EXPECT_EQ((*running)[0].run_lock, "");
+  auto log = OpenOrDie();
+  EXPECT_EQ(log->BeginSession("{}", "abc.lock").value(), 2);
+  EXPECT_EQ(QueryRaw("SELECT run_lock FROM sessions WHERE id = 2"), "abc.lock");
+}
+
+// A session whose run died is ended at its last record's time (its start without records), and only while running.
+TEST_F(TuningLogTest, GivenRunningSessions_EndKilledSessionShouldEndOnlyARunningOneAtItsLastRecord) {
+  auto log = OpenOrDie();
+  MakeWorld(*log);
+  const int64_t killed = log->BeginSession("{}", "k.lock").value();
+  const int64_t done = log->BeginSession("{}", "d.lock").value();
+  const int64_t empty = log->BeginSession("{}", "e.lock").value();
+  for (double t : {1700000010.25, 1700000005.0}) {
+    RecordRow r = Rec(static_cast<uint64_t>(t) % 100, 0, 1e-3);
+    r.session_id = killed;
+    r.timestamp = t;
+    ASSERT_TRUE(log->AddRecord(r).ok());
+  }
+  ASSERT_TRUE(log->EndSession(done, "done").ok());
+  auto running = log->RunningSessions().value();
+  ASSERT_EQ(running.size(), 2u);
+  EXPECT_EQ(running[0].id, killed);
+  EXPECT_EQ(running[0].run_lock, "k.lock");
+  EXPECT_EQ(running[1].id, empty);
+
+  EXPECT_TRUE(log->EndKilledSession(killed).value());
+  EXPECT_EQ(QueryRaw("SELECT state || ' ' || ended FROM sessions WHERE id = " + std::to_string(killed)),
+            "killed 1700000010.25");
+  EXPECT_TRUE(log->EndKilledSession(empty).value());
+  EXPECT_EQ(QueryRaw("SELECT ended = started FROM sessions WHERE id = " + std::to_string(empty)), "1");
+  EXPECT_FALSE(log->EndKilledSession(killed).value());  // no longer running
+  EXPECT_FALSE(log->EndKilledSession(done).value());
+  EXPECT_EQ(QueryRaw("SELECT state FROM sessions WHERE id = " + std::to_string(done)), "done");
+  EXPECT_TRUE(log->RunningSessions().value().empty());
 }
 
 TEST_F(TuningLogTest, GivenTwoConnectionsWritingAtOnce_WeShouldKeepEveryRecord) {
@@ -350,7 +417,7 @@ TEST_F(TuningLogTest, GivenSeveralProcessesCreatingOneLogAtOnce_EachShouldOpenIt
         (void)!read(go[0], &c, 1);  // all start when the pipe closes
         auto log = TuningLog::Open(path);
         if (!log.ok()) fprintf(stderr, "%s\n", log.status().ToString().c_str());
-        _exit(log.ok() && (*log)->BeginSession("{}").ok() ? 0 : 1);
+        _exit(log.ok() && (*log)->BeginSession("{}", "").ok() ? 0 : 1);
       }
       children.push_back(pid);
     }
@@ -391,7 +458,7 @@ TEST_F(TuningLogTest, GivenTheLogRemovedOrReplacedWhileOpen_TheNextWriteShouldFa
   EXPECT_NE(after_move.status().message().find(path_ + ": the log was removed or renamed while this process wrote"),
             std::string::npos)
       << after_move.status().ToString();
-  EXPECT_FALSE(log->BeginSession("{}").ok());
+  EXPECT_FALSE(log->BeginSession("{}", "").ok());
   // Another file put at its path is not the log it writes either.
   std::ofstream(path_) << "x";
   Result<int64_t> after_replace = log->AddRecord(Rec(3, 0, 1e-3));

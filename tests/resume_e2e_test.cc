@@ -43,6 +43,13 @@ TEST(ResumeE2E, GivenARunKilledMidwayTheSameCommandShouldMeasureExactlyTheRemain
   EXPECT_EQ(fleet.Count("SELECT count(*) FROM records"), 20);
   EXPECT_EQ(fleet.Count("SELECT count(DISTINCT config_index) FROM records"), 20);
   EXPECT_EQ(fleet.Count("SELECT count(*) FROM sessions"), 2);
+  // The killed run could not end its session; the next run saw its run lock free and ended it, at its last record.
+  EXPECT_NE(again.output.find("session 1 (on "), std::string::npos) << again.output;
+  EXPECT_NE(again.output.find("marked 'killed'"), std::string::npos) << again.output;
+  EXPECT_EQ(fleet.Count("SELECT count(*) FROM sessions WHERE id = 1 AND state = 'killed' AND ended = "
+                        "(SELECT max(timestamp) FROM records WHERE session_id = 1)"),
+            1);
+  EXPECT_EQ(fleet.Count("SELECT count(*) FROM sessions WHERE id = 2 AND state = 'done'"), 1);
   // A third run has nothing left to do and measures nothing.
   RunResult third = fleet.Cli(cmd, std::chrono::seconds(120));
   ASSERT_EQ(third.exit_code, 0) << third.output;

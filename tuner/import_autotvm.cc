@@ -150,7 +150,9 @@ Status ImportLines(std::istream& in, const std::string& source, TuningLog& log, 
       continue;
     }
     if (session == 0) {
-      TF_ASSIGN_OR_RETURN(session, log.BeginSession(nlohmann::json({{"import", source}, {"format", "autotvm"}}).dump()));
+      // An import holds no run lock: it takes seconds, and a killed one leaves its session 'running'.
+      const std::string args = nlohmann::json({{"import", source}, {"format", "autotvm"}}).dump();
+      TF_ASSIGN_OR_RETURN(session, log.BeginSession(args, ""));
     }
     RecordRow r;
     r.session_id = session;

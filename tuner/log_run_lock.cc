@@ -118,6 +118,8 @@ RunLockScope RunLockScope::Device(const std::string& fingerprint, const std::str
           "device '" + Printable(name, 100) + "' (fingerprint " + Printable(fingerprint, 64) + ")"};
 }
 
+RunLockScope RunLockScope::Session(const std::string& token) { return {"session", token, "session " + token}; }
+
 std::string LogRunLock::LockFolder(const std::string& log_path) {
   // Beside the file the path resolves to, so that a symlink to the log, or another spelling of its path, meets the
   // same locks.
@@ -166,6 +168,21 @@ Result<LogRunLock> LogRunLock::Acquire(const std::string& log_path, const RunLoc
   return Status::Unavailable(first_refusal +
                              "; one tune per task and device of a log at a time: wait for it, stop it, or give this "
                              "run another --db");
+}
+
+Result<bool> LogRunLock::Abandoned(const std::string& lock_path) {
+  const int fd = ::open(lock_path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0 && errno == ENOENT) return true;
+  if (fd < 0) return Status::IOError(lock_path + ": cannot open the run lock: " + std::strerror(errno));
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    ::close(fd);
+    if (err == EWOULDBLOCK) return false;
+    return Status::IOError(lock_path + ": cannot test the run lock: " + std::strerror(err));
+  }
+  if (StillLinked(fd, lock_path)) ::unlink(lock_path.c_str());
+  ::close(fd);
+  return true;
 }
 
 LogRunLock::LogRunLock(LogRunLock&& other) noexcept

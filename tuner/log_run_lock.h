@@ -39,6 +39,8 @@ struct RunLockScope {
   static RunLockScope Key(const std::string& key);
   // `name`: the device's name as its agent reported it (escaped for the message).
   static RunLockScope Device(const std::string& fingerprint, const std::string& name);
+  // A run's own lock, held while it lives (tuner/run_session.h); `token` is unique to the run.
+  static RunLockScope Session(const std::string& token);
   std::string kind;   // "key" or "device": part of the lock's name, so a key and a fingerprint never meet
   std::string id;     // the key, or the fingerprint
   std::string label;  // in messages: "key pixel7", "device 'Adreno 740' (fingerprint 633b142aba6f8a7c)"
@@ -58,6 +60,11 @@ class LogRunLock {
   // The folder beside `log_path` that holds its locks, and the lock file of one task on one scope.
   static std::string LockFolder(const std::string& log_path);
   static std::string LockPath(const std::string& log_path, const RunLockScope& scope, const std::string& task_spec);
+
+  // True when no process holds the lock file at `lock_path`: it does not exist, or it is not locked, and then it is
+  // removed. Only for a lock one run takes once, before anyone looks for it (a session's): probing a task's lock
+  // could make its next run, taking it at that moment, see it busy. Errors: IOError when it cannot be opened.
+  static Result<bool> Abandoned(const std::string& lock_path);
 
   LogRunLock(LogRunLock&& other) noexcept;
   LogRunLock& operator=(LogRunLock&& other) noexcept;

@@ -183,10 +183,11 @@ Status MeasureSession::Measure(
         callback_error = on_result(i, ev.result(), ev.device_fingerprint());
         ++results;
       });
+      // The tracker's message says why (the agent lost, left, or gave the job back): not said twice here.
       for (const auto& [who, jobs] : lost) {
-        spdlog::warn("{}: {}; {} job{} will be measured again",
-                     who.first.empty() ? "a job not yet sent to a device ended" : "device " + who.first + " lost",
-                     Printable(who.second), jobs, jobs == 1 ? "" : "s");
+        spdlog::warn("{} job{} {} without a result, to be measured again: {}", jobs, jobs == 1 ? "" : "s",
+                     who.first.empty() ? "not yet sent to a device ended" : "of agent " + who.first + " ended",
+                     Printable(who.second));
       }
       if (!callback_error.ok()) return callback_error;
       if (interrupted()) return Interrupted(job_to_program.size() + next.size());

@@ -18,6 +18,7 @@
 #include "storage/tuning_log.h"
 #include "tuner/log_run_lock.h"
 #include "tuner/progress.h"
+#include "tuner/run_session.h"
 #include "tuner/task_scheduler.h"
 
 namespace tunefleet {
@@ -146,7 +147,9 @@ Result<TuneSummary> RunTune(const TuneOptions& opts, TuningLog& log) {
   const proto::DeviceInfo device = session->devices().front().device();
   DeviceLimits limits = DeviceLimits::From(device);
   const int64_t device_id = device_ids.at(device.fingerprint());
-  TF_ASSIGN_OR_RETURN(int64_t session_id, log.BeginSession(opts.args_json));
+  // Ends as 'failed' on every error return below; its lock tells later runs that this one still lives.
+  TF_ASSIGN_OR_RETURN(RunSession run_session, RunSession::Begin(log, opts.args_json, opts.session.client));
+  const int64_t session_id = run_session.id();
   spdlog::info("tuning on {} device(s) of key '{}': {} ({}), log {}", session->devices().size(), opts.session.key,
                Printable(device.name()), Printable(device.driver_version()), opts.db);
 
@@ -273,7 +276,7 @@ Result<TuneSummary> RunTune(const TuneOptions& opts, TuningLog& log) {
   };
   auto fail = [&](Status st) {
     progress.Finish();
-    (void)log.EndSession(session_id, "failed");
+    (void)run_session.End("failed");
     return st;
   };
 
@@ -342,7 +345,7 @@ Result<TuneSummary> RunTune(const TuneOptions& opts, TuningLog& log) {
   progress.Finish();
   // Free the devices before the bookkeeping below, so that a stopped run hands them on at once.
   session->Release();
-  TF_RETURN_IF_ERROR(log.EndSession(session_id, summary.interrupted ? "interrupted" : "done"));
+  TF_RETURN_IF_ERROR(run_session.End(summary.interrupted ? "interrupted" : "done"));
 
   for (const Entry& e : entries) {
     const TaskTuner& t = *e.tuner;

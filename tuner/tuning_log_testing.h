@@ -47,7 +47,7 @@ class TuningLogTest : public ::testing::Test {
     for (int i = 0; i < 3; ++i) device_info_.add_max_work_item_sizes(256);
     device_info_.set_local_mem_bytes(32 * 1024);
     device_ = log_->UpsertDevice(device_info_).value();
-    session_ = log_->BeginSession("{}").value();
+    session_ = log_->BeginSession("{}", "").value();
   }
   void TearDown() override {
     log_.reset();

@@ -1,0 +1,63 @@
+#include "tuner/run_session.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <filesystem>
+#include <utility>
+
+#include "common/printable.h"
+
+namespace tunefleet {
+
+Result<RunSession> RunSession::Begin(TuningLog& log, const std::string& args_json, const std::string& holder) {
+  // Unique per run: the holder names the pid and host, the clock tells two runs of one pid apart.
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  const RunLockScope scope =
+      RunLockScope::Session(holder + " at " + std::to_string(std::chrono::nanoseconds(now).count()));
+  // Taken before the row exists, so that no other run sees the row without its lock held.
+  TF_ASSIGN_OR_RETURN(LogRunLock lock, LogRunLock::Acquire(log.path(), scope, {""}, holder));
+  const std::string name = std::filesystem::path(LogRunLock::LockPath(log.path(), scope, "")).filename().string();
+  TF_ASSIGN_OR_RETURN(int64_t id, log.BeginSession(args_json, name));
+  RunSession session(log, std::move(lock), id);
+  TF_RETURN_IF_ERROR(EndKilledSessions(log, id).status());
+  return session;
+}
+
+RunSession::RunSession(RunSession&& other) noexcept
+    : log_(std::exchange(other.log_, nullptr)), lock_(std::move(other.lock_)), id_(other.id_) {}
+
+RunSession::~RunSession() {
+  if (log_ != nullptr) (void)log_->EndSession(id_, "failed");
+}
+
+Status RunSession::End(const std::string& state) {
+  if (log_ == nullptr) return Status::OK();
+  TuningLog* log = std::exchange(log_, nullptr);
+  return log->EndSession(id_, state);
+}
+
+Result<int> EndKilledSessions(TuningLog& log, int64_t own) {
+  TF_ASSIGN_OR_RETURN(std::vector<RunningSession> running, log.RunningSessions());
+  const std::filesystem::path folder = LogRunLock::LockFolder(log.path());
+  int ended = 0;
+  for (const RunningSession& s : running) {
+    // A name with a separator is no name this code wrote (a log edited by hand): not looked up outside the folder.
+    if (s.id == own || s.run_lock.empty() || s.run_lock.find('/') != std::string::npos) continue;
+    Result<bool> abandoned = LogRunLock::Abandoned((folder / s.run_lock).string());
+    if (!abandoned.ok()) {
+      spdlog::warn("session {}: {}; left as it is", s.id, abandoned.status().message());
+      continue;
+    }
+    if (!*abandoned) continue;
+    TF_ASSIGN_OR_RETURN(bool now_ended, log.EndKilledSession(s.id));
+    if (!now_ended) continue;  // its run ended it meanwhile
+    ++ended;
+    spdlog::info("session {} (on {}) was left 'running' by a run that ended without closing it (killed, or its "
+                 "machine went down): marked 'killed'; its records are kept",
+                 s.id, Printable(s.host, 100));
+  }
+  return ended;
+}
+
+}  // namespace tunefleet

@@ -1,0 +1,52 @@
+// RunSession: a tune run's row in the log's `sessions` table, and the lock that says the run still lives. A run
+// ends its session itself: `End` with its state (done, interrupted), or 'failed' when the session is destroyed
+// without it (every error return of a run). A run killed without warning (kill -9, the OOM killer, a power cut)
+// cannot, and its session would stay 'running' for ever. So a run holds a lock file of its own (LOG.locks/HASH.lock,
+// a flock the kernel releases when the process dies) from before its row exists, names it in the row
+// (sessions.run_lock), and at its start ends every other 'running' session whose lock nobody holds as 'killed'
+// (tuner/log_run_lock.h says why only such a lock may be probed). Sessions without a lock name (older runs,
+// imports) are left as they are.
+//
+// Ownership: owns the lock (released by the destructor, or by the kernel when the process dies); borrows the log,
+// which must outlive it.
+// Thread safety: one owner.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/status.h"
+#include "storage/tuning_log.h"
+#include "tuner/log_run_lock.h"
+
+namespace tunefleet {
+
+class RunSession {
+ public:
+  // Takes the run's lock beside `log` (`holder` says who, e.g. "tunefleet tune pid 12@host"), begins its session
+  // with `args_json`, then ends the sessions of killed runs (one info line each). Errors: the lock's (IOError) or
+  // the log's.
+  static Result<RunSession> Begin(TuningLog& log, const std::string& args_json, const std::string& holder);
+
+  RunSession(RunSession&& other) noexcept;
+  RunSession& operator=(RunSession&&) = delete;
+  RunSession(const RunSession&) = delete;
+  RunSession& operator=(const RunSession&) = delete;
+  // Ends the session as 'failed' unless End was called.
+  ~RunSession();
+
+  int64_t id() const { return id_; }
+  // Ends the session with `state` ("done", "interrupted", "failed"); once.
+  Status End(const std::string& state);
+
+ private:
+  RunSession(TuningLog& log, LogRunLock lock, int64_t id) : log_(&log), lock_(std::move(lock)), id_(id) {}
+  TuningLog* log_ = nullptr;  // null once ended or moved from
+  LogRunLock lock_;
+  int64_t id_ = 0;
+};
+
+// Ends as 'killed' every 'running' session of `log` but `own` whose run lock no process holds; returns how many.
+Result<int> EndKilledSessions(TuningLog& log, int64_t own);
+
+}  // namespace tunefleet
