@@ -99,12 +99,17 @@ def encode(v):
     return "x".join(str(x) for x in v) if isinstance(v, list) else v
 
 
-def write_cache(task, path):
-    """A Kernel Tuner cache of the whole space; returns (tune_params, the recorded configs as tuples, key -> index)."""
+def write_cache(task, path, permute=0):
+    """A Kernel Tuner cache of the whole space; returns (tune_params, the recorded configs as tuples, key -> index).
+    Each parameter's values are in sorted order, or with `permute` N > 0 in an order drawn per parameter from N (its
+    own generator: independent of the strategies' seeds): Kernel Tuner's neighbourhoods follow that order."""
     keys = sorted({k for c in task.configs.values() for k in c})
     options = {k: sorted({json.dumps(c[k]) for c in task.configs.values()}, key=lambda s: json.loads(s))
                for k in keys}
     tune_params = {k: [encode(json.loads(s)) for s in options[k]] for k in keys}
+    if permute:
+        for k in keys:
+            random.Random(f"permute:{permute}:{k}").shuffle(tune_params[k])
     cache, allowed, index_of = {}, set(), {}
     for i, c in task.configs.items():
         params = {k: encode(c[k]) for k in keys}
@@ -245,6 +250,9 @@ def main():
     ap.add_argument("--skip", default="", help="strategy:max_configs,...: skip a strategy on larger spaces")
     ap.add_argument("--tunefleet", help="tunefleet simulate's results to show beside (see above)")
     ap.add_argument("--list", action="store_true", help="print DB_STEM TEMPLATE TASK per task and exit")
+    ap.add_argument("--task", default="", help="only the tasks whose spec holds this text")
+    ap.add_argument("--permute-values", type=int, default=0, metavar="N",
+                    help="list each parameter's values in an order drawn from N, not sorted (0, the default)")
     ap.add_argument("dbs", nargs="+")
     args = ap.parse_args()
     strategies = [s for s in args.strategies.split(",") if s]
@@ -254,7 +262,7 @@ def main():
         for path in args.dbs:
             stem = os.path.basename(path).split(".db")[0]
             try:
-                tasks += load_tasks(open_db(path, tmp), stem, args.target)
+                tasks += [t for t in load_tasks(open_db(path, tmp), stem, args.target) if args.task in t.spec]
             except (sqlite3.Error, OSError, EOFError) as e:
                 sys.exit(f"kernel_tuner_replay: {path} is not a tunefleet tuning log: {e}")
         if args.list:
@@ -269,7 +277,7 @@ def main():
         table = {}  # (task label) -> {strategy: (median, misses)}
         for t in tasks:
             cachefile = os.path.join(tmp, f"{t.stem}-{len(table)}.json")
-            tune_params, allowed, index_of = write_cache(t, cachefile)
+            tune_params, allowed, index_of = write_cache(t, cachefile, args.permute_values)
             check_space(tune_params, allowed)
             row = table.setdefault(t, {})
             for s in strategies:
