@@ -87,6 +87,8 @@ Result<int64_t> ForeignTableCount(SqliteDb& db) {
 
 int LatestSchemaVersion() { return static_cast<int>(Migrations().size()); }
 
+int OldestReadableSchemaVersion() { return 1; }  // 2 added sessions.run_lock, which only `tune` reads
+
 Status MigrateSchema(SqliteDb& db) {
   // Reading the version first also tells a non-database file apart (SQLITE_NOTADB → Corruption).
   TF_ASSIGN_OR_RETURN(int version, UserVersion(db));

@@ -11,6 +11,10 @@ namespace tunefleet {
 
 // The schema version this build writes.
 int LatestSchemaVersion();
+// The oldest version the reading queries (records, best, devices, tasks, templates) work on as it is: the reading
+// commands open logs from it on read-only, without migrating them (a log on a read-only disk stays readable). A
+// migration that changes what they read must raise it.
+int OldestReadableSchemaVersion();
 
 // Brings `db` up to LatestSchemaVersion(). A database from a newer tunefleet, or an SQLite file holding
 // other tables and no tunefleet version, is refused with a clear error (the caller adds the path).

@@ -449,15 +449,17 @@ bool HoldsNoLog(const std::string& path) {
   return row.ok() && *row && st->Int64(0) == 0 && st->Int64(1) == 0;
 }
 
-// A log of the current schema, opened read-only: a reading command leaves the file as it found it (Open would switch
-// its journal to WAL). Nullopt when it is anything else (older, newer, not a log), which Open handles and names.
-std::optional<SqliteDb> OpenCurrentReadOnly(const std::string& path) {
+// A log whose schema the reading queries understand as it is, opened read-only: a reading command leaves the file
+// as it found it (Open would switch its journal to WAL and migrate it), and reads a log it cannot write. Nullopt when
+// it is anything else (too old, newer, not a log), which Open handles and names.
+std::optional<SqliteDb> OpenReadableReadOnly(const std::string& path) {
   Result<SqliteDb> db = SqliteDb::OpenReadOnly(path);
   if (!db.ok() || !db->Exec("PRAGMA busy_timeout = " + std::to_string(kBusyTimeoutMs)).ok()) return std::nullopt;
   Result<SqliteStmt> st = db->Prepare("PRAGMA user_version");
   if (!st.ok()) return std::nullopt;
   Result<bool> row = st->Step();
-  if (!row.ok() || !*row || st->Int64(0) != LatestSchemaVersion()) return std::nullopt;
+  if (!row.ok() || !*row || st->Int64(0) < OldestReadableSchemaVersion() || st->Int64(0) > LatestSchemaVersion())
+    return std::nullopt;
   return std::move(db).value();
 }
 
@@ -467,10 +469,10 @@ Result<std::unique_ptr<TuningLog>> TuningLog::OpenExisting(const std::string& pa
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return Status::NotFound(path + ": no such tuning log");
   if (HoldsNoLog(path)) return Status::NotFound(path + ": no tuning log in it (an empty file or database)");
-  if (std::optional<SqliteDb> db = OpenCurrentReadOnly(path)) {
+  if (std::optional<SqliteDb> db = OpenReadableReadOnly(path)) {
     return std::unique_ptr<TuningLog>(new SqliteTuningLog(std::move(*db), std::nullopt));
   }
-  return Open(path);  // an older schema is brought up to date; anything else is refused with the reason
+  return Open(path);  // a schema too old to read is brought up to date; anything else is refused with the reason
 }
 
 }  // namespace tunefleet

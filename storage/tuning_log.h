@@ -92,8 +92,10 @@ class TuningLog {
   static Result<std::unique_ptr<TuningLog>> Open(const std::string& path);
   // Open for the commands that read a log (best, export, report, simulate): a path with no file is a typo, not an
   // empty log, so it is an error (NotFound, naming the path) and no file is created; an empty file or an SQLite
-  // database without tables is NotFound too, and left as it is. A log of the current schema is opened read-only, so
-  // the file stays as it was, byte for byte (writing through it fails); an older one is brought up to date.
+  // database without tables is NotFound too, and left as it is. A log of a schema the reading queries understand
+  // (schema.h: OldestReadableSchemaVersion on) is opened read-only, so the file stays as it was, byte for byte, and
+  // one that cannot be written is read (writing through it fails; RunningSessions needs schema 2); an older one is
+  // brought up to date.
   static Result<std::unique_ptr<TuningLog>> OpenExisting(const std::string& path);
   virtual ~TuningLog() = default;
   TuningLog(const TuningLog&) = delete;

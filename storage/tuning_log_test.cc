@@ -264,24 +264,34 @@ TEST_F(TuningLogTest, GivenAnOpenLog_WeShouldBeInWalModeAtTheLatestSchema) {
   sqlite3_close(raw);
 }
 
-// Schema 2 added sessions.run_lock; a log of schema 1 (the column dropped again here) is brought up to date with its
-// sessions kept, by the writing commands and the reading ones alike.
-TEST_F(TuningLogTest, GivenALogOfSchema1_OpeningItShouldAddTheRunLockColumnAndKeepItsSessions) {
+// Schema 2 added sessions.run_lock. A log of schema 1 (the column dropped again here) is read as it is by the
+// reading commands, so one that cannot be written stays readable, and brought up to date, its sessions kept, by the
+// writing ones.
+TEST_F(TuningLogTest, GivenALogOfSchema1_ReadingShouldLeaveItAndWritingShouldAddTheRunLockColumn) {
   {
     auto log = OpenOrDie();
+    MakeWorld(*log);
     ASSERT_TRUE(log->BeginSession(R"({"argv":["tune"]})", "").ok());
+    ASSERT_TRUE(log->AddRecord(Rec(7, 0, 1e-3)).ok());
   }
   ASSERT_NO_FATAL_FAILURE(ExecRaw("ALTER TABLE sessions DROP COLUMN run_lock; PRAGMA user_version = 1"));
   ASSERT_EQ(QueryRaw("SELECT count(*) FROM pragma_table_info('sessions') WHERE name = 'run_lock'"), "0");
-  auto read = TuningLog::OpenExisting(path_);
-  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  {
+    auto read = TuningLog::OpenExisting(path_);
+    ASSERT_TRUE(read.ok()) << read.status().ToString();
+    auto best = (*read)->Best();
+    ASSERT_TRUE(best.ok()) << best.status().ToString();
+    ASSERT_EQ(best->size(), 1u);
+    EXPECT_EQ((*best)[0].record.config_index, 7u);
+    EXPECT_EQ(QueryRaw("PRAGMA user_version"), "1");
+  }
+  auto log = OpenOrDie();
   EXPECT_EQ(QueryRaw("PRAGMA user_version"), "2");
-  auto running = (*read)->RunningSessions();
+  auto running = log->RunningSessions();
   ASSERT_TRUE(running.ok()) << running.status().ToString();
   ASSERT_EQ(running->size(), 1u);
   EXPECT_EQ((*running)[0].id, 1);
   EXPECT_EQ((*running)[0].run_lock, "");
-  auto log = OpenOrDie();
   EXPECT_EQ(log->BeginSession("{}", "abc.lock").value(), 2);
   EXPECT_EQ(QueryRaw("SELECT run_lock FROM sessions WHERE id = 2"), "abc.lock");
 }
