@@ -175,13 +175,15 @@ class SqliteTuningLog final : public TuningLog {
   }
 
   Result<std::vector<RunningSession>> RunningSessions() override {
-    TF_ASSIGN_OR_RETURN(SqliteStmt st, db_.Prepare("SELECT id, started, host, run_lock FROM sessions "
-                                                   "WHERE state = 'running' ORDER BY id"));
+    Result<SqliteStmt> st =
+        db_.Prepare("SELECT id, started, host, run_lock FROM sessions WHERE state = 'running' ORDER BY id");
+    if (!st.ok()) return Fail(st.status());
     std::vector<RunningSession> out;
     for (;;) {
-      TF_ASSIGN_OR_RETURN(bool row, st.Step());
-      if (!row) return out;
-      out.push_back({st.Int64(0), st.Double(1), st.Text(2), st.Text(3)});
+      Result<bool> row = st->Step();
+      if (!row.ok()) return Fail(row.status());
+      if (!*row) return out;
+      out.push_back({st->Int64(0), st->Double(1), st->Text(2), st->Text(3)});
     }
   }
 

@@ -246,22 +246,11 @@ TEST_F(TuningLogTest, GivenARecordOfAnUnknownTask_WeShouldRefuseItByForeignKey) 
 
 TEST_F(TuningLogTest, GivenAnOpenLog_WeShouldBeInWalModeAtTheLatestSchema) {
   auto log = OpenOrDie();
-  sqlite3* raw = nullptr;
-  ASSERT_EQ(sqlite3_open(path_.c_str(), &raw), SQLITE_OK);
-  auto one = [&](const char* sql) {
-    sqlite3_stmt* st = nullptr;
-    EXPECT_EQ(sqlite3_prepare_v2(raw, sql, -1, &st, nullptr), SQLITE_OK);
-    EXPECT_EQ(sqlite3_step(st), SQLITE_ROW);
-    std::string v = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
-    sqlite3_finalize(st);
-    return v;
-  };
-  EXPECT_EQ(one("PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(one("PRAGMA user_version"), "2");
-  EXPECT_EQ(one("SELECT count(*) FROM sqlite_schema WHERE name IN "
-                "('devices','tasks','templates','sessions','records')"),
+  EXPECT_EQ(QueryRaw("PRAGMA journal_mode"), "wal");
+  EXPECT_EQ(QueryRaw("PRAGMA user_version"), "2");
+  EXPECT_EQ(QueryRaw("SELECT count(*) FROM sqlite_schema WHERE name IN "
+                     "('devices','tasks','templates','sessions','records')"),
             "5");
-  sqlite3_close(raw);
 }
 
 // Schema 2 added sessions.run_lock. A log of schema 1 (the column dropped again here) is read as it is by the

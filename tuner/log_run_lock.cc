@@ -130,9 +130,11 @@ std::string LogRunLock::LockFolder(const std::string& log_path) {
 
 namespace {
 
-// The lock file of (scope, task) in a lock folder.
+// The lock file of (scope, task) in a lock folder. A session's lock is named apart (kSessionLockPrefix), so that
+// one left by a run killed before its session row named it can be found (RunSession).
 std::string LockFileIn(const std::string& folder, const RunLockScope& scope, const std::string& task_spec) {
-  return folder + "/" + FnvHash().Add(scope.kind).Add(scope.id).Add(task_spec).Hex() + ".lock";
+  return folder + "/" + (scope.kind == "session" ? LogRunLock::kSessionLockPrefix : "") +
+         FnvHash().Add(scope.kind).Add(scope.id).Add(task_spec).Hex() + ".lock";
 }
 
 }  // namespace

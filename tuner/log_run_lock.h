@@ -61,9 +61,13 @@ class LogRunLock {
   static std::string LockFolder(const std::string& log_path);
   static std::string LockPath(const std::string& log_path, const RunLockScope& scope, const std::string& task_spec);
 
+  // The start of a session lock's file name (the rest: HASH.lock).
+  static constexpr const char* kSessionLockPrefix = "session-";
+
   // True when no process holds the lock file at `lock_path`: it does not exist, or it is not locked, and then it is
-  // removed. Only for a lock one run takes once, before anyone looks for it (a session's): probing a task's lock
-  // could make its next run, taking it at that moment, see it busy. Errors: IOError when it cannot be opened.
+  // removed. Only for a lock one run takes once (a session's): probing a task's lock could make its next run, taking
+  // it at that moment, see it busy. (A session's owner that opened the file but has not locked it yet finds it
+  // removed and takes a new one: TakeOne.) Errors: IOError when it cannot be opened or tested.
   static Result<bool> Abandoned(const std::string& lock_path);
 
   LogRunLock(LogRunLock&& other) noexcept;

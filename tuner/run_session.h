@@ -3,9 +3,12 @@
 // without it (every error return of a run). A run killed without warning (kill -9, the OOM killer, a power cut)
 // cannot, and its session would stay 'running' for ever. So a run holds a lock file of its own (LOG.locks/HASH.lock,
 // a flock the kernel releases when the process dies) from before its row exists, names it in the row
-// (sessions.run_lock), and at its start ends every other 'running' session whose lock nobody holds as 'killed'
-// (tuner/log_run_lock.h says why only such a lock may be probed). Sessions without a lock name (older runs,
-// imports) are left as they are.
+// (sessions.run_lock), and once it has its devices and begins its session it ends every other 'running' session
+// whose lock nobody holds as 'killed' (tuner/log_run_lock.h says why only such a lock may be probed), and removes
+// session lock files nobody holds (a run killed before its row named its file). Sessions without a lock name (older
+// runs, imports) are left as they are. A session is judged dead by its lock alone, whatever host it names: hosts
+// that write one log must share its flocks (as the task locks already require). Deleting LOG.locks/ under a live
+// run makes the next run mark its session 'killed', which the run's own end then overwrites.
 //
 // Ownership: owns the lock (released by the destructor, or by the kernel when the process dies); borrows the log,
 // which must outlive it.
@@ -24,8 +27,8 @@ namespace tunefleet {
 class RunSession {
  public:
   // Takes the run's lock beside `log` (`holder` says who, e.g. "tunefleet tune pid 12@host"), begins its session
-  // with `args_json`, then ends the sessions of killed runs (one info line each). Errors: the lock's (IOError) or
-  // the log's.
+  // with `args_json`, then ends the sessions of killed runs (one info line each; when that fails, one warning and
+  // the run goes on). Errors: the lock's (IOError) or the log's.
   static Result<RunSession> Begin(TuningLog& log, const std::string& args_json, const std::string& holder);
 
   RunSession(RunSession&& other) noexcept;
@@ -46,7 +49,8 @@ class RunSession {
   int64_t id_ = 0;
 };
 
-// Ends as 'killed' every 'running' session of `log` but `own` whose run lock no process holds; returns how many.
+// Ends as 'killed' every 'running' session of `log` but `own` whose run lock no process holds, and removes session
+// lock files no process holds; returns how many sessions it ended.
 Result<int> EndKilledSessions(TuningLog& log, int64_t own);
 
 }  // namespace tunefleet

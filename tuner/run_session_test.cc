@@ -126,6 +126,33 @@ TEST_F(RunSessionTest, GivenASessionDestroyedWithoutEnd_ItShouldEndAsFailed) {
   EXPECT_FALSE(fs::exists(LogRunLock::LockFolder(log_)));  // the last lock file took the folder with it
 }
 
+// A run killed after taking its lock and before its session row named it leaves a file no row names; the next run
+// removes it once no one holds it, and keeps a live run's.
+TEST_F(RunSessionTest, GivenASessionLockNoRowNames_TheNextRunShouldRemoveItUnlessItIsHeld) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    auto lock = LogRunLock::Acquire(log_, RunLockScope::Session("killed before its row"), {""}, "pid 6@test");
+    _exit(lock.ok() ? 0 : 3);  // no destructor runs: the file stays, unlocked, as after kill -9
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  const std::string orphan = LogRunLock::LockPath(log_, RunLockScope::Session("killed before its row"), "");
+  ASSERT_TRUE(fs::exists(orphan));
+  EXPECT_EQ(fs::path(orphan).filename().string().rfind(LogRunLock::kSessionLockPrefix, 0), 0u);
+  auto held = LogRunLock::Acquire(log_, RunLockScope::Session("alive, before its row"), {""}, "pid 7@test");
+  ASSERT_TRUE(held.ok()) << held.status().ToString();
+  const std::string alive = LogRunLock::LockPath(log_, RunLockScope::Session("alive, before its row"), "");
+
+  auto log = Open();
+  ASSERT_NE(log, nullptr);
+  auto run = RunSession::Begin(*log, "{}", "tunefleet tune pid 8@test");
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  EXPECT_FALSE(fs::exists(orphan));
+  EXPECT_TRUE(fs::exists(alive));
+  EXPECT_TRUE(fs::exists(LockFile(run->id())));
+}
+
 // Sessions of older runs and of imports name no lock: nothing tells whether their run lives, so they are left.
 TEST_F(RunSessionTest, GivenASessionWithoutARunLock_ANewRunShouldLeaveIt) {
   auto log = Open();
