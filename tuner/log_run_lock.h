@@ -18,7 +18,8 @@
 // kernel releases it when its holder exits or is killed (kill -9 included), so a stale lock cannot outlive its run;
 // the holder writes who it is into the file for the refusal, and removes its files (and the folder, when they were
 // the last) on a clean exit. The files a killed run leaves hold no lock and stay until the next run of their task
-// and scope takes them over. A lock file, not a lock on the log: SQLite's own locks on the log are fcntl locks,
+// and scope takes them over (a session's lock, which no later run takes, is removed by the next run that begins a
+// session: tuner/run_session.h). A lock file, not a lock on the log: SQLite's own locks on the log are fcntl locks,
 // which a flock emulated over NFS would meet. Each held lock is an open descriptor (per task on the key, and per
 // task on each device model): when they would pass the process's soft limit of open files, it is raised to the
 // hard one (once), and past that the error says so.
