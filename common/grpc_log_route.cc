@@ -35,9 +35,10 @@ GrpcLogRoute::GrpcLogRoute(Mode mode, std::chrono::milliseconds quiet) : quiet_(
   gpr_set_log_function(mode == Mode::kShow || asked ? &Forward : &Drop);
 }
 
-// nullptr gives gRPC its own writer back (gRPC 1.51, Debian 12's).
+// Not gRPC's own writer back: gRPC's threads outlive main's route (a handshake the CLI gave up on at its deadline
+// still fails as the process exits), and their lines would reach stderr in gRPC's format after the last line of ours.
 GrpcLogRoute::~GrpcLogRoute() {
-  gpr_set_log_function(nullptr);
+  gpr_set_log_function(&Drop);
   live_route.store(nullptr);
 }
 

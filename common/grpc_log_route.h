@@ -9,8 +9,9 @@
 // counted, not shown, and the next one shown says how many were held back. A daemon that anyone can connect to
 // (every failed TLS handshake is a gRPC error line) cannot be made to flood its log.
 //
-// RAII, one per process, made in main() once the default logger is set: the destructor hands gRPC its own writer
-// back. gRPC's hook is process-wide and takes no context, so the one live route is found through a process-wide
+// RAII, one per process, made in main() once the default logger is set: the destructor silences gRPC for the rest
+// of the process (its threads can still speak as the process exits, after main's route is gone). gRPC's hook is
+// process-wide and takes no context, so the one live route is found through a process-wide
 // pointer (set and cleared by the route; the hook's only way back to it).
 #pragma once
 
