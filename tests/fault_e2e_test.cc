@@ -294,7 +294,7 @@ TEST(FaultE2E, GivenAWrongTokenAgentsAndTunersShouldBeRejectedWithAClearError) {
   fleet.StartAgent("pocl", {"--token", "s3cret"});
   bool listed = false;
   for (int i = 0; i < 100 && !listed; ++i) {
-    nlohmann::json q = fleet.Query({"--token", "s3cret"});
+    nlohmann::json q = fleet.Query();  // with the token the tracker was started with
     listed = q.is_object() && q["agents"].size() == 1;
     if (!listed) std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }

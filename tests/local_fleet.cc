@@ -29,8 +29,9 @@ void LocalFleet::StartTracker(const std::vector<std::string>& extra) {
     if (extra[i] == "--token") query.insert(query.end(), {"--token", extra[i + 1]});
     if (extra[i] == "--tls-cert") query.insert(query.end(), {"--tls-ca", extra[i + 1]});
   }
+  query_args_ = query;
   while (std::chrono::steady_clock::now() < deadline) {
-    if (!Query(query).is_null()) return;
+    if (!Query().is_null()) return;
     if (!tracker_->running()) throw std::runtime_error("tracker exited: " + tracker_->Log());
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
@@ -54,6 +55,7 @@ size_t LocalFleet::StartAgent(const std::string& key, const std::vector<std::str
 
 nlohmann::json LocalFleet::Query(const std::vector<std::string>& extra) {
   std::vector<std::string> args = {"query", "--json"};
+  args.insert(args.end(), query_args_.begin(), query_args_.end());
   args.insert(args.end(), extra.begin(), extra.end());
   RunResult r = Cli(args, std::chrono::seconds(15));
   if (r.exit_code != 0) return nullptr;

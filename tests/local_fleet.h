@@ -28,7 +28,8 @@ class LocalFleet {
   Subprocess& agent(size_t i) { return *agents_[i]; }
   Subprocess& tracker() { return *tracker_; }
 
-  // `tunefleet query --json`, or a null json when the tracker does not answer.
+  // `tunefleet query --json` (with the token and certificate the tracker was started with), or a null json when the
+  // tracker does not answer.
   nlohmann::json Query(const std::vector<std::string>& extra = {});
   // Waits until the tracker lists `n` agents of `key`; false on timeout.
   bool WaitForAgents(const std::string& key, size_t n, std::chrono::seconds timeout = std::chrono::seconds(60));
@@ -57,6 +58,7 @@ class LocalFleet {
   std::unique_ptr<Subprocess> tracker_;
   std::vector<std::unique_ptr<Subprocess>> agents_;
   int tracker_starts_ = 0;
+  std::vector<std::string> query_args_;  // what Query needs to reach the tracker (its token, its certificate)
 };
 
 }  // namespace tunefleet::testing

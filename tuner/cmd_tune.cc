@@ -29,6 +29,7 @@ struct TuneArgs {
   std::string tracker = "127.0.0.1:9190";
   std::string key;
   std::string token;
+  std::string tls_ca;  // PEM roots: connect to the tracker with TLS
   std::string db = "tunefleet.db";
   std::string template_name;
   std::string trials;  // empty: see ParseTrialBudget
@@ -108,6 +109,7 @@ int RunTuneCommand(const TuneArgs& a) {
   o.session.tracker = a.tracker;
   o.session.key = a.key;
   o.session.token = a.token;
+  o.session.tls_ca_file = a.tls_ca;
   o.session.devices = a.devices;
   o.session.priority = a.priority;
   o.session.wait = a.wait;
@@ -187,6 +189,8 @@ void RegisterTune(CLI::App& app, int* exit_code) {
       ->check(cli::HostPort());
   sub->add_option("--rpc-key", a->key, "Device key to lease devices of")->required()->check(cli::DeviceKey());
   sub->add_option("--token", a->token, "Shared token of the tracker")->envname("TUNEFLEET_TOKEN");
+  sub->add_option("--tls-ca", a->tls_ca, "PEM root certificates: connect to the tracker with TLS")
+      ->check(CLI::ExistingFile);
   sub->add_option("--db", a->db, "SQLite tuning log (created when missing; default tunefleet.db)");
   sub->add_option("--template", a->template_name, "Force one template (default: every template that fits)");
   sub->add_option("--trials", a->trials,

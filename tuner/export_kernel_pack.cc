@@ -5,6 +5,7 @@
 #include <set>
 
 #include "common/atomic_file.h"
+#include "common/fnv_hash.h"
 #include "common/printable.h"
 #include "search-spaces/device_limits.h"
 #include "tuner/export_source.h"
@@ -148,8 +149,16 @@ Result<std::vector<KernelPackFile>> BuildKernelPacks(TuningLog& log, const Templ
       }
     }
   }
+  // Two device models can share a stem (the same name and fingerprint prefix: AutoTVM targets imported with one
+  // `-device` all begin "autotvm:open"); each of those gets a hash of its whole fingerprint, so that no pack is
+  // written over another.
+  std::map<std::string, int> stems;
+  for (const auto& [fp, pack] : packs) ++stems[pack.stem];
   std::vector<KernelPackFile> out;
-  for (auto& [fp, pack] : packs) out.push_back(std::move(pack));
+  for (auto& [fp, pack] : packs) {
+    if (stems[pack.stem] > 1) pack.stem += "-" + FnvHash().Add(fp).Hex();
+    out.push_back(std::move(pack));
+  }
   return out;
 }
 

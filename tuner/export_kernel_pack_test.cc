@@ -2,9 +2,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "tuner/export_testing.h"
 
@@ -90,6 +92,23 @@ TEST_F(ExportKernelPackTest, GivenTwoDevices_WeShouldWriteOnePackFilePerDeviceIn
     EXPECT_EQ(std::filesystem::path(p).parent_path(), dir_.File("packs"));
     EXPECT_TRUE(std::filesystem::exists(p));
   }
+}
+
+// Two device models whose name and fingerprint prefix agree (AutoTVM targets imported with one `-device` all begin
+// "autotvm:open") each get a pack file of their own, none written over another.
+TEST_F(ExportKernelPackTest, GivenTwoDevicesSharingAFilePrefix_EachShouldKeepItsOwnPackFile) {
+  AddGemmRecord(*log_, CpuDevice("autotvm:opencl -device=adreno -model=sm8550"), "gemm:32,32,32:float32", 1e-3);
+  AddGemmRecord(*log_, CpuDevice("autotvm:opencl -device=adreno -model=sm8450"), "gemm:32,32,32:float32", 2e-3);
+  std::vector<std::string> paths;
+  ASSERT_NO_FATAL_FAILURE(WritePacksIntoDirectory(&paths));
+  ASSERT_EQ(paths.size(), 2u);
+  EXPECT_NE(paths[0], paths[1]);
+  std::set<std::string> fingerprints;
+  for (const auto& p : paths) {
+    std::ifstream in(p);
+    fingerprints.insert(nlohmann::json::parse(in)["device"]["fingerprint"].get<std::string>());
+  }
+  EXPECT_EQ(fingerprints.size(), 2u);
 }
 
 // A fingerprint from a log names a file: path separators in it must not lead out of the directory.

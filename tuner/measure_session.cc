@@ -37,7 +37,11 @@ MeasureSession::~MeasureSession() { Release(); }
 
 Result<std::unique_ptr<MeasureSession>> MeasureSession::Open(const SessionOptions& opts) {
   std::unique_ptr<MeasureSession> s(new MeasureSession(opts));
-  TF_ASSIGN_OR_RETURN(s->client_, TrackerClient::Connect(opts.tracker, opts.token, opts.connect_timeout));
+  TrackerClientOptions client_options;
+  client_options.token = opts.token;
+  client_options.connect_timeout = opts.connect_timeout;
+  client_options.tls_ca_file = opts.tls_ca_file;
+  TF_ASSIGN_OR_RETURN(s->client_, TrackerClient::Connect(opts.tracker, client_options));
   TrackerClient* client = s->client_.get();
   s->on_stop_.emplace(opts.stop, std::function<void()>([client] { client->CancelCalls(); }));
   if (!opts.lease_note.empty()) s->ReleaseDeadRunLeases();

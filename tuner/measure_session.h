@@ -34,6 +34,7 @@ struct SessionOptions {
   double wait = 60;          // seconds to wait for a device at the start
   double device_wait = 300;  // seconds to wait for a device to come back after a loss
   double connect_timeout = 5;
+  std::string tls_ca_file;   // PEM roots; non-empty: connect to the tracker with TLS
   std::string client;        // shown in `tunefleet query`
   // Non-empty (`tune`: the log's path): the lease is noted in PREFIX.lease.PID while held (tuner/lease_note.h), and
   // Open first releases the leases noted by runs of this host that were killed.
