@@ -413,6 +413,12 @@ std::optional<Status> SeveralNames(const std::string& path, const FileId& file) 
 }  // namespace
 
 Result<std::unique_ptr<TuningLog>> TuningLog::Open(const std::string& path) {
+  if (path.empty()) return Status::InvalidArgument("the tuning log's path is empty");
+  std::error_code ec;
+  const auto type = std::filesystem::status(path, ec).type();  // a symlink's target
+  if (!ec && type != std::filesystem::file_type::regular && type != std::filesystem::file_type::not_found) {
+    return Status::InvalidArgument(path + ": not a regular file (a tuning log is an SQLite file)");
+  }
   TF_ASSIGN_OR_RETURN(SqliteDb db, SqliteDb::Open(path));
   // The file SQLite opened, as it resolved the path (symlinks followed): its write-ahead log is named after it.
   const char* opened = sqlite3_db_filename(db.get(), "main");

@@ -57,6 +57,13 @@ TEST(BadInputE2E, GivenANumberOutOfRangeEachToolShouldNameTheOptionInOneLineAndE
        "--batch: expected a number above 0, got '-1'"},
       {{bin + "/tunefleet", "tune", "--rpc-key", "k", "--task", "gemm:64,64,64", "--repeat", "0"},
        "--repeat: expected a number above 0"},
+      // A job's timeout travels in whole milliseconds: below one it would read as no timeout.
+      {{bin + "/tunefleet", "tune", "--rpc-key", "k", "--task", "gemm:64,64,64", "--timeout", "0.0005"},
+       "--timeout: expected a number between 0.001 and"},
+      {{bin + "/tunefleet", "tune", "--rpc-key", "k", "--task", "gemm:64,64,64", "--db", ""},
+       "the tuning log's path is empty"},
+      {{bin + "/tunefleet", "tune", "--rpc-key", "k", "--task", "gemm:64,64,64", "--db", "/dev/null"},
+       "/dev/null: not a regular file (a tuning log is an SQLite file)"},
       // A whole-number option refuses what its type cannot hold, rather than clamp, round or wrap it.
       {{bin + "/tunefleet", "tune", "--rpc-key", "k", "--task", "gemm:64,64,64", "--batch", "99999999999999999999"},
        "--batch: expected a whole number from 0 to 18446744073709551615, got '99999999999999999999'"},
@@ -117,6 +124,12 @@ TEST(BadInputE2E, GivenANumberOutOfRangeEachToolShouldNameTheOptionInOneLineAndE
   };
   for (const Case& c : cases) ExpectRefusedInOneLine(c.argv, c.says);
   EXPECT_FALSE(std::filesystem::exists(fleet.dir() + "/h100"));
+  EXPECT_FALSE(std::filesystem::exists("/dev/null-journal"));
+  // The token from the environment travels in a protobuf string too, which must be UTF-8.
+  RunResult token = fleet.Cli({"query"}, std::chrono::seconds(30), true, {"TUNEFLEET_TOKEN=\xff\xfe"});
+  EXPECT_EQ(token.exit_code, 2) << token.output;
+  EXPECT_NE(token.output.find("TUNEFLEET_TOKEN is not valid UTF-8"), std::string::npos) << token.output;
+  EXPECT_EQ(CountLines(token.output), 1) << token.output;
 }
 
 TEST(BadInputE2E, GivenAnInputThatNeedsNoDeviceItShouldBeRefusedBeforeTheTrackerIsAsked) {
@@ -211,7 +224,9 @@ TEST(BadInputE2E, GivenAnOutputThatIsTheTuningLogItselfEachWriterShouldRefuseItA
            {{"export", "--db", db, "--format", "csv", "-o", db}, "-o " + db + " is the tuning log itself"},
            {{"export", "--db", db, "--format", "kernel-pack", "-o", db}, "-o " + db + " is the tuning log itself"},
            {{"report", "--db", db, "-o", db}, "-o " + db + " is the tuning log itself"},
-           {{"simulate", "--db", db, "--trace", db}, "--trace " + db + " is the tuning log itself"}}) {
+           {{"simulate", "--db", db, "--trace", db}, "--trace " + db + " is the tuning log itself"},
+           {{"export", "--db", db, "--format", "csv", "-o", ""}, "-o is empty: give a file path"},
+           {{"report", "--db", db, "-o", ""}, "-o is empty: give a file path"}}) {
     RunResult r = fleet.Cli(args, std::chrono::seconds(30), false);
     EXPECT_EQ(r.exit_code, 2) << args[0] << ": " << r.output;
     EXPECT_NE(r.output.find(says), std::string::npos) << r.output;

@@ -6,6 +6,8 @@
 #include <memory>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "common/atomic_file.h"
 #include "storage/tuning_log.h"
 #include "tuner/command.h"
@@ -59,6 +61,15 @@ int RunExport(const ExportOptions& o) {
   auto packs = BuildKernelPacks(**log, {}, std::cerr);
   if (!packs.ok()) return CommandError("export", packs.status().message());
   if (packs->empty()) return CommandError("export", o.db + ": no successful records to pack");
+  if (o.out == "-") {  // one pack is one JSON document; several are files of a folder
+    if (packs->size() > 1)
+      return CommandError("export", "the log holds " + std::to_string(packs->size()) +
+                                        " device models, one kernel pack each: give -o FOLDER, not '-'", 2);
+    std::cout << packs->front().pack.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    std::cerr << "tunefleet export: " << packs->front().pack["kernels"].size() << " kernels for "
+              << packs->front().pack["device"]["name"].get<std::string>() << " written to standard output\n";
+    return 0;
+  }
   auto paths = WriteKernelPacks(*packs, o.out);
   if (!paths.ok()) return CommandError("export", paths.status().message());
   for (size_t i = 0; i < paths->size(); ++i) {
@@ -78,7 +89,7 @@ void RegisterExport(CLI::App& app, int* exit_code) {
       ->required()
       ->check(CLI::IsMember({"autotvm", "kernel-pack", "csv"}));
   sub->add_option("-o,--output", opts->out,
-                  "Output file ('-' = stdout); for kernel-pack a directory, or a file when there is one device")
+                  "Output file ('-' = stdout); kernel-pack: a directory, or a file or '-' for one device")
       ->required();
   sub->add_flag("--best-only", opts->best_only, "Only the best record per (task, template, device)");
   sub->callback([opts, exit_code] { *exit_code = RunExport(*opts); });

@@ -42,7 +42,7 @@ std::string TraceLine(const ReplayWorld& w, const TraceRow& row) {
 }
 
 int RunSimulate(const SimulateArgs& a) {
-  if (std::string over = OutputOverLog("--trace", a.trace, a.db); !over.empty()) {
+  if (std::string over = a.trace.empty() ? "" : OutputOverLog("--trace", a.trace, a.db); !over.empty()) {
     return CommandError("simulate", over, 2);
   }
   Result<std::unique_ptr<TuningLog>> log = TuningLog::OpenExisting(a.db);

@@ -218,7 +218,7 @@ void RegisterTune(CLI::App& app, int* exit_code) {
   sub->add_option("--min-repeat-ms", a->min_repeat_ms, "Grow --number until one repeat lasts this long")
       ->check(cli::Whole<uint32_t>());
   sub->add_option("--timeout", a->timeout, "Seconds a job may take on the agent (build + run; default 20)")
-      ->check(cli::Positive());
+      ->check(cli::Between(0.001, 4294967, "whole milliseconds, at least 1"));
   sub->add_option("--early-stopping", a->early_stopping, "Stop a task after N trials without a new best")
       ->check(cli::Whole<uint64_t>());
   sub->add_option("--wait", a->wait, "Seconds to wait for a free device of the key (default 60)")

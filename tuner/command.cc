@@ -15,8 +15,9 @@ int LogOpenExitCode(const Status& s) {
 }
 
 std::string OutputOverLog(const std::string& option, const std::string& out, const std::string& db) {
+  if (out.empty()) return option + " is empty: give a file path";
   std::error_code ec;
-  if (out.empty() || out == "-" || !std::filesystem::equivalent(out, db, ec) || ec) return "";
+  if (out == "-" || !std::filesystem::equivalent(out, db, ec) || ec) return "";
   return option + " " + out + " is the tuning log itself (--db " + db + "): writing it would destroy the records";
 }
 

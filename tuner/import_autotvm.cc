@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/printable.h"
 #include "search-spaces/device_limits.h"
 
 namespace tunefleet {
@@ -63,7 +64,14 @@ Result<TvmLine> ParseLine(const std::string& text) {
     if (l.costs.empty()) return Status::InvalidArgument("a result without error has no cost");
   }
   l.all_cost = result[2].is_number() ? result[2].get<double>() : 0;
+  // A measurement's time is part of what tells it from another of the same config (re-importing a file skips what
+  // is there): a log without one is not AutoTVM's.
   l.timestamp = result[3].is_number() ? result[3].get<double>() : 0;
+  if (!result[3].is_number() || !std::isfinite(l.timestamp) || l.timestamp <= 0 || l.timestamp > 1e11) {
+    return Status::InvalidArgument("timestamp " +
+                                   result[3].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+                                   " is not a time in seconds since 1970");
+  }
   return l;
 }
 
@@ -71,9 +79,10 @@ Result<TvmLine> ParseLine(const std::string& text) {
 struct Workload {
   int64_t device_id = 0, task_id = 0, template_id = 0;
   std::shared_ptr<const Space> space;
-  // (config, timestamp) already in the log. The config's JSON, not its index: an index depends on the space, which
-  // depends on the device's limits as this build derives them (they changed once for imported devices).
-  std::set<std::pair<std::string, double>> seen;
+  // (config, timestamp, status, costs) of the measurements already in the log: two results of one config at one
+  // time are two measurements when they differ. The config's JSON, not its index: an index depends on the space,
+  // which depends on the device's limits as this build derives them (they changed once for imported devices).
+  std::set<std::tuple<std::string, double, int, std::vector<double>>> seen;
 };
 
 
@@ -94,7 +103,7 @@ Status ImportLines(std::istream& in, const std::string& source, TuningLog& log, 
     auto tvm_task = TaskFromTvmWorkload(line.task_name, line.args);
     if (!tvm_task.ok()) {
       ++counts.skipped;
-      if (noted.insert(line.task_name).second) notes << where << ": skipped: " << tvm_task.status().message() << "\n";
+      if (noted.insert(line.task_name).second) notes << where << ": skipped: " << Printable(tvm_task.status().message()) << "\n";
       continue;
     }
     const std::string spec = tvm_task->task.ToSpec();
@@ -105,7 +114,8 @@ Status ImportLines(std::istream& in, const std::string& source, TuningLog& log, 
       if (!tmpl) {
         ++counts.skipped;
         if (noted.insert(tvm_task->template_name).second) {
-          notes << where << ": skipped: template " << tvm_task->template_name << " is not built into this tunefleet\n";
+          notes << where << ": skipped: template " << Printable(tvm_task->template_name)
+                << " is not built into this tunefleet\n";
         }
         continue;
       }
@@ -115,8 +125,8 @@ Status ImportLines(std::istream& in, const std::string& source, TuningLog& log, 
       // template) cannot place its records: they are skipped, the rest of the file imported.
       const DeviceLimits limits = DeviceLimits::From(*device);
       if (std::string why; !tmpl->Supports(tvm_task->task, limits, &why)) {
-        notes << where << ": skipped: " << tmpl->name() << " cannot run " << spec << " on target '" << line.target
-              << "'" << (why.empty() ? "" : ": " + why) << " (the other lines of this target and task too)\n";
+        notes << where << ": skipped: " << tmpl->name() << " cannot run " << spec << " on target '"
+              << Printable(line.target) << "'" << (why.empty() ? "" : ": " + Printable(why)) << " (the other lines of this target and task too)\n";
         cache.emplace(key, Workload{});  // no space: skipped
         ++counts.skipped;
         continue;
@@ -132,7 +142,7 @@ Status ImportLines(std::istream& in, const std::string& source, TuningLog& log, 
                                                     tmpl->Flops(tvm_task->task)));
       TF_ASSIGN_OR_RETURN(w.template_id, log.UpsertTemplate(tmpl->name(), tmpl->version()));
       TF_ASSIGN_OR_RETURN(auto existing, log.Records(w.task_id, w.template_id, w.device_id));
-      for (const auto& r : existing) w.seen.insert({r.config, r.timestamp});
+      for (const auto& r : existing) w.seen.insert({r.config, r.timestamp, r.status, r.costs});
       found = cache.emplace(key, std::move(w)).first;
     }
     Workload& w = found->second;
@@ -145,7 +155,7 @@ Status ImportLines(std::istream& in, const std::string& source, TuningLog& log, 
     auto cfg = w.space->FromJson(*config);
     if (!cfg.ok()) return cfg.status().WithContext(where);
     const uint64_t index = w.space->IndexOf(*cfg);
-    if (!w.seen.insert({config->dump(), line.timestamp}).second) {
+    if (!w.seen.insert({config->dump(), line.timestamp, line.error_no, line.costs}).second) {
       ++counts.duplicate;
       continue;
     }

@@ -1,5 +1,6 @@
 #include "tuner/import_autotvm.h"
 
+#include <algorithm>
 #include <optional>
 #include <sstream>
 
@@ -143,6 +144,44 @@ TEST_F(ImportAutotvmTest, GivenTheSameFileTwice_WeShouldNotDuplicateRecords) {
   EXPECT_EQ(again->added, 0u);
   EXPECT_EQ(again->duplicate, 1u);
   EXPECT_EQ(second->Records(0, 0, 0).value().size(), 1u);
+}
+
+// Two results of one config at one time that differ are two measurements, both imported; the file again adds none.
+TEST_F(ImportAutotvmTest, GivenTwoResultsOfOneConfigAtOneTime_BothShouldBeImportedOnce) {
+  ExportedConvRecord(0.001);
+  const std::string lines = ExportedConvRecord(0.002);  // first.db now holds both, at the same timestamp
+  ASSERT_EQ(std::count(lines.begin(), lines.end(), '\n'), 2) << lines;
+  auto second = Open("second.db");
+  auto first = Import(lines, *second);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(first->added, 2u);
+  EXPECT_EQ(first->duplicate, 0u);
+  auto again = Import(lines, *second);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->added, 0u);
+  EXPECT_EQ(again->duplicate, 2u);
+  EXPECT_EQ(second->Records(0, 0, 0).value().size(), 2u);
+}
+
+// A result without a time could not be told from the same result imported again (it was given the import's time).
+TEST_F(ImportAutotvmTest, GivenATimestampThatIsNotATime_WeShouldNameTheLine) {
+  const std::string good = ExportedConvRecord(0.00025);
+  const size_t at = good.find("1700000000");
+  ASSERT_NE(at, std::string::npos) << good;
+  const size_t end = good.find_first_of(",]", at);  // the number as the export wrote it
+  ASSERT_NE(end, std::string::npos) << good;
+  int n = 0;
+  for (const std::string bad : {"0", "-1", "\"now\"", "1e300", "null"}) {
+    std::string line = good;
+    line.replace(at, end - at, bad);
+    auto second = Open("second-" + std::to_string(++n) + ".db");
+    auto counts = Import(line, *second);
+    ASSERT_FALSE(counts.ok()) << bad;
+    EXPECT_NE(counts.status().message().find("tvm.log:1: "), std::string::npos) << counts.status().message();
+    EXPECT_NE(counts.status().message().find("is not a time in seconds since 1970"), std::string::npos)
+        << counts.status().message();
+    EXPECT_TRUE(second->Records(0, 0, 0).value().empty());
+  }
 }
 
 // A record an older build imported carries the index of that build's space (the limits of imported devices changed):

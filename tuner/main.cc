@@ -50,6 +50,11 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  // The token travels in a protobuf string, which must be UTF-8 too.
+  if (const char* token = std::getenv("TUNEFLEET_TOKEN"); token != nullptr && !IsUtf8(token)) {
+    std::cerr << "tunefleet: error: TUNEFLEET_TOKEN is not valid UTF-8\n";
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
