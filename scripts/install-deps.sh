@@ -2,7 +2,7 @@
 # Installs the Debian 12 packages tunefleet builds and runs with, when any is missing. Needs root (or sudo).
 set -euo pipefail
 PKGS=(cmake g++ ninja-build pkg-config
-  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libssl-dev
   libxgboost-dev libsqlite3-dev sqlite3 ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
   libspdlog-dev libboost-dev libgtest-dev libonnx-dev libcli11-dev nlohmann-json3-dev prometheus-cpp-dev
   jq bc openssl python3

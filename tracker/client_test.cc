@@ -2,10 +2,12 @@
 #include "tracker/client.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <boost/asio.hpp>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "common/tls_testing.h"
@@ -202,6 +204,46 @@ TEST(TrackerClientTlsTest, GivenFilesThatAreNotPem_StartAndConnectShouldNameThem
   EXPECT_EQ(client.status().code(), Status::Code::kInvalidArgument);
   EXPECT_EQ(client.status().message(), "TLS root certificates '" + text + "': no PEM certificate in it");
   std::system(("rm -rf " + std::string(tmpl)).c_str());
+}
+
+// A key of another certificate, or a certificate cut short, is named in one line before gRPC is asked to listen
+// (which said only that it could not, after lines of its own).
+TEST(TrackerClientTlsTest, GivenAKeyOfAnotherCertificateOrADamagedCertificate_StartShouldSayWhich) {
+  char tmpl[] = "/tmp/tf_tls_XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  ASSERT_EQ(::mkdir((dir + "/other").c_str(), 0700), 0);
+  if (!testing::MakeSelfSignedCertificate(dir) || !testing::MakeSelfSignedCertificate(dir + "/other"))
+    GTEST_SKIP() << "openssl tool not available";
+  tracker::ServerOptions o;
+  o.host = "127.0.0.1";
+  o.port = 0;
+  o.tls_cert_file = dir + "/cert.pem";
+  o.tls_key_file = dir + "/other/key.pem";
+  auto server = tracker::TrackerServer::Start(o);
+  ASSERT_FALSE(server.ok());
+  EXPECT_EQ(server.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(server.status().message(), "TLS key '" + o.tls_key_file + "' is not the key of the certificate '" +
+                                           o.tls_cert_file + "'");
+
+  std::string cert;
+  {
+    std::ifstream in(dir + "/cert.pem");
+    cert.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  std::ofstream(dir + "/cut.pem") << cert.substr(0, cert.size() / 2);  // still a BEGIN CERTIFICATE line
+  o.tls_cert_file = dir + "/cut.pem";
+  o.tls_key_file = dir + "/key.pem";
+  server = tracker::TrackerServer::Start(o);
+  ASSERT_FALSE(server.ok());
+  EXPECT_EQ(server.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(server.status().message().find("its first certificate cannot be read"), std::string::npos)
+      << server.status().message();
+
+  o.tls_cert_file = dir + "/cert.pem";  // the pair itself still starts
+  server = tracker::TrackerServer::Start(o);
+  EXPECT_TRUE(server.ok()) << server.status().ToString();
+  std::system(("rm -rf " + dir).c_str());
 }
 
 TEST(TrackerClientTlsTest, GivenACertificateWithoutKey_StartShouldFail) {

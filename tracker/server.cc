@@ -4,11 +4,15 @@
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server.h>
 #include <grpcpp/server_builder.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
 #include <boost/asio.hpp>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
 #include "common/pem_check.h"
@@ -49,6 +53,35 @@ Status CheckCanListen(const std::string& host, int port) {
   return Status::OK();
 }
 
+// The certificate's first block and the key must make a pair: gRPC finds out only as it starts, in lines of its own
+// and a failure to listen that names no cause.
+Status CheckKeyPair(const std::string& cert, const std::string& key, const ServerOptions& o) {
+  using Bio = std::unique_ptr<BIO, decltype(&BIO_free)>;
+  Bio cert_bio(BIO_new_mem_buf(cert.data(), static_cast<int>(cert.size())), &BIO_free);
+  Bio key_bio(BIO_new_mem_buf(key.data(), static_cast<int>(key.size())), &BIO_free);
+  if (!cert_bio || !key_bio) return Status::Internal("cannot read the TLS files: out of memory");
+  std::unique_ptr<X509, decltype(&X509_free)> x509(PEM_read_bio_X509(cert_bio.get(), nullptr, nullptr, nullptr),
+                                                   &X509_free);
+  std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> pkey(
+      PEM_read_bio_PrivateKey(key_bio.get(), nullptr, nullptr, nullptr), &EVP_PKEY_free);
+  const bool pair = x509 && pkey && X509_check_private_key(x509.get(), pkey.get()) == 1;
+  ERR_clear_error();  // OpenSSL's error queue is per thread: leave nothing of ours for gRPC to read
+  if (!x509) {
+    return Status::InvalidArgument("TLS certificate '" + o.tls_cert_file +
+                                   "': its first certificate cannot be read (damaged or truncated)");
+  }
+  if (!pkey) {
+    return Status::InvalidArgument("TLS key '" + o.tls_key_file +
+                                   "': the private key cannot be read (damaged, truncated, or protected by a "
+                                   "passphrase)");
+  }
+  if (!pair) {
+    return Status::InvalidArgument("TLS key '" + o.tls_key_file + "' is not the key of the certificate '" +
+                                   o.tls_cert_file + "'");
+  }
+  return Status::OK();
+}
+
 Result<std::shared_ptr<grpc::ServerCredentials>> Credentials(const ServerOptions& o) {
   if (o.tls_cert_file.empty() && o.tls_key_file.empty()) return grpc::InsecureServerCredentials();
   if (o.tls_cert_file.empty() || o.tls_key_file.empty()) {
@@ -62,6 +95,7 @@ Result<std::shared_ptr<grpc::ServerCredentials>> Credentials(const ServerOptions
   if (!HasPemBlock(key, "PRIVATE KEY")) {
     return Status::InvalidArgument("TLS key '" + o.tls_key_file + "': no PEM private key in it");
   }
+  TF_RETURN_IF_ERROR(CheckKeyPair(cert, key, o));
   grpc::SslServerCredentialsOptions ssl;
   ssl.pem_key_cert_pairs.push_back({key, cert});
   return grpc::SslServerCredentials(ssl);

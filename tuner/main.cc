@@ -1,9 +1,12 @@
 // tunefleet: the tuner CLI. main() only builds the command table and dispatches.
+#include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <string>
 
 #include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 
 #include "common/cli_checks.h"
 #include "common/grpc_log_route.h"
@@ -72,7 +75,15 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const std::exception& e) {  // a defect, not an input: still one line and a non-zero exit
     std::cerr << "tunefleet: error: internal error: " << e.what() << "\n";
-    return 1;
+    exit_code = 1;
   }
-  return exit_code;
+  // gRPC's threads outlive the command (a TLS handshake given up on at its deadline goes on), and OpenSSL's exit
+  // handler frees what they use: returning crashed 6-8 of 100 such runs (SIGSEGV in OpenSSL after the error line).
+  // Every file and log of the command is closed by now; the output is flushed and the process ends without exit
+  // handlers.
+  spdlog::shutdown();
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  std::_Exit(exit_code);
 }
