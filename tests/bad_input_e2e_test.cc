@@ -226,7 +226,9 @@ TEST(BadInputE2E, GivenAnOutputThatIsTheTuningLogItselfEachWriterShouldRefuseItA
            {{"report", "--db", db, "-o", db}, "-o " + db + " is the tuning log itself"},
            {{"simulate", "--db", db, "--trace", db}, "--trace " + db + " is the tuning log itself"},
            {{"export", "--db", db, "--format", "csv", "-o", ""}, "-o is empty: give a file path"},
-           {{"report", "--db", db, "-o", ""}, "-o is empty: give a file path"}}) {
+           {{"report", "--db", db, "-o", ""}, "-o is empty: give a file path"},
+           {{"report", "--db", db, "-o", db + "-wal"}, "-o " + db + "-wal is SQLite's -wal file of the tuning log"},
+           {{"export", "--db", db, "--format", "csv", "-o", db + "-journal"}, "is SQLite's -journal file"}}) {
     RunResult r = fleet.Cli(args, std::chrono::seconds(30), false);
     EXPECT_EQ(r.exit_code, 2) << args[0] << ": " << r.output;
     EXPECT_NE(r.output.find(says), std::string::npos) << r.output;

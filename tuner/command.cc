@@ -16,9 +16,19 @@ int LogOpenExitCode(const Status& s) {
 
 std::string OutputOverLog(const std::string& option, const std::string& out, const std::string& db) {
   if (out.empty()) return option + " is empty: give a file path";
+  if (out == "-") return "";
   std::error_code ec;
-  if (out == "-" || !std::filesystem::equivalent(out, db, ec) || ec) return "";
-  return option + " " + out + " is the tuning log itself (--db " + db + "): writing it would destroy the records";
+  if (std::filesystem::equivalent(out, db, ec) && !ec)
+    return option + " " + out + " is the tuning log itself (--db " + db + "): writing it would destroy the records";
+  // SQLite's files beside the log, which need not exist when the output is written: compared by name.
+  const std::string out_name = std::filesystem::weakly_canonical(out, ec).string();
+  const std::string db_name = ec ? db : std::filesystem::weakly_canonical(db, ec).string();
+  for (const char* suffix : {"-wal", "-shm", "-journal"}) {
+    if (!ec && out_name == db_name + suffix)
+      return option + " " + out + " is SQLite's " + suffix + " file of the tuning log (--db " + db +
+             "): writing it could destroy the records";
+  }
+  return "";
 }
 
 void WarnDamagedRecords(const char* cmd, TuningLog& log) {

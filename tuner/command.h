@@ -22,9 +22,9 @@ int CommandError(const char* cmd, const std::string& message, int code = 1);
 // line of an imported file).
 int LogOpenExitCode(const Status& s);
 
-// When the output file `out` (of `option`) is empty, or is the tuning log `db` itself (writing there would destroy
-// every record), the one-line message that refuses it. Empty when it is fine ("-", a file other than the log, or one
-// that does not exist yet).
+// When the output file `out` (of `option`) is empty, is the tuning log `db` itself, or names SQLite's -wal, -shm or
+// -journal file beside it (writing there would destroy records), the one-line message that refuses it. Empty when
+// it is fine ("-", or any other file).
 std::string OutputOverLog(const std::string& option, const std::string& out, const std::string& db);
 
 // Says on stderr, in one line, how many records of the log hold values no tunefleet writes (TuningLog::DamagedRecords)
