@@ -3,6 +3,7 @@
 // Thread safety: templates are stateless and shared.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -49,6 +50,8 @@ class Template {
 // All templates, immutable, built once.
 const std::vector<std::unique_ptr<Template>>& AllTemplates();
 const Template* FindTemplate(const std::string& name);
+// Finds a template by name: FindTemplate in production; tests may pass a registry of their own.
+using TemplateLookup = std::function<const Template*(const std::string& name)>;
 // FindTemplate, or InvalidArgument naming the unknown name and the known ones.
 Result<const Template*> LookUpTemplate(const std::string& name);
 // Templates whose op matches the task and that Support() it on this device.

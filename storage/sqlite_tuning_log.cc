@@ -250,31 +250,8 @@ class SqliteTuningLog final : public TuningLog {
     return out;
   }
 
-  Result<std::vector<BestRow>> Best() override {
-    // Lowest mean cost among successful records; ties go to the earliest record.
-    std::string sql = std::string(
-                          "WITH ranked AS (SELECT r.*, ROW_NUMBER() OVER (PARTITION BY r.task_id, r.template_id, "
-                          "r.device_id ORDER BY r.mean_cost, r.id) AS rank FROM records r "
-                          "WHERE r.status = 0 AND ") + kSoundRecord + std::string(") "
-                          "SELECT t.spec, tp.name, tp.version, d.name, d.fingerprint, t.flops, ") +
-                      kRecordColumns +
-                      " FROM ranked r JOIN tasks t ON t.id = r.task_id JOIN templates tp ON tp.id = r.template_id "
-                      "JOIN devices d ON d.id = r.device_id WHERE r.rank = 1 ORDER BY t.spec, tp.name, d.name, r.id";
-    std::vector<BestRow> out;
-    Status s = Query(sql, [](SqliteStmt&) {}, [&](const SqliteStmt& st) {
-      BestRow b;
-      b.task = st.Text(0);
-      b.template_name = st.Text(1);
-      b.template_version = VersionFrom(st.Int64(2));
-      b.device_name = st.Text(3);
-      b.device_fingerprint = st.Text(4);
-      b.flops = st.Double(5);
-      b.record = ReadRecord(st, 6);
-      out.push_back(std::move(b));
-    });
-    if (!s.ok()) return s;
-    return out;
-  }
+  Result<std::vector<BestRow>> Best() override { return RankedRows(/*first_only=*/true); }
+  Result<std::vector<BestRow>> RankedSuccesses() override { return RankedRows(/*first_only=*/false); }
 
   Result<int64_t> DamagedRecords() override {
     int64_t n = 0;
@@ -320,6 +297,35 @@ class SqliteTuningLog final : public TuningLog {
   const std::string& path() const override { return db_.path(); }
 
  private:
+  // Successful records ranked by mean cost within (task, template, device), ties to the earliest record; with
+  // `first_only`, each group's first.
+  Result<std::vector<BestRow>> RankedRows(bool first_only) {
+    std::string sql = std::string(
+                          "WITH ranked AS (SELECT r.*, ROW_NUMBER() OVER (PARTITION BY r.task_id, r.template_id, "
+                          "r.device_id ORDER BY r.mean_cost, r.id) AS rank FROM records r "
+                          "WHERE r.status = 0 AND ") + kSoundRecord + std::string(") "
+                          "SELECT t.spec, tp.name, tp.version, d.name, d.fingerprint, t.flops, ") +
+                      kRecordColumns +
+                      " FROM ranked r JOIN tasks t ON t.id = r.task_id JOIN templates tp ON tp.id = r.template_id "
+                      "JOIN devices d ON d.id = r.device_id" + std::string(first_only ? " WHERE r.rank = 1" : "") +
+                      " ORDER BY t.spec, tp.name, d.name, r.task_id, r.template_id, r.device_id, r.rank";
+    std::vector<BestRow> out;
+    Status s = Query(sql, [](SqliteStmt&) {}, [&](const SqliteStmt& st) {
+      BestRow b;
+      b.task = st.Text(0);
+      b.template_name = st.Text(1);
+      b.template_version = VersionFrom(st.Int64(2));
+      b.device_name = st.Text(3);
+      b.device_fingerprint = st.Text(4);
+      b.flops = st.Double(5);
+      b.record = ReadRecord(st, 6);
+      out.push_back(std::move(b));
+    });
+    if (!s.ok()) return s;
+    return out;
+  }
+
+
   Status Fail(const Status& s) const { return s.WithContext(db_.path()); }
 
   // Every write is its own transaction, on the file the log was opened as. When the name SQLite resolved no longer

@@ -166,6 +166,31 @@ TEST_F(TuningLogTest, GivenSuccessesAndFailures_BestShouldPickTheFastestSuccess)
   EXPECT_NEAR(best[0].gflops(), 2.0 * 64 * 64 * 64 / 1.05e-3 / 1e9, 1e-9);
 }
 
+TEST_F(TuningLogTest, GivenSuccessesOfTwoDevices_RankedSuccessesShouldListEachGroupFastestFirst) {
+  auto log = OpenOrDie();
+  MakeWorld(*log);
+  ASSERT_TRUE(log->AddRecord(Rec(1, 0, 3e-3)).ok());
+  ASSERT_TRUE(log->AddRecord(Rec(2, 4, 0)).ok());
+  ASSERT_TRUE(log->AddRecord(Rec(3, 0, 1e-3)).ok());
+  proto::DeviceInfo other;
+  other.set_fingerprint("fp-other");
+  other.set_name("zz-other");
+  RecordRow on_other = Rec(4, 0, 5e-3);
+  on_other.device_id = log->UpsertDevice(other).value();
+  ASSERT_TRUE(log->AddRecord(on_other).ok());
+  ASSERT_TRUE(log->AddRecord(Rec(5, 0, 2e-3)).ok());
+
+  auto ranked = log->RankedSuccesses().value();
+  std::vector<std::pair<uint64_t, std::string>> got;
+  for (const auto& r : ranked) got.emplace_back(r.record.config_index, r.device_fingerprint);
+  EXPECT_EQ(got, (std::vector<std::pair<uint64_t, std::string>>{{3, "fp-gpu0"}, {5, "fp-gpu0"}, {1, "fp-gpu0"},
+                                                                 {4, "fp-other"}}));
+  auto best = log->Best().value();
+  ASSERT_EQ(best.size(), 2u);
+  EXPECT_EQ(best[0].record.id, ranked[0].record.id);
+  EXPECT_EQ(best[1].record.id, ranked[3].record.id);
+}
+
 // A log edited by hand or by another tool may hold anything; readers leave out what no tuner writes and count it.
 TEST_F(TuningLogTest, GivenRecordsNoTunerWrites_ReadersShouldLeaveThemOutAndCountThem) {
   {

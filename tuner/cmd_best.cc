@@ -1,11 +1,13 @@
 // `tunefleet best --db FILE [--json] [--task SPEC]`: the fastest successful config per (task, template,
-// device) recorded in a tuning log.
+// device) recorded in a tuning log, of those in the template's space (tuner/best_in_space.h).
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <string>
 
 #include "search-spaces/task.h"
 #include "storage/tuning_log.h"
+#include "tuner/best_in_space.h"
 #include "tuner/command.h"
 #include "tuner/export_best.h"
 
@@ -29,7 +31,10 @@ int RunBest(const BestOptions& o) {
   auto log = TuningLog::OpenExisting(o.db);
   if (!log.ok()) return CommandError("best", log.status().message(), 2);
   WarnDamagedRecords("best", **log);
-  auto rows = (*log)->Best();
+  std::ostringstream notes;
+  auto rows = BestInSpace(**log, {}, notes);
+  std::istringstream lines(notes.str());
+  for (std::string line; std::getline(lines, line);) std::cerr << "tunefleet best: " << line << "\n";
   if (!rows.ok()) return CommandError("best", rows.status().message());
   auto best = FilterBestByTask(std::move(rows).value(), task);
   if (o.json) {

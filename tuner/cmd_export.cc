@@ -50,7 +50,7 @@ int RunExport(const ExportOptions& o) {
   if (o.format == "csv") {
     size_t rows = 0;
     Status s = ToFile(o.out, [&](std::ostream& out) -> Status {
-      TF_ASSIGN_OR_RETURN(rows, ExportCsv(**log, o.best_only, out));
+      TF_ASSIGN_OR_RETURN(rows, ExportCsv(**log, o.best_only, out, std::cerr));
       return Status::OK();
     });
     if (!s.ok()) return CommandError("export", s.message());

@@ -43,7 +43,7 @@ nlohmann::ordered_json AutotvmLine(const std::string& target, const TvmWorkload&
 Result<ExportCounts> ExportAutotvm(TuningLog& log, const AutotvmExportOptions& opts, std::ostream& out,
                                    std::ostream& notes) {
   TemplateLookup lookup = opts.lookup ? opts.lookup : [](const std::string& n) { return FindTemplate(n); };
-  TF_ASSIGN_OR_RETURN(auto items, CollectExportItems(log, opts.best_only));
+  TF_ASSIGN_OR_RETURN(auto items, CollectExportItems(log, opts.best_only, lookup, notes));
   ExportCounts counts;
   std::set<std::string> noted;
   auto skip = [&](const ExportItem& it, const std::string& why) {
@@ -88,13 +88,17 @@ Result<ExportCounts> ExportAutotvm(TuningLog& log, const AutotvmExportOptions& o
       skip(it, space.status().message());
       continue;
     }
-    auto config = nlohmann::json::parse(it.record.config, nullptr, /*allow_exceptions=*/false);
-    auto entity = TvmEntity(*space, config);
-    if (!entity.ok()) {
-      skip(it, "record " + std::to_string(it.record.id) + ": " + entity.status().message());
+    // Only a config of the space exports (a log edited by hand may hold others), so that TVM, and tunefleet's own
+    // import, read back what ran; its index is the one of its knob values.
+    auto config = space->FromJson(nlohmann::json::parse(it.record.config, nullptr, /*allow_exceptions=*/false));
+    std::string outside = config.ok() ? space->Check(*config) : config.status().message();
+    if (!outside.empty()) {
+      skip(it, "record " + std::to_string(it.record.id) + ": its config is not in the template's space: " + outside);
       continue;
     }
-    out << AutotvmLine(TvmTarget(it.info), *workload, *entity, it.record)
+    RecordRow record = it.record;
+    record.config_index = space->IndexOf(*config);
+    out << AutotvmLine(TvmTarget(it.info), *workload, space->ToTvmEntity(*config), record)
                .dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
         << "\n";
     ++counts.written;

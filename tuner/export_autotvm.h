@@ -21,9 +21,6 @@
 
 namespace tunefleet {
 
-// Finds a template by name (FindTemplate in production; tests may pass their own registry).
-using TemplateLookup = std::function<const Template*(const std::string& name)>;
-
 struct AutotvmExportOptions {
   bool best_only = false;
   TemplateLookup lookup;  // empty: FindTemplate

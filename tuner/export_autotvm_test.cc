@@ -114,6 +114,29 @@ TEST_F(ExportAutotvmTest, GivenARecordOfAnotherTemplateVersion_WeShouldSkipItWit
       << notes_.str();
 }
 
+// A log edited by hand may hold a config that is not one of the space's: TVM could not read it back, nor could
+// tunefleet's import. It is skipped; with --best-only, the next fastest record of the space takes its place.
+TEST_F(ExportAutotvmTest, GivenAConfigOutsideTheSpace_WeShouldSkipItAndExportTheNextBest) {
+  AddTestRecord(*log_, AdrenoDevice(), kConv, "conv2d_nchwc.image2d", ConvConfig(), 0, {0.002}, 1);
+  RecordRow edited = log_->Records(0, 0, 0).value().at(0);
+  nlohmann::json config = ConvConfig();
+  config["tile_fc"] = {3, 4, 4};  // 48 output channels of 32
+  edited.config = config.dump();
+  edited.costs = {0.001};
+  edited.mean_cost = 0.001;
+  ASSERT_TRUE(log_->AddRecord(edited).ok());
+
+  const std::string all = Export(false);
+  EXPECT_EQ(std::count(all.begin(), all.end(), '\n'), 1) << all;
+  EXPECT_NE(notes_.str().find("its config is not in the template's space: knob 'tile_fc' has no choice [3,4,4]"),
+            std::string::npos)
+      << notes_.str();
+  const std::string best = Export(true);
+  ASSERT_EQ(std::count(best.begin(), best.end(), '\n'), 1) << best;
+  EXPECT_EQ(nlohmann::json::parse(best)["result"][0][0].get<double>(), 0.002);
+  EXPECT_NE(notes_.str().find("1 faster record(s) passed over"), std::string::npos) << notes_.str();
+}
+
 // A device name from a log reaches a terminal: control characters are shown escaped, not sent.
 TEST_F(ExportAutotvmTest, GivenATemplateNameWithControlCharacters_TheNoteShouldEscapeThem) {
   AddTestRecord(*log_, AdrenoDevice(), kConv, "evil\x1b[2J\nname", ConvConfig(), 0, {0.001}, 1);

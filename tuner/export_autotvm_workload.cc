@@ -216,25 +216,6 @@ Result<TvmTask> TaskFromTvmWorkload(const std::string& task_name, const nlohmann
   return TvmTask{name, std::move(task)};
 }
 
-Result<nlohmann::json> TvmEntity(const Space& space, const nlohmann::json& config) {
-  nlohmann::json entity = nlohmann::json::array();
-  for (const Knob& k : space.knobs()) {
-    auto it = config.find(k.name);
-    if (it == config.end()) return Status::InvalidArgument("config lacks knob '" + k.name + "': " + config.dump());
-    if (k.kind == KnobKind::kSplit) {
-      if (!it->is_array() || it->empty()) {
-        return Status::InvalidArgument("split knob '" + k.name + "' is not a list of factors: " + it->dump());
-      }
-      nlohmann::json factors = *it;
-      factors[0] = -1;
-      entity.push_back({k.name, "sp", factors});
-    } else {
-      entity.push_back({k.name, "ot", it->is_array() && it->size() == 1 ? (*it)[0] : *it});
-    }
-  }
-  return entity;
-}
-
 Result<nlohmann::json> ConfigFromTvmEntity(const Space& space, const nlohmann::json& entity) {
   if (!entity.is_array()) return Status::InvalidArgument("entity is not a list: " + entity.dump());
   nlohmann::json config = nlohmann::json::object();

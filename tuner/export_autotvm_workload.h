@@ -48,12 +48,9 @@ struct TvmTask {
 };
 Result<TvmTask> TaskFromTvmWorkload(const std::string& task_name, const nlohmann::json& args);
 
-// The config as AutoTVM's entity list, in the space's knob order: [[knob, "sp", [-1, f2, ...]] for splits
-// (TVM writes -1 for the outermost factor: "whatever is left"), [knob, "ot", value] otherwise.
-// `config` is the tuning log's config JSON ({"knob": [factors] | value}).
-Result<nlohmann::json> TvmEntity(const Space& space, const nlohmann::json& config);
-// The reverse: the tuning log's config JSON for an entity list; each -1 is resolved against the knob's
-// choices. Errors name the knob that does not fit the space.
+// The tuning log's config JSON for AutoTVM's entity list (Space::ToTvmEntity writes one: [[knob, "sp", [-1, f2,
+// ...]] for splits, TVM's -1 meaning "whatever is left", [knob, "ot", value] otherwise); each -1 is resolved against
+// the knob's choices. Errors name the knob that does not fit the space.
 Result<nlohmann::json> ConfigFromTvmEntity(const Space& space, const nlohmann::json& entity);
 
 }  // namespace tunefleet

@@ -34,8 +34,8 @@ std::string CsvField(const std::string& s) {
   return out + "\"";
 }
 
-Result<size_t> ExportCsv(TuningLog& log, bool best_only, std::ostream& out) {
-  TF_ASSIGN_OR_RETURN(auto items, CollectExportItems(log, best_only));
+Result<size_t> ExportCsv(TuningLog& log, bool best_only, std::ostream& out, std::ostream& notes) {
+  TF_ASSIGN_OR_RETURN(auto items, CollectExportItems(log, best_only, {}, notes));
   out << kCsvHeader << "\n";
   for (const auto& it : items) {
     const RecordRow& r = it.record;

@@ -19,7 +19,8 @@ inline constexpr const char* kCsvHeader =
 // Quotes a field when it holds a comma, quote, CR or LF (quotes doubled).
 std::string CsvField(const std::string& s);
 
-// Writes the header and one row per record (or per best record); returns the number of rows.
-Result<size_t> ExportCsv(TuningLog& log, bool best_only, std::ostream& out);
+// Writes the header and one row per record (or per best record in its template's space, tuner/best_in_space.h,
+// whose notes go to `notes`); returns the number of rows.
+Result<size_t> ExportCsv(TuningLog& log, bool best_only, std::ostream& out, std::ostream& notes);
 
 }  // namespace tunefleet

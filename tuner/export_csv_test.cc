@@ -23,7 +23,7 @@ TEST(ExportCsvTest, GivenRecords_WeShouldWriteTheHeaderAndOneRowEach) {
   AddTestRecord(*log, AdrenoDevice(), "conv2d:1,32,16,16,32,3,3,1,1:float16", "conv2d_nchwc.image2d", ConvConfig(),
                 4, {}, 1700000001);
   std::ostringstream out;
-  auto rows = ExportCsv(*log, false, out);
+  auto rows = ExportCsv(*log, false, out, std::cerr);
   ASSERT_TRUE(rows.ok()) << rows.status().ToString();
   EXPECT_EQ(*rows, 2u);
   std::istringstream in(out.str());

@@ -82,7 +82,7 @@ nlohmann::json ProgramToPackJson(const proto::KernelProgram& p) {
 Result<std::vector<KernelPackFile>> BuildKernelPacks(TuningLog& log, const TemplateLookup& lookup_in,
                                                      std::ostream& notes) {
   TemplateLookup lookup = lookup_in ? lookup_in : [](const std::string& n) { return FindTemplate(n); };
-  TF_ASSIGN_OR_RETURN(auto items, CollectExportItems(log, /*best_only=*/true));
+  TF_ASSIGN_OR_RETURN(auto items, CollectExportItems(log, /*best_only=*/true, lookup, notes));
   std::map<std::string, KernelPackFile> packs;  // by fingerprint
   std::map<std::string, std::set<std::string>> fallback_done;
   for (const ExportItem& it : items) {

@@ -5,16 +5,31 @@
 
 #include <google/protobuf/util/json_util.h>
 
+#include "tuner/best_in_space.h"
+
 namespace tunefleet {
 
-Result<std::vector<ExportItem>> CollectExportItems(TuningLog& log, bool best_only) {
+proto::DeviceInfo DeviceInfoOf(const DeviceRow& d) {
+  proto::DeviceInfo info;
+  google::protobuf::util::JsonParseOptions opts;
+  opts.ignore_unknown_fields = true;
+  if (!google::protobuf::util::JsonStringToMessage(d.info_json, &info, opts).ok()) info.Clear();
+  // The columns are authoritative for identity.
+  info.set_fingerprint(d.fingerprint);
+  if (info.name().empty()) info.set_name(d.name);
+  if (info.vendor().empty()) info.set_vendor(d.vendor);
+  return info;
+}
+
+Result<std::vector<ExportItem>> CollectExportItems(TuningLog& log, bool best_only, const TemplateLookup& lookup,
+                                                   std::ostream& notes) {
   TF_ASSIGN_OR_RETURN(auto tasks, log.Tasks());
   TF_ASSIGN_OR_RETURN(auto templates, log.Templates());
   TF_ASSIGN_OR_RETURN(auto devices, log.Devices());
   TF_ASSIGN_OR_RETURN(auto records, log.Records(0, 0, 0));
   std::set<int64_t> keep;
   if (best_only) {
-    TF_ASSIGN_OR_RETURN(auto best, log.Best());
+    TF_ASSIGN_OR_RETURN(auto best, BestInSpace(log, lookup, notes));
     for (const auto& b : best) keep.insert(b.record.id);
   }
   std::map<int64_t, const TaskRow*> task_by_id;
@@ -22,17 +37,7 @@ Result<std::vector<ExportItem>> CollectExportItems(TuningLog& log, bool best_onl
   std::map<int64_t, const TemplateRow*> tmpl_by_id;
   for (const auto& t : templates) tmpl_by_id[t.id] = &t;
   std::map<int64_t, std::pair<const DeviceRow*, proto::DeviceInfo>> dev_by_id;
-  for (const auto& d : devices) {
-    proto::DeviceInfo info;
-    google::protobuf::util::JsonParseOptions opts;
-    opts.ignore_unknown_fields = true;
-    if (!google::protobuf::util::JsonStringToMessage(d.info_json, &info, opts).ok()) info.Clear();
-    // The columns are authoritative for identity.
-    info.set_fingerprint(d.fingerprint);
-    if (info.name().empty()) info.set_name(d.name);
-    if (info.vendor().empty()) info.set_vendor(d.vendor);
-    dev_by_id[d.id] = {&d, std::move(info)};
-  }
+  for (const auto& d : devices) dev_by_id[d.id] = {&d, DeviceInfoOf(d)};
 
   std::vector<ExportItem> out;
   for (auto& r : records) {

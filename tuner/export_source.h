@@ -3,11 +3,13 @@
 // Thread safety: free functions; the TuningLog is used by the calling thread only.
 #pragma once
 
+#include <ostream>
 #include <string>
 #include <vector>
 
 #include "common/status.h"
 #include "proto/tunefleet.pb.h"
+#include "search-spaces/template.h"
 #include "storage/tuning_log.h"
 
 namespace tunefleet {
@@ -20,8 +22,14 @@ struct ExportItem {
   RecordRow record;
 };
 
-// Records in id order; with `best_only`, only the fastest successful record of each (task, template, device).
-Result<std::vector<ExportItem>> CollectExportItems(TuningLog& log, bool best_only);
+// Records in id order; with `best_only`, only the fastest successful record of each (task, template, device) whose
+// config is in its template's space (tuner/best_in_space.h, whose notes go to `notes`; `lookup` empty: FindTemplate).
+Result<std::vector<ExportItem>> CollectExportItems(TuningLog& log, bool best_only, const TemplateLookup& lookup,
+                                                   std::ostream& notes);
+
+// The device's description as the agent sent it (an empty one where the log's JSON does not parse), with the row's
+// fingerprint, and its name and vendor where the JSON lacks them.
+proto::DeviceInfo DeviceInfoOf(const DeviceRow& row);
 
 // Why an item cannot be exported with this build's template of its name (of `built_version`): it was measured with
 // another version, whose knobs may mean something else. Empty when the versions agree.
