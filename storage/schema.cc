@@ -1,6 +1,8 @@
 #include "storage/schema.h"
 
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tunefleet {
@@ -83,6 +85,19 @@ Result<int64_t> ForeignTableCount(SqliteDb& db) {
   return row ? st.Int64(0) : 0;
 }
 
+// (table, column) of every table in `db`, in table then column order.
+Result<std::vector<std::pair<std::string, std::string>>> Columns(SqliteDb& db) {
+  TF_ASSIGN_OR_RETURN(SqliteStmt st, db.Prepare("SELECT m.name, p.name FROM sqlite_schema m "
+                                                "JOIN pragma_table_info(m.name) p WHERE m.type = 'table' "
+                                                "ORDER BY m.name, p.cid"));
+  std::vector<std::pair<std::string, std::string>> out;
+  for (;;) {
+    TF_ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) return out;
+    out.emplace_back(st.Text(0), st.Text(1));
+  }
+}
+
 }  // namespace
 
 int LatestSchemaVersion() { return static_cast<int>(Migrations().size()); }
@@ -120,6 +135,29 @@ Status MigrateSchema(SqliteDb& db) {
     TF_ASSIGN_OR_RETURN(version, UserVersion(db));
     if (version >= LatestSchemaVersion()) return Status::OK();
   }
+}
+
+Status CheckTables(SqliteDb& db) {
+  TF_ASSIGN_OR_RETURN(int version, UserVersion(db));
+  if (version < 1 || version > LatestSchemaVersion()) return Status::OK();
+  // What the migrations up to `version` make, in a scratch database of SQLite's memory.
+  TF_ASSIGN_OR_RETURN(SqliteDb scratch, SqliteDb::Open(":memory:"));
+  for (int v = 0; v < version; ++v) TF_RETURN_IF_ERROR(scratch.Exec(Migrations()[v]));
+  TF_ASSIGN_OR_RETURN(auto want, Columns(scratch));
+  TF_ASSIGN_OR_RETURN(auto have_list, Columns(db));
+  const std::set<std::pair<std::string, std::string>> have(have_list.begin(), have_list.end());
+  std::set<std::string> tables;
+  for (const auto& [table, column] : have_list) tables.insert(table);
+  for (const auto& [table, column] : want) {
+    if (!tables.count(table)) {
+      return Status::InvalidArgument("not a whole tunefleet tuning log: it lacks the table '" + table + "'");
+    }
+    if (!have.count({table, column})) {
+      return Status::InvalidArgument("not a whole tunefleet tuning log: it lacks the column '" + table + "." + column +
+                                     "'");
+    }
+  }
+  return Status::OK();
 }
 
 }  // namespace tunefleet

@@ -20,4 +20,9 @@ int OldestReadableSchemaVersion();
 // other tables and no tunefleet version, is refused with a clear error (the caller adds the path).
 Status MigrateSchema(SqliteDb& db);
 
+// Refuses a log that lacks a table or column of its schema version (one dropped by hand or by another tool), naming
+// the first missing, so that a command stops at opening the log rather than at its first query. OK for a version
+// no build writes (MigrateSchema refuses those).
+Status CheckTables(SqliteDb& db);
+
 }  // namespace tunefleet

@@ -404,7 +404,8 @@ Status Configure(SqliteDb& db) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   TF_RETURN_IF_ERROR(db.Exec("PRAGMA foreign_keys = ON"));
-  return MigrateSchema(db);
+  TF_RETURN_IF_ERROR(MigrateSchema(db));
+  return CheckTables(db);
 }
 
 // The refusal of a log file with several names (nullopt when it has one).
@@ -484,6 +485,7 @@ Result<std::unique_ptr<TuningLog>> TuningLog::OpenExisting(const std::string& pa
   if (!std::filesystem::exists(path, ec)) return Status::NotFound(path + ": no such tuning log");
   if (HoldsNoLog(path)) return Status::NotFound(path + ": no tuning log in it (an empty file or database)");
   if (std::optional<SqliteDb> db = OpenReadableReadOnly(path)) {
+    TF_RETURN_IF_ERROR(CheckTables(*db).WithContext(path));
     return std::unique_ptr<TuningLog>(new SqliteTuningLog(std::move(*db), std::nullopt));
   }
   return Open(path);  // a schema too old to read is brought up to date; anything else is refused with the reason

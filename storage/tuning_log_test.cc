@@ -191,6 +191,27 @@ TEST_F(TuningLogTest, GivenSuccessesOfTwoDevices_RankedSuccessesShouldListEachGr
   EXPECT_EQ(best[1].record.id, ranked[3].record.id);
 }
 
+TEST_F(TuningLogTest, GivenALogThatLacksATableOrColumn_OpeningShouldNameWhatIsMissing) {
+  { OpenOrDie(); }
+  ExecRaw("ALTER TABLE sessions DROP COLUMN run_lock");
+  for (bool read_only : {true, false}) {
+    auto log = read_only ? TuningLog::OpenExisting(path_) : TuningLog::Open(path_);
+    ASSERT_FALSE(log.ok());
+    EXPECT_EQ(log.status().message(), path_ + ": not a whole tunefleet tuning log: it lacks the column "
+                                              "'sessions.run_lock'");
+  }
+  ExecRaw("DROP TABLE records");
+  auto log = TuningLog::OpenExisting(path_);
+  ASSERT_FALSE(log.ok());
+  EXPECT_EQ(log.status().message(), path_ + ": not a whole tunefleet tuning log: it lacks the table 'records'");
+}
+
+TEST_F(TuningLogTest, GivenASchemaOneLog_OpeningShouldNotAskForTheColumnsOfLaterVersions) {
+  { OpenOrDie(); }
+  ExecRaw("ALTER TABLE sessions DROP COLUMN run_lock; PRAGMA user_version = 1");
+  EXPECT_TRUE(TuningLog::OpenExisting(path_).ok());
+}
+
 // A log edited by hand or by another tool may hold anything; readers leave out what no tuner writes and count it.
 TEST_F(TuningLogTest, GivenRecordsNoTunerWrites_ReadersShouldLeaveThemOutAndCountThem) {
   {

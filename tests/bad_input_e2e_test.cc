@@ -180,6 +180,38 @@ TEST(BadInputE2E, GivenAnInputThatNeedsNoDeviceItShouldBeRefusedBeforeTheTracker
   for (const auto& [argv, says] : cases) ExpectRefusedInOneLine(argv, says);
 }
 
+// An empty value read as the option not given: `--template ""` tuned with every template, `--precision ""` as
+// float32. Each is refused before the tracker is asked; so is a program whose tolerance is NaN (every element would
+// have been a wrong answer).
+TEST(BadInputE2E, GivenAnEmptyValueOrANaNToleranceItShouldBeRefusedBeforeTheTrackerIsAsked) {
+  LocalFleet fleet;  // no tracker
+  const std::string bin = BinDir() + "/tunefleet", nan_rtol = fleet.dir() + "/nan-rtol.json";
+  std::ofstream(nan_rtol) << R"({"rtol": "NaN", "launches": []})";
+  const std::vector<std::string> tune = {bin, "tune", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--db",
+                                         fleet.db()};
+  auto with = [](std::vector<std::string> argv, const std::vector<std::string>& more) {
+    argv.insert(argv.end(), more.begin(), more.end());
+    return argv;
+  };
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {with(tune, {"--task", "gemm:64,64,64", "--template", ""}), "--template: the value is empty"},
+      {with(tune, {"--task", "gemm:64,64,64", "--trials", ""}), "--trials: the value is empty"},
+      {with(tune, {"--task", ""}), "--task: the value is empty"},
+      {with(tune, {"model.onnx", "--precision", ""}), "--precision: the value is empty"},
+      {with(tune, {"model.onnx", "--mixed-precision-ops", ""}), "--mixed-precision-ops: the value is empty"},
+      {{bin, "simulate", "--db", fleet.db(), "--task", ""}, "--task: the value is empty"},
+      {{bin, "simulate", "--db", fleet.db(), "--trace", ""}, "--trace: the value is empty"},
+      {{bin, "measure", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--task", "gemm:64,64,64", "--config",
+        ""},
+       "--config: the value is empty"},
+      {{bin, "tasks", ""}, "model: the value is empty"},
+      {{bin, "measure", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--program", nan_rtol},
+       nan_rtol + ": rtol nan is not a tolerance (a finite number of 0 or more)"},
+  };
+  for (const auto& [argv, says] : cases) ExpectRefusedInOneLine(argv, says);
+  EXPECT_FALSE(std::filesystem::exists(fleet.db()));
+}
+
 TEST(BadInputE2E, GivenATrackerAddressThatIsNotHostAndPortOrAnUnknownCommandWeShouldGetOneLineAndExit2) {
   const std::string bin = BinDir();
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
@@ -263,6 +295,33 @@ TEST(BadInputE2E, GivenALogFileThatHoldsNoTuningLogEachCommandShouldSaySoInOneLi
   std::string first;
   std::getline(in, first);
   EXPECT_EQ(first, "not a database, but somebody's notes");
+}
+
+// A table or column dropped by hand or by another tool: every command stops at opening the log, in one line, exit 2
+// (the reading commands had exited 1 at their first query, simulate 2, tune only once it had devices).
+TEST(BadInputE2E, GivenALogThatLacksATableEachCommandShouldNameItInOneLineAndExit2) {
+  LocalFleet fleet;  // no tracker: tune must refuse the log before asking one
+  const std::string empty = fleet.dir() + "/none.autotvm.log";
+  { std::ofstream(empty).flush(); }
+  const std::string db = fleet.db(), no_column = fleet.dir() + "/no-column.db";
+  ASSERT_EQ(fleet.Cli({"import", "--db", db, empty}, std::chrono::seconds(30), false).exit_code, 0);
+  ASSERT_EQ(fleet.Cli({"import", "--db", no_column, empty}, std::chrono::seconds(30), false).exit_code, 0);
+  fleet.ExecSql("DROP TABLE records");
+  fleet.ExecSql("ALTER TABLE tasks DROP COLUMN flops", no_column);
+  const std::string bin = BinDir() + "/tunefleet", lacks = db + ": not a whole tunefleet tuning log: it lacks the ";
+  for (const auto& [argv, says] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{bin, "best", "--db", db}, lacks + "table 'records'"},
+           {{bin, "export", "--db", db, "--format", "csv", "-o", fleet.dir() + "/x.csv"}, lacks + "table 'records'"},
+           {{bin, "report", "--db", db, "-o", fleet.dir() + "/r.html"}, lacks + "table 'records'"},
+           {{bin, "simulate", "--db", db}, lacks + "table 'records'"},
+           {{bin, "import", "--db", db, empty}, lacks + "table 'records'"},
+           {{bin, "tune", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--task", "gemm:64,64,64", "--db", db},
+            lacks + "table 'records'"},
+           {{bin, "best", "--db", no_column}, no_column + ": not a whole tunefleet tuning log: it lacks the column "
+                                                         "'tasks.flops'"}}) {
+    ExpectRefusedInOneLine(argv, says);
+  }
+  EXPECT_FALSE(std::filesystem::exists(fleet.dir() + "/x.csv"));
 }
 
 TEST(BadInputE2E, GivenNoTrackerListeningTheTunerShouldFailWithinBoundedTime) {

@@ -118,6 +118,16 @@ bool LocalFleet::WaitForRecords(int n, std::chrono::seconds timeout) const {
   return false;
 }
 
+void LocalFleet::ExecSql(const std::string& statements, const std::string& db_path) const {
+  const std::string path = db_path.empty() ? this->db() : db_path;
+  sqlite3* db = nullptr;
+  const int open = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr);
+  const int rc = open == SQLITE_OK ? sqlite3_exec(db, statements.c_str(), nullptr, nullptr, nullptr) : open;
+  const std::string err = sqlite3_errmsg(db);
+  sqlite3_close(db);
+  if (rc != SQLITE_OK) throw std::runtime_error(path + ": " + statements + ": " + err);
+}
+
 std::vector<std::vector<std::string>> LocalFleet::Sql(const std::string& query, const std::string& db_path) const {
   std::string path = db_path.empty() ? this->db() : db_path;
   sqlite3* db = nullptr;

@@ -51,6 +51,8 @@ class LocalFleet {
 
   // SELECT over the test's database through the sqlite3 C API; each row as strings.
   std::vector<std::vector<std::string>> Sql(const std::string& query, const std::string& db_path = "") const;
+  // Runs `statements` on the log (or `db_path`) as another program would, to damage it; throws on an error.
+  void ExecSql(const std::string& statements, const std::string& db_path = "") const;
 
  private:
   std::string dir_;
