@@ -336,6 +336,20 @@ TEST_F(ProgramLimitsTest, GivenABufferWhoseByteSizeWraps_WeShouldRejectItNamingT
   EXPECT_NE(result.message().find("buffer 'huge'"), std::string::npos) << result.message();
 }
 
+TEST_F(ProgramLimitsTest, GivenAToleranceThatIsNaNOrNegative_WeShouldRejectItNamingTheTolerance) {
+  proto::KernelProgram nan_rtol;
+  AddLaunch(&nan_rtol)->add_global_size(1);
+  nan_rtol.set_rtol(std::numeric_limits<float>::quiet_NaN());
+  proto::MeasureResult result = Check(nan_rtol);
+  EXPECT_EQ(result.status(), proto::HOST_GENERATION_FAILED);
+  EXPECT_NE(result.message().find("rtol nan is not a tolerance"), std::string::npos) << result.message();
+  proto::KernelProgram negative_atol = nan_rtol;
+  negative_atol.set_rtol(0);
+  negative_atol.set_atol(-1);
+  result = Check(negative_atol);
+  EXPECT_NE(result.message().find("atol -1.000000 is not a tolerance"), std::string::npos) << result.message();
+}
+
 TEST_F(ProgramLimitsTest, GivenBuffersWhoseTotalWraps_WeShouldRejectThemAsOverTheMemoryBudget) {
   proto::KernelProgram program;
   for (int i = 0; i < 4; ++i) {  // 2^62 bytes each, every one within the allocation limit: 2^64 together

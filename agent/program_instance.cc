@@ -1,8 +1,10 @@
 #include "agent/program_instance.h"
 
+#include <cmath>
 #include <limits>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include "agent/cl_error.h"
 #include "agent/host_buffer.h"
@@ -139,6 +141,14 @@ bool ProgramInstance::CheckProgram(const proto::KernelProgram& program, proto::M
     return Fail(result, proto::HOST_GENERATION_FAILED, "output buffer '" + program.output_buffer() + "' is not declared");
   }
 
+  // NaN would fail every element (error <= atol + rtol * |want| is never true) as a wrong answer, and a negative
+  // tolerance every exact one.
+  for (const auto& [name, value] : {std::pair<const char*, float>{"atol", program.atol()}, {"rtol", program.rtol()}}) {
+    if (!std::isfinite(value) || value < 0) {
+      return Fail(result, proto::HOST_GENERATION_FAILED,
+                  std::string(name) + " " + std::to_string(value) + " is not a tolerance (a finite number of 0 or more)");
+    }
+  }
   for (const auto& launch : program.launches()) {
     const std::string where = "kernel '" + launch.entry() + "'";
     const int dims = launch.global_size_size();

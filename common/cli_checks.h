@@ -124,6 +124,14 @@ inline CLI::Validator ListenHost() {
       "ADDRESS", "listen-host");
 }
 
+// A value that is not empty: an empty string would read as the option not given at all (`--template ""` as every
+// template), so it is refused rather than ignored.
+inline CLI::Validator NotEmpty() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string { return text.empty() ? "the value is empty" : std::string(); }, "",
+      "not-empty");
+}
+
 // A device key (common/device_key.h).
 inline CLI::Validator DeviceKey() {
   return CLI::Validator(

@@ -102,9 +102,12 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
                   "Tuning log (SQLite) holding every valid config of the space; a config recorded several times is "
                   "replayed at the lower median of its results")
       ->required();
-  sub->add_option("--task", args->sel.task_spec, "Task spec to replay (default: the only one in the log)");
-  sub->add_option("--template", args->sel.template_name, "Template name (default: the only one in the log)");
-  sub->add_option("--device", args->sel.device, "Device fingerprint or id (default: the one with most records)");
+  sub->add_option("--task", args->sel.task_spec, "Task spec to replay (default: the only one in the log)")
+      ->check(cli::NotEmpty());
+  sub->add_option("--template", args->sel.template_name, "Template name (default: the only one in the log)")
+      ->check(cli::NotEmpty());
+  sub->add_option("--device", args->sel.device, "Device fingerprint or id (default: the one with most records)")
+      ->check(cli::NotEmpty());
   sub->add_option("--tuner", args->opts.tuner, "Strategy under test: xgb, ga, random, grid")
       ->capture_default_str()
       ->check(CLI::IsMember(StrategyNames()));
@@ -151,14 +154,16 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"plan", "shuffled"}));
   sub->add_option("--transfer-from", args->sel.transfer_from,
                   "Warm-start the tuner from this task's records of the same template, as tune does: one row per "
-                  "config and device at the lower median of its results (failed when none ran)");
+                  "config and device at the lower median of its results (failed when none ran)")
+      ->check(cli::NotEmpty());
   sub->add_option("--transfer-trials", args->opts.transfer_trials,
                   "With --transfer-from: warm-start from the first N trials of the tuner's own replay on that task "
                   "(same seed), as a run's earlier task of the template leaves them, instead of all its records (0)")
       ->capture_default_str();
   sub->add_option("--trace", args->trace,
                   "Also write every replayed trial to this CSV file: strategy, seed, trial, config index and JSON, "
-                  "ok, cost (s), share of the best recorded performance");
+                  "ok, cost (s), share of the best recorded performance")
+      ->check(cli::NotEmpty());
   sub->callback([args, exit_code] { *exit_code = RunSimulate(*args); });
 }
 

@@ -2,6 +2,7 @@
 #include <iostream>
 #include <memory>
 
+#include "common/cli_checks.h"
 #include "tuner/command.h"
 #include "tuner/model_tasks.h"
 #include "tuner/onnx_import.h"
@@ -55,16 +56,19 @@ int RunTasks(const TasksArgs& args) {
 void RegisterTasks(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<TasksArgs>();
   auto* sub = app.add_subcommand("tasks", "List the tuning tasks of an ONNX model (deduplicated, with counts)");
-  sub->add_option("model", args->model, "ONNX model file")->required();
+  sub->add_option("model", args->model, "ONNX model file")->required()->check(cli::NotEmpty());
   sub->add_flag("--json", args->json, "Print a JSON array instead of a table");
   sub->add_option("--input-shape", args->input_shapes,
                   "Shape of a graph input with dynamic dims, name:1x3x224x224 (repeatable)")
+      ->check(cli::NotEmpty())
       ->expected(1)
       ->take_all();
-  sub->add_option("--precision", args->precision, "float32 | float16 | float16-acc32 (default float32)");
+  sub->add_option("--precision", args->precision, "float32 | float16 | float16-acc32 (default float32)")
+      ->check(cli::NotEmpty());
   sub->add_option("--mixed-precision-ops", args->mixed_ops,
                   "Op kinds that take --precision, the rest stay float32: conv2d,depthwise_conv2d,dense,pool,all "
-                  "(default conv2d,dense)");
+                  "(default conv2d,dense)")
+      ->check(cli::NotEmpty());
   sub->add_flag("--split-activations", args->split_activations,
                 "Make the fused activation (act=relu|relu6) part of each task instead of grouping by workload");
   sub->callback([args, exit_code] { *exit_code = RunTasks(*args); });

@@ -181,10 +181,11 @@ int RunTuneCommand(const TuneArgs& a) {
 void RegisterTune(CLI::App& app, int* exit_code) {
   auto a = std::make_shared<TuneArgs>();
   auto* sub = app.add_subcommand("tune", "Tune tasks (--task) or a whole ONNX model on the devices of a key");
-  sub->add_option("model", a->model, "ONNX model file (optional when --task is given)");
+  sub->add_option("model", a->model, "ONNX model file (optional when --task is given)")->check(cli::NotEmpty());
   sub->add_option("--task", a->task_specs,
                   "Task spec, repeatable: gemm:M,N,K[:dtype], conv2d:N,C,H,W,K,KH,KW,stride,pad[:dtype], "
-                  "dwconv2d:N,C,H,W,KH,KW,stride,pad[:dtype], ...");
+                  "dwconv2d:N,C,H,W,KH,KW,stride,pad[:dtype], ...")
+      ->check(cli::NotEmpty());
   sub->add_option("--rpc-tracker", a->tracker, "Tracker address host:port (default 127.0.0.1:9190)")
       ->check(cli::HostPort());
   sub->add_option("--rpc-key", a->key, "Device key to lease devices of")->required()->check(cli::DeviceKey());
@@ -192,9 +193,11 @@ void RegisterTune(CLI::App& app, int* exit_code) {
   sub->add_option("--tls-ca", a->tls_ca, "PEM root certificates: connect to the tracker with TLS")
       ->check(CLI::ExistingFile);
   sub->add_option("--db", a->db, "SQLite tuning log (created when missing; default tunefleet.db)");
-  sub->add_option("--template", a->template_name, "Force one template (default: every template that fits)");
+  sub->add_option("--template", a->template_name, "Force one template (default: every template that fits)")
+      ->check(cli::NotEmpty());
   sub->add_option("--trials", a->trials,
-                  "Total trials over all tasks, recorded ones included, or 'all' (default 200; 'all' with --time-budget)");
+                  "Total trials over all tasks, recorded ones included, or 'all' (default 200; 'all' with --time-budget)")
+      ->check(cli::NotEmpty());
   sub->add_option("--time-budget", a->time_budget,
                   "Stop after this many seconds; without --trials, tune until then (or until every config is measured)")
       ->check(cli::PositiveAtMost(365 * 86400.0));  // a year: 1e300 overflowed the clock (ETA -9223372036854775808s)
@@ -239,9 +242,12 @@ void RegisterTune(CLI::App& app, int* exit_code) {
   sub->add_flag("--no-transfer", a->no_transfer, "Do not warm-start the model from other tasks/devices");
   sub->add_flag("--transfer-once", a->transfer_once,
                 "Read other tasks' records once, at a task's first batch, not again before its later plans");
-  sub->add_option("--precision", a->precision, "Model precision: float32 | float16 | float16-acc32");
-  sub->add_option("--mixed-precision-ops", a->mixed_ops, "Op kinds that take --precision (default conv2d,dense)");
-  sub->add_option("--input-shape", a->input_shapes, "Shape of a dynamic model input, name:1x3x224x224");
+  sub->add_option("--precision", a->precision, "Model precision: float32 | float16 | float16-acc32")
+      ->check(cli::NotEmpty());
+  sub->add_option("--mixed-precision-ops", a->mixed_ops, "Op kinds that take --precision (default conv2d,dense)")
+      ->check(cli::NotEmpty());
+  sub->add_option("--input-shape", a->input_shapes, "Shape of a dynamic model input, name:1x3x224x224")
+      ->check(cli::NotEmpty());
   sub->callback([a, exit_code] { *exit_code = RunTuneCommand(*a); });
 }
 
