@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -224,6 +225,25 @@ TEST_F(OnnxImportTest, GivenAConvWeightOrBiasThatContradictsItsInput_WeShouldRef
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.status().message(),
             "bad.onnx: node '" + same + "' (Conv): the bias [8] is not one value per output channel ([16])");
+}
+
+TEST_F(OnnxImportTest, GivenAKernelShapeThatDisagreesWithTheWeight_WeShouldRefuseTheModelNamingTheNode) {
+  onnx::ModelProto model = MakeResNetLikeModel();
+  auto* conv = model.mutable_graph()->mutable_node(0);
+  conv->mutable_attribute()->erase(
+      std::remove_if(conv->mutable_attribute()->begin(), conv->mutable_attribute()->end(),
+                     [](const onnx::AttributeProto& a) { return a.name() == "kernel_shape"; }),
+      conv->mutable_attribute()->end());
+  ASSERT_TRUE(ImportOnnxModel(model, "ok.onnx", {}).ok());  // kernel_shape may be left out
+  auto* a = conv->add_attribute();
+  a->set_name("kernel_shape");
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t k : {5, 5}) a->add_ints(k);
+  model.mutable_graph()->clear_value_info();  // shape inference would then follow kernel_shape, not the weight
+  auto m = ImportOnnxModel(model, "bad.onnx", {});
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().message(), "bad.onnx: node '" + conv->name() +
+                                      "' (Conv): kernel_shape [5,5] disagrees with the weight [16,3,3,3] (3x3)");
 }
 
 TEST_F(OnnxImportTest, GivenADirectoryOrADeviceFile_WeShouldRefuseItInOneLineNotReadIt) {

@@ -134,6 +134,11 @@ ExtractedNode ExtractConv(const onnx::GraphProto& graph, const OnnxGraphView& vi
     return Contradiction(node, index, "the weight " + DimsText(*wt) + " takes " + std::to_string((*wt)[1]) +
                                           " input channel(s) per group x " + std::to_string(groups) +
                                           " group(s), but the input " + DimsText(*x) + " has " + std::to_string(c));
+  // kernel_shape is optional; where given, the weight's spatial dims must be it (the kernels are sized from the weight).
+  if (Dims ks = AttrInts(node, "kernel_shape", {}); !ks.empty() && ks != Dims{kh, kw}) {
+    return Contradiction(node, index, "kernel_shape " + DimsText(ks) + " disagrees with the weight " + DimsText(*wt) +
+                                          " (" + std::to_string(kh) + "x" + std::to_string(kw) + ")");
+  }
   if (node.input_size() > 2 && !node.input(2).empty()) {
     if (auto b = view.StaticShape(node.input(2)); b && (b->size() != 1 || (*b)[0] != k))
       return Contradiction(node, index, "the bias " + DimsText(*b) + " is not one value per output channel ([" +
