@@ -23,6 +23,7 @@
 #include "common/cli_checks.h"
 #include "common/grpc_log_route.h"
 #include "common/pem_check.h"
+#include "common/utf8.h"
 
 namespace tunefleet::agent {
 namespace {
@@ -186,6 +187,10 @@ int AgentMain(int argc, char** argv) {
     return 0;
   }
   if (flags.list_devices) return ListDevices(flags);
+  if (!IsUtf8(flags.token)) {  // it travels in a protobuf string, which must be UTF-8
+    std::fprintf(stderr, "tunefleet-agent: error: --token is not valid UTF-8\n");
+    return 2;
+  }
   if (flags.tracker.empty() || flags.key.empty()) {
     std::fprintf(stderr, "tunefleet-agent: error: --tracker host:port and --key KEY are required (see --help)\n");
     return 2;

@@ -4,6 +4,8 @@
 // Thread safety: free functions, no state.
 #pragma once
 
+#include <arpa/inet.h>
+
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -119,6 +121,10 @@ inline CLI::Validator ListenHost() {
         const bool one_colon = colon != std::string::npos && text.find(':', colon + 1) == std::string::npos;
         if (one_colon && text.find(']') == std::string::npos)
           return "expected an address without a port (the port goes in --port), got '" + text + "'";
+        // Digits and dots are meant as an IPv4 address; a resolver would look such a text up as a name.
+        in_addr v4{};
+        if (text.find_first_not_of("0123456789.") == std::string::npos && inet_pton(AF_INET, text.c_str(), &v4) != 1)
+          return "expected an IPv4 address of four numbers from 0 to 255, got '" + text + "'";
         return {};
       },
       "ADDRESS", "listen-host");

@@ -93,6 +93,8 @@ TEST(BadInputE2E, GivenANumberOutOfRangeEachToolShouldNameTheOptionInOneLineAndE
       {{bin + "/tunefleet-tracker", "--lease-ttl", "0"},
        "--lease-ttl: expected a number above 0 and at most 86400, got '0'"},
       {{bin + "/tunefleet-tracker", "--host", ""}, "tunefleet-tracker: error: --host: expected an address, got ''"},
+      {{bin + "/tunefleet-tracker", "--host", "999.1.1.1"},
+       "tunefleet-tracker: error: --host: expected an IPv4 address of four numbers from 0 to 255, got '999.1.1.1'"},
       {{bin + "/tunefleet-tracker", "--host", "127.0.0.1:80"},
        "--host: expected an address without a port (the port goes in --port), got '127.0.0.1:80'"},
       {{bin + "/tunefleet-tracker", "--heartbeat-timeout", "1e-300"},
@@ -130,6 +132,17 @@ TEST(BadInputE2E, GivenANumberOutOfRangeEachToolShouldNameTheOptionInOneLineAndE
   EXPECT_EQ(token.exit_code, 2) << token.output;
   EXPECT_NE(token.output.find("TUNEFLEET_TOKEN is not valid UTF-8"), std::string::npos) << token.output;
   EXPECT_EQ(CountLines(token.output), 1) << token.output;
+  // So do the daemons': a tracker whose token no client could send, an agent that could not register.
+  RunResult tracker = testing::Run({BinDir() + "/tunefleet-tracker", "--host", "127.0.0.1", "--port", "0"},
+                                   std::chrono::seconds(30), {"TUNEFLEET_TOKEN=\xff\xfe"});
+  EXPECT_EQ(tracker.exit_code, 2) << tracker.output;
+  EXPECT_NE(tracker.output.find("tunefleet-tracker: error: the token (--token or TUNEFLEET_TOKEN) is not valid UTF-8"),
+            std::string::npos)
+      << tracker.output;
+  EXPECT_EQ(CountLines(tracker.output), 1) << tracker.output;
+  ExpectRefusedInOneLine({BinDir() + "/tunefleet-agent", "--tracker", fleet.address(), "--key", "k", "--token",
+                          "\xc3\x28"},
+                         "tunefleet-agent: error: --token is not valid UTF-8");
 }
 
 TEST(BadInputE2E, GivenAnInputThatNeedsNoDeviceItShouldBeRefusedBeforeTheTrackerIsAsked) {

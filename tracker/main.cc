@@ -1,9 +1,11 @@
 // tunefleet-tracker: the tracker daemon. main() only parses flags and calls Run().
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <cstdlib>
 
 #include "common/cli_checks.h"
 #include "common/grpc_log_route.h"
+#include "common/utf8.h"
 #include "tracker/server.h"
 
 int main(int argc, char** argv) {
@@ -34,6 +36,11 @@ int main(int argc, char** argv) {
   if (auto done = tunefleet::cli::ParseCommandLine(app, argc, argv, "tunefleet-tracker")) return *done;
   if (o.token.empty()) {
     if (const char* env = std::getenv("TUNEFLEET_TOKEN")) o.token = env;
+  }
+  // Tokens travel in protobuf strings, which must be UTF-8: no client could ever send this one.
+  if (!tunefleet::IsUtf8(o.token)) {
+    std::fprintf(stderr, "tunefleet-tracker: error: the token (--token or TUNEFLEET_TOKEN) is not valid UTF-8\n");
+    return 2;
   }
   tunefleet::GrpcLogRoute grpc_logs(tunefleet::GrpcLogRoute::Mode::kShow);
   return tunefleet::tracker::Run(o);

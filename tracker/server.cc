@@ -42,6 +42,9 @@ Status CheckCanListen(const std::string& host, int port) {
   tcp::resolver resolver(io);
   const auto endpoints = resolver.resolve(BareHost(host), std::to_string(port),
                                           tcp::resolver::passive | tcp::resolver::numeric_service, ec);
+  if (ec == asio::error::host_not_found) {  // a name no resolver knows (999.1.1.1 too): the input, not the moment
+    return Status::InvalidArgument("cannot listen on " + address + ": --host " + host + " is no address or known name");
+  }
   if (ec) return Status::Unavailable("cannot listen on " + address + ": " + ec.message());
   for (const auto& entry : endpoints) {
     tcp::acceptor acceptor(io);

@@ -5,23 +5,14 @@
 #include <iostream>
 #include <string>
 
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include "common/cli_checks.h"
 #include "common/grpc_log_route.h"
+#include "common/utf8.h"
 #include "tuner/command.h"
 
 namespace {
-
-bool IsUtf8(const std::string& text) {
-  try {
-    (void)nlohmann::json(text).dump();
-    return true;
-  } catch (const nlohmann::json::type_error&) {
-    return false;
-  }
-}
 
 // One entry per subcommand; each lives in tuner/cmd_<name>.cc.
 constexpr tunefleet::RegisterCommandFn kCommands[] = {
@@ -48,13 +39,13 @@ int main(int argc, char** argv) {
   for (auto reg : kCommands) reg(app, &exit_code);
   // Arguments are recorded in the tuning log as JSON text, which must be UTF-8.
   for (int i = 1; i < argc; ++i) {
-    if (!IsUtf8(argv[i])) {
+    if (!tunefleet::IsUtf8(argv[i])) {
       std::cerr << "tunefleet: error: argument " << i << " is not valid UTF-8 (see tunefleet --help)\n";
       return 2;
     }
   }
   // The token travels in a protobuf string, which must be UTF-8 too.
-  if (const char* token = std::getenv("TUNEFLEET_TOKEN"); token != nullptr && !IsUtf8(token)) {
+  if (const char* token = std::getenv("TUNEFLEET_TOKEN"); token != nullptr && !tunefleet::IsUtf8(token)) {
     std::cerr << "tunefleet: error: TUNEFLEET_TOKEN is not valid UTF-8\n";
     return 2;
   }
