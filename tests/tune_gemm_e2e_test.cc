@@ -82,6 +82,26 @@ TEST_F(TuneGemmE2E, GivenOneAgentATuningRunShouldRecordEveryTrialAndAVerifiedBes
   EXPECT_NE(app.output.find("warning: the pack was tuned on another device (name 'QUALCOMM Adreno(TM) 740')"),
             std::string::npos)
       << app.output;
+
+  // A pack that cannot be read is bad input (exit 2); a kernel that does not build fails on the device (exit 1),
+  // and the compiler's build log, several lines, comes as one line after the kernel's.
+  const std::string broken = fleet_.dir() + "/broken.json";
+  std::ofstream(broken) << "{";
+  app = tunefleet::testing::Run({example, broken, "gemm:64,64,64:float32"}, std::chrono::seconds(60));
+  EXPECT_EQ(app.exit_code, 2) << app.output;
+  EXPECT_EQ(CountLines(app.output), 1) << app.output;
+  for (auto& launch : edited["kernels"][0]["program"]["launches"])
+    launch["source"] = "__kernel void " + launch["entry"].get<std::string>() + "(__global float* x) {\n  y = 1;\n"
+                       "  z = 2;\n}\n";
+  std::ofstream(pack) << edited.dump();
+  app = tunefleet::testing::Run({example, pack, "gemm:64,64,64:float32"}, std::chrono::seconds(120));
+  EXPECT_EQ(app.exit_code, 1) << app.output;
+  // (PoCL's compiler prints "2 errors generated." of its own on stderr.)
+  const size_t error = app.output.find("tunefleet_runtime_example: error: clBuildProgram failed");
+  ASSERT_NE(error, std::string::npos) << app.output;
+  const std::string line = app.output.substr(error, app.output.find('\n', error) - error);
+  EXPECT_NE(line.find("undeclared identifier 'y' | "), std::string::npos) << app.output;
+  EXPECT_NE(line.find("undeclared identifier 'z'"), std::string::npos) << app.output;
 }
 
 TEST_F(TuneGemmE2E, GivenTrialsAllAGridRunShouldMeasureEveryValidConfigExactlyOnce) {

@@ -3,9 +3,11 @@
 // another device or driver (the kernels still run; their configs were chosen for that device).
 //   tunefleet_runtime_example PACK.json gemm:M,N,K:float32 [PLATFORM]
 // PLATFORM: the index of the OpenCL platform whose first device runs the kernel (default 0).
-// Exit code 0 when the numbers agree, 2 for a bad command line, 1 otherwise.
+// Exit code 0 when the numbers agree; 2 for a bad command line, a pack that cannot be read, or a pack without a kernel
+// for the workload; 1 when the device fails it (no device, a build or a run that fails, numbers that disagree).
 #include <CL/cl.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -32,8 +34,19 @@ constexpr char kUsage[] =
 using ClContext = ClObject<cl_context, clReleaseContext>;
 using ClQueue = ClObject<cl_command_queue, clReleaseCommandQueue>;
 
+// One line: a compiler's build log comes in several, which are joined with " | ".
 int Fail(const std::string& what, int code = 1) {
-  std::fprintf(stderr, "tunefleet_runtime_example: error: %s\n", what.c_str());
+  std::string line;
+  for (char c : what) {
+    if (c == '\r') continue;
+    if (c != '\n') {
+      line += c;
+    } else if (!line.empty() && line.compare(line.size() - std::min<size_t>(line.size(), 3), 3, " | ") != 0) {
+      line += " | ";
+    }
+  }
+  while (line.size() >= 3 && line.compare(line.size() - 3, 3, " | ") == 0) line.resize(line.size() - 3);
+  std::fprintf(stderr, "tunefleet_runtime_example: error: %s\n", line.c_str());
   return code;
 }
 
@@ -70,13 +83,13 @@ int main(int argc, char** argv) {
   int M = 0, N = 0, K = 0;
   if (!GemmSizes(argv[2], &M, &N, &K)) return Fail(std::string(argv[2]) + ": not a gemm:M,N,K spec", 2);
   auto pack = KernelPack::Load(argv[1]);
-  if (!pack.ok()) return Fail(pack.status().message());
+  if (!pack.ok()) return Fail(pack.status().message(), 2);
   auto match = pack->Find(argv[2]);
-  if (!match.ok()) return Fail(match.status().message());
+  if (!match.ok()) return Fail(match.status().message(), 2);
   std::printf("%s: %s kernel of %s (template %s v%d, %.4f ms when tuned)\n", argv[2],
               tunefleet::runtime::MatchKindName(match->kind), match->kernel->task.c_str(),
               match->kernel->template_name.c_str(), match->kernel->template_version, match->kernel->latency_ms);
-  if (match->kernel->task != argv[2]) return Fail("the pack has no kernel built for exactly this workload");
+  if (match->kernel->task != argv[2]) return Fail("the pack has no kernel built for exactly this workload", 2);
 
   // The application's own OpenCL objects.
   cl_device_id device = FirstDevice(platform_index);
