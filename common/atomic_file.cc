@@ -15,9 +15,15 @@ namespace fs = std::filesystem;
 Status WriteStream(const std::string& path, const fs::path& file, const std::function<Status(std::ostream&)>& write) {
   std::ofstream f(file, std::ios::binary | std::ios::trunc);
   if (!f) return Status::IOError(path + ": cannot open " + file.string() + " for writing: " + std::strerror(errno));
+  errno = 0;
   Status written = write(f);
   f.close();
-  if (written.ok() && !f) written = Status::IOError(path + ": write failed");
+  // A stream that failed (a full disk) is said so, naming the file, whatever the writer made of it ("writing the CSV
+  // failed"); errno is the last call's, which is the failed write's or close's.
+  if (!f) {
+    const int err = errno;
+    return Status::IOError(path + ": write failed" + (err != 0 ? std::string(": ") + std::strerror(err) : ""));
+  }
   return written;
 }
 

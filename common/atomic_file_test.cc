@@ -120,5 +120,16 @@ TEST_F(AtomicFileTest, GivenAFifo_ItShouldBeWrittenIntoAndStayAFifo) {
   EXPECT_FALSE(fs::exists(fifo + ".partial"));
 }
 
+// A full disk: the writer sees its stream fail and says so in its own words; the error names the file and the cause.
+TEST_F(AtomicFileTest, GivenAFullDevice_TheErrorShouldNameTheFileAndTheCause) {
+  if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
+  Status s = WriteFileAtomically("/dev/full", [](std::ostream& out) {
+    out << std::string(1 << 16, 'x');
+    return out ? Status::OK() : Status::IOError("writing the CSV failed");
+  });
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), "/dev/full: write failed: No space left on device");
+}
+
 }  // namespace
 }  // namespace tunefleet
