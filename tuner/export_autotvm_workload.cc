@@ -79,7 +79,11 @@ Result<std::vector<int64_t>> TensorShape(const nlohmann::json& j, size_t rank, c
     return Status::InvalidArgument(std::string(what) + " is not [\"TENSOR\", shape, dtype]: " + j.dump());
   }
   *dtype = j[2].get<std::string>();
-  return Ints(j[1], rank, what);
+  TF_ASSIGN_OR_RETURN(auto shape, Ints(j[1], rank, what));
+  for (int64_t d : shape) {
+    if (d < 1) return Status::InvalidArgument(std::string(what) + " shape " + j[1].dump() + " has a dimension below 1");
+  }
+  return shape;
 }
 
 }  // namespace
@@ -207,7 +211,13 @@ Result<TvmTask> TaskFromTvmWorkload(const std::string& task_name, const nlohmann
     spec << "dwconv2d:" << data[0] << "," << data[1] << "," << data[2] << "," << data[3] << "," << kernel[2] << ","
          << kernel[3] << "," << strides[0] << "," << pad[0] << ",dilation=" << dil[0] << ",multiplier=" << kernel[1];
   } else {
-    if (kernel[1] != data[1]) return Status::InvalidArgument(task_name + ": grouped convolution is not supported");
+    if (kernel[1] != data[1]) {
+      return Status::InvalidArgument(task_name + ": " +
+                                     (data[1] % kernel[1] == 0 ? std::string("grouped convolution is not supported")
+                                                               : "the kernel takes " + std::to_string(kernel[1]) +
+                                                                     " input channels, the data has " +
+                                                                     std::to_string(data[1])));
+    }
     spec << "conv2d:" << data[0] << "," << data[1] << "," << data[2] << "," << data[3] << "," << kernel[0] << ","
          << kernel[2] << "," << kernel[3] << "," << strides[0] << "," << pad[0] << ",dilation=" << dil[0];
   }

@@ -219,6 +219,27 @@ TEST_F(ImportAutotvmTest, GivenABrokenLine_WeShouldNameTheFileAndLine) {
   EXPECT_NE(counts.status().message().find("tvm.log:2"), std::string::npos) << counts.status().ToString();
 }
 
+// A dimension of 0 or below is refused as such; channels that differ without dividing are not called a grouped
+// convolution (the message was "grouped convolution is not supported" for both).
+TEST(TvmWorkloadTest, GivenAShapeWithAZeroDimOrChannelsThatDisagree_WeShouldSayWhich) {
+  auto args = [](int64_t data_c, int64_t kernel_c) {
+    return nlohmann::json::array({nlohmann::json::array({"TENSOR", {1, data_c, 16, 16}, "float32"}),
+                                  nlohmann::json::array({"TENSOR", {32, kernel_c, 3, 3}, "float32"}), {1, 1},
+                                  {1, 1, 1, 1}, {1, 1}, "float32"});
+  };
+  auto zero = TaskFromTvmWorkload("conv2d_nchwc.image2d", args(0, 0));
+  ASSERT_FALSE(zero.ok());
+  EXPECT_EQ(zero.status().message(), "data shape [1,0,16,16] has a dimension below 1");
+  auto differ = TaskFromTvmWorkload("conv2d_nchwc.image2d", args(32, 5));
+  ASSERT_FALSE(differ.ok());
+  EXPECT_EQ(differ.status().message(),
+            "conv2d_nchwc.image2d: the kernel takes 5 input channels, the data has 32");
+  auto grouped = TaskFromTvmWorkload("conv2d_nchwc.image2d", args(32, 8));
+  ASSERT_FALSE(grouped.ok());
+  EXPECT_EQ(grouped.status().message(), "conv2d_nchwc.image2d: grouped convolution is not supported");
+  EXPECT_TRUE(TaskFromTvmWorkload("conv2d_nchwc.image2d", args(32, 32)).ok());
+}
+
 TEST(TvmTargetTest, GivenATargetOptionThatIsNotACount_WeShouldSayWhichNotThrow) {
   for (const std::string bad : {"abc", "0", "99999999999999999999999", "-4"}) {
     auto info = DeviceFromTvmTarget("opencl -keys=opencl,gpu -max_num_threads=" + bad + " -thread_warp_size=1");
