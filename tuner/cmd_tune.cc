@@ -1,6 +1,4 @@
 // `tunefleet tune`: tune explicit tasks (--task) or every task of an ONNX model, through the tracker.
-#include <unistd.h>
-
 #include <algorithm>
 #include <iostream>
 #include <map>
@@ -15,6 +13,7 @@
 #include "tuner/command.h"
 #include "tuner/model_tasks.h"
 #include "tuner/onnx_import.h"
+#include "tuner/run_session.h"
 #include "tuner/stop_signals.h"
 #include "tuner/strategy.h"
 #include "tuner/trial_budget.h"
@@ -114,9 +113,7 @@ int RunTuneCommand(const TuneArgs& a) {
   o.session.priority = a.priority;
   o.session.wait = a.wait;
   o.session.device_wait = a.device_wait;
-  char host[256] = "?";
-  gethostname(host, sizeof host - 1);
-  o.session.client = std::string("tunefleet tune pid ") + std::to_string(getpid()) + "@" + host;
+  o.session.client = RunHolder("tune");
   o.db = a.db;
   o.session.lease_note = a.db;
   o.template_name = a.template_name;

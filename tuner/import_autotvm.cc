@@ -3,6 +3,7 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -10,6 +11,7 @@
 
 #include "common/printable.h"
 #include "search-spaces/device_limits.h"
+#include "tuner/run_session.h"
 
 namespace tunefleet {
 namespace {
@@ -86,10 +88,10 @@ struct Workload {
 };
 
 
-// The import itself, counting into `counts`; `session` is the session it opened (0 while none), for ImportAutotvm
-// to end on an error.
+// The import itself, counting into `counts`; `session` is the session it opened (none until a record is added), for
+// ImportAutotvm to end.
 Status ImportLines(std::istream& in, const std::string& source, TuningLog& log, const TemplateLookup& lookup_in,
-                   std::ostream& notes, ImportCounts& counts, int64_t& session) {
+                   std::ostream& notes, ImportCounts& counts, std::optional<RunSession>& session) {
   TemplateLookup lookup = lookup_in ? lookup_in : [](const std::string& n) { return FindTemplate(n); };
   std::map<std::tuple<std::string, std::string, std::string>, Workload> cache;
   std::set<std::string> noted;
@@ -159,13 +161,14 @@ Status ImportLines(std::istream& in, const std::string& source, TuningLog& log, 
       ++counts.duplicate;
       continue;
     }
-    if (session == 0) {
-      // An import holds no run lock: it takes seconds, and a killed one leaves its session 'running'.
+    if (!session) {
+      // Its lock, as a tune run's, lets a later run tell an import that was killed from one still going.
       const std::string args = nlohmann::json({{"import", source}, {"format", "autotvm"}}).dump();
-      TF_ASSIGN_OR_RETURN(session, log.BeginSession(args, ""));
+      TF_ASSIGN_OR_RETURN(RunSession begun, RunSession::Begin(log, args, RunHolder("import")));
+      session.emplace(std::move(begun));
     }
     RecordRow r;
-    r.session_id = session;
+    r.session_id = session->id();
     r.task_id = w.task_id;
     r.template_id = w.template_id;
     r.device_id = w.device_id;
@@ -188,17 +191,17 @@ Status ImportLines(std::istream& in, const std::string& source, TuningLog& log, 
 
 Result<ImportCounts> ImportAutotvm(std::istream& in, const std::string& source, TuningLog& log,
                                    const TemplateLookup& lookup, std::ostream& notes) {
-  int64_t session = 0;
+  std::optional<RunSession> session;
   ImportCounts counts;
   if (Status st = ImportLines(in, source, log, lookup, notes, counts, session); !st.ok()) {
     // The records before the bad line stay (each commits at once, and nothing recorded is dropped); the session
     // says the import failed, and the error how far it got.
-    if (session != 0) (void)log.EndSession(session, "failed");
+    if (session) (void)session->End("failed");
     if (counts.added == 0) return st;
     return st.WithNote(std::to_string(counts.added) + (counts.added == 1 ? " record" : " records") +
                        " before it added; importing the file again once it is mended skips them");
   }
-  if (session != 0) TF_RETURN_IF_ERROR(log.EndSession(session, "done"));
+  if (session) TF_RETURN_IF_ERROR(session->End("done"));
   return counts;
 }
 

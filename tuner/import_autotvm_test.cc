@@ -1,6 +1,7 @@
 #include "tuner/import_autotvm.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <optional>
 #include <sstream>
 
@@ -272,6 +273,28 @@ std::string SessionStates(const std::string& path) {
   }
   sqlite3_close(db);
   return out;
+}
+
+// An import holds a run lock as a tune run does (tuner/run_session.h), so that a later run can tell an import that was
+// killed from one still going: its session names the lock, and the lock file goes with the import.
+TEST_F(ImportAutotvmTest, GivenAnImport_ItsSessionShouldNameARunLockThatIsGoneOnceItEnds) {
+  const std::string lines = ExportedConvRecord(0.001);
+  auto second = Open("second.db");
+  std::istringstream in(lines);
+  std::ostringstream notes;
+  auto counts = ImportAutotvm(in, "tvm.log", *second, LookupMirrorTemplate, notes);
+  ASSERT_TRUE(counts.ok()) << counts.status().ToString();
+  EXPECT_EQ(SessionStates(second->path()), "done");
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(second->path().c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT run_lock FROM sessions", -1, &st, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  const std::string lock = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  EXPECT_EQ(lock.rfind("session-", 0), 0u) << lock;
+  EXPECT_FALSE(std::filesystem::exists(second->path() + ".locks/" + lock));
 }
 
 TEST_F(ImportAutotvmTest, GivenCostsThatAreNotSecondsAboveZero_WeShouldNameTheLineAndEndTheSessionAsFailed) {

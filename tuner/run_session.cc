@@ -1,5 +1,7 @@
 #include "tuner/run_session.h"
 
+#include <unistd.h>
+
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -9,6 +11,12 @@
 #include "common/printable.h"
 
 namespace tunefleet {
+
+std::string RunHolder(const std::string& command) {
+  char host[256] = "?";
+  gethostname(host, sizeof host - 1);
+  return "tunefleet " + command + " pid " + std::to_string(getpid()) + "@" + host;
+}
 
 Result<RunSession> RunSession::Begin(TuningLog& log, const std::string& args_json, const std::string& holder) {
   // Unique per run: the holder names the pid and host, the clock tells two runs of one pid apart.

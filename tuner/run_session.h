@@ -6,7 +6,7 @@
 // (sessions.run_lock), and once it has its devices and begins its session it ends every other 'running' session
 // whose lock nobody holds as 'killed' (tuner/log_run_lock.h says why only such a lock may be probed), and removes
 // session lock files nobody holds (a run killed before its row named its file). Sessions without a lock name (older
-// runs, imports) are left as they are. A session is judged dead by its lock alone, whatever host it names: hosts
+// runs) are left as they are. `tune` and `import` hold one each. A session is judged dead by its lock alone, whatever host it names: hosts
 // that write one log must share its flocks (as the task locks already require). Deleting LOG.locks/ under a live
 // run makes the next run mark its session 'killed', which the run's own end then overwrites.
 //
@@ -48,6 +48,9 @@ class RunSession {
   LogRunLock lock_;
   int64_t id_ = 0;
 };
+
+// "tunefleet COMMAND pid N@HOST": who holds a run's lock and leases (shown by `tunefleet query`).
+std::string RunHolder(const std::string& command);
 
 // Ends as 'killed' every 'running' session of `log` but `own` whose run lock no process holds, and removes session
 // lock files no process holds; returns how many sessions it ended.
