@@ -24,6 +24,7 @@ class TempDir {
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
 
+  std::string path() const { return path_.string(); }
   // A path inside the directory (`name` may hold folders that do not exist).
   std::string File(const std::string& name) const { return (path_ / name).string(); }
 

@@ -10,6 +10,7 @@
 #include <iterator>
 #include <thread>
 
+#include "common/temp_dir_testing.h"
 #include "common/tls_testing.h"
 #include "tracker/lease_keep_alive.h"
 #include "tracker/server.h"
@@ -152,22 +153,25 @@ TEST(TrackerClientCancelTest, GivenAMeasureWaitingOnASilentAgent_CancelCallsShou
 namespace tunefleet {
 namespace {
 
-TEST(TrackerClientTlsTest, GivenATlsTracker_AClientTrustingItsCertificateShouldConnectAndAPlainOneShouldNot) {
-  char tmpl[] = "/tmp/tf_tls_XXXXXX";
-  ASSERT_NE(mkdtemp(tmpl), nullptr);
-  const std::string dir = tmpl;
-  if (!testing::MakeSelfSignedCertificate(dir)) GTEST_SKIP() << "openssl tool not available";
+// A tracker on 127.0.0.1 (any free port) with TLS from `cert` and `key`.
+tracker::ServerOptions TlsServer(const std::string& cert, const std::string& key) {
   tracker::ServerOptions o;
   o.host = "127.0.0.1";
   o.port = 0;
-  o.tls_cert_file = dir + "/cert.pem";
-  o.tls_key_file = dir + "/key.pem";
-  auto server = tracker::TrackerServer::Start(o);
+  o.tls_cert_file = cert;
+  o.tls_key_file = key;
+  return o;
+}
+
+TEST(TrackerClientTlsTest, GivenATlsTracker_AClientTrustingItsCertificateShouldConnectAndAPlainOneShouldNot) {
+  TempDir dir;
+  if (!testing::MakeSelfSignedCertificate(dir.path())) GTEST_SKIP() << "openssl tool not available";
+  auto server = tracker::TrackerServer::Start(TlsServer(dir.File("cert.pem"), dir.File("key.pem")));
   ASSERT_TRUE(server.ok()) << server.status().ToString();
   const std::string target = "127.0.0.1:" + std::to_string((*server)->port());
 
   TrackerClientOptions tls;
-  tls.tls_ca_file = dir + "/cert.pem";
+  tls.tls_ca_file = dir.File("cert.pem");
   auto client = TrackerClient::Connect(target, tls);
   ASSERT_TRUE(client.ok()) << client.status().ToString();
   EXPECT_TRUE((*client)->Summary().ok());
@@ -180,19 +184,13 @@ TEST(TrackerClientTlsTest, GivenATlsTracker_AClientTrustingItsCertificateShouldC
   } else {
     EXPECT_NE(no.status().message().find("cannot reach tracker"), std::string::npos);
   }
-  std::system(("rm -rf " + dir).c_str());
 }
 
 TEST(TrackerClientTlsTest, GivenFilesThatAreNotPem_StartAndConnectShouldNameThem) {
-  char tmpl[] = "/tmp/tf_tls_XXXXXX";
-  ASSERT_NE(mkdtemp(tmpl), nullptr);
-  const std::string text = std::string(tmpl) + "/notes.txt";
+  TempDir dir;
+  const std::string text = dir.File("notes.txt");
   std::ofstream(text) << "not a certificate\n";
-  tracker::ServerOptions o;
-  o.host = "127.0.0.1";
-  o.port = 0;
-  o.tls_cert_file = o.tls_key_file = text;
-  auto server = tracker::TrackerServer::Start(o);
+  auto server = tracker::TrackerServer::Start(TlsServer(text, text));
   ASSERT_FALSE(server.ok());
   EXPECT_EQ(server.status().code(), Status::Code::kInvalidArgument);
   EXPECT_EQ(server.status().message(), "TLS certificate '" + text + "': no PEM certificate in it");
@@ -203,47 +201,36 @@ TEST(TrackerClientTlsTest, GivenFilesThatAreNotPem_StartAndConnectShouldNameThem
   ASSERT_FALSE(client.ok());
   EXPECT_EQ(client.status().code(), Status::Code::kInvalidArgument);
   EXPECT_EQ(client.status().message(), "TLS root certificates '" + text + "': no PEM certificate in it");
-  std::system(("rm -rf " + std::string(tmpl)).c_str());
 }
 
 // A key of another certificate, or a certificate cut short, is named in one line before gRPC is asked to listen
 // (which said only that it could not, after lines of its own).
 TEST(TrackerClientTlsTest, GivenAKeyOfAnotherCertificateOrADamagedCertificate_StartShouldSayWhich) {
-  char tmpl[] = "/tmp/tf_tls_XXXXXX";
-  ASSERT_NE(mkdtemp(tmpl), nullptr);
-  const std::string dir = tmpl;
-  ASSERT_EQ(::mkdir((dir + "/other").c_str(), 0700), 0);
-  if (!testing::MakeSelfSignedCertificate(dir) || !testing::MakeSelfSignedCertificate(dir + "/other"))
+  TempDir dir;
+  ASSERT_EQ(::mkdir(dir.File("other").c_str(), 0700), 0);
+  if (!testing::MakeSelfSignedCertificate(dir.path()) || !testing::MakeSelfSignedCertificate(dir.File("other")))
     GTEST_SKIP() << "openssl tool not available";
-  tracker::ServerOptions o;
-  o.host = "127.0.0.1";
-  o.port = 0;
-  o.tls_cert_file = dir + "/cert.pem";
-  o.tls_key_file = dir + "/other/key.pem";
-  auto server = tracker::TrackerServer::Start(o);
+  const std::string cert = dir.File("cert.pem"), key = dir.File("key.pem"), other_key = dir.File("other/key.pem");
+  auto server = tracker::TrackerServer::Start(TlsServer(cert, other_key));
   ASSERT_FALSE(server.ok());
   EXPECT_EQ(server.status().code(), Status::Code::kInvalidArgument);
-  EXPECT_EQ(server.status().message(), "TLS key '" + o.tls_key_file + "' is not the key of the certificate '" +
-                                           o.tls_cert_file + "'");
+  EXPECT_EQ(server.status().message(),
+            "TLS key '" + other_key + "' is not the key of the certificate '" + cert + "'");
 
-  std::string cert;
+  std::string text;
   {
-    std::ifstream in(dir + "/cert.pem");
-    cert.assign(std::istreambuf_iterator<char>(in), {});
+    std::ifstream in(cert);
+    text.assign(std::istreambuf_iterator<char>(in), {});
   }
-  std::ofstream(dir + "/cut.pem") << cert.substr(0, cert.size() / 2);  // still a BEGIN CERTIFICATE line
-  o.tls_cert_file = dir + "/cut.pem";
-  o.tls_key_file = dir + "/key.pem";
-  server = tracker::TrackerServer::Start(o);
+  std::ofstream(dir.File("cut.pem")) << text.substr(0, text.size() / 2);  // still a BEGIN CERTIFICATE line
+  server = tracker::TrackerServer::Start(TlsServer(dir.File("cut.pem"), key));
   ASSERT_FALSE(server.ok());
   EXPECT_EQ(server.status().code(), Status::Code::kInvalidArgument);
   EXPECT_NE(server.status().message().find("its first certificate cannot be read"), std::string::npos)
       << server.status().message();
 
-  o.tls_cert_file = dir + "/cert.pem";  // the pair itself still starts
-  server = tracker::TrackerServer::Start(o);
+  server = tracker::TrackerServer::Start(TlsServer(cert, key));  // the pair itself still starts
   EXPECT_TRUE(server.ok()) << server.status().ToString();
-  std::system(("rm -rf " + dir).c_str());
 }
 
 TEST(TrackerClientTlsTest, GivenACertificateWithoutKey_StartShouldFail) {
