@@ -339,6 +339,7 @@ TEST_F(ProgramLimitsTest, GivenABufferWhoseByteSizeWraps_WeShouldRejectItNamingT
 TEST_F(ProgramLimitsTest, GivenAToleranceThatIsNaNOrNegative_WeShouldRejectItNamingTheTolerance) {
   proto::KernelProgram nan_rtol;
   AddLaunch(&nan_rtol)->add_global_size(1);
+  AddLaunch(nan_rtol.mutable_reference())->add_global_size(1);
   nan_rtol.set_rtol(std::numeric_limits<float>::quiet_NaN());
   proto::MeasureResult result = Check(nan_rtol);
   EXPECT_EQ(result.status(), proto::HOST_GENERATION_FAILED);

@@ -4,11 +4,28 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
+#include <string>
 
 namespace tunefleet {
 namespace {
 
 namespace fs = std::filesystem;
+
+// ": <cause>" for an errno that a failed write or close sets; "" for any other (a stale one).
+std::string WriteErrorCause(int err) {
+  switch (err) {
+    case ENOSPC:
+    case EDQUOT:
+    case EIO:
+    case EFBIG:
+    case EPIPE:
+    case EROFS:
+      return std::string(": ") + std::strerror(err);
+    default:
+      return "";
+  }
+}
 
 // Writes through `write` into `file` (the partial file, or the target itself for what a rename must not replace);
 // errors name `path`, the file the caller asked for.
@@ -19,11 +36,9 @@ Status WriteStream(const std::string& path, const fs::path& file, const std::fun
   Status written = write(f);
   f.close();
   // A stream that failed (a full disk) is said so, naming the file, whatever the writer made of it ("writing the CSV
-  // failed"); errno is the last call's, which is the failed write's or close's.
-  if (!f) {
-    const int err = errno;
-    return Status::IOError(path + ": write failed" + (err != 0 ? std::string(": ") + std::strerror(err) : ""));
-  }
+  // failed"), with its cause where errno holds one a write or close gives (the writer's own calls, SQLite's say,
+  // may have left another there).
+  if (!f) return Status::IOError(path + ": write failed" + WriteErrorCause(errno));
   return written;
 }
 
@@ -47,6 +62,15 @@ Status WriteFileAtomically(const std::string& path, const std::function<Status(s
   if (written.ok()) fs::rename(partial, target, ec);
   if (written.ok() && ec) written = Status::IOError(path + ": cannot replace it: " + ec.message());
   if (!written.ok()) fs::remove(partial, ec);
+  return written;
+}
+
+Status WriteOutput(const std::string& path, const std::function<Status(std::ostream&)>& write) {
+  if (path != "-") return WriteFileAtomically(path, write);
+  errno = 0;
+  Status written = write(std::cout);
+  std::cout.flush();
+  if (!std::cout) return Status::IOError("standard output: write failed" + WriteErrorCause(errno));
   return written;
 }
 

@@ -18,4 +18,8 @@ namespace tunefleet {
 // or the partial file cannot be opened or written, or cannot replace `path`.
 Status WriteFileAtomically(const std::string& path, const std::function<Status(std::ostream&)>& write);
 
+// An output option's target: "-" is standard output (flushed; a failure is IOError "standard output: write failed:
+// <cause>", whatever `write` said), anything else WriteFileAtomically.
+Status WriteOutput(const std::string& path, const std::function<Status(std::ostream&)>& write);
+
 }  // namespace tunefleet

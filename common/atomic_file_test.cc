@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <iterator>
 #include <thread>
 
@@ -129,6 +130,20 @@ TEST_F(AtomicFileTest, GivenAFullDevice_TheErrorShouldNameTheFileAndTheCause) {
   });
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.message(), "/dev/full: write failed: No space left on device");
+}
+
+TEST_F(AtomicFileTest, GivenStandardOutputOnAFullDevice_WriteOutputShouldSaySoWithTheCause) {
+  std::filebuf full;
+  if (!full.open("/dev/full", std::ios::out)) GTEST_SKIP() << "no /dev/full";
+  std::streambuf* const terminal = std::cout.rdbuf(&full);
+  Status s = WriteOutput("-", [](std::ostream& out) {
+    out << std::string(1 << 16, 'x');
+    return out ? Status::OK() : Status::IOError("writing the CSV failed");
+  });
+  std::cout.rdbuf(terminal);
+  std::cout.clear();
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), "standard output: write failed: No space left on device");
 }
 
 }  // namespace

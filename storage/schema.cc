@@ -1,8 +1,9 @@
 #include "storage/schema.h"
 
+#include <algorithm>
+#include <cctype>
 #include <set>
 #include <string>
-#include <utility>
 #include <vector>
 
 namespace tunefleet {
@@ -85,16 +86,30 @@ Result<int64_t> ForeignTableCount(SqliteDb& db) {
   return row ? st.Int64(0) : 0;
 }
 
-// (table, column) of every table in `db`, in table then column order.
-Result<std::vector<std::pair<std::string, std::string>>> Columns(SqliteDb& db) {
-  TF_ASSIGN_OR_RETURN(SqliteStmt st, db.Prepare("SELECT m.name, p.name FROM sqlite_schema m "
-                                                "JOIN pragma_table_info(m.name) p WHERE m.type = 'table' "
-                                                "ORDER BY m.name, p.cid"));
-  std::vector<std::pair<std::string, std::string>> out;
+// The tables of `db` (the migrations' own, in a scratch database), in name order.
+Result<std::vector<std::string>> Tables(SqliteDb& db) {
+  TF_ASSIGN_OR_RETURN(SqliteStmt st, db.Prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name"));
+  std::vector<std::string> out;
   for (;;) {
     TF_ASSIGN_OR_RETURN(bool row, st.Step());
     if (!row) return out;
-    out.emplace_back(st.Text(0), st.Text(1));
+    out.push_back(st.Text(0));
+  }
+}
+
+// The columns of `table` in `db`, lower-cased (SQLite's names are not case-sensitive), in their order; none when
+// the table does not exist. Only the named table is read: another table of the file (a virtual table of a module
+// this SQLite lacks, say) is not touched.
+Result<std::vector<std::string>> Columns(SqliteDb& db, const std::string& table) {
+  TF_ASSIGN_OR_RETURN(SqliteStmt st, db.Prepare("SELECT name FROM pragma_table_info(?1) ORDER BY cid"));
+  st.Bind(1, table);
+  std::vector<std::string> out;
+  for (;;) {
+    TF_ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) return out;
+    std::string name = st.Text(0);
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+    out.push_back(std::move(name));
   }
 }
 
@@ -143,18 +158,19 @@ Status CheckTables(SqliteDb& db) {
   // What the migrations up to `version` make, in a scratch database of SQLite's memory.
   TF_ASSIGN_OR_RETURN(SqliteDb scratch, SqliteDb::Open(":memory:"));
   for (int v = 0; v < version; ++v) TF_RETURN_IF_ERROR(scratch.Exec(Migrations()[v]));
-  TF_ASSIGN_OR_RETURN(auto want, Columns(scratch));
-  TF_ASSIGN_OR_RETURN(auto have_list, Columns(db));
-  const std::set<std::pair<std::string, std::string>> have(have_list.begin(), have_list.end());
-  std::set<std::string> tables;
-  for (const auto& [table, column] : have_list) tables.insert(table);
-  for (const auto& [table, column] : want) {
-    if (!tables.count(table)) {
+  TF_ASSIGN_OR_RETURN(auto tables, Tables(scratch));
+  for (const std::string& table : tables) {
+    TF_ASSIGN_OR_RETURN(auto want, Columns(scratch, table));
+    TF_ASSIGN_OR_RETURN(auto have_list, Columns(db, table));
+    if (have_list.empty()) {
       return Status::InvalidArgument("not a whole tunefleet tuning log: it lacks the table '" + table + "'");
     }
-    if (!have.count({table, column})) {
-      return Status::InvalidArgument("not a whole tunefleet tuning log: it lacks the column '" + table + "." + column +
-                                     "'");
+    const std::set<std::string> have(have_list.begin(), have_list.end());
+    for (const std::string& column : want) {
+      if (!have.count(column)) {
+        return Status::InvalidArgument("not a whole tunefleet tuning log: it lacks the column '" + table + "." +
+                                       column + "'");
+      }
     }
   }
   return Status::OK();

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <chrono>
 #include <filesystem>
 #include <limits>
@@ -250,8 +251,10 @@ class SqliteTuningLog final : public TuningLog {
     return out;
   }
 
-  Result<std::vector<BestRow>> Best() override { return RankedRows(/*first_only=*/true); }
-  Result<std::vector<BestRow>> RankedSuccesses() override { return RankedRows(/*first_only=*/false); }
+  Result<std::vector<BestRow>> Best() override { return RankedRows(std::nullopt); }
+  Result<std::vector<BestRow>> RankedSuccesses(int64_t task_id, int64_t template_id, int64_t device_id) override {
+    return RankedRows(std::array<int64_t, 3>{task_id, template_id, device_id});
+  }
 
   Result<int64_t> DamagedRecords() override {
     int64_t n = 0;
@@ -297,20 +300,25 @@ class SqliteTuningLog final : public TuningLog {
   const std::string& path() const override { return db_.path(); }
 
  private:
-  // Successful records ranked by mean cost within (task, template, device), ties to the earliest record; with
-  // `first_only`, each group's first.
-  Result<std::vector<BestRow>> RankedRows(bool first_only) {
+  // Successful records ranked by mean cost within (task, template, device), ties to the earliest record: without
+  // `group`, each group's first; with it, every record of that (task id, template id, device id).
+  Result<std::vector<BestRow>> RankedRows(const std::optional<std::array<int64_t, 3>>& group) {
     std::string sql = std::string(
                           "WITH ranked AS (SELECT r.*, ROW_NUMBER() OVER (PARTITION BY r.task_id, r.template_id, "
                           "r.device_id ORDER BY r.mean_cost, r.id) AS rank FROM records r "
-                          "WHERE r.status = 0 AND ") + kSoundRecord + std::string(") "
+                          "WHERE r.status = 0 AND ") + kSoundRecord +
+                      (group ? " AND r.task_id = ?1 AND r.template_id = ?2 AND r.device_id = ?3" : "") +
+                      std::string(") "
                           "SELECT t.spec, tp.name, tp.version, d.name, d.fingerprint, t.flops, ") +
                       kRecordColumns +
                       " FROM ranked r JOIN tasks t ON t.id = r.task_id JOIN templates tp ON tp.id = r.template_id "
-                      "JOIN devices d ON d.id = r.device_id" + std::string(first_only ? " WHERE r.rank = 1" : "") +
+                      "JOIN devices d ON d.id = r.device_id" + std::string(group ? "" : " WHERE r.rank = 1") +
                       " ORDER BY t.spec, tp.name, d.name, r.task_id, r.template_id, r.device_id, r.rank";
     std::vector<BestRow> out;
-    Status s = Query(sql, [](SqliteStmt&) {}, [&](const SqliteStmt& st) {
+    auto bind = [&](SqliteStmt& st) {
+      if (group) st.Bind(1, (*group)[0]).Bind(2, (*group)[1]).Bind(3, (*group)[2]);
+    };
+    Status s = Query(sql, bind, [&](const SqliteStmt& st) {
       BestRow b;
       b.task = st.Text(0);
       b.template_name = st.Text(1);

@@ -127,10 +127,10 @@ class TuningLog {
   virtual Result<std::vector<uint64_t>> MeasuredIndices(int64_t task_id, int64_t template_id, int64_t device_id) = 0;
   // Best successful record per (task, template, device).
   virtual Result<std::vector<BestRow>> Best() = 0;
-  // Every successful record, grouped by (task, template, device) in Best's group order, fastest first within a
-  // group (ties: the earliest); a group's first row is its Best row. For callers that must pass over records
-  // Best would pick (a config edited by hand that is not in its template's space).
-  virtual Result<std::vector<BestRow>> RankedSuccesses() = 0;
+  // The successful records of one (task, template, device), fastest first (ties: the earliest): the first is its
+  // Best row. For callers that must pass over a record Best picks (a config edited by hand that is not in its
+  // template's space).
+  virtual Result<std::vector<BestRow>> RankedSuccesses(int64_t task_id, int64_t template_id, int64_t device_id) = 0;
 
   // Listings in id order, for export and reports.
   // Records no tuner writes (a status that is no MeasureStatus, a negative config index, an OK record whose mean

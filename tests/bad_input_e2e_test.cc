@@ -199,7 +199,7 @@ TEST(BadInputE2E, GivenAnInputThatNeedsNoDeviceItShouldBeRefusedBeforeTheTracker
 TEST(BadInputE2E, GivenAnEmptyValueOrANaNToleranceItShouldBeRefusedBeforeTheTrackerIsAsked) {
   LocalFleet fleet;  // no tracker
   const std::string bin = BinDir() + "/tunefleet", nan_rtol = fleet.dir() + "/nan-rtol.json";
-  std::ofstream(nan_rtol) << R"({"rtol": "NaN", "launches": []})";
+  std::ofstream(nan_rtol) << R"({"rtol": "NaN", "launches": [], "reference": {"launches": []}})";
   const std::vector<std::string> tune = {bin, "tune", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--db",
                                          fleet.db()};
   auto with = [](std::vector<std::string> argv, const std::vector<std::string>& more) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include "common/status.h"
@@ -17,7 +18,9 @@
 namespace tunefleet {
 
 // Best rows in TuningLog::Best's order; a group whose every successful record is outside its space is left out.
-// `lookup` empty: FindTemplate.
-Result<std::vector<BestRow>> BestInSpace(TuningLog& log, const TemplateLookup& lookup, std::ostream& notes);
+// `lookup` empty: FindTemplate. `task_spec` non-empty: only that task's rows (and notes). Only a group whose best
+// record is outside its space has its other records read.
+Result<std::vector<BestRow>> BestInSpace(TuningLog& log, const TemplateLookup& lookup, std::ostream& notes,
+                                         const std::string& task_spec = "");
 
 }  // namespace tunefleet

@@ -80,17 +80,20 @@ TEST_F(BestInSpaceTest, GivenFasterConfigsOutsideTheSpace_WeShouldTakeTheFastest
   ASSERT_EQ(best->size(), 1u);
   EXPECT_EQ((*best)[0].record.id, valid);
   EXPECT_EQ((*best)[0].task, kSpec);
-  EXPECT_NE(notes_.str().find("2 faster record(s) passed over"), std::string::npos) << notes_.str();
-  EXPECT_NE(notes_.str().find("knob 'MWG' has no choice 12"), std::string::npos) << notes_.str();
-  EXPECT_EQ(notes_.str().find("no record of this workload is left"), std::string::npos) << notes_.str();
+  EXPECT_EQ(notes_.str(), std::string(kSpec) + " (gemm.buffer) on pthread-cpu [fp-cpu]: 2 faster record(s) passed "
+                          "over, their config not in the template's space (record 1: knob 'MWG' has no choice 12)\n");
 }
 
 TEST_F(BestInSpaceTest, GivenOnlyConfigsOutsideTheSpace_WeShouldLeaveTheWorkloadOutAndSaySo) {
   Add(Breaking(), 2e-4);
+  Add(Breaking(), 3e-4);
   auto best = BestInSpace(*log_, {}, notes_);
   ASSERT_TRUE(best.ok());
   EXPECT_TRUE(best->empty());
-  EXPECT_NE(notes_.str().find("no record of this workload is left"), std::string::npos) << notes_.str();
+  EXPECT_NE(notes_.str().find(": left out: none of its 2 successful record(s) has a config of the template's space "
+                              "(record 1: "),
+            std::string::npos)
+      << notes_.str();
 }
 
 TEST_F(BestInSpaceTest, GivenConfigsOfTheSpace_WeShouldReturnTheLogsBestWithoutNotes) {
@@ -101,6 +104,19 @@ TEST_F(BestInSpaceTest, GivenConfigsOfTheSpace_WeShouldReturnTheLogsBestWithoutN
   ASSERT_EQ(best->size(), 1u);
   EXPECT_EQ((*best)[0].record.id, fast);
   EXPECT_EQ(notes_.str(), "");
+}
+
+TEST_F(BestInSpaceTest, GivenATask_WeShouldReturnAndJudgeThatTasksRowsOnly) {
+  Add(Fallback(), 3e-4);
+  Add(Breaking(), 1e-4);
+  auto none = BestInSpace(*log_, {}, notes_, "gemm:8,8,8:float32");
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+  EXPECT_EQ(notes_.str(), "");  // the other task's record outside its space is not this task's business
+  auto mine = BestInSpace(*log_, {}, notes_, kSpec);
+  ASSERT_TRUE(mine.ok());
+  ASSERT_EQ(mine->size(), 1u);
+  EXPECT_DOUBLE_EQ((*mine)[0].record.mean_cost, 3e-4);
 }
 
 TEST_F(BestInSpaceTest, GivenATemplateThisBuildLacks_WeShouldKeepItsBestUnjudged) {

@@ -32,17 +32,17 @@ int RunBest(const BestOptions& o) {
   if (!log.ok()) return CommandError("best", log.status().message(), 2);
   WarnDamagedRecords("best", **log);
   std::ostringstream notes;
-  auto rows = BestInSpace(**log, {}, notes);
+  auto rows = BestInSpace(**log, {}, notes, task);
   std::istringstream lines(notes.str());
   for (std::string line; std::getline(lines, line);) std::cerr << "tunefleet best: " << line << "\n";
   if (!rows.ok()) return CommandError("best", rows.status().message());
-  auto best = FilterBestByTask(std::move(rows).value(), task);
+  auto best = std::move(rows).value();
   if (o.json) {
     // Text from the log that is not UTF-8 (a log written by another tool) is shown with U+FFFD, not refused.
     std::cout << BestToJson(best).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else if (best.empty()) {
-    std::cerr << "tunefleet best: no successful records" << (task.empty() ? "" : " for " + task) << " in "
-              << o.db << "\n";
+    std::cerr << "tunefleet best: no successful records" << (notes.str().empty() ? "" : " of a config in its space")
+              << (task.empty() ? "" : " for " + task) << " in " << o.db << "\n";
   } else {
     std::cout << FormatBestTable(best);
   }

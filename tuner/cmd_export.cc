@@ -1,7 +1,6 @@
 // `tunefleet export --db FILE --format autotvm|kernel-pack|csv -o OUT [--best-only]`: a tuning log as AutoTVM
 // log lines (for `tvmc compile --tuning-records`), as kernel packs for applications (tunefleet-runtime), or
 // as CSV for analysis.
-#include <functional>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -25,12 +24,6 @@ struct ExportOptions {
   bool best_only = false;
 };
 
-// Writes through `write` to `path`, or to standard output for "-"; a file whole or not at all (common/atomic_file.h).
-Status ToFile(const std::string& path, const std::function<Status(std::ostream&)>& write) {
-  if (path == "-") return write(std::cout);
-  return WriteFileAtomically(path, write);
-}
-
 int RunExport(const ExportOptions& o) {
   if (std::string over = OutputOverLog("-o", o.out, o.db); !over.empty()) return CommandError("export", over, 2);
   auto log = TuningLog::OpenExisting(o.db);
@@ -38,7 +31,7 @@ int RunExport(const ExportOptions& o) {
   WarnDamagedRecords("export", **log);
   if (o.format == "autotvm") {
     ExportCounts counts;
-    Status s = ToFile(o.out, [&](std::ostream& out) -> Status {
+    Status s = WriteOutput(o.out, [&](std::ostream& out) -> Status {
       TF_ASSIGN_OR_RETURN(counts, ExportAutotvm(**log, {o.best_only, {}}, out, std::cerr));
       return Status::OK();
     });
@@ -49,7 +42,7 @@ int RunExport(const ExportOptions& o) {
   }
   if (o.format == "csv") {
     size_t rows = 0;
-    Status s = ToFile(o.out, [&](std::ostream& out) -> Status {
+    Status s = WriteOutput(o.out, [&](std::ostream& out) -> Status {
       TF_ASSIGN_OR_RETURN(rows, ExportCsv(**log, o.best_only, out, std::cerr));
       return Status::OK();
     });
@@ -65,7 +58,11 @@ int RunExport(const ExportOptions& o) {
     if (packs->size() > 1)
       return CommandError("export", "the log holds " + std::to_string(packs->size()) +
                                         " device models, one kernel pack each: give -o FOLDER, not '-'", 2);
-    std::cout << packs->front().pack.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    Status s = WriteOutput("-", [&](std::ostream& out) {
+      out << packs->front().pack.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+      return Status::OK();
+    });
+    if (!s.ok()) return CommandError("export", s.message());
     std::cerr << "tunefleet export: " << packs->front().pack["kernels"].size() << " kernels for "
               << packs->front().pack["device"]["name"].get<std::string>() << " written to standard output\n";
     return 0;

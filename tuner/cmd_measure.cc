@@ -53,7 +53,7 @@ Result<proto::KernelProgram> ProgramFromFile(const std::string& path) {
   }
   // The agent refuses these too (as a failed measurement); here they get one line before a device is asked for.
   for (const auto& [name, value] : {std::pair<const char*, float>{"atol", p.atol()}, {"rtol", p.rtol()}}) {
-    if (!std::isfinite(value) || value < 0) {
+    if (p.has_reference() && (!std::isfinite(value) || value < 0)) {
       return Status::InvalidArgument(path + ": " + name + " " + std::to_string(value) +
                                      " is not a tolerance (a finite number of 0 or more)");
     }

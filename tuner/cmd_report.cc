@@ -26,15 +26,12 @@ int RunReport(const ReportArgs& args) {
   if (!data.ok()) return CommandError("report", args.db + ": " + data.status().message(), 1);
   if (!args.title.empty()) data->title = args.title;
   const std::string html = RenderReportHtml(*data);
-  if (args.out == "-") {  // standard output, as for export
-    std::cout << html;
-    return std::cout ? 0 : CommandError("report", "cannot write the report to standard output", 1);
-  }
-  Status written = WriteFileAtomically(args.out, [&](std::ostream& out) {
+  Status written = WriteOutput(args.out, [&](std::ostream& out) {  // "-": standard output, as for export
     out << html;
     return Status::OK();
   });
   if (!written.ok()) return CommandError("report", written.message(), 1);
+  if (args.out == "-") return 0;
   size_t records = 0;
   for (const auto& s : data->series) records += s.records.size();
   std::cout << "wrote " << args.out << ": " << data->series.size() << " series, " << records << " records, "

@@ -23,13 +23,6 @@ nlohmann::json ConfigJson(const std::string& text) {
 
 }  // namespace
 
-std::vector<BestRow> FilterBestByTask(std::vector<BestRow> rows, const std::string& task_spec) {
-  if (task_spec.empty()) return rows;
-  rows.erase(std::remove_if(rows.begin(), rows.end(), [&](const BestRow& r) { return r.task != task_spec; }),
-             rows.end());
-  return rows;
-}
-
 std::string FormatBestTable(const std::vector<BestRow>& rows) {
   std::vector<std::vector<std::string>> cells = {{"task", "template", "device", "best_ms", "gflops", "record", "config"}};
   for (const auto& r : rows) {

@@ -12,9 +12,6 @@
 
 namespace tunefleet {
 
-// Keeps the rows whose task spec equals `task_spec` (all rows when it is empty).
-std::vector<BestRow> FilterBestByTask(std::vector<BestRow> rows, const std::string& task_spec);
-
 // Columns: task, template (name@version), device, best_ms, gflops, record, config. One row per line.
 std::string FormatBestTable(const std::vector<BestRow>& rows);
 

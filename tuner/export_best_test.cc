@@ -62,11 +62,5 @@ TEST(ExportBestTest, GivenBestRows_TheJsonShouldCarryEveryColumn) {
   EXPECT_EQ(j[0]["template_version"], 2);
 }
 
-TEST(ExportBestTest, GivenATaskFilter_WeShouldKeepOnlyThatTask) {
-  auto rows = FilterBestByTask({Row("a:1:float32", 1, 1), Row("b:1:float32", 1, 2)}, "b:1:float32");
-  ASSERT_EQ(rows.size(), 1u);
-  EXPECT_EQ(rows[0].record.id, 2);
-}
-
 }  // namespace
 }  // namespace tunefleet

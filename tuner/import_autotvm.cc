@@ -164,7 +164,8 @@ Status ImportLines(std::istream& in, const std::string& source, TuningLog& log, 
     if (!session) {
       // Its lock, as a tune run's, lets a later run tell an import that was killed from one still going.
       const std::string args = nlohmann::json({{"import", source}, {"format", "autotvm"}}).dump();
-      TF_ASSIGN_OR_RETURN(RunSession begun, RunSession::Begin(log, args, RunHolder("import")));
+      TF_ASSIGN_OR_RETURN(RunSession begun, RunSession::Begin(log, args, RunHolder("import"),
+                                                                  SessionLock::kBestEffort));
       session.emplace(std::move(begun));
     }
     RecordRow r;

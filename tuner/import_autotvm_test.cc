@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <sstream>
 
@@ -295,6 +296,20 @@ TEST_F(ImportAutotvmTest, GivenAnImport_ItsSessionShouldNameARunLockThatIsGoneOn
   sqlite3_close(db);
   EXPECT_EQ(lock.rfind("session-", 0), 0u) << lock;
   EXPECT_FALSE(std::filesystem::exists(second->path() + ".locks/" + lock));
+}
+
+// The lock is housekeeping: where it cannot be taken (LOG.locks/ made by another user's run, or a file of that name),
+// the import goes on with a session that names none, as imports did before they took one.
+TEST_F(ImportAutotvmTest, GivenALockFolderThatCannotBeUsed_TheImportShouldStillAddItsRecords) {
+  const std::string lines = ExportedConvRecord(0.001);
+  auto second = Open("second.db");
+  std::ofstream(second->path() + ".locks") << "not a folder";
+  std::istringstream in(lines);
+  std::ostringstream notes;
+  auto counts = ImportAutotvm(in, "tvm.log", *second, LookupMirrorTemplate, notes);
+  ASSERT_TRUE(counts.ok()) << counts.status().ToString();
+  EXPECT_EQ(counts->added, 1u);
+  EXPECT_EQ(SessionStates(second->path()), "done");
 }
 
 TEST_F(ImportAutotvmTest, GivenCostsThatAreNotSecondsAboveZero_WeShouldNameTheLineAndEndTheSessionAsFailed) {

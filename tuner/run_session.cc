@@ -18,16 +18,24 @@ std::string RunHolder(const std::string& command) {
   return "tunefleet " + command + " pid " + std::to_string(getpid()) + "@" + host;
 }
 
-Result<RunSession> RunSession::Begin(TuningLog& log, const std::string& args_json, const std::string& holder) {
+Result<RunSession> RunSession::Begin(TuningLog& log, const std::string& args_json, const std::string& holder,
+                                     SessionLock need) {
   // Unique per run: the holder names the pid and host, the clock tells two runs of one pid apart.
   const auto now = std::chrono::system_clock::now().time_since_epoch();
   const RunLockScope scope =
       RunLockScope::Session(holder + " at " + std::to_string(std::chrono::nanoseconds(now).count()));
   // Taken before the row exists, so that no other run sees the row without its lock held.
-  TF_ASSIGN_OR_RETURN(LogRunLock lock, LogRunLock::Acquire(log.path(), scope, {""}, holder));
+  Result<LogRunLock> lock = LogRunLock::Acquire(log.path(), scope, {""}, holder);
+  if (!lock.ok() && need == SessionLock::kBestEffort) {
+    spdlog::warn("{}; the session names no lock, so a later run cannot tell it from one that was killed",
+                 lock.status().message());
+    TF_ASSIGN_OR_RETURN(int64_t id, log.BeginSession(args_json, ""));
+    return RunSession(log, std::nullopt, id);
+  }
+  if (!lock.ok()) return lock.status();
   const std::string name = std::filesystem::path(LogRunLock::LockPath(log.path(), scope, "")).filename().string();
   TF_ASSIGN_OR_RETURN(int64_t id, log.BeginSession(args_json, name));
-  RunSession session(log, std::move(lock), id);
+  RunSession session(log, std::move(lock).value(), id);
   // Housekeeping: the run goes on without it (a log busy past the timeout, say), and a later run does it.
   if (Result<int> ended = EndKilledSessions(log, id); !ended.ok()) {
     spdlog::warn("ending the sessions of killed runs: {}; left for a later run", ended.status().message());

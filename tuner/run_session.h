@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "common/status.h"
@@ -24,12 +25,18 @@
 
 namespace tunefleet {
 
+// Whether a run fails when its lock cannot be taken (LOG.locks/ not writable by this user, say). `tune` needs the
+// folder for its task locks anyway; `import` needs none, so it goes on with a session that names no lock (one
+// warning: a later run cannot tell it from one killed).
+enum class SessionLock { kRequired, kBestEffort };
+
 class RunSession {
  public:
   // Takes the run's lock beside `log` (`holder` says who, e.g. "tunefleet tune pid 12@host"), begins its session
   // with `args_json`, then ends the sessions of killed runs (one info line each; when that fails, one warning and
-  // the run goes on). Errors: the lock's (IOError) or the log's.
-  static Result<RunSession> Begin(TuningLog& log, const std::string& args_json, const std::string& holder);
+  // the run goes on). Errors: the lock's (IOError; with kBestEffort, a warning instead) or the log's.
+  static Result<RunSession> Begin(TuningLog& log, const std::string& args_json, const std::string& holder,
+                                  SessionLock need = SessionLock::kRequired);
 
   RunSession(RunSession&& other) noexcept;
   RunSession& operator=(RunSession&&) = delete;
@@ -43,9 +50,10 @@ class RunSession {
   Status End(const std::string& state);
 
  private:
-  RunSession(TuningLog& log, LogRunLock lock, int64_t id) : log_(&log), lock_(std::move(lock)), id_(id) {}
+  RunSession(TuningLog& log, std::optional<LogRunLock> lock, int64_t id)
+      : log_(&log), lock_(std::move(lock)), id_(id) {}
   TuningLog* log_ = nullptr;  // null once ended or moved from
-  LogRunLock lock_;
+  std::optional<LogRunLock> lock_;  // none: a best-effort lock that could not be taken
   int64_t id_ = 0;
 };
 
