@@ -18,6 +18,7 @@
 #include <google/protobuf/util/json_util.h>
 #include <nlohmann/json.hpp>
 
+#include "common/json_parse.h"
 #include "proto/tunefleet.pb.h"
 #include "storage/schema.h"
 #include "storage/sqlite_handle.h"
@@ -44,7 +45,7 @@ std::string CostsToJson(const std::vector<double>& costs) { return nlohmann::jso
 
 std::vector<double> CostsFromJson(const std::string& text) {
   std::vector<double> out;
-  auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  auto j = ParseJson(text);
   if (!j.is_array()) return out;
   for (const auto& v : j) {
     if (v.is_number()) out.push_back(v.get<double>());
@@ -206,23 +207,25 @@ class SqliteTuningLog final : public TuningLog {
 
   Result<int64_t> AddRecord(const RecordRow& r) override {
     int64_t id = 0;
+    Status s = Write([&]() -> Status { return InsertRecord(r, &id); });
+    if (!s.ok()) return Fail(s);
+    return id;
+  }
+
+  Result<std::optional<int64_t>> AddRecordUnlessPresent(const RecordRow& r) override {
+    std::optional<int64_t> id;
     Status s = Write([&]() -> Status {
-      TF_ASSIGN_OR_RETURN(
-          SqliteStmt st,
-          db_.Prepare("INSERT INTO records (session_id, task_id, template_id, device_id, config_index, config, "
-                      "status, costs, mean_cost, compile_time, wall_time, message, timestamp) "
-                      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"));
-      if (r.session_id > 0) {
-        st.Bind(1, r.session_id);
-      } else {
-        st.BindNull(1);  // imported records belong to no session
-      }
-      st.Bind(2, r.task_id).Bind(3, r.template_id).Bind(4, r.device_id);
-      st.Bind(5, static_cast<int64_t>(r.config_index)).Bind(6, r.config).Bind(7, static_cast<int64_t>(r.status));
-      st.Bind(8, CostsToJson(r.costs)).Bind(9, r.mean_cost).Bind(10, r.compile_time).Bind(11, r.wall_time);
-      st.Bind(12, r.message).Bind(13, r.timestamp > 0 ? r.timestamp : NowSeconds());
-      TF_RETURN_IF_ERROR(st.Run());
-      id = db_.LastInsertId();
+      // Under the write lock: a record another process added since the caller looked is seen here.
+      TF_ASSIGN_OR_RETURN(SqliteStmt st, db_.Prepare("SELECT 1 FROM records WHERE task_id = ?1 AND template_id = ?2 "
+                                                     "AND device_id = ?3 AND config_index = ?4 AND config = ?5 AND "
+                                                     "status = ?6 AND costs = ?7 AND timestamp = ?8 LIMIT 1"));
+      st.Bind(1, r.task_id).Bind(2, r.template_id).Bind(3, r.device_id).Bind(4, static_cast<int64_t>(r.config_index));
+      st.Bind(5, r.config).Bind(6, static_cast<int64_t>(r.status)).Bind(7, CostsToJson(r.costs)).Bind(8, r.timestamp);
+      TF_ASSIGN_OR_RETURN(bool present, st.Step());
+      if (present) return Status::OK();
+      int64_t added = 0;
+      TF_RETURN_IF_ERROR(InsertRecord(r, &added));
+      id = added;
       return Status::OK();
     });
     if (!s.ok()) return Fail(s);
@@ -300,6 +303,27 @@ class SqliteTuningLog final : public TuningLog {
   const std::string& path() const override { return db_.path(); }
 
  private:
+  // The INSERT of AddRecord, inside the caller's transaction.
+  Status InsertRecord(const RecordRow& r, int64_t* id) {
+    TF_ASSIGN_OR_RETURN(
+        SqliteStmt st,
+        db_.Prepare("INSERT INTO records (session_id, task_id, template_id, device_id, config_index, config, "
+                    "status, costs, mean_cost, compile_time, wall_time, message, timestamp) "
+                    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"));
+    if (r.session_id > 0) {
+      st.Bind(1, r.session_id);
+    } else {
+      st.BindNull(1);  // a record of no session (a caller that began none)
+    }
+    st.Bind(2, r.task_id).Bind(3, r.template_id).Bind(4, r.device_id);
+    st.Bind(5, static_cast<int64_t>(r.config_index)).Bind(6, r.config).Bind(7, static_cast<int64_t>(r.status));
+    st.Bind(8, CostsToJson(r.costs)).Bind(9, r.mean_cost).Bind(10, r.compile_time).Bind(11, r.wall_time);
+    st.Bind(12, r.message).Bind(13, r.timestamp > 0 ? r.timestamp : NowSeconds());
+    TF_RETURN_IF_ERROR(st.Run());
+    *id = db_.LastInsertId();
+    return Status::OK();
+  }
+
   // Successful records ranked by mean cost within (task, template, device), ties to the earliest record: without
   // `group`, each group's first; with it, every record of that (task id, template id, device id).
   Result<std::vector<BestRow>> RankedRows(const std::optional<std::array<int64_t, 3>>& group) {

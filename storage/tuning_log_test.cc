@@ -231,6 +231,25 @@ TEST_F(TuningLogTest, GivenASchemaOneLog_OpeningShouldNotAskForTheColumnsOfLater
   EXPECT_TRUE(TuningLog::OpenExisting(path_).ok());
 }
 
+TEST_F(TuningLogTest, GivenARecordAlreadyPresent_AddRecordUnlessPresentShouldAddNothing) {
+  auto log = OpenOrDie();
+  MakeWorld(*log);
+  RecordRow r = Rec(7, 0, 2e-3);
+  r.timestamp = 1700000000.5;
+  auto first = log->AddRecordUnlessPresent(r);
+  ASSERT_TRUE(first.ok() && first->has_value()) << first.status().ToString();
+  auto again = OpenOrDie()->AddRecordUnlessPresent(r);  // another connection, as another process would be
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_FALSE(again->has_value());
+  RecordRow other_costs = r;
+  other_costs.costs = {2e-3, 2.5e-3};
+  EXPECT_TRUE(log->AddRecordUnlessPresent(other_costs).value().has_value());
+  RecordRow other_time = r;
+  other_time.timestamp += 1;
+  EXPECT_TRUE(log->AddRecordUnlessPresent(other_time).value().has_value());
+  EXPECT_EQ(log->Records(0, 0, 0).value().size(), 3u);
+}
+
 // A log edited by hand or by another tool may hold anything; readers leave out what no tuner writes and count it.
 TEST_F(TuningLogTest, GivenRecordsNoTunerWrites_ReadersShouldLeaveThemOutAndCountThem) {
   {

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/json_parse.h"
 #include "common/printable.h"
 #include "tuner/export_source.h"
 
@@ -30,8 +31,9 @@ class GroupJudge {
   // Why `config_json` is not one of the space's configs; empty when it is, or when that cannot be judged.
   std::string Outside(const std::string& config_json) const {
     if (!space_) return "";
-    const nlohmann::json j = nlohmann::json::parse(config_json, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded()) return "its config is not JSON";
+    std::string why;
+    const nlohmann::json j = ParseJson(config_json, &why);
+    if (j.is_discarded()) return "its config is " + why;
     auto config = space_->FromJson(j);
     if (!config.ok()) return config.status().message();
     return space_->Check(*config);

@@ -7,11 +7,14 @@
 #include <iostream>
 #include <memory>
 #include <sstream>
+#include <vector>
 
 #include <google/protobuf/util/json_util.h>
 #include <nlohmann/json.hpp>
 
 #include "common/cli_checks.h"
+#include "common/printable.h"
+#include "common/json_parse.h"
 #include "search-spaces/template.h"
 #include "tuner/command.h"
 #include "tuner/measure_session.h"
@@ -63,26 +66,37 @@ Result<proto::KernelProgram> ProgramFromFile(const std::string& path) {
 
 Result<proto::KernelProgram> ProgramFromTemplate(const MeasureArgs& a, const DeviceLimits& limits) {
   TF_ASSIGN_OR_RETURN(Task task, Task::Parse(a.task_spec));
+  std::string why;
+  const nlohmann::json config = a.config.empty() ? nlohmann::json() : ParseJson(a.config, &why);
+  if (config.is_discarded()) return Status::InvalidArgument("--config is " + why + ": " + Printable(a.config));
   const Template* tmpl = nullptr;
   if (!a.template_name.empty()) {
     TF_ASSIGN_OR_RETURN(tmpl, LookUpTemplate(a.template_name));
   } else {
-    for (const auto& t : AllTemplates())
-      if (t->Supports(task, limits, nullptr)) {
-        tmpl = t.get();
-        break;
+    // The first template that runs the task on this device and, with --config, whose knobs the config names.
+    for (const auto& t : AllTemplates()) {
+      if (!t->Supports(task, limits, nullptr)) continue;
+      if (!a.config.empty()) {
+        Result<Space> space = t->MakeSpace(task, limits);
+        if (!space.ok() || !space->FromJson(config).ok()) continue;
       }
-    if (tmpl == nullptr) return Status::InvalidArgument("no template can run " + task.ToSpec());
+      tmpl = t.get();
+      break;
+    }
+    if (tmpl == nullptr) {
+      return Status::InvalidArgument(a.config.empty() ? "no template can run " + task.ToSpec()
+                                                      : "--config fits no template that can run " + task.ToSpec() +
+                                                            " here (give --template to hear why)");
+    }
   }
   TF_ASSIGN_OR_RETURN(Space space, tmpl->MakeSpace(task, limits));
   Config c = tmpl->Fallback(task, space);
   if (!a.config.empty()) {
-    nlohmann::json j = nlohmann::json::parse(a.config, nullptr, false);
-    if (j.is_discarded()) return Status::InvalidArgument("--config is not JSON: " + a.config);
-    TF_ASSIGN_OR_RETURN(c, space.FromJson(j));
+    TF_ASSIGN_OR_RETURN(c, space.FromJson(config));
   }
-  std::string why = space.Check(c);
-  if (!why.empty()) return Status::InvalidArgument("config rejected before compiling: " + why);
+  if (std::string rejected = space.Check(c); !rejected.empty()) {
+    return Status::InvalidArgument("config rejected before compiling: " + rejected);
+  }
   return tmpl->Generate(task, space, c);
 }
 
@@ -115,14 +129,37 @@ int Run(const MeasureArgs& a) {
     if (!task.ok()) return CommandError("measure", task.status().message(), 2);
     if (Status fit = CheckSomeDeviceRuns({{*task, 1}}, a.template_name); !fit.ok())
       return CommandError("measure", fit.message(), 2);
-    const nlohmann::json config = a.config.empty() ? nlohmann::json() : nlohmann::json::parse(a.config, nullptr, false);
-    if (config.is_discarded()) return CommandError("measure", "--config is not JSON: " + a.config, 2);
-    // With --template, the config's knobs and values are known before a device is (its limits are checked after).
-    if (!a.config.empty() && !a.template_name.empty()) {
-      Result<Space> space = LookUpTemplate(a.template_name).value()->MakeSpace(*task, DeviceLimits::Unbounded());
-      if (space.ok()) {
-        if (Result<Config> c = space->FromJson(config); !c.ok())
-          return CommandError("measure", c.status().message(), 2);
+    std::string why;
+    const nlohmann::json config = a.config.empty() ? nlohmann::json() : ParseJson(a.config, &why);
+    if (config.is_discarded()) return CommandError("measure", "--config is " + why + ": " + Printable(a.config), 2);
+    // The config's knobs and values are known before a device is (its limits are checked after): with --template,
+    // that template's; without, those of some template that can run the task.
+    if (!a.config.empty()) {
+      std::vector<const Template*> candidates;
+      if (!a.template_name.empty()) {
+        candidates.push_back(LookUpTemplate(a.template_name).value());
+      } else {
+        for (const auto& t : AllTemplates())
+          if (t->Supports(*task, DeviceLimits::Unbounded(), nullptr)) candidates.push_back(t.get());
+      }
+      std::string first_error;
+      bool fits = candidates.empty();
+      for (const Template* t : candidates) {
+        Result<Space> space = t->MakeSpace(*task, DeviceLimits::Unbounded());
+        if (!space.ok()) {  // not judged here: the device's limits decide
+          fits = true;
+          continue;
+        }
+        Result<Config> c = space->FromJson(config);
+        fits = fits || c.ok();
+        if (!c.ok() && first_error.empty()) first_error = c.status().message();
+      }
+      if (!fits) {
+        return CommandError("measure", (candidates.size() > 1 ? "--config fits no template of the task (" +
+                                                                     candidates.front()->name() + ": " + first_error +
+                                                                     ")"
+                                                               : first_error),
+                            2);
       }
     }
   }

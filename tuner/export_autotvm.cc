@@ -4,6 +4,7 @@
 #include <cmath>
 #include <set>
 
+#include "common/json_parse.h"
 #include "common/printable.h"
 #include "search-spaces/device_limits.h"
 #include "tuner/export_source.h"
@@ -90,7 +91,7 @@ Result<ExportCounts> ExportAutotvm(TuningLog& log, const AutotvmExportOptions& o
     }
     // Only a config of the space exports (a log edited by hand may hold others), so that TVM, and tunefleet's own
     // import, read back what ran; its index is the one of its knob values.
-    auto config = space->FromJson(nlohmann::json::parse(it.record.config, nullptr, /*allow_exceptions=*/false));
+    auto config = space->FromJson(ParseJson(it.record.config));
     std::string outside = config.ok() ? space->Check(*config) : config.status().message();
     if (!outside.empty()) {
       skip(it, "record " + std::to_string(it.record.id) + ": its config is not in the template's space: " + outside);

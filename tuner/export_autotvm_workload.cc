@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <limits>
 #include <sstream>
 #include <vector>
 
@@ -69,6 +70,9 @@ Result<std::vector<int64_t>> Ints(const nlohmann::json& j, size_t n, const char*
   std::vector<int64_t> out;
   for (const auto& v : j) {
     if (!v.is_number_integer()) return Status::InvalidArgument(std::string(what) + " holds a non-integer: " + j.dump());
+    if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      return Status::InvalidArgument(std::string(what) + " holds a number out of range: " + j.dump());
+    }
     out.push_back(v.get<int64_t>());
   }
   return out;
@@ -236,10 +240,17 @@ Result<nlohmann::json> ConfigFromTvmEntity(const Space& space, const nlohmann::j
     const std::string knob = e[0].get<std::string>();
     int ki = space.KnobIndex(knob);
     if (ki < 0) return Status::InvalidArgument("knob '" + knob + "' is not in the template's space");
+    if (config.contains(knob)) return Status::InvalidArgument("knob '" + knob + "' is given twice");
     const Knob& k = space.knobs()[ki];
     if (e[1] == "sp") {
       if (k.kind != KnobKind::kSplit || !e[2].is_array() || e[2].empty()) {
         return Status::InvalidArgument("knob '" + knob + "' is not a split of this space: " + e.dump());
+      }
+      for (const auto& factor : e[2]) {  // 1.5 would be read as 1, "x" would throw
+        if (!factor.is_number_integer()) {
+          return Status::InvalidArgument("split " + e.dump() + " of knob '" + knob + "' holds " + factor.dump() +
+                                         ", not a whole number");
+        }
       }
       std::vector<int64_t> tail;
       for (size_t i = 1; i < e[2].size(); ++i) tail.push_back(e[2][i].get<int64_t>());

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "common/json_parse.h"
 #include "common/printable.h"
 
 namespace tunefleet {
@@ -17,7 +18,7 @@ std::string Fixed(double v, int digits) {
 
 // The config as compact JSON; a config that is not JSON (should not happen) is shown as stored.
 nlohmann::json ConfigJson(const std::string& text) {
-  auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  auto j = ParseJson(text);
   return j.is_discarded() ? nlohmann::json(text) : j;
 }
 

@@ -6,6 +6,7 @@
 
 #include "common/atomic_file.h"
 #include "common/fnv_hash.h"
+#include "common/json_parse.h"
 #include "common/printable.h"
 #include "search-spaces/device_limits.h"
 #include "tuner/export_source.h"
@@ -109,7 +110,7 @@ Result<std::vector<KernelPackFile>> BuildKernelPacks(TuningLog& log, const Templ
       skip(space.status().message());
       continue;
     }
-    auto config = space->FromJson(nlohmann::json::parse(it.record.config, nullptr, false));
+    auto config = space->FromJson(ParseJson(it.record.config));
     if (!config.ok()) {
       skip(config.status().message());
       continue;

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/json_parse.h"
 #include "common/printable.h"
 #include "search-spaces/device_limits.h"
 #include "tuner/run_session.h"
@@ -29,8 +30,9 @@ struct TvmLine {
 };
 
 Result<TvmLine> ParseLine(const std::string& text) {
-  auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return Status::InvalidArgument("not JSON");
+  std::string why;
+  const nlohmann::json j = ParseJson(text, &why);
+  if (j.is_discarded()) return Status::InvalidArgument(why);
   TvmLine l;
   // v0.2 keys; v0.1 used "i" (input), "config", "r" (result).
   const auto& input = j.contains("input") ? j["input"] : j.contains("i") ? j["i"] : nlohmann::json();
@@ -65,7 +67,9 @@ Result<TvmLine> ParseLine(const std::string& text) {
     }
     if (l.costs.empty()) return Status::InvalidArgument("a result without error has no cost");
   }
+  // The wall time of the measurement, for information: one that is no time (negative, not finite) is kept as 0.
   l.all_cost = result[2].is_number() ? result[2].get<double>() : 0;
+  if (!std::isfinite(l.all_cost) || l.all_cost < 0) l.all_cost = 0;
   // A measurement's time is part of what tells it from another of the same config (re-importing a file skips what
   // is there): a log without one is not AutoTVM's.
   l.timestamp = result[3].is_number() ? result[3].get<double>() : 0;
@@ -182,8 +186,13 @@ Status ImportLines(std::istream& in, const std::string& source, TuningLog& log, 
     r.wall_time = line.all_cost;
     r.message = line.error_no == 0 ? "" : "imported from AutoTVM log (error_no " + std::to_string(line.error_no) + ")";
     r.timestamp = line.timestamp;
-    TF_RETURN_IF_ERROR(log.AddRecord(r).status());
-    ++counts.added;
+    // Checked again in the insert's transaction: another import of the same file may be adding it at this moment.
+    TF_ASSIGN_OR_RETURN(std::optional<int64_t> added, log.AddRecordUnlessPresent(r));
+    if (added) {
+      ++counts.added;
+    } else {
+      ++counts.duplicate;
+    }
   }
   return Status::OK();
 }

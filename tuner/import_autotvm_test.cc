@@ -5,6 +5,8 @@
 #include <fstream>
 #include <optional>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -382,6 +384,37 @@ TEST_F(ImportAutotvmTest, GivenAnEntityThatIsNotInTheSpace_WeShouldSayWhichKnob)
   auto counts = Import(line, *second);
   ASSERT_FALSE(counts.ok());
   EXPECT_NE(counts.status().message().find("tile_fc"), std::string::npos) << counts.status().ToString();
+}
+
+// Values a hand-made or damaged line may hold where a split's factors go, a knob given twice, a number past int64, and
+// JSON nested so deep that quoting it in a message overflowed the stack: each is refused naming its line.
+TEST_F(ImportAutotvmTest, GivenOddValuesInALine_WeShouldRefuseItNamingTheLineAndTheValue) {
+  const std::string good = ExportedConvRecord(0.001);
+  std::string deep = good;
+  deep.replace(deep.find("[-1,4,4]"), 8, std::string(100000, '[') + std::string(100000, ']'));
+  std::string twice = good;
+  twice.replace(twice.find("[\"tile_y\""), 0, R"(["tile_fc","sp",[-1,4,4]],)");
+  std::string huge_stride = good;
+  huge_stride.replace(huge_stride.find("[1,1],[1,1,1,1]"), 5, "[18446744073709551615,1]");
+  int n = 0;
+  for (const auto& [line, says] : std::vector<std::pair<std::string, std::string>>{
+           {std::string(good).replace(good.find("[-1,4,4]"), 8, R"([-1,"x",4])"),
+            R"(holds "x", not a whole number)"},
+           {std::string(good).replace(good.find("[-1,4,4]"), 8, "[-1,4.0,4]"), "holds 4.0, not a whole number"},
+           {twice, "knob 'tile_fc' is given twice"},
+           {deep, "tvm.log:1: JSON nested deeper than 64 levels"},
+       }) {
+    auto log = Open("odd-" + std::to_string(++n) + ".db");
+    auto counts = Import(line, *log);
+    ASSERT_FALSE(counts.ok()) << says;
+    EXPECT_NE(counts.status().message().find("tvm.log:1: "), std::string::npos) << counts.status().message();
+    EXPECT_NE(counts.status().message().find(says), std::string::npos) << counts.status().message();
+  }
+  auto log = Open("stride.db");
+  auto counts = Import(huge_stride, *log);  // a workload that maps to no task: skipped with a note
+  ASSERT_TRUE(counts.ok()) << counts.status().ToString();
+  EXPECT_EQ(counts->skipped, 1u);
+  EXPECT_NE(notes_.str().find("strides holds a number out of range"), std::string::npos) << notes_.str();
 }
 
 // The same round trip through the registered Adreno templates (not the test's mirror of them).

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/atomic_file.h"
+#include "common/json_parse.h"
 
 namespace tunefleet {
 namespace {
@@ -58,10 +59,10 @@ std::vector<NotedLease> FindDeadRunLeases(const std::string& prefix) {
     std::ifstream in(entry.path());
     std::stringstream text;
     text << in.rdbuf();
-    const nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+    const nlohmann::json j = ParseJson(text.str());
     if (!j.is_object() || !j.value("lease_id", nlohmann::json()).is_string() ||
         !j.value("tracker", nlohmann::json()).is_string() || !j.value("pid", nlohmann::json()).is_number_integer() ||
-        j.value("host", "") != host) {
+        !j.value("host", nlohmann::json()).is_string() || j["host"].get<std::string>() != host) {
       continue;
     }
     NotedLease n{entry.path().string(), j["lease_id"].get<std::string>(), j["tracker"].get<std::string>(),

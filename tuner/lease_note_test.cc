@@ -53,6 +53,8 @@ TEST_F(LeaseNoteTest, GivenNotesOfAKilledRunAnotherHostAndGarbage_OnlyTheKilledR
   WriteNote("tune.db.lease.2", R"({"lease_id":"lease-9-abc","tracker":"h:1","pid":)" + std::to_string(dead) +
                                    R"(,"host":"another-host"})");
   WriteNote("tune.db.lease.3", "not json");
+  WriteNote("tune.db.lease.5", R"({"lease_id":"lease-11-abc","tracker":"h:1","pid":)" + std::to_string(dead) +
+                                   R"(,"host":5})");  // threw a type error, which failed every tune on the log
   WriteNote("other.db.lease.4", R"({"lease_id":"lease-10-abc","tracker":"h:1","pid":)" + std::to_string(dead) +
                                     R"(,"host":")" + Host() + "\"}");
   const std::vector<NotedLease> dead_runs = FindDeadRunLeases(prefix_);

@@ -2,11 +2,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/json_parse.h"
+
 namespace tunefleet {
 
 std::optional<uint64_t> RecordedIndex(const Space& space, const RecordRow& record) {
   uint64_t index = record.config_index;
-  const nlohmann::json j = nlohmann::json::parse(record.config, nullptr, /*allow_exceptions=*/false);
+  const nlohmann::json j = ParseJson(record.config);
   if (!j.is_discarded()) {
     if (Result<Config> c = space.FromJson(j); c.ok()) index = space.IndexOf(*c);
   }

@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/json_parse.h"
+
 namespace tunefleet {
 namespace {
 
@@ -14,7 +16,7 @@ std::vector<std::pair<std::string, std::string>> DeviceDetails(const std::string
   static const char* const kSkip[] = {"name", "vendor", "fingerprint", "extensions", "driver_version",
                                       "driverVersion", "device_version", "deviceVersion"};
   std::vector<std::pair<std::string, std::string>> out;
-  nlohmann::json j = nlohmann::json::parse(info_json, nullptr, /*allow_exceptions=*/false);
+  nlohmann::json j = ParseJson(info_json);
   if (!j.is_object()) return out;
   for (const auto& [key, value] : j.items()) {
     bool skip = false;
@@ -72,7 +74,7 @@ Result<ReportData> LoadReportData(TuningLog& log) {
         s.task_spec = t->second->spec;
         s.op = t->second->op;
         s.flops = t->second->flops;
-        nlohmann::json w = nlohmann::json::parse(t->second->workload, nullptr, /*allow_exceptions=*/false);
+        nlohmann::json w = ParseJson(t->second->workload);
         if (w.is_object() && w.contains("count") && w["count"].is_number_integer()) s.count = w["count"];
       } else {
         s.task_spec = "task #" + std::to_string(r.task_id);

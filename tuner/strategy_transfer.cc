@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/json_parse.h"
 #include "tuner/strategy_common.h"
 
 namespace tunefleet {
@@ -41,7 +42,7 @@ double LogDistance(const std::vector<int64_t>& a, const std::vector<int64_t>& b)
 }  // namespace
 
 std::optional<MappedConfig> MapConfigJson(const Space& space, const std::string& config_json) {
-  const nlohmann::json j = nlohmann::json::parse(config_json, nullptr, /*allow_exceptions=*/false);
+  const nlohmann::json j = ParseJson(config_json);
   if (j.is_discarded() || !j.is_object()) return std::nullopt;
   Result<Config> exact = space.FromJson(j);
   if (exact.ok()) return MappedConfig{std::move(exact).value(), true};

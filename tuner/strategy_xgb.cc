@@ -7,6 +7,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "common/json_parse.h"
 #include "search-spaces/template.h"
 #include "tuner/device_prior.h"
 #include "tuner/strategy_common.h"
@@ -135,7 +136,7 @@ bool XgbStrategy::HistoryFeatures(const HistoryRecord& h, OwnTaskCache& cache, s
       it = cache.emplace(h.task_spec, std::move(own)).first;
     }
     if (const OwnTaskFeatures& own = *it->second; own.features != nullptr) {
-      const nlohmann::json j = nlohmann::json::parse(h.config_json, nullptr, /*allow_exceptions=*/false);
+      const nlohmann::json j = ParseJson(h.config_json);
       Result<Config> c = j.is_discarded() ? Result<Config>(Status::InvalidArgument("not JSON")) : own.space.FromJson(j);
       if (c.ok()) {
         out.resize(out.size() + dim);
