@@ -182,10 +182,17 @@ TEST(BadInputE2E, GivenAnInputThatNeedsNoDeviceItShouldBeRefusedBeforeTheTracker
        "--input-shape gives a model input's shape; a --task spec names its own sizes"},
       {{bin, "measure", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--task", "gemm:64,64,64", "--config",
         "{\"MWG\":"},
-       "--config is not JSON"},
+       "--config is not valid JSON"},
       {{bin, "measure", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--task", "gemm:64,64,64", "--template",
         "nope"},
        "unknown template 'nope'"},
+      // Without --template too: the config is checked against the templates that can run the task.
+      {{bin, "measure", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--task", "gemm:64,64,64", "--config",
+        "{\"MWG\": \"64\"}"},
+       "knob 'MWG': \"64\" is not an integer"},
+      {{bin, "measure", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--task", "gemm:64,64,64", "--config",
+        std::string(1000, '[') + std::string(1000, ']')},
+       "--config is JSON nested deeper than 64 levels"},
       {{bin, "measure", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--task", "dwconv2d:1,8,8,8,3,3,1,1",
         "--template", "gemm.buffer"},
        "template gemm.buffer cannot run dwconv2d:1,8,8,8,3,3,1,1:float32 on any device"},
@@ -335,6 +342,32 @@ TEST(BadInputE2E, GivenALogThatLacksATableEachCommandShouldNameItInOneLineAndExi
     ExpectRefusedInOneLine(argv, says);
   }
   EXPECT_FALSE(std::filesystem::exists(fleet.dir() + "/x.csv"));
+}
+
+// A config nested 200,000 levels deep in the log: quoted in a message, it overflowed the stack (SIGSEGV).
+TEST(BadInputE2E, GivenAConfigNestedDeepInTheLogTheReadingCommandsShouldPassItOver) {
+  LocalFleet fleet;
+  const std::string lines = fleet.dir() + "/one.autotvm.log";
+  std::ofstream(lines)
+      << R"({"input": ["opencl -keys=opencl,gpu -max_num_threads=256 -texture_spatial_limit=16384", )"
+         R"("conv2d_nchwc.image2d", [["TENSOR", [1, 4, 8, 8], "float32"], ["TENSOR", [4, 4, 3, 3], "float32"], )"
+         R"([1, 1], [1, 1, 1, 1], [1, 1], "float32"], {}], "config": {"index": 0, "code_hash": null, "entity": )"
+         R"([["tile_fc", "sp", [-1, 1, 1]], ["tile_y", "sp", [-1, 1, 1]], ["tile_x", "sp", [-1, 1, 1]], )"
+         R"(["tile_rcc", "sp", [-1, 1]], ["tile_ry", "sp", [-1, 1]], ["tile_rx", "sp", [-1, 1]], )"
+         R"(["auto_unroll_max_step", "ot", 0], ["unroll_explicit", "ot", 0]]}, )"
+         R"("result": [[0.001], 0, 1.0, 1700000000.0], "version": 0.2})" "\n";
+  RunResult imported = fleet.Cli({"import", "--db", fleet.db(), lines}, std::chrono::seconds(30), false);
+  ASSERT_EQ(imported.exit_code, 0) << imported.output;
+  fleet.ExecSql("UPDATE records SET config = '{\"tile_fc\":' || replace(hex(zeroblob(200000)), '00', '[') || "
+                "replace(hex(zeroblob(200000)), '00', ']') || '}'");
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"best", "--db", fleet.db()},
+           {"export", "--db", fleet.db(), "--format", "autotvm", "-o", fleet.dir() + "/out.log"},
+           {"export", "--db", fleet.db(), "--format", "kernel-pack", "-o", fleet.dir() + "/packs"}}) {
+    RunResult r = fleet.Cli(args, std::chrono::seconds(60), false);
+    EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << args[0] << ": " << r.output;
+    EXPECT_NE(r.output.find("JSON nested deeper than 64 levels"), std::string::npos) << args[0] << ": " << r.output;
+  }
 }
 
 TEST(BadInputE2E, GivenNoTrackerListeningTheTunerShouldFailWithinBoundedTime) {

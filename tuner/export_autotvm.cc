@@ -91,7 +91,9 @@ Result<ExportCounts> ExportAutotvm(TuningLog& log, const AutotvmExportOptions& o
     }
     // Only a config of the space exports (a log edited by hand may hold others), so that TVM, and tunefleet's own
     // import, read back what ran; its index is the one of its knob values.
-    auto config = space->FromJson(ParseJson(it.record.config));
+    std::string why;
+    const nlohmann::json json = ParseJson(it.record.config, &why);
+    auto config = json.is_discarded() ? Result<Config>(Status::InvalidArgument("config " + why)) : space->FromJson(json);
     std::string outside = config.ok() ? space->Check(*config) : config.status().message();
     if (!outside.empty()) {
       skip(it, "record " + std::to_string(it.record.id) + ": its config is not in the template's space: " + outside);
