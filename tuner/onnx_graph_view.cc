@@ -73,8 +73,14 @@ const onnx::TensorProto* OnnxGraphView::Constant(const std::string& tensor) cons
 std::optional<std::vector<float>> OnnxGraphView::ConstantFloats(const std::string& tensor) const {
   const onnx::TensorProto* t = Constant(tensor);
   if (t == nullptr || t->data_type() != onnx::TensorProto::FLOAT) return std::nullopt;
+  // The element count, without overflow: dims of 2^62 made n * 4 wrap to the size of an empty raw_data, and the
+  // vector of 2^62 floats threw. The constants read here are a few values (a Clip's bounds).
+  constexpr int64_t kMaxElements = int64_t{1} << 24;
   int64_t n = 1;
-  for (int64_t d : t->dims()) n *= d;
+  for (int64_t d : t->dims()) {
+    if (d < 0 || (d > 0 && n > kMaxElements / d)) return std::nullopt;
+    n *= d;
+  }
   if (t->float_data_size() == n) return std::vector<float>(t->float_data().begin(), t->float_data().end());
   if (t->has_raw_data() && t->raw_data().size() == static_cast<size_t>(n) * sizeof(float)) {
     std::vector<float> v(n);

@@ -83,6 +83,51 @@ TEST_F(OnnxImportTest, GivenTheMobileNetLikeModel_WeShouldFindDepthwiseConvsWith
   EXPECT_EQ(m->not_tuned.count("Clip"), 0u);
 }
 
+// A Clip bound whose dims claim 2^62 elements (raw data empty): its element count in bytes wrapped to 0, which
+// "matched" the empty data, and a vector of 2^62 floats threw ("internal error"). The bound is unknown: the Clip
+// is not fused.
+TEST_F(OnnxImportTest, GivenAClipBoundWithAHugeShape_WeShouldLeaveTheClipUnfusedRatherThanAllocateIt) {
+  onnx::ModelProto model = MakeMobileNetLikeModel();
+  for (auto& t : *model.mutable_graph()->mutable_initializer()) {
+    if (t.name() != "clip.min") continue;
+    t.clear_dims();
+    t.add_dims(int64_t{1} << 62);
+    t.clear_float_data();
+    t.set_raw_data("");
+  }
+  model.mutable_graph()->clear_value_info();
+  auto m = ImportOnnxModel(model, "mobilenet", {});
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->ops[1].onnx_ops, "Conv");
+  EXPECT_GT(m->not_tuned.count("Clip"), 0u);
+}
+
+// A 3x3 kernel over a 1x1 input without padding: `tasks` listed the task (output [1,4,-1,-1]) that `tune` refused.
+TEST_F(OnnxImportTest, GivenAKernelLargerThanThePaddedInput_WeShouldRefuseTheModelNamingTheNode) {
+  onnx::ModelProto model = MakeResNetLikeModel();
+  auto* conv = model.mutable_graph()->mutable_node(0);
+  for (auto& a : *conv->mutable_attribute()) {
+    if (a.name() == "pads") {
+      a.clear_ints();
+      for (int i = 0; i < 4; ++i) a.add_ints(0);
+    }
+  }
+  for (auto& input : *model.mutable_graph()->mutable_input()) {
+    auto* dims = input.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim();
+    if (dims->size() != 4) continue;
+    (*dims)[2].set_dim_value(1);
+    (*dims)[3].set_dim_value(1);
+  }
+  model.mutable_graph()->clear_value_info();
+  model.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+  auto m = ImportOnnxModel(model, "small.onnx", {});
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("small.onnx: node '" + conv->name() + "' (Conv): "), std::string::npos)
+      << m.status().message();
+  EXPECT_NE(m.status().message().find("the kernel is larger than the padded input"), std::string::npos)
+      << m.status().message();
+}
+
 TEST_F(OnnxImportTest, GivenAFileThatIsNotOnnx_WeShouldSaySoNamingTheFile) {
   std::string path = Write("notes.onnx", "this is a text file, not a model\n");
   auto m = ImportOnnxFile(path, {});

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <limits>
 
+#include "search-spaces/conv_common.h"
+
 namespace tunefleet {
 namespace {
 
@@ -165,6 +167,11 @@ ExtractedNode ExtractConv(const onnx::GraphProto& graph, const OnnxGraphView& vi
   }
   if (win.dilation != 1) op.task.params.emplace_back("dilation", win.dilation);
   if (bias) op.task.params.emplace_back("bias", 1);
+  // A convolution the model cannot run (a kernel larger than the padded input: an output of -1 x -1) is the
+  // model's contradiction, said as `tune` would say it of the task.
+  if (Result<ConvShape> shape = ConvShapeFromTask(op.task); !shape.ok()) {
+    return Contradiction(node, index, shape.status().message());
+  }
   op.workload = {{"input", *x}, {"weight", *wt}, {"strides", win.stride}, {"pad", win.pad},
                  {"dilation", win.dilation}, {"groups", groups}, {"bias", bias}};
   if (auto y = view.Shape(node.output(0))) op.workload["output"] = *y;
