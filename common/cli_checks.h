@@ -18,6 +18,7 @@
 #include <CLI/CLI.hpp>
 
 #include "common/device_key.h"
+#include "common/printable.h"
 
 namespace tunefleet::cli {
 
@@ -182,7 +183,7 @@ inline std::optional<int> ParseCommandLine(CLI::App& app, int argc, char** argv,
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);
-    std::cerr << tool << ": error: " << ErrorText(e) << " (see --help)\n";
+    std::cerr << tool << ": error: " << Printable(ErrorText(e), std::string::npos) << " (see --help)\n";
     return 2;
   }
   return std::nullopt;

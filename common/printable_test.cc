@@ -11,6 +11,12 @@ TEST(PrintableTest, GivenControlCharactersTheyShouldBeShownEscapedNotSent) {
   EXPECT_EQ(Printable("GPU\x1b[2J\x07\nfake row\x7f"), "GPU\\x1b[2J\\x07\\x0afake row\\x7f");
 }
 
+TEST(PrintableTest, GivenC1ControlsAndBidiOverridesTheyShouldBeShownEscaped) {
+  EXPECT_EQ(Printable("a\xc2\x9b" "31mb \xe2\x80\xaeRTL \xe2\x81\xa6x"),
+            "a\\xc2\\x9b31mb \\xe2\\x80\\xaeRTL \\xe2\\x81\\xa6x");
+  EXPECT_EQ(Printable("caf\xc3\xa9 \xe2\x82\xac"), "caf\xc3\xa9 \xe2\x82\xac");  // letters and signs stay
+}
+
 TEST(PrintableTest, GivenPlainTextAndUtf8ItShouldBeUnchanged) {
   EXPECT_EQ(Printable("NVIDIA H200 \xc3\xa9"), "NVIDIA H200 \xc3\xa9");
 }

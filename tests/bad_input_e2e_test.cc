@@ -225,6 +225,10 @@ TEST(BadInputE2E, GivenAnEmptyValueOrANaNToleranceItShouldBeRefusedBeforeTheTrac
         ""},
        "--config: the value is empty"},
       {{bin, "tasks", ""}, "model: the value is empty"},
+      // What an error quotes is shown escaped: one line, no terminal escape sent.
+      {with(tune, {"--task", "gemm:64,64,64\n\x1b[2Jx"}),
+       "gemm:64,64,64\\x0a\\x1b[2Jx: '64\\x0a\\x1b[2Jx' is not an integer"},
+      {with(tune, {"--task", "gemm:8,8,8", "--template", "x\xc2\x9b" "31my"}), "unknown template 'x\\xc2\\x9b31my'"},
       {{bin, "measure", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--program", nan_rtol},
        nan_rtol + ": rtol nan is not a tolerance (a finite number of 0 or more)"},
   };

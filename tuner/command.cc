@@ -3,10 +3,14 @@
 #include <filesystem>
 #include <iostream>
 
+#include "common/printable.h"
+
 namespace tunefleet {
 
 int CommandError(const char* cmd, const std::string& message, int code) {
-  std::cerr << "tunefleet " << cmd << ": error: " << message << "\n";
+  // One line whatever the message quotes (a node name of a model, a target of an AutoTVM line, an argument):
+  // control characters are shown escaped, not sent.
+  std::cerr << "tunefleet " << cmd << ": error: " << Printable(message, std::string::npos) << "\n";
   return code;
 }
 

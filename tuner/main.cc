@@ -57,10 +57,11 @@ int main(int argc, char** argv) {
       const std::string first = argc > 1 ? argv[1] : "";
       auto named = [&](CLI::App* sub) { return sub->check_name(first); };
       if (!first.empty() && first[0] != '-' && app.get_subcommands(named).empty()) {
-        std::cerr << "tunefleet: error: unknown command '" << first << "' (see tunefleet --help)\n";
+        std::cerr << "tunefleet: error: unknown command '" << tunefleet::Printable(first) << "' (see tunefleet --help)\n";
         return 2;
       }
-      std::cerr << "tunefleet: error: " << tunefleet::cli::ErrorText(e) << " (see tunefleet --help)\n";
+      std::cerr << "tunefleet: error: " << tunefleet::Printable(tunefleet::cli::ErrorText(e), std::string::npos)
+                << " (see tunefleet --help)\n";
       return 2;
     }
     return app.exit(e);
