@@ -4,6 +4,7 @@
 // `timeout` delivers it.
 #include <signal.h>
 
+#include <fstream>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -132,6 +133,37 @@ TEST_F(InterruptE2E, GivenAMeasureInFlightSigintShouldReleaseTheLeaseAtOnce) {
   EXPECT_LT(Clock::now() - sent, std::chrono::seconds(5));
   EXPECT_TRUE(WaitForFreeAgent(sent, std::chrono::seconds(10)).has_value())
       << "the lease was not released (it would only expire after 30 s)";
+}
+
+// An import stopped by SIGINT between two lines: exit 130 with one line saying how far it got, its records kept and
+// its session 'interrupted' (it was killed by the signal and its session left 'running').
+TEST(ImportInterruptE2E, GivenALongImportSigintShouldEndItsSessionAsInterruptedAndKeepItsRecords) {
+  LocalFleet fleet;
+  const std::string lines = fleet.dir() + "/many.autotvm.log";
+  {
+    std::ofstream out(lines);
+    for (int i = 0; i < 50000; ++i) {  // minutes of work on this machine: the signal comes long before the end
+      out << R"({"input": ["opencl -keys=opencl,gpu -max_num_threads=256 -texture_spatial_limit=16384", )"
+             R"("conv2d_nchwc.image2d", [["TENSOR", [1, 4, 8, 8], "float32"], ["TENSOR", [4, 4, 3, 3], "float32"], )"
+             R"([1, 1], [1, 1, 1, 1], [1, 1], "float32"], {}], "config": {"index": 0, "code_hash": null, "entity": )"
+             R"([["tile_fc", "sp", [-1, 1, 1]], ["tile_y", "sp", [-1, 1, 1]], ["tile_x", "sp", [-1, 1, 1]], )"
+             R"(["tile_rcc", "sp", [-1, 1]], ["tile_ry", "sp", [-1, 1]], ["tile_rx", "sp", [-1, 1]], )"
+             R"(["auto_unroll_max_step", "ot", 0], ["unroll_explicit", "ot", 0]]}, )"
+             R"("result": [[0.001], 0, 1.0, )"
+          << 1700000000 + i << R"(], "version": 0.2})" << "\n";
+    }
+  }
+  Subprocess import({BinDir() + "/tunefleet", "import", "--db", fleet.db(), lines}, fleet.dir() + "/import.log");
+  ASSERT_TRUE(fleet.WaitForRecords(1, std::chrono::seconds(60))) << import.Log();
+  import.Signal(SIGINT);
+  auto code = import.Wait(std::chrono::seconds(30));
+  ASSERT_TRUE(code.has_value()) << "import still running 30 s after SIGINT:\n" << import.Log();
+  EXPECT_EQ(*code, 130) << import.Log();
+  EXPECT_NE(import.Log().find("tunefleet import: interrupted by SIGINT after "), std::string::npos) << import.Log();
+  const int records = fleet.Count("SELECT count(*) FROM records");
+  EXPECT_GT(records, 0);
+  EXPECT_LT(records, 50000);
+  EXPECT_EQ(fleet.Sql("SELECT state FROM sessions").at(0).at(0), "interrupted");
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // `tunefleet import --format autotvm FILE --db FILE`: AutoTVM log lines into a tuning log (the reverse of
 // `export --format autotvm`), so records tuned with TVM seed tunefleet's search and show in `best`.
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -9,6 +10,7 @@
 #include "storage/tuning_log.h"
 #include "tuner/command.h"
 #include "tuner/import_autotvm.h"
+#include "tuner/stop_signals.h"
 
 namespace tunefleet {
 namespace {
@@ -28,8 +30,15 @@ int RunImport(const ImportOptions& o) {
   if (!in) return CommandError("import", o.file + ": cannot open", 2);
   auto log = TuningLog::Open(o.db);
   if (!log.ok()) return CommandError("import", log.status().message(), LogOpenExitCode(log.status()));
-  auto counts = ImportAutotvm(in, o.file, **log, {}, std::cerr);
+  // Ctrl-C ends the import between two lines, its session 'interrupted'.
+  StopOnSignals signals(std::chrono::milliseconds(1000), "the records added so far are kept");
+  auto counts = ImportAutotvm(in, o.file, **log, {}, std::cerr, signals.token());
   if (!counts.ok()) return CommandError("import", counts.status().message(), LogOpenExitCode(counts.status()));
+  if (counts->interrupted) {
+    std::cerr << "tunefleet import: interrupted by " << signals.signal_name() << " after " << counts->added
+              << " records added to " << o.db << " (importing the file again skips them)\n";
+    return 130;
+  }
   std::cerr << "tunefleet import: " << counts->added << " records added to " << o.db << ", " << counts->duplicate
             << " already present, " << counts->skipped << " skipped\n";
   return 0;

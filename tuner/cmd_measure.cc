@@ -179,7 +179,7 @@ int Run(const MeasureArgs& a) {
   so.client = "tunefleet measure";
   // SIGINT/SIGTERM abandon the job and release the lease at once (exit 130), as in `tune`. Set up before the
   // session starts any thread.
-  StopOnSignals signals;
+  StopOnSignals signals(std::chrono::milliseconds(1000), "the job is abandoned, the lease is released");
   so.stop = signals.token();
   auto interrupted = [&] {
     std::cerr << "tunefleet measure: interrupted by " << signals.signal_name() << "; nothing was measured\n";

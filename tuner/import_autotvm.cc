@@ -95,12 +95,17 @@ struct Workload {
 // The import itself, counting into `counts`; `session` is the session it opened (none until a record is added), for
 // ImportAutotvm to end.
 Status ImportLines(std::istream& in, const std::string& source, TuningLog& log, const TemplateLookup& lookup_in,
-                   std::ostream& notes, ImportCounts& counts, std::optional<RunSession>& session) {
+                   std::ostream& notes, const std::stop_token& stop, ImportCounts& counts,
+                   std::optional<RunSession>& session) {
   TemplateLookup lookup = lookup_in ? lookup_in : [](const std::string& n) { return FindTemplate(n); };
   std::map<std::tuple<std::string, std::string, std::string>, Workload> cache;
   std::set<std::string> noted;
   std::string text;
   for (int line_no = 1; std::getline(in, text); ++line_no) {
+    if (stop.stop_requested()) {
+      counts.interrupted = true;
+      break;
+    }
     if (text.find_first_not_of(" \t\r") == std::string::npos || text[0] == '#') continue;
     const std::string where = source + ":" + std::to_string(line_no);
     auto parsed = ParseLine(text);
@@ -200,10 +205,10 @@ Status ImportLines(std::istream& in, const std::string& source, TuningLog& log, 
 }  // namespace
 
 Result<ImportCounts> ImportAutotvm(std::istream& in, const std::string& source, TuningLog& log,
-                                   const TemplateLookup& lookup, std::ostream& notes) {
+                                   const TemplateLookup& lookup, std::ostream& notes, std::stop_token stop) {
   std::optional<RunSession> session;
   ImportCounts counts;
-  if (Status st = ImportLines(in, source, log, lookup, notes, counts, session); !st.ok()) {
+  if (Status st = ImportLines(in, source, log, lookup, notes, stop, counts, session); !st.ok()) {
     // The records before the bad line stay (each commits at once, and nothing recorded is dropped); the session
     // says the import failed, and the error how far it got.
     if (session) (void)session->End("failed");
@@ -211,7 +216,7 @@ Result<ImportCounts> ImportAutotvm(std::istream& in, const std::string& source, 
     return st.WithNote(std::to_string(counts.added) + (counts.added == 1 ? " record" : " records") +
                        " before it added; importing the file again once it is mended skips them");
   }
-  if (session) TF_RETURN_IF_ERROR(session->End("done"));
+  if (session) TF_RETURN_IF_ERROR(session->End(counts.interrupted ? "interrupted" : "done"));
   return counts;
 }
 

@@ -7,6 +7,7 @@
 
 #include <istream>
 #include <ostream>
+#include <stop_token>
 #include <string>
 
 #include "common/status.h"
@@ -19,12 +20,14 @@ struct ImportCounts {
   size_t added = 0;
   size_t duplicate = 0;
   size_t skipped = 0;
+  bool interrupted = false;  // `stop` was requested: the lines after it were not read
 };
 
 // `source` names the input in notes and errors ("FILE:LINE: ..."). A line that is not JSON or not an
 // AutoTVM record (or a result without error whose costs are not seconds above 0) is an error naming the line;
-// nothing before it is lost (each record commits at once), and the import's session ends as "failed".
+// nothing before it is lost (each record commits at once), and the import's session ends as "failed". A stop
+// request (Ctrl-C) is honoured between lines: the session ends as "interrupted".
 Result<ImportCounts> ImportAutotvm(std::istream& in, const std::string& source, TuningLog& log,
-                                   const TemplateLookup& lookup, std::ostream& notes);
+                                   const TemplateLookup& lookup, std::ostream& notes, std::stop_token stop = {});
 
 }  // namespace tunefleet

@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <ctime>
+#include <utility>
 
 #include <spdlog/spdlog.h>
 
@@ -22,7 +23,8 @@ const char* Name(int sig) { return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "
 
 }  // namespace
 
-StopOnSignals::StopOnSignals(std::chrono::milliseconds repeat_grace) : repeat_grace_(repeat_grace) {
+StopOnSignals::StopOnSignals(std::chrono::milliseconds repeat_grace, std::string stopping)
+    : repeat_grace_(repeat_grace), stopping_(std::move(stopping)) {
   const sigset_t set = StopSignals();
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   waiter_ = std::thread([this] { Wait(); });
@@ -47,9 +49,8 @@ void StopOnSignals::Wait() {
     if (first_signal_.load() == 0) {
       first = now;
       first_signal_ = sig;
-      spdlog::warn("{} received: stopping (the batch in flight is abandoned, results so far are kept, the lease is "
-                   "released); a second one after {} ms kills at once",
-                   Name(sig), repeat_grace_.count());
+      spdlog::warn("{} received: stopping ({}); a second one after {} ms kills at once", Name(sig), stopping_,
+                   repeat_grace_.count());
       source_.request_stop();
       continue;
     }

@@ -15,13 +15,17 @@
 #include <atomic>
 #include <chrono>
 #include <stop_token>
+#include <string>
 #include <thread>
 
 namespace tunefleet {
 
 class StopOnSignals {
  public:
-  explicit StopOnSignals(std::chrono::milliseconds repeat_grace = std::chrono::milliseconds(1000));
+  // `stopping` says in the warning what stopping does ("results so far are kept, ..."), for the command at hand.
+  explicit StopOnSignals(std::chrono::milliseconds repeat_grace = std::chrono::milliseconds(1000),
+                         std::string stopping = "the batch in flight is abandoned, results so far are kept, the lease "
+                                                "is released");
   ~StopOnSignals();
   StopOnSignals(const StopOnSignals&) = delete;
   StopOnSignals& operator=(const StopOnSignals&) = delete;
@@ -35,6 +39,7 @@ class StopOnSignals {
   void Wait();
 
   const std::chrono::milliseconds repeat_grace_;
+  const std::string stopping_;
   std::stop_source source_;
   std::atomic<int> first_signal_{0};
   std::atomic<bool> done_{false};
