@@ -246,6 +246,15 @@ TEST_F(ExecutorTest, GivenAMinRepeatTime_WeShouldGrowNumberUntilARepeatLastsThat
   EXPECT_GT(result.costs(0), 0);
 }
 
+TEST_F(ExecutorTest, GivenAProgramWithoutATimedLaunch_WeShouldReportAMalformedProgram) {
+  proto::KernelProgram program = VectorAdd(kAdd);
+  program.mutable_launches(0)->set_phase(proto::KernelLaunch::SETUP);
+  proto::MeasureResult result = executor_->Execute(program);
+  EXPECT_EQ(result.status(), proto::HOST_GENERATION_FAILED);
+  EXPECT_NE(result.message().find("no timed launch"), std::string::npos) << result.message();
+  EXPECT_EQ(executor_->Execute(proto::KernelProgram()).status(), proto::HOST_GENERATION_FAILED);  // '{}'
+}
+
 TEST_F(ExecutorTest, GivenAnUnknownBuffer_WeShouldReportAMalformedProgram) {
   proto::KernelProgram program = VectorAdd(kAdd);
   program.mutable_launches(0)->mutable_args(0)->set_buffer("nope");

@@ -206,7 +206,9 @@ TEST(BadInputE2E, GivenAnInputThatNeedsNoDeviceItShouldBeRefusedBeforeTheTracker
 TEST(BadInputE2E, GivenAnEmptyValueOrANaNToleranceItShouldBeRefusedBeforeTheTrackerIsAsked) {
   LocalFleet fleet;  // no tracker
   const std::string bin = BinDir() + "/tunefleet", nan_rtol = fleet.dir() + "/nan-rtol.json";
-  std::ofstream(nan_rtol) << R"({"rtol": "NaN", "launches": [], "reference": {"launches": []}})";
+  std::ofstream(nan_rtol) << R"({"rtol": "NaN", "launches": [{"entry": "k"}], "reference": {"launches": []}})";
+  const std::string no_launch = fleet.dir() + "/empty-program.json";
+  std::ofstream(no_launch) << "{}";
   const std::vector<std::string> tune = {bin, "tune", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--db",
                                          fleet.db()};
   auto with = [](std::vector<std::string> argv, const std::vector<std::string>& more) {
@@ -231,6 +233,8 @@ TEST(BadInputE2E, GivenAnEmptyValueOrANaNToleranceItShouldBeRefusedBeforeTheTrac
       {with(tune, {"--task", "gemm:8,8,8", "--template", "x\xc2\x9b" "31my"}), "unknown template 'x\\xc2\\x9b31my'"},
       {{bin, "measure", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--program", nan_rtol},
        nan_rtol + ": rtol nan is not a tolerance (a finite number of 0 or more)"},
+      {{bin, "measure", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--program", no_launch},
+       no_launch + ": the program has no timed launch: nothing to measure"},
   };
   for (const auto& [argv, says] : cases) ExpectRefusedInOneLine(argv, says);
   EXPECT_FALSE(std::filesystem::exists(fleet.db()));

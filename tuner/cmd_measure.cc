@@ -1,6 +1,7 @@
 // `tunefleet measure`: measure one kernel program on a device of a key — a template's config
 // (--task/--config) or a hand-edited program (--program FILE.json). For debugging kernels and for the
 // end-to-end tests of the status codes; nothing is recorded.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -55,6 +56,10 @@ Result<proto::KernelProgram> ProgramFromFile(const std::string& path) {
     return Status::InvalidArgument(path + ": not a kernel program: " + why);
   }
   // The agent refuses these too (as a failed measurement); here they get one line before a device is asked for.
+  if (std::none_of(p.launches().begin(), p.launches().end(),
+                   [](const proto::KernelLaunch& l) { return l.phase() == proto::KernelLaunch::TIMED; })) {
+    return Status::InvalidArgument(path + ": the program has no timed launch: nothing to measure");
+  }
   for (const auto& [name, value] : {std::pair<const char*, float>{"atol", p.atol()}, {"rtol", p.rtol()}}) {
     if (p.has_reference() && (!std::isfinite(value) || value < 0)) {
       return Status::InvalidArgument(path + ": " + name + " " + std::to_string(value) +
