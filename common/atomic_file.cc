@@ -47,10 +47,14 @@ Status WriteStream(const std::string& path, const fs::path& file, const std::fun
 Status WriteFileAtomically(const std::string& path, const std::function<Status(std::ostream&)>& write) {
   std::error_code ec;  // status() of a path that does not exist sets it too; only the link's resolution is checked
   // A symbolic link stays one: the file it names is replaced.
+  // Followed link by link, so that a link whose file does not exist yet (weakly_canonical left such a link as it
+  // was, and the rename replaced it) is written through too.
   fs::path target(path);
-  if (fs::is_symlink(fs::symlink_status(path, ec))) {
-    target = fs::weakly_canonical(path, ec);
+  for (int hops = 0; fs::is_symlink(fs::symlink_status(target, ec)); ++hops) {
+    if (hops == 40) return Status::IOError(path + ": too many levels of symbolic links");
+    const fs::path next = fs::read_symlink(target, ec);
     if (ec) return Status::IOError(path + ": cannot resolve the link: " + ec.message());
+    target = next.is_absolute() ? next : target.parent_path() / next;
   }
   const fs::file_status status = fs::status(target, ec);
   if (fs::is_directory(status)) return Status::IOError(path + ": is a directory");

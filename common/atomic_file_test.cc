@@ -104,6 +104,28 @@ TEST_F(AtomicFileTest, GivenASymbolicLink_ItShouldStayALinkAndTheFileItNamesBeRe
   EXPECT_EQ(fs::status(path_).permissions() & fs::perms::all, fs::perms::owner_read | fs::perms::owner_write);
 }
 
+// A link whose file does not exist yet stays a link, and the file is made where it points.
+TEST_F(AtomicFileTest, GivenALinkToAFileNotYetMade_ItShouldStayALinkAndTheFileBeMade) {
+  const fs::path link = dir_.File("latest.csv");
+  fs::create_symlink("out/run1.csv", link);  // relative, to a folder that exists only later
+  fs::create_directories(dir_.File("out"));
+  Status s = WriteFileAtomically(link.string(), [](std::ostream& out) {
+    out << "new";
+    return Status::OK();
+  });
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_TRUE(fs::is_symlink(fs::symlink_status(link)));
+  EXPECT_EQ(Read(dir_.File("out/run1.csv")), "new");
+  fs::remove_all(dir_.File("out"));
+  s = WriteFileAtomically(link.string(), [](std::ostream& out) {  // its folder gone: an error, the link kept
+    out << "again";
+    return Status::OK();
+  });
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find(link.string() + ": cannot open"), std::string::npos) << s.message();
+  EXPECT_TRUE(fs::is_symlink(fs::symlink_status(link)));
+}
+
 // A device or a FIFO (`report -o /dev/null`, `export -o /dev/stdout`) is written into, never replaced by a file.
 TEST_F(AtomicFileTest, GivenAFifo_ItShouldBeWrittenIntoAndStayAFifo) {
   const std::string fifo = dir_.File("pipe");
