@@ -86,10 +86,16 @@ int main(int argc, char** argv) {
   if (!pack.ok()) return Fail(pack.status().message(), 2);
   auto match = pack->Find(argv[2]);
   if (!match.ok()) return Fail(match.status().message(), 2);
+  // The example runs the workload's own kernel only (a nearest one was built for other sizes).
+  if (match->kind != tunefleet::runtime::MatchKind::kExact) {
+    return Fail("the pack has no kernel built for exactly this workload (its " +
+                    std::string(tunefleet::runtime::MatchKindName(match->kind)) + " one is " + match->kernel->task +
+                    ")",
+                2);
+  }
   std::printf("%s: %s kernel of %s (template %s v%d, %.4f ms when tuned)\n", argv[2],
               tunefleet::runtime::MatchKindName(match->kind), match->kernel->task.c_str(),
               match->kernel->template_name.c_str(), match->kernel->template_version, match->kernel->latency_ms);
-  if (match->kernel->task != argv[2]) return Fail("the pack has no kernel built for exactly this workload", 2);
 
   // The application's own OpenCL objects.
   cl_device_id device = FirstDevice(platform_index);
