@@ -176,6 +176,22 @@ Status CheckSimulateOptions(const ReplayWorld& world, const SimulateOptions& opt
     return Status::InvalidArgument("--transfer-trials needs --transfer-from naming another task recorded on the "
                                    "replayed device");
   }
+  // A replay proposes configs until one reaches the target: over a space mostly unrecorded (each such proposal a
+  // failure) that is nearly the whole space for every seed, which ran for many minutes.
+  for (const ReplayWorld* w : {&world, world.sibling.get()}) {
+    if (w == nullptr || (w == world.sibling.get() && opts.transfer_trials == 0)) continue;
+    const uint64_t valid = w->space.CountValid(), recorded = w->table.by_index.size();
+    if (recorded * 2 < valid) {
+      return Status::InvalidArgument("the log records " + std::to_string(recorded) + " of the " +
+                                     std::to_string(valid) + " valid configs of " + w->task.ToSpec() + " (" +
+                                     (w->tmpl ? w->tmpl->name() : "?") + "): simulate replays a recorded space; "
+                                     "record it whole with tune --tuner grid --trials all");
+    }
+    if (w == world.sibling.get() && opts.transfer_trials > valid) {
+      return Status::InvalidArgument("--transfer-trials " + std::to_string(opts.transfer_trials) + " is more than " +
+                                     w->task.ToSpec() + "'s " + std::to_string(valid) + " valid configs");
+    }
+  }
   return Status::OK();
 }
 
