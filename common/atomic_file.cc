@@ -47,6 +47,12 @@ Status WriteStream(const std::string& path, const fs::path& file, const std::fun
 Status WriteFileAtomically(const std::string& path, const std::function<Status(std::ostream&)>& write) {
   std::error_code ec;  // status() of a path that does not exist sets it too; only the link's resolution is checked
   // A symbolic link stays one: the file it names is replaced.
+  // What the path names, links followed by the system: a device, a FIFO or a pipe (/dev/stdout, whose link names
+  // "pipe:[N]", no path) is written in place.
+  const fs::file_status named = fs::status(path, ec);
+  if (fs::exists(named) && !fs::is_regular_file(named) && !fs::is_directory(named)) {
+    return WriteStream(path, path, write);
+  }
   // Followed link by link, so that a link whose file does not exist yet (weakly_canonical left such a link as it
   // was, and the rename replaced it) is written through too.
   fs::path target(path);

@@ -1,6 +1,7 @@
 #include "common/atomic_file.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -124,6 +125,23 @@ TEST_F(AtomicFileTest, GivenALinkToAFileNotYetMade_ItShouldStayALinkAndTheFileBe
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find(link.string() + ": cannot open"), std::string::npos) << s.message();
   EXPECT_TRUE(fs::is_symlink(fs::symlink_status(link)));
+}
+
+// /dev/stdout into a pipe: a chain of links ending in "pipe:[N]", which names no path; the pipe is written into.
+TEST_F(AtomicFileTest, GivenALinkToAPipeAsDevStdoutIsInAPipeline_ThePipeShouldBeWrittenInto) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const std::string out = "/proc/self/fd/" + std::to_string(fds[1]);
+  Status s = WriteFileAtomically(out, [](std::ostream& o) {
+    o << "piped";
+    return Status::OK();
+  });
+  close(fds[1]);
+  char buf[16] = {};
+  const ssize_t n = read(fds[0], buf, sizeof buf - 1);
+  close(fds[0]);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(std::string(buf, n > 0 ? n : 0), "piped");
 }
 
 // A device or a FIFO (`report -o /dev/null`, `export -o /dev/stdout`) is written into, never replaced by a file.

@@ -59,7 +59,11 @@ Result<ConvShape> ConvShapeFromTask(const Task& task) {
     return Bad(task, "stride and dilation must be positive, pad non-negative, groups positive");
   }
   if (s.c % s.groups != 0 || s.k % s.groups != 0) return Bad(task, "channels are not divisible by groups");
-  if (s.oh() <= 0 || s.ow() <= 0) return Bad(task, "the kernel is larger than the padded input");
+  // Compared directly: oh()'s division truncates toward zero, so with a stride above 1 a kernel larger than the
+  // padded input still gave an output of 1 (a 4x4 kernel over a 3x3 input at stride 2).
+  if (s.h + 2 * s.pad < s.dilation * (s.kh - 1) + 1 || s.w + 2 * s.pad < s.dilation * (s.kw - 1) + 1) {
+    return Bad(task, "the kernel is larger than the padded input");
+  }
   return s;
 }
 

@@ -35,6 +35,9 @@ TEST(ConvCommon, GivenAKernelLargerThanThePaddedInputWeShouldNameTheSpec) {
   Result<ConvShape> s = ConvShapeFromTask(ParseTask("conv2d:1,4,2,2,4,5,5,1,0"));
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.status().message().find("conv2d:1,4,2,2,4,5,5,1,0"), std::string::npos) << s.status().ToString();
+  // With a stride above 1 the output size's division truncated toward zero: a 4x4 kernel over 3x3 gave 1x1.
+  EXPECT_FALSE(ConvShapeFromTask(ParseTask("conv2d:1,4,3,3,4,4,4,2,0")).ok());
+  EXPECT_TRUE(ConvShapeFromTask(ParseTask("conv2d:1,4,4,4,4,4,4,2,0")).ok());  // exactly fits: 1x1
 }
 
 TEST(ConvCommon, GivenAnExtentFactorSplitsShouldListEveryOrderedFactorizationOnce) {

@@ -79,19 +79,24 @@ Result<proto::KernelProgram> ProgramFromTemplate(const MeasureArgs& a, const Dev
     TF_ASSIGN_OR_RETURN(tmpl, LookUpTemplate(a.template_name));
   } else {
     // The first template that runs the task on this device and, with --config, whose knobs the config names.
+    std::string first_misfit;
     for (const auto& t : AllTemplates()) {
       if (!t->Supports(task, limits, nullptr)) continue;
       if (!a.config.empty()) {
         Result<Space> space = t->MakeSpace(task, limits);
-        if (!space.ok() || !space->FromJson(config).ok()) continue;
+        Result<Config> fits = space.ok() ? space->FromJson(config) : Result<Config>(space.status());
+        if (!fits.ok()) {
+          if (first_misfit.empty()) first_misfit = t->name() + ": " + fits.status().message();
+          continue;
+        }
       }
       tmpl = t.get();
       break;
     }
     if (tmpl == nullptr) {
-      return Status::InvalidArgument(a.config.empty() ? "no template can run " + task.ToSpec()
-                                                      : "--config fits no template that can run " + task.ToSpec() +
-                                                            " here (give --template to hear why)");
+      return Status::InvalidArgument(first_misfit.empty() ? "no template can run " + task.ToSpec()
+                                                          : "--config fits no template that can run " +
+                                                                task.ToSpec() + " here (" + first_misfit + ")");
     }
   }
   TF_ASSIGN_OR_RETURN(Space space, tmpl->MakeSpace(task, limits));

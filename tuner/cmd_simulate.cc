@@ -73,6 +73,8 @@ int RunSimulate(const SimulateArgs& a) {
     std::cout << ", " << w.history.size() << " history records for warm start";
   }
   std::cout << "\n";
+  // After the line above, which scripts read for a space's coverage (bench/record_spaces.sh).
+  if (Status st = CheckRecorded(w, a.opts); !st.ok()) return CommandError("simulate", st.message(), 2);
   if (w.table.by_index.size() < valid) {
     std::cerr << "tunefleet simulate: warning: " << valid - w.table.by_index.size()
               << " valid configs have no record; proposing one counts as a failed trial\n";

@@ -176,6 +176,10 @@ Status CheckSimulateOptions(const ReplayWorld& world, const SimulateOptions& opt
     return Status::InvalidArgument("--transfer-trials needs --transfer-from naming another task recorded on the "
                                    "replayed device");
   }
+  return Status::OK();
+}
+
+Status CheckRecorded(const ReplayWorld& world, const SimulateOptions& opts) {
   // A replay proposes configs until one reaches the target: over a space mostly unrecorded (each such proposal a
   // failure) that is nearly the whole space for every seed, which ran for many minutes.
   for (const ReplayWorld* w : {&world, world.sibling.get()}) {
@@ -198,6 +202,7 @@ Status CheckSimulateOptions(const ReplayWorld& world, const SimulateOptions& opt
 Result<SimulationReport> Simulate(const ReplayWorld& world, const SimulateOptions& opts,
                                   const TraceObserver& on_trial) {
   TF_RETURN_IF_ERROR(CheckSimulateOptions(world, opts));
+  TF_RETURN_IF_ERROR(CheckRecorded(world, opts));
   SimulationReport report;
   // Only the tuner under test gets the history: the baseline is the plain reference point.
   TF_ASSIGN_OR_RETURN(report.tuner, RunSeeds(world, opts, opts.tuner, true, &report.unrecorded, on_trial));

@@ -119,6 +119,9 @@ using TraceObserver = std::function<void(const TraceRow& row)>;
 
 // One InvalidArgument naming the first option that `world` and `opts` cannot replay with; Simulate checks it first.
 Status CheckSimulateOptions(const ReplayWorld& world, const SimulateOptions& opts);
+// InvalidArgument when the replayed space (or, with transfer_trials, the sibling's) is less than half recorded, or
+// transfer_trials is more than the sibling's valid configs; Simulate checks it after CheckSimulateOptions.
+Status CheckRecorded(const ReplayWorld& world, const SimulateOptions& opts);
 
 // Runs both strategies over seeds 1..opts.seeds; warm-starts each run with world.history when it is set.
 // `on_trial`, when set, sees every trial of every run (the tuner's seeds first, then the baseline's).
