@@ -90,6 +90,10 @@ TEST_F(TuneGemmE2E, GivenOneAgentATuningRunShouldRecordEveryTrialAndAVerifiedBes
   app = tunefleet::testing::Run({example, broken, "gemm:64,64,64:float32"}, std::chrono::seconds(60));
   EXPECT_EQ(app.exit_code, 2) << app.output;
   EXPECT_EQ(CountLines(app.output), 1) << app.output;
+  app = tunefleet::testing::Run({example, pack, "gemm:64,64,64:float32", "99"}, std::chrono::seconds(60));
+  EXPECT_EQ(app.exit_code, 2) << app.output;
+  EXPECT_NE(app.output.find("PLATFORM 99 is out of range: this machine has "), std::string::npos) << app.output;
+  EXPECT_EQ(CountLines(app.output), 1) << app.output;  // not the kernel's line first
   for (auto& launch : edited["kernels"][0]["program"]["launches"])
     launch["source"] = "__kernel void " + launch["entry"].get<std::string>() + "(__global float* x) {\n  y = 1;\n"
                        "  z = 2;\n}\n";

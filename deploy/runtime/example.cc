@@ -3,8 +3,9 @@
 // another device or driver (the kernels still run; their configs were chosen for that device).
 //   tunefleet_runtime_example PACK.json gemm:M,N,K:float32 [PLATFORM]
 // PLATFORM: the index of the OpenCL platform whose first device runs the kernel (default 0).
-// Exit code 0 when the numbers agree; 2 for a bad command line, a pack that cannot be read, or a pack without a kernel
-// for the workload; 1 when the device fails it (no device, a build or a run that fails, numbers that disagree).
+// Exit code 0 when the numbers agree; 2 for a bad command line (a PLATFORM this machine lacks included), a pack that
+// cannot be read, or a pack without a kernel for the workload; 1 when the device fails it (a platform without a
+// device, a build or a run that fails, numbers that disagree).
 #include <CL/cl.h>
 
 #include <algorithm>
@@ -55,6 +56,12 @@ bool GemmSizes(const std::string& spec, int* m, int* n, int* k) {
   return std::sscanf(spec.c_str(), "gemm:%d,%d,%d", m, n, k) == 3 && *m > 0 && *n > 0 && *k > 0;
 }
 
+// How many OpenCL platforms this machine has (0 when the call fails).
+cl_uint PlatformCount() {
+  cl_uint count = 0;
+  return clGetPlatformIDs(0, nullptr, &count) == CL_SUCCESS ? count : 0;
+}
+
 // The first device of platform `index`, or nullptr.
 cl_device_id FirstDevice(cl_uint index) {
   cl_uint count = 0;
@@ -93,13 +100,17 @@ int main(int argc, char** argv) {
                     ")",
                 2);
   }
+  // The application's own OpenCL objects; the device is found before anything is said of the kernel.
+  if (const cl_uint platforms = PlatformCount(); platform_index >= platforms) {
+    return Fail("PLATFORM " + std::to_string(platform_index) + " is out of range: this machine has " +
+                    std::to_string(platforms) + " OpenCL platform(s)",
+                2);
+  }
+  cl_device_id device = FirstDevice(platform_index);
+  if (device == nullptr) return Fail("no OpenCL device on platform " + std::to_string(platform_index));
   std::printf("%s: %s kernel of %s (template %s v%d, %.4f ms when tuned)\n", argv[2],
               tunefleet::runtime::MatchKindName(match->kind), match->kernel->task.c_str(),
               match->kernel->template_name.c_str(), match->kernel->template_version, match->kernel->latency_ms);
-
-  // The application's own OpenCL objects.
-  cl_device_id device = FirstDevice(platform_index);
-  if (device == nullptr) return Fail("no OpenCL device on platform " + std::to_string(platform_index));
   auto comparison = tunefleet::runtime::CompareDevice(pack->device(), device);
   if (!comparison.ok()) return Fail(comparison.status().message());
   if (!comparison->differences.empty()) {
