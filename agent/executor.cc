@@ -9,6 +9,7 @@
 #include "common/fnv_hash.h"
 #include "agent/host_buffer.h"
 #include "agent/program_instance.h"
+#include "proto/program_checks.h"
 
 namespace tunefleet::agent {
 namespace {
@@ -80,12 +81,7 @@ proto::MeasureResult Executor::Execute(const proto::KernelProgram& program,
 
 bool Executor::Run(const proto::KernelProgram& program, const std::function<void(Stage)>& on_stage,
                    proto::MeasureResult* result) {
-  // A program without a timed launch measures nothing: its "cost" would be the timer's own. (A reference needs
-  // none: it only runs.)
-  if (std::none_of(program.launches().begin(), program.launches().end(),
-                   [](const proto::KernelLaunch& l) { return l.phase() == proto::KernelLaunch::TIMED; })) {
-    return Fail(result, proto::HOST_GENERATION_FAILED, "the program has no timed launch: nothing to measure");
-  }
+  if (!HasTimedLaunch(program)) return Fail(result, proto::HOST_GENERATION_FAILED, kNoTimedLaunch);
   const DeviceContext device{api_.get(), context_(), device_, queue_(), &info_, cache_.get(), &contents_};
   std::unique_ptr<ProgramInstance> instance = ProgramInstance::Build(device, program, result);
   if (!instance) return false;

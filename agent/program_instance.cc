@@ -1,6 +1,5 @@
 #include "agent/program_instance.h"
 
-#include <cmath>
 #include <limits>
 #include <set>
 #include <sstream>
@@ -8,6 +7,7 @@
 
 #include "agent/cl_error.h"
 #include "agent/host_buffer.h"
+#include "proto/program_checks.h"
 
 namespace tunefleet::agent {
 
@@ -141,13 +141,8 @@ bool ProgramInstance::CheckProgram(const proto::KernelProgram& program, proto::M
     return Fail(result, proto::HOST_GENERATION_FAILED, "output buffer '" + program.output_buffer() + "' is not declared");
   }
 
-  // Tolerances of the comparison with the reference: NaN would fail every element (error <= atol + rtol * |want| is
-  // never true) as a wrong answer, and a negative tolerance every exact one. Without a reference they are unused.
-  for (const auto& [name, value] : {std::pair<const char*, float>{"atol", program.atol()}, {"rtol", program.rtol()}}) {
-    if (program.has_reference() && (!std::isfinite(value) || value < 0)) {
-      return Fail(result, proto::HOST_GENERATION_FAILED,
-                  std::string(name) + " " + std::to_string(value) + " is not a tolerance (a finite number of 0 or more)");
-    }
+  if (std::string tolerance = ToleranceProblem(program); !tolerance.empty()) {
+    return Fail(result, proto::HOST_GENERATION_FAILED, tolerance);
   }
   for (const auto& launch : program.launches()) {
     const std::string where = "kernel '" + launch.entry() + "'";

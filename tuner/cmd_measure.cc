@@ -1,8 +1,6 @@
 // `tunefleet measure`: measure one kernel program on a device of a key — a template's config
 // (--task/--config) or a hand-edited program (--program FILE.json). For debugging kernels and for the
 // end-to-end tests of the status codes; nothing is recorded.
-#include <algorithm>
-#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -14,8 +12,9 @@
 #include <nlohmann/json.hpp>
 
 #include "common/cli_checks.h"
-#include "common/printable.h"
 #include "common/json_parse.h"
+#include "common/printable.h"
+#include "proto/program_checks.h"
 #include "search-spaces/template.h"
 #include "tuner/command.h"
 #include "tuner/measure_session.h"
@@ -56,15 +55,9 @@ Result<proto::KernelProgram> ProgramFromFile(const std::string& path) {
     return Status::InvalidArgument(path + ": not a kernel program: " + why);
   }
   // The agent refuses these too (as a failed measurement); here they get one line before a device is asked for.
-  if (std::none_of(p.launches().begin(), p.launches().end(),
-                   [](const proto::KernelLaunch& l) { return l.phase() == proto::KernelLaunch::TIMED; })) {
-    return Status::InvalidArgument(path + ": the program has no timed launch: nothing to measure");
-  }
-  for (const auto& [name, value] : {std::pair<const char*, float>{"atol", p.atol()}, {"rtol", p.rtol()}}) {
-    if (p.has_reference() && (!std::isfinite(value) || value < 0)) {
-      return Status::InvalidArgument(path + ": " + name + " " + std::to_string(value) +
-                                     " is not a tolerance (a finite number of 0 or more)");
-    }
+  if (!HasTimedLaunch(p)) return Status::InvalidArgument(path + ": " + kNoTimedLaunch);
+  if (std::string tolerance = ToleranceProblem(p); !tolerance.empty()) {
+    return Status::InvalidArgument(path + ": " + tolerance);
   }
   return p;
 }

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string_view>
 
+#include "common/json_parse.h"
 #include "common/printable.h"
 
 namespace tunefleet::runtime::pack_json {
@@ -16,23 +17,16 @@ std::string Range(const std::string& min, const std::string& max) { return " in 
 
 Result<nlohmann::json> ParseBounded(const std::string& text) {
   bool too_deep = false;
-  // Containers past the limit are discarded as they start, so the parsed document never holds them.
-  auto bound = [&too_deep](int depth, nlohmann::json::parse_event_t event, nlohmann::json&) {
-    const bool starts =
-        event == nlohmann::json::parse_event_t::object_start || event == nlohmann::json::parse_event_t::array_start;
-    if (starts && depth >= kMaxDepth) too_deep = true;
-    return !too_deep;
-  };
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(text, bound);
+    j = nlohmann::json::parse(text, JsonDepthBound(&too_deep));
   } catch (const nlohmann::json::parse_error& e) {
     // Parse errors quote the offending input, which may be any bytes: printable ASCII only, not cut.
     return Status::Corruption("not valid JSON: " +
                               Printable(e.what(), std::string_view::npos, PrintableBytes::kAsciiOnly));
   }
   if (too_deep) {
-    return Status::Corruption("JSON nested deeper than " + std::to_string(kMaxDepth) + " levels");
+    return Status::Corruption("JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
   }
   return j;
 }

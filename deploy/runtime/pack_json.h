@@ -17,11 +17,9 @@
 
 namespace tunefleet::runtime::pack_json {
 
-// Arrays and objects nested deeper than this are refused while parsing, so nothing that later walks the
-// document recursively (copies, dump(), comparisons) can exhaust the stack.
-constexpr int kMaxDepth = 64;
-
-// Parses `text` as JSON. Corruption carries nlohmann's parse error text, or says the nesting is too deep.
+// Parses `text` as JSON. Corruption carries nlohmann's parse error text, or says the nesting is deeper than
+// kMaxJsonDepth (common/json_parse.h): such arrays and objects are refused while parsing, so nothing that later
+// walks the document recursively (copies, dump(), comparisons) can exhaust the stack.
 Result<nlohmann::json> ParseBounded(const std::string& text);
 
 // One value of a document and its path, for messages. The document must outlive the Field.
