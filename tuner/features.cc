@@ -48,9 +48,16 @@ void FeatureExtractor::Extract(const Config& c, float* out) const {
     if (choice < k.choices.size()) {
       const auto& values = k.choices[choice];
       switch (k.kind) {
-        case KnobKind::kSplit:
-          for (size_t j = 0; j < values.size() && j < width; ++j) p[j] = Log2Positive(values[j]);
+        case KnobKind::kSplit: {
+          // Each factor as a share of the axis it splits (log2 of factor / extent): a task's own configs see the
+          // same trees as with plain log2 factors (a constant shift per knob), while history from a sibling of
+          // another shape lines up by share ("the whole axis in the inner factor"), not by absolute factor.
+          double extent = 1;
+          for (int64_t v : values) extent *= static_cast<double>(std::max<int64_t>(v, 1));
+          const float shift = static_cast<float>(std::log2(extent));
+          for (size_t j = 0; j < values.size() && j < width; ++j) p[j] = Log2Positive(values[j]) - shift;
           break;
+        }
         case KnobKind::kList:
           p[choice] = 1.0f;
           break;
@@ -72,12 +79,6 @@ void FeatureExtractor::Extract(const Config& c, float* out) const {
 std::vector<float> FeatureExtractor::ExtractIndices(const std::vector<uint64_t>& indices) const {
   std::vector<float> m(indices.size() * dim());
   for (size_t r = 0; r < indices.size(); ++r) Extract(space_.FromIndex(indices[r]), m.data() + r * dim());
-  return m;
-}
-
-std::vector<float> FeatureExtractor::ExtractConfigs(const std::vector<Config>& configs) const {
-  std::vector<float> m(configs.size() * dim());
-  for (size_t r = 0; r < configs.size(); ++r) Extract(configs[r], m.data() + r * dim());
   return m;
 }
 

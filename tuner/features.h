@@ -1,5 +1,5 @@
-// Features of a config for the cost model: the knob values (log2 of each split factor, one-hot of list
-// knobs, 0/1 of bools) followed by the template's derived features (Template::DerivedFeatures).
+// Features of a config for the cost model: the knob values (log2 of each split factor's share of its axis, one-hot
+// of list knobs, 0/1 of bools) followed by the template's derived features (Template::DerivedFeatures).
 // The layout is fixed per (space, template, task): every row has dim() floats.
 // Thread safety: immutable after construction; Extract may be called from several threads.
 #pragma once
@@ -23,13 +23,11 @@ class FeatureExtractor {
   FeatureExtractor(const Space& space, const Template* tmpl, const Task* task, const DeviceLimits* limits);
 
   size_t dim() const { return knob_dim_ + derived_dim_; }
-  size_t knob_dim() const { return knob_dim_; }
 
   // Writes dim() floats at `out`.
   void Extract(const Config& c, float* out) const;
   // Row-major matrix of indices.size() x dim().
   std::vector<float> ExtractIndices(const std::vector<uint64_t>& indices) const;
-  std::vector<float> ExtractConfigs(const std::vector<Config>& configs) const;
 
  private:
   const Space& space_;
