@@ -101,7 +101,6 @@ void SqliteStmt::Reset() {
 
 int64_t SqliteStmt::Int64(int col) const { return sqlite3_column_int64(stmt_, col); }
 double SqliteStmt::Double(int col) const { return sqlite3_column_double(stmt_, col); }
-bool SqliteStmt::IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
 
 std::string SqliteStmt::Text(int col) const {
   const unsigned char* p = sqlite3_column_text(stmt_, col);
@@ -163,15 +162,20 @@ Result<SqliteDb> SqliteDb::OpenReadOnly(const std::string& path) {
   sqlite3* raw = nullptr;
   // A log in a folder this process cannot write (a read-only share) is read as immutable: reading a WAL log
   // otherwise needs its -shm file, which SQLite could not create there.
+  // Elsewhere the connection may write (never create) the file but its statements may not (query_only): a
+  // connection opened SQLITE_OPEN_READONLY cannot remove the -wal and -shm files that reading a WAL log creates,
+  // and left them behind, empty, after every reading command; the last connection to close removes them.
   const bool frozen = FrozenInPlace(path);
+  const int flags = frozen ? SQLITE_OPEN_READONLY | SQLITE_OPEN_URI : SQLITE_OPEN_READWRITE;
   int rc = sqlite3_open_v2(frozen ? ImmutableUri(path).c_str() : LiteralName(path).c_str(), &raw,
-                           SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | (frozen ? SQLITE_OPEN_URI : 0), nullptr);
+                           flags | SQLITE_OPEN_NOMUTEX, nullptr);
   SqliteDb db(raw, path);
   if (rc != SQLITE_OK) {
     std::string msg = raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc);
     return ErrorFor(rc, path + ": cannot open: " + msg);
   }
   sqlite3_extended_result_codes(raw, 0);
+  TF_RETURN_IF_ERROR(db.Exec("PRAGMA query_only = ON").WithContext(path));
   return db;
 }
 
@@ -209,9 +213,5 @@ Result<SqliteStmt> SqliteDb::Prepare(std::string_view sql) {
 int64_t SqliteDb::LastInsertId() const { return sqlite3_last_insert_rowid(db_); }
 
 int64_t SqliteDb::Changes() const { return sqlite3_changes64(db_); }
-
-Status SqliteDb::LastError(std::string_view what) const {
-  return ErrorFor(sqlite3_errcode(db_), std::string(what) + ": " + sqlite3_errmsg(db_));
-}
 
 }  // namespace tunefleet

@@ -42,7 +42,6 @@ class SqliteStmt {
   int64_t Int64(int col) const;
   double Double(int col) const;
   std::string Text(int col) const;
-  bool IsNull(int col) const;
 
  private:
   sqlite3* db_ = nullptr;  // not owned
@@ -71,8 +70,6 @@ class SqliteDb {
   int64_t LastInsertId() const;
   // Rows changed by the last INSERT, UPDATE or DELETE of this connection.
   int64_t Changes() const;
-  // The last error of this connection as a Status (SQLITE_NOTADB/CORRUPT map to Corruption).
-  Status LastError(std::string_view what) const;
 
  private:
   SqliteDb(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}

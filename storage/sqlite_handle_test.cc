@@ -76,6 +76,53 @@ TEST(SqliteHandleTest, GivenARelativePathBeginningWithFile_ItShouldBeTheFileOfTh
   EXPECT_EQ(st->Int64(0), 3);
 }
 
+// Reading a WAL database creates its -wal and -shm files; a reader that closes last removes them (a connection
+// opened SQLITE_OPEN_READONLY could not, and every reading command left them behind), and it writes nothing.
+TEST(SqliteHandleTest, GivenAWalDbReadAndClosed_ItShouldLeaveNoWalOrShmFileAndRefuseWrites) {
+  TempDir dir;
+  const std::string path = dir.File("log.db");
+  MakeWalDb(path);
+  ASSERT_FALSE(std::filesystem::exists(path + "-wal"));
+  {
+    Result<SqliteDb> db = SqliteDb::OpenReadOnly(path);
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    auto st = db->Prepare("SELECT count(*) FROM t");
+    ASSERT_TRUE(st.ok() && st->Step().ok());
+    EXPECT_EQ(st->Int64(0), 3);
+    EXPECT_TRUE(std::filesystem::exists(path + "-shm"));
+    EXPECT_FALSE(db->Exec("INSERT INTO t VALUES (4)").ok());
+    EXPECT_FALSE(db->Exec("PRAGMA journal_mode = DELETE; CREATE TABLE u (b INTEGER)").ok());
+  }
+  EXPECT_FALSE(std::filesystem::exists(path + "-wal"));
+  EXPECT_FALSE(std::filesystem::exists(path + "-shm"));
+  Result<SqliteDb> again = SqliteDb::OpenReadOnly(path);
+  ASSERT_TRUE(again.ok());
+  auto st = again->Prepare("SELECT (SELECT count(*) FROM t), (SELECT count(*) FROM sqlite_schema)");
+  ASSERT_TRUE(st.ok() && st->Step().ok());
+  EXPECT_EQ(st->Int64(0), 3);
+  EXPECT_EQ(st->Int64(1), 1);
+}
+
+// A reader that closes while a writer still has the database open leaves the writer's WAL alone.
+TEST(SqliteHandleTest, GivenAWriterStillOpen_AReaderClosingShouldLeaveItsWal) {
+  TempDir dir;
+  const std::string path = dir.File("log.db");
+  MakeWalDb(path);
+  Result<SqliteDb> writer = SqliteDb::Open(path);
+  ASSERT_TRUE(writer.ok());
+  ASSERT_TRUE(writer->Exec("PRAGMA wal_autocheckpoint = 0; INSERT INTO t VALUES (4)").ok());
+  {
+    Result<SqliteDb> reader = SqliteDb::OpenReadOnly(path);
+    ASSERT_TRUE(reader.ok());
+    auto st = reader->Prepare("SELECT count(*) FROM t");
+    ASSERT_TRUE(st.ok() && st->Step().ok());
+    EXPECT_EQ(st->Int64(0), 4);
+  }
+  EXPECT_TRUE(std::filesystem::exists(path + "-wal"));
+  EXPECT_GT(std::filesystem::file_size(path + "-wal"), 0u);
+  ASSERT_TRUE(writer->Exec("INSERT INTO t VALUES (5)").ok());
+}
+
 // A WAL database in a folder this process cannot write (a read-only share) is still read: SQLite could not create its
 // -shm file there. The reader runs in a child that, when the test runs as root, drops to an unprivileged user (root
 // writes any folder).
