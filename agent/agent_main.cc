@@ -8,8 +8,6 @@
 #include <atomic>
 #include <climits>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <thread>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -91,18 +89,12 @@ int Serve(const Flags& flags, const char* argv0) {
   // The TLS roots are read before the device is opened: a bad file is said alone, not after the device's line.
   std::string tls_root_certs;
   if (!flags.tls_ca.empty()) {
-    std::ifstream in(flags.tls_ca);
-    std::stringstream pem;
-    pem << in.rdbuf();
-    if (!in) {  // an empty file is read, and refused below as holding no certificate
-      spdlog::error("cannot read the TLS root certificates {}", flags.tls_ca);
-      return 1;
+    Result<std::string> pem = ReadPemCertificates(flags.tls_ca);
+    if (!pem.ok()) {
+      spdlog::error("{}", pem.status().message());
+      return pem.status().code() == Status::Code::kInvalidArgument ? 2 : 1;
     }
-    if (!HasPemBlock(pem.str(), "CERTIFICATE")) {
-      spdlog::error("TLS root certificates {}: no PEM certificate in it", flags.tls_ca);
-      return 2;
-    }
-    tls_root_certs = pem.str();
+    tls_root_certs = std::move(pem).value();
   }
   worker.default_job_timeout = std::chrono::seconds(flags.job_timeout_s);
   Result<std::unique_ptr<WorkerSupervisor>> supervisor = WorkerSupervisor::Start(worker);

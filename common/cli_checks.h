@@ -83,6 +83,10 @@ inline CLI::Validator NonNegative() {
       ">= 0", "non-negative");
 }
 
+// The longest wait or budget a tool takes, in seconds: longer would mean nothing, and a clock must hold it (1e300 s
+// overflowed it).
+inline constexpr double kOneYearSeconds = 365 * 86400.0;
+
 // A number above 0 and at most `max` (a duration that must pass and must fit a clock: a lease's time to live).
 inline CLI::Validator PositiveAtMost(double max) {
   return CLI::Validator(
@@ -122,9 +126,13 @@ inline CLI::Validator ListenHost() {
         const bool one_colon = colon != std::string::npos && text.find(':', colon + 1) == std::string::npos;
         if (one_colon && text.find(']') == std::string::npos)
           return "expected an address without a port (the port goes in --port), got '" + text + "'";
-        // Digits and dots are meant as an IPv4 address; a resolver would look such a text up as a name.
+        // Digits and dots are meant as an IPv4 address; a resolver would look such a text up as a name. And the
+        // resolver reads the old forms inet_aton reads ("127.1", "0x7f.0.0.1", "2130706433", "010.0.0.1" octal) as
+        // some address, which a listener's log would not show as given: only four decimal numbers are taken.
         in_addr v4{};
-        if (text.find_first_not_of("0123456789.") == std::string::npos && inet_pton(AF_INET, text.c_str(), &v4) != 1)
+        const bool dotted_quad = inet_pton(AF_INET, text.c_str(), &v4) == 1;
+        if (!dotted_quad &&
+            (text.find_first_not_of("0123456789.") == std::string::npos || inet_aton(text.c_str(), &v4) != 0))
           return "expected an IPv4 address of four numbers from 0 to 255, got '" + text + "'";
         return {};
       },

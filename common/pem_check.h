@@ -3,8 +3,12 @@
 // Thread safety: free function, no state.
 #pragma once
 
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <string_view>
+
+#include "common/status.h"
 
 namespace tunefleet {
 
@@ -21,6 +25,18 @@ inline bool HasPemBlock(std::string_view text, std::string_view label) {
     if (name.size() >= label.size() && name.substr(name.size() - label.size()) == label) return true;
   }
   return false;
+}
+
+// The root certificates of a --tls-ca file, read whole: IOError when it cannot be read, InvalidArgument when it holds
+// no PEM certificate (an empty file is read, and refused so).
+inline Result<std::string> ReadPemCertificates(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream pem;
+  if (in) pem << in.rdbuf();
+  if (!in) return Status::IOError("cannot read the TLS root certificates '" + path + "'");
+  if (!HasPemBlock(pem.str(), "CERTIFICATE"))
+    return Status::InvalidArgument("TLS root certificates '" + path + "': no PEM certificate in it");
+  return pem.str();
 }
 
 }  // namespace tunefleet

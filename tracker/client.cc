@@ -3,24 +3,21 @@
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 #include "common/pem_check.h"
+#include "common/seconds_text.h"
 
 namespace tunefleet {
 namespace {
 
+// At most a year on: a longer (or NaN) wait would overflow the clock's arithmetic.
 std::chrono::system_clock::time_point After(double seconds) {
-  return std::chrono::system_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
-}
-
-std::string Secs(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f s", s);
-  return buf;
+  const double ms = std::min(std::max(seconds, 0.0), 365 * 86400.0) * 1000;
+  return std::chrono::system_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(ms));
 }
 
 // Why `channel` did not connect, in gRPC's words: one fail-fast call reports the channel's last connection error
@@ -79,15 +76,9 @@ Result<std::unique_ptr<TrackerClient>> TrackerClient::Connect(const std::string&
   }
   std::shared_ptr<grpc::ChannelCredentials> creds = grpc::InsecureChannelCredentials();
   if (!options.tls_ca_file.empty()) {
-    std::ifstream in(options.tls_ca_file, std::ios::binary);
-    if (!in) return Status::IOError("cannot read TLS root certificates '" + options.tls_ca_file + "'");
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    if (!HasPemBlock(ss.str(), "CERTIFICATE")) {
-      return Status::InvalidArgument("TLS root certificates '" + options.tls_ca_file + "': no PEM certificate in it");
-    }
+    TF_ASSIGN_OR_RETURN(std::string pem, ReadPemCertificates(options.tls_ca_file));
     grpc::SslCredentialsOptions ssl;
-    ssl.pem_root_certs = ss.str();
+    ssl.pem_root_certs = std::move(pem);
     creds = grpc::SslCredentials(ssl);
   }
   grpc::ChannelArguments args;
@@ -101,7 +92,7 @@ Result<std::unique_ptr<TrackerClient>> TrackerClient::Connect(const std::string&
       why += "; if the tracker uses TLS, give --tls-ca";
     }
     return Status::Unavailable("cannot reach tracker at " + target + ": no connection within " +
-                               Secs(options.connect_timeout) + (why.empty() ? "" : " (" + why + ")"));
+                               SecondsText(options.connect_timeout) + (why.empty() ? "" : " (" + why + ")"));
   }
   return std::unique_ptr<TrackerClient>(new TrackerClient(target, options, std::move(channel)));
 }
@@ -144,7 +135,8 @@ Result<Lease> TrackerClient::Acquire(const std::string& key, uint32_t count, uin
   Lease lease;
   lease.lease_id = reply.lease_id();
   lease.devices.assign(reply.devices().begin(), reply.devices().end());
-  lease.ttl = reply.ttl();
+  // The tracker's --lease-ttl is at most a day; a reply beyond it (or NaN) would overflow the keep-alive's period.
+  lease.ttl = std::isfinite(reply.ttl()) ? std::clamp(reply.ttl(), 0.0, 86400.0) : 0.0;
   return lease;
 }
 

@@ -2,18 +2,17 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdio>
 
+#include "common/seconds_text.h"
 #include "tracker/result_check.h"
 
 namespace tunefleet::tracker {
 namespace {
 
-std::string FormatSeconds(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f s", s);
-  return buf;
-}
+constexpr double kMaxAcquireWaitSeconds = 365 * 86400.0;
+
 
 }  // namespace
 
@@ -162,7 +161,8 @@ void TrackerState::CloseLeaseLocked(const std::string& lease_id, const std::stri
 Result<proto::AcquireReply> TrackerState::Acquire(const proto::AcquireRequest& request,
                                                  const std::function<bool()>& cancelled) {
   if (request.key().empty()) return Status::InvalidArgument("acquire: empty key");
-  const double wait = std::max(0.0, request.wait());
+  // Any client sends this: bounded before it meets the clock (1e300 s overflowed it), NaN as no wait.
+  const double wait = std::min(std::max(0.0, request.wait()), kMaxAcquireWaitSeconds);
   const TimePoint deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(Seconds(wait));
   std::unique_lock<std::mutex> lock(mu_);
   if (stopping_) return Status::Unavailable("tracker is shutting down");
@@ -199,10 +199,10 @@ Result<proto::AcquireReply> TrackerState::Acquire(const proto::AcquireRequest& r
       if (cancelled()) return Status::Unavailable("acquire cancelled by the client");
       const uint32_t registered = leases_.Counts(request.key()).registered;
       if (registered == 0)
-        return Status::NotFound("no agent for key '" + request.key() + "' after " + FormatSeconds(wait) +
+        return Status::NotFound("no agent for key '" + request.key() + "' after " + SecondsText(wait) +
                                 " (0 registered)");
       return Status::DeadlineExceeded("every agent of key '" + request.key() + "' (" + std::to_string(registered) +
-                                      ") stayed leased for " + FormatSeconds(wait));
+                                      ") stayed leased for " + SecondsText(wait));
     }
     grant_cv_.wait_until(lock, std::min(deadline, now + std::chrono::milliseconds(200)));
   }
@@ -278,7 +278,7 @@ proto::SummaryReply TrackerState::Summary() {
 void TrackerState::Tick(TimePoint now) {
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& id : registry_.Stale(now, Seconds(options_.heartbeat_timeout))) {
-    RemoveAgentLocked(id, "no message for " + FormatSeconds(options_.heartbeat_timeout));
+    RemoveAgentLocked(id, "no message for " + SecondsText(options_.heartbeat_timeout));
   }
   // An agent that keeps its heartbeat but never answers its job (wedged, or hostile) would hold the job forever.
   std::vector<std::pair<std::string, JobWatch>> overdue;
@@ -293,11 +293,11 @@ void TrackerState::Tick(TimePoint now) {
   }
   for (const auto& [id, watch] : overdue) {
     RemoveAgentLocked(id, "no result for job " + std::to_string(watch.job_id) + " within " +
-                              FormatSeconds(watch.seconds) + " (12 times its timeout and 6 minutes)");
+                              SecondsText(watch.seconds) + " (12 times its timeout and 6 minutes)");
   }
   for (const auto& lease : leases_.Expire(now)) {
     spdlog::info("lease {} of '{}' expired (not renewed within {})", lease.lease_id, lease.client,
-                 FormatSeconds(options_.lease_ttl));
+                 SecondsText(options_.lease_ttl));
     CloseLeaseLocked(lease.lease_id, "lease expired");
   }
   DeliverGrants(leases_.Pump(now));
