@@ -112,6 +112,35 @@ TEST(FaultE2E, GivenTheOnlyAgentKilledMidRunAndAnotherDeviceModelOfTheKeyBackIts
   EXPECT_FALSE(std::filesystem::exists(fleet.db() + ".locks"));
 }
 
+// A device lost twice within one batch gets a whole --device-wait each time: the second loss came after the first
+// wait's deadline, and the run ended at once ("no device of key 'pocl' came back within 5 s") instead of waiting.
+TEST(FaultE2E, GivenTheDeviceLostTwiceInOneBatchAfterTheFirstWaitTheRunShouldWaitAgainAndFinish) {
+  LocalFleet fleet;
+  fleet.StartTracker({"--heartbeat-timeout", "5"});
+  fleet.StartAgent("pocl");
+  ASSERT_TRUE(fleet.WaitForAgents("pocl", 1));
+  // One batch of 30 trials of at least 300 ms each: the whole run is one call of the tuner's measure loop.
+  std::vector<std::string> args = TuneCommand(fleet, 30, "1");
+  for (size_t i = 0; i + 1 < args.size(); ++i) {
+    if (args[i] == "--batch") args[i + 1] = "30";
+    if (args[i] == "--device-wait") args[i + 1] = "5";
+  }
+  args.insert(args.end(), {"--min-repeat-ms", "300"});
+  auto tune = fleet.CliAsync(args);
+  ASSERT_TRUE(fleet.WaitForRecords(3, std::chrono::seconds(240))) << tune->Log();
+  fleet.agent(0).Signal(SIGKILL);
+  const auto first_loss = std::chrono::steady_clock::now();
+  fleet.StartAgent("pocl");
+  const int before = fleet.Count("SELECT count(*) FROM records");
+  ASSERT_TRUE(fleet.WaitForRecords(before + 2, std::chrono::seconds(120))) << tune->Log();
+  std::this_thread::sleep_until(first_loss + std::chrono::seconds(7));  // past the first wait's deadline
+  fleet.agent(1).Signal(SIGKILL);
+  ASSERT_LT(fleet.Count("SELECT count(*) FROM records"), 30) << "the batch ended before the second loss";
+  fleet.StartAgent("pocl");
+  ASSERT_NO_FATAL_FAILURE(ExpectRunCompletes(fleet, *tune, 30));
+  EXPECT_EQ(fleet.Count("SELECT count(DISTINCT device_id) FROM records"), 1);
+}
+
 // ... and that model's tasks are locked as the first one's are: when another run tunes the task on it (through
 // another key), the run ends with the refusal, what it recorded kept.
 TEST(FaultE2E, GivenADeviceModelBackMidRunWhoseTaskAnotherRunTunesTheRunShouldEndWithTheRefusal) {

@@ -207,7 +207,10 @@ Status MeasureSession::Measure(
     }
     pending = std::move(next);
     if (pending.empty()) break;
-    if (results > 0) continue;  // progress on this lease: send the rest again
+    if (results > 0) {  // progress on this lease: send the rest again; a later loss gets a whole wait of its own
+      waiting = false;
+      continue;
+    }
 
     // No progress: the lease lost its devices (or the tracker went away). Wait for a device of the key, bounded.
     if (!waiting) {
