@@ -10,7 +10,9 @@
 namespace tunefleet {
 
 double TaskScheduler::Score(const TaskProgress& t, double group_best) const {
-  if (t.best_cost <= 0) return std::numeric_limits<double>::max() / 2;
+  // A unit with no success yet goes first for two batches (a few failures say little), then last: one whose every
+  // config fails (a driver that gets every config wrong) took the whole remaining budget.
+  if (t.best_cost <= 0) return t.trials_this_run < 2 * window_ ? std::numeric_limits<double>::max() / 2 : 0;
   if (group_best <= 0 || group_best > t.best_cost) group_best = t.best_cost;
   double improvement = 0;
   if (t.curve.size() > window_) {

@@ -17,7 +17,8 @@
 // have to overtake it to matter), while the exploration term (½·sqrt(window / trials so far)) keeps giving
 // little-tried units and templates a chance to show their potential. plateau = 1 / (1 + s / (4 × window)) where s
 // is the number of trials since the unit's best last improved by more than 0.5%: a unit stuck on a plateau
-// gives way to other layers and to its sibling templates.
+// gives way to other layers and to its sibling templates. A unit with no success yet goes first for its first two
+// batches, then last (it gets trials only when every other unit is done).
 // Thread safety: stateless, pure.
 #pragma once
 

@@ -132,6 +132,19 @@ TEST(TaskSchedulerTest, GivenATaskWithNoSuccessYetItShouldBeTriedBeforeMeasuredO
   EXPECT_EQ(s.Next({Measured(10, 1e-2, 8), failing}), 1);
 }
 
+// ... for two batches; after that every config it tried failed, and it gets trials only when nothing else is left
+// (it had taken every batch until its space was spent).
+TEST(TaskSchedulerTest, GivenATaskFailingForTwoBatchesItShouldComeAfterEveryTaskThatRuns) {
+  TaskScheduler s(8);
+  TaskProgress failing;
+  failing.trials_this_run = 16;
+  failing.curve.assign(16, 0);
+  TaskProgress stalled = Measured(1, 1e-2, 400);  // long on a plateau, the lowest score a running task gets
+  EXPECT_EQ(s.Next({failing, stalled}), 1);
+  stalled.done = true;
+  EXPECT_EQ(s.Next({failing, stalled}), 0);
+}
+
 TEST(TaskSchedulerTest, GivenTwoTemplatesOfOneTaskTheFasterShouldGetTheNextBatchOnceBothAreEquallyTried) {
   TaskScheduler s(32);
   // Same task (group 0): a template at 1 ms and one at 3 ms, both with 64 trials and no recent gain. Tuning the
