@@ -44,7 +44,12 @@ std::vector<std::string> AgentRegistry::Stale(TimePoint now, Seconds timeout) co
 bool AgentRegistry::Remove(const std::string& agent_id) {
   auto it = agents_.find(agent_id);
   if (it == agents_.end()) return false;
-  departed_[DeviceKey(it->second.key, it->second.device.fingerprint())].push_back(agent_id);
+  // Only a log line's hint ("back as"): bounded, so that agents that never come back cannot grow it forever.
+  const std::string device_key = DeviceKey(it->second.key, it->second.device.fingerprint());
+  if (!departed_.count(device_key) && departed_.size() >= kMaxDepartedDevices) departed_.erase(departed_.begin());
+  std::deque<std::string>& ids = departed_[device_key];
+  ids.push_back(agent_id);
+  if (ids.size() > kMaxDepartedPerDevice) ids.pop_front();
   agents_.erase(it);
   return true;
 }

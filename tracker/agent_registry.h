@@ -59,9 +59,13 @@ class AgentRegistry {
     return key + '\n' + fingerprint;
   }
 
+  static constexpr size_t kMaxDepartedDevices = 1024;
+  static constexpr size_t kMaxDepartedPerDevice = 16;
+
   uint64_t next_id_ = 1;
   std::map<std::string, AgentRecord> agents_;
-  // (key, fingerprint) -> ids of agents that went away, oldest first.
+  // (key, fingerprint) -> ids of agents that went away, oldest first: at most kMaxDepartedPerDevice ids for each of
+  // at most kMaxDepartedDevices devices (past those, the oldest id, or some device's ids, are forgotten).
   std::map<std::string, std::deque<std::string>> departed_;
 };
 

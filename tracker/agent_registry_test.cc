@@ -39,6 +39,23 @@ TEST(AgentRegistryTest, GivenTheSameDeviceComingBack_WeShouldRecogniseTheReconne
   EXPECT_EQ(back.previous_agent_id, a.agent_id);
 }
 
+// The ids of agents gone are a hint for a log line; agents that never come back must not grow them without bound.
+TEST(AgentRegistryTest, GivenManyAgentsGoneForGood_WeShouldRememberABoundedNumber) {
+  AgentRegistry reg;
+  const TimePoint t0 = Clock::now();
+  std::vector<std::string> ids;
+  for (int i = 0; i < 20; ++i) ids.push_back(reg.Register(Reg("phone", "f1"), "p", t0).agent_id);
+  for (const std::string& id : ids) ASSERT_TRUE(reg.Remove(id));
+  for (int i = 4; i < 20; ++i) EXPECT_EQ(reg.Register(Reg("phone", "f1"), "p", t0).previous_agent_id, ids[i]);
+  EXPECT_TRUE(reg.Register(Reg("phone", "f1"), "p", t0).previous_agent_id.empty());  // the oldest 4 forgotten
+
+  auto device = [](int i) { return Reg("k", "d" + std::to_string(i)); };
+  for (int i = 0; i < 1100; ++i) ASSERT_TRUE(reg.Remove(reg.Register(device(i), "p", t0).agent_id));
+  int remembered = 0;
+  for (int i = 0; i < 1100; ++i) remembered += !reg.Register(device(i), "p", t0).previous_agent_id.empty();
+  EXPECT_EQ(remembered, 1024);
+}
+
 TEST(AgentRegistryTest, GivenSilence_WeShouldReportTheAgentStaleAfterTheTimeout) {
   AgentRegistry reg;
   const TimePoint t0 = Clock::now();

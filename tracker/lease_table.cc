@@ -31,9 +31,12 @@ std::string LeaseTable::RemoveAgent(const std::string& agent_id) {
   auto it = agents_.find(agent_id);
   if (it == agents_.end()) return "";
   const std::string lease_id = it->second.lease_id;
-  KeyState& ks = keys_[it->second.key];
-  ks.registered--;
-  std::erase(ks.free, agent_id);
+  auto kit = keys_.find(it->second.key);
+  if (kit != keys_.end()) {
+    kit->second.registered--;
+    std::erase(kit->second.free, agent_id);
+    ForgetIfIdle(kit);
+  }
   if (!lease_id.empty()) {
     auto lit = leases_.find(lease_id);
     if (lit != leases_.end()) std::erase(lit->second.agent_ids, agent_id);
@@ -55,8 +58,10 @@ uint64_t LeaseTable::Enqueue(AcquireSpec spec) {
 void LeaseTable::CancelWaiter(uint64_t waiter_id) {
   auto it = waiter_key_.find(waiter_id);
   if (it == waiter_key_.end()) return;
-  auto& queue = keys_[it->second].queue;
-  std::erase_if(queue, [&](const Waiter& w) { return w.seq == waiter_id; });
+  if (auto kit = keys_.find(it->second); kit != keys_.end()) {
+    std::erase_if(kit->second.queue, [&](const Waiter& w) { return w.seq == waiter_id; });
+    ForgetIfIdle(kit);
+  }
   waiter_key_.erase(it);
 }
 
@@ -89,6 +94,10 @@ Status LeaseTable::Renew(const std::string& lease_id, TimePoint now) {
   if (it == leases_.end()) return Status::NotFound("no lease '" + lease_id + "' (expired or released)");
   it->second.expiry = now + std::chrono::duration_cast<Clock::duration>(ttl_);
   return Status::OK();
+}
+
+void LeaseTable::ForgetIfIdle(std::map<std::string, KeyState>::iterator key) {
+  if (key->second.registered == 0 && key->second.free.empty() && key->second.queue.empty()) keys_.erase(key);
 }
 
 void LeaseTable::FreeAgents(const Lease& lease) {
@@ -159,9 +168,7 @@ KeyCounts LeaseTable::Counts(const std::string& key) const {
 
 std::vector<std::string> LeaseTable::Keys() const {
   std::vector<std::string> keys;
-  for (const auto& [k, ks] : keys_) {
-    if (ks.registered > 0 || !ks.queue.empty()) keys.push_back(k);
-  }
+  for (const auto& [k, ks] : keys_) keys.push_back(k);  // an idle key's state is erased (ForgetIfIdle)
   return keys;
 }
 

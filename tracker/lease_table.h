@@ -114,6 +114,9 @@ class LeaseTable {
   };
 
   void FreeAgents(const Lease& lease);
+  // Erases the state of a key with no agent and no waiter: any client may ask for any key, and a tracker that kept
+  // every key ever asked for grew without bound.
+  void ForgetIfIdle(std::map<std::string, KeyState>::iterator key);
 
   Seconds ttl_;
   uint64_t next_seq_ = 1;

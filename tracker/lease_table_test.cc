@@ -149,5 +149,24 @@ TEST_F(LeaseTableTest, GivenAnAgentRemovedFromALease_WeShouldKeepTheLeaseWithThe
   EXPECT_EQ(table_.Counts("phone").registered, 1u);
 }
 
+// A key is forgotten once it has no agent and no waiter: any client may ask for any key (without --token, anyone),
+// and the tracker kept the state of every key ever asked for.
+TEST_F(LeaseTableTest, GivenKeysAskedForAndLeft_TheirStateShouldBeForgotten) {
+  for (int i = 0; i < 100; ++i) table_.CancelWaiter(Want("random-key-" + std::to_string(i), 1));
+  EXPECT_TRUE(table_.Keys().empty());
+  AddAgents("phone", 2);
+  const uint64_t w = Want("phone", 1);
+  ASSERT_EQ(table_.Pump(At(0)).size(), 1u);
+  table_.CancelWaiter(w);  // already granted: nothing to cancel
+  EXPECT_EQ(table_.Keys(), std::vector<std::string>{"phone"});
+  table_.RemoveAgent("phone-0");
+  table_.RemoveAgent("phone-1");
+  EXPECT_TRUE(table_.Keys().empty());
+  EXPECT_EQ(table_.Counts("phone").registered, 0u);
+  AddAgents("phone", 1);  // and a key that comes back starts afresh
+  EXPECT_EQ(table_.Counts("phone").registered, 1u);
+  EXPECT_EQ(table_.Counts("phone").free, 1u);
+}
+
 }  // namespace
 }  // namespace tunefleet::tracker
