@@ -6,12 +6,15 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 namespace tunefleet {
 namespace {
 
-// The live route, for gRPC's context-free hook.
+// The live route, for gRPC's context-free hook, and the hook's calls that may be using it: the route's destructor
+// waits for them, so that a gRPC thread never speaks through a route already gone.
 std::atomic<GrpcLogRoute*> live_route{nullptr};
+std::atomic<int> calls_in_flight{0};
 
 const char* BaseName(const char* path) {
   if (path == nullptr) return "?";
@@ -20,9 +23,11 @@ const char* BaseName(const char* path) {
 }
 
 void Forward(gpr_log_func_args* args) {
+  ++calls_in_flight;  // before the route is read (sequentially consistent, as the destructor's store and wait)
   GrpcLogRoute* route = live_route.load();
-  if (route == nullptr || args == nullptr) return;
-  route->Say(args->severity == GPR_LOG_SEVERITY_ERROR, args->message, args->file, args->line);
+  if (route != nullptr && args != nullptr)
+    route->Say(args->severity == GPR_LOG_SEVERITY_ERROR, args->message, args->file, args->line);
+  --calls_in_flight;
 }
 
 void Drop(gpr_log_func_args*) {}
@@ -40,6 +45,8 @@ GrpcLogRoute::GrpcLogRoute(Mode mode, std::chrono::milliseconds quiet) : quiet_(
 GrpcLogRoute::~GrpcLogRoute() {
   gpr_set_log_function(&Drop);
   live_route.store(nullptr);
+  // A call that read the route before it was cleared is still in Say: wait for it (a log line's time).
+  while (calls_in_flight.load() != 0) std::this_thread::yield();
 }
 
 void GrpcLogRoute::Say(bool error, const char* message, const char* file, int line) {

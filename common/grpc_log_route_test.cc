@@ -7,7 +7,11 @@
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
+#include <spdlog/sinks/base_sink.h>
+
+#include <atomic>
 #include <cstdlib>
+#include <future>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -99,6 +103,46 @@ TEST_F(GrpcLogRouteTest, GivenAFloodOfLinesFromOnePlaceTheRouteShouldShowOneAndC
   EXPECT_EQ(CountOf(out, "[error] grpc: Handshake failed ("), 2) << out;
   EXPECT_EQ(CountOf(out, "[error] grpc: another place ("), 1) << out;
   EXPECT_NE(out.find("; 99 more from there held back since the last one shown\n"), std::string::npos) << out;
+}
+
+// A sink whose first line blocks until it is let go: a gRPC thread caught in the middle of saying a line.
+class HoldingSink : public spdlog::sinks::base_sink<std::mutex> {
+ public:
+  std::promise<void> entered, release;
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg&) override {
+    if (held_) return;
+    held_ = true;
+    entered.set_value();
+    release_future_.wait();
+  }
+  void flush_() override {}
+
+ private:
+  bool held_ = false;
+  std::shared_future<void> release_future_ = release.get_future().share();
+};
+
+// A gRPC thread may still be saying a line through the route when main's route is destroyed at exit: the destructor
+// waits for it (it went on, and the thread then used the freed route).
+TEST_F(GrpcLogRouteTest, GivenAGrpcThreadSayingALineTheRouteShouldOutliveTheCall) {
+  auto sink = std::make_shared<HoldingSink>();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>("holding", sink));
+  auto route = std::make_unique<GrpcLogRoute>(GrpcLogRoute::Mode::kShow);
+  std::thread grpc_thread([] { gpr_log(GPR_ERROR, "said as the process exits"); });
+  sink->entered.get_future().wait();
+  std::atomic<bool> destroyed{false};
+  std::thread main_exiting([&] {
+    route.reset();
+    destroyed = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(destroyed) << "the route was destroyed while a call was still in it";
+  sink->release.set_value();
+  grpc_thread.join();
+  main_exiting.join();
+  EXPECT_TRUE(destroyed);
 }
 
 }  // namespace
