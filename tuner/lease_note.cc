@@ -11,18 +11,13 @@
 #include <nlohmann/json.hpp>
 
 #include "common/atomic_file.h"
+#include "common/host_name.h"
 #include "common/json_parse.h"
 
 namespace tunefleet {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string HostName() {
-  char host[256] = {};
-  if (gethostname(host, sizeof host - 1) != 0) return "?";
-  return host;
-}
 
 bool ProcessGone(long pid) { return pid > 0 && kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH; }
 
@@ -53,7 +48,9 @@ std::vector<NotedLease> FindDeadRunLeases(const std::string& prefix) {
   const std::string stem = base.filename().string() + ".lease.";
   const std::string host = HostName();
   std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+  // Stepped with an error code: a range-for's step throws when reading the folder fails part-way.
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const fs::directory_entry& entry = *it;
     const std::string name = entry.path().filename().string();
     if (name.rfind(stem, 0) != 0 || !entry.is_regular_file(ec) || entry.file_size(ec) > 4096) continue;
     std::ifstream in(entry.path());

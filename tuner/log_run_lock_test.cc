@@ -1,6 +1,7 @@
 #include "tuner/log_run_lock.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -8,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -124,6 +126,26 @@ TEST_F(LogRunLockTest, GivenAHolderKilledWithoutCleanUp_ItsLocksShouldBeFreeAtOn
     EXPECT_TRUE(other.ok()) << other.status().ToString();
   }
   EXPECT_FALSE(fs::exists(LogRunLock::LockFolder(log_)));
+}
+
+// Another run's start tests every session lock for abandonment (LogRunLock::Abandoned): it holds the file for a
+// moment, writes no note, and removes it. A run taking that lock just then waits the moment out instead of being
+// refused ("being tuned by another run").
+TEST_F(LogRunLockTest, GivenTheLockHeldForAMomentWithoutANote_ItShouldBeTakenNotRefused) {
+  const RunLockScope session = RunLockScope::Session("token-1");
+  const std::string path = LogRunLock::LockPath(log_, session, "");
+  fs::create_directories(LogRunLock::LockFolder(log_));
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);
+  std::thread prober([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    ::unlink(path.c_str());
+    ::close(fd);
+  });
+  auto taken = LogRunLock::Acquire(log_, session, {""}, "the starting run");
+  prober.join();
+  EXPECT_TRUE(taken.ok()) << taken.status().ToString();
 }
 
 // Runs in processes of their own, taking and releasing locks as fast as they can, every exit code checked.

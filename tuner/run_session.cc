@@ -8,14 +8,14 @@
 #include <filesystem>
 #include <utility>
 
+#include "common/host_name.h"
 #include "common/printable.h"
 
 namespace tunefleet {
 
 std::string RunHolder(const std::string& command) {
-  char host[256] = "?";
-  gethostname(host, sizeof host - 1);
-  return "tunefleet " + command + " pid " + std::to_string(getpid()) + "@" + host;
+  const std::string host = HostName();
+  return "tunefleet " + command + " pid " + std::to_string(getpid()) + "@" + (host.empty() ? "?" : host);
 }
 
 Result<RunSession> RunSession::Begin(TuningLog& log, const std::string& args_json, const std::string& holder,
@@ -78,11 +78,12 @@ Result<int> EndKilledSessions(TuningLog& log, int64_t own) {
   }
   // A run killed after taking its lock and before its row named it left a file no row names: removed once no one
   // holds it. (A live run's file is held, from before its row exists.)
+  // Stepped with an error code: a range-for's step throws when reading the folder fails part-way.
   std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(folder, ec)) {
-    const std::string name = entry.path().filename().string();
+  for (std::filesystem::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
     if (name.rfind(LogRunLock::kSessionLockPrefix, 0) != 0) continue;
-    (void)LogRunLock::Abandoned(entry.path().string());
+    (void)LogRunLock::Abandoned(it->path().string());
   }
   return ended;
 }
