@@ -31,7 +31,10 @@ Result<CompileCache::Hit> CompileCache::Get(const std::string& source, const std
   TF_ASSIGN_OR_RETURN(Program program, BuildProgram(*api_, context_, device_, source, options));
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  if (found != entries_.end()) entries_.erase(found);  // collision: the newer program wins the slot
+  if (found != entries_.end()) {  // collision: the newer program wins the slot, and is the newest in the order
+    entries_.erase(found);
+    std::erase(order_, key);
+  }
   while (entries_.size() >= capacity_ && !order_.empty()) {
     entries_.erase(order_.front());
     order_.pop_front();

@@ -1,5 +1,8 @@
 #include "common/atomic_file.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -42,6 +45,15 @@ Status WriteStream(const std::string& path, const fs::path& file, const std::fun
   return written;
 }
 
+// fsync(2) of `file` (a file or a folder); the errno of the failure, 0 when it is on disk.
+int SyncToDisk(const fs::path& file) {
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  const int err = ::fsync(fd) == 0 ? 0 : errno;
+  ::close(fd);
+  return err;
+}
+
 }  // namespace
 
 Status WriteFileAtomically(const std::string& path, const std::function<Status(std::ostream&)>& write) {
@@ -69,8 +81,13 @@ Status WriteFileAtomically(const std::string& path, const std::function<Status(s
   const std::string partial = target.string() + ".partial";
   Status written = WriteStream(path, partial, write);
   if (written.ok() && fs::exists(status)) fs::permissions(partial, status.permissions(), ec);  // keep its mode
+  // On disk before the rename, and the rename on disk after it: a power cut leaves the old file or the new one,
+  // never an empty one (the rename alone may reach the disk before the data).
+  if (const int err = written.ok() ? SyncToDisk(partial) : 0; err != 0)
+    written = Status::IOError(path + ": write failed: " + std::strerror(err));
   if (written.ok()) fs::rename(partial, target, ec);
   if (written.ok() && ec) written = Status::IOError(path + ": cannot replace it: " + ec.message());
+  if (written.ok()) (void)SyncToDisk(target.has_parent_path() ? target.parent_path() : fs::path("."));
   if (!written.ok()) fs::remove(partial, ec);
   return written;
 }
