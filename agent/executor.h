@@ -57,7 +57,6 @@ class Executor {
   proto::MeasureResult Execute(const proto::KernelProgram& program,
                                const std::function<void(Stage)>& on_stage = {});
 
-  size_t TEST_cached_programs() const { return cache_->size(); }
   const HostContentsCache& TEST_contents() const { return contents_; }
 
  private:

@@ -267,10 +267,4 @@ nlohmann::json Space::ToTvmEntity(const Config& c) const {
   return e;
 }
 
-std::vector<std::string> Space::ConstraintNames() const {
-  std::vector<std::string> names;
-  for (const auto& e : constraints_) names.push_back(e.name);
-  return names;
-}
-
 }  // namespace tunefleet

@@ -104,9 +104,6 @@ class Space {
   // AutoTVM's config entity: [[name, "sp", [-1, inner...]], [name, "ot", value], ...] in knob order.
   nlohmann::json ToTvmEntity(const Config& c) const;
 
-  // Names of the constraints, in the order they are checked.
-  std::vector<std::string> ConstraintNames() const;
-
  private:
   std::vector<Knob> knobs_;
   struct ConstraintEntry {

@@ -18,7 +18,9 @@
 #include <google/protobuf/util/json_util.h>
 #include <nlohmann/json.hpp>
 
+#include "common/host_name.h"
 #include "common/json_parse.h"
+#include "common/wall_clock.h"
 #include "proto/tunefleet.pb.h"
 #include "storage/schema.h"
 #include "storage/sqlite_handle.h"
@@ -29,17 +31,6 @@ namespace {
 
 // How long a writer waits for another writer's lock before giving up.
 constexpr int kBusyTimeoutMs = 30000;
-
-double NowSeconds() {
-  using namespace std::chrono;
-  return duration<double>(system_clock::now().time_since_epoch()).count();
-}
-
-std::string HostName() {
-  char buf[256] = {};
-  if (gethostname(buf, sizeof(buf) - 1) != 0) return {};
-  return buf;
-}
 
 std::string CostsToJson(const std::vector<double>& costs) { return nlohmann::json(costs).dump(); }
 
@@ -127,7 +118,7 @@ class SqliteTuningLog final : public TuningLog {
         "SELECT id FROM devices WHERE fingerprint = ?1",
         [&](SqliteStmt& st) {
           st.Bind(1, info.fingerprint()).Bind(2, info.vendor()).Bind(3, info.name()).Bind(4, info.driver_version());
-          st.Bind(5, info.device_version()).Bind(6, info_json).Bind(7, NowSeconds());
+          st.Bind(5, info.device_version()).Bind(6, info_json).Bind(7, WallClockSeconds());
         },
         [&](SqliteStmt& st) { st.Bind(1, info.fingerprint()); });
   }
@@ -157,7 +148,7 @@ class SqliteTuningLog final : public TuningLog {
     Status s = Write([&]() -> Status {
       TF_ASSIGN_OR_RETURN(SqliteStmt st, db_.Prepare("INSERT INTO sessions (started, state, args, host, run_lock) "
                                                      "VALUES (?1, 'running', ?2, ?3, ?4)"));
-      st.Bind(1, NowSeconds()).Bind(2, args_json.empty() ? std::string("{}") : args_json).Bind(3, HostName());
+      st.Bind(1, WallClockSeconds()).Bind(2, args_json.empty() ? std::string("{}") : args_json).Bind(3, HostName());
       st.Bind(4, run_lock);
       TF_RETURN_IF_ERROR(st.Run());
       id = db_.LastInsertId();
@@ -170,7 +161,7 @@ class SqliteTuningLog final : public TuningLog {
   Status EndSession(int64_t session_id, const std::string& state) override {
     Status s = Write([&]() -> Status {
       TF_ASSIGN_OR_RETURN(SqliteStmt st, db_.Prepare("UPDATE sessions SET ended = ?1, state = ?2 WHERE id = ?3"));
-      st.Bind(1, NowSeconds()).Bind(2, state).Bind(3, session_id);
+      st.Bind(1, WallClockSeconds()).Bind(2, state).Bind(3, session_id);
       return st.Run();
     });
     return Fail(s);
@@ -223,7 +214,7 @@ class SqliteTuningLog final : public TuningLog {
                                                      "+status = ?6 AND costs = ?7 AND timestamp = ?8 LIMIT 1"));
       st.Bind(1, r.task_id).Bind(2, r.template_id).Bind(3, r.device_id).Bind(4, static_cast<int64_t>(r.config_index));
       RecordRow row = r;
-      if (row.timestamp <= 0) row.timestamp = NowSeconds();  // as InsertRecord stores it
+      if (row.timestamp <= 0) row.timestamp = WallClockSeconds();  // as InsertRecord stores it
       st.Bind(5, row.config).Bind(6, static_cast<int64_t>(row.status)).Bind(7, CostsToJson(row.costs));
       st.Bind(8, row.timestamp);
       TF_ASSIGN_OR_RETURN(bool present, st.Step());
@@ -323,7 +314,7 @@ class SqliteTuningLog final : public TuningLog {
     st.Bind(2, r.task_id).Bind(3, r.template_id).Bind(4, r.device_id);
     st.Bind(5, static_cast<int64_t>(r.config_index)).Bind(6, r.config).Bind(7, static_cast<int64_t>(r.status));
     st.Bind(8, CostsToJson(r.costs)).Bind(9, r.mean_cost).Bind(10, r.compile_time).Bind(11, r.wall_time);
-    st.Bind(12, r.message).Bind(13, r.timestamp > 0 ? r.timestamp : NowSeconds());
+    st.Bind(12, r.message).Bind(13, r.timestamp > 0 ? r.timestamp : WallClockSeconds());
     TF_RETURN_IF_ERROR(st.Run());
     *id = db_.LastInsertId();
     return Status::OK();

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/html_escape.h"
 #include "tracker/host_port.h"
 #include "tracker/tracker_state.h"
 
@@ -16,20 +17,6 @@ namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 
 namespace {
-
-std::string Html(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 // Prometheus label values escape backslash, quote and newline.
 std::string Label(const std::string& s) {
@@ -50,10 +37,10 @@ std::string Label(const std::string& s) {
 std::string RenderStatusPage(const proto::SummaryReply& summary) {
   std::ostringstream o;
   o << "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>tunefleet tracker</title></head><body>\n"
-    << "<h1>tunefleet tracker " << Html(summary.tracker_version()) << "</h1>\n<h2>Keys</h2>\n"
+    << "<h1>tunefleet tracker " << HtmlEscape(summary.tracker_version()) << "</h1>\n<h2>Keys</h2>\n"
     << "<table border=\"1\"><tr><th>key</th><th>free</th><th>leased</th><th>waiting</th></tr>\n";
   for (const auto& k : summary.keys()) {
-    o << "<tr><td>" << Html(k.key()) << "</td><td>" << k.free() << "</td><td>" << k.leased() << "</td><td>"
+    o << "<tr><td>" << HtmlEscape(k.key()) << "</td><td>" << k.free() << "</td><td>" << k.leased() << "</td><td>"
       << k.waiting() << "</td></tr>\n";
   }
   o << "</table>\n<h2>Agents</h2>\n<table border=\"1\"><tr><th>agent</th><th>key</th><th>device</th><th>state</th>"
@@ -61,9 +48,9 @@ std::string RenderStatusPage(const proto::SummaryReply& summary) {
   for (const auto& a : summary.agents()) {
     char age[32];
     std::snprintf(age, sizeof age, "%.1f", a.last_seen_age());
-    o << "<tr><td>" << Html(a.agent_id()) << "</td><td>" << Html(a.key()) << "</td><td>" << Html(a.device().name())
-      << "</td><td>" << Html(a.state()) << "</td><td>" << Html(a.lease_holder()) << "</td><td>" << a.jobs_done()
-      << "</td><td>" << age << "</td><td>" << Html(a.peer()) << "</td></tr>\n";
+    o << "<tr><td>" << HtmlEscape(a.agent_id()) << "</td><td>" << HtmlEscape(a.key()) << "</td><td>" << HtmlEscape(a.device().name())
+      << "</td><td>" << HtmlEscape(a.state()) << "</td><td>" << HtmlEscape(a.lease_holder()) << "</td><td>" << a.jobs_done()
+      << "</td><td>" << age << "</td><td>" << HtmlEscape(a.peer()) << "</td></tr>\n";
   }
   o << "</table>\n</body></html>\n";
   return o.str();

@@ -15,7 +15,6 @@ namespace {
 // AutoTVM's cost for a failed measurement.
 constexpr double kErrorCost = 1e9;
 
-}  // namespace
 
 nlohmann::ordered_json AutotvmLine(const std::string& target, const TvmWorkload& workload,
                                    const nlohmann::json& entity, const RecordRow& record) {
@@ -40,6 +39,8 @@ nlohmann::ordered_json AutotvmLine(const std::string& target, const TvmWorkload&
   line["tvm_version"] = kAutotvmTvmVersion;
   return line;
 }
+
+}  // namespace
 
 Result<ExportCounts> ExportAutotvm(TuningLog& log, const AutotvmExportOptions& opts, std::ostream& out,
                                    std::ostream& notes) {

@@ -31,10 +31,6 @@ struct ExportCounts {
   size_t skipped = 0;
 };
 
-// One log line (without the newline) for a record; keys in AutoTVM's order.
-nlohmann::ordered_json AutotvmLine(const std::string& target, const TvmWorkload& workload,
-                                   const nlohmann::json& entity, const RecordRow& record);
-
 // Writes the lines to `out`; one note per skipped (task, template) to `notes`.
 Result<ExportCounts> ExportAutotvm(TuningLog& log, const AutotvmExportOptions& opts, std::ostream& out,
                                    std::ostream& notes);

@@ -31,6 +31,9 @@ std::string FileStem(const proto::DeviceInfo& info) {
   return stem;
 }
 
+// A program in the pack's JSON form (launches, buffers, images, output; no reference, no timing).
+nlohmann::json ProgramToPackJson(const proto::KernelProgram& p);
+
 // An entry: the workload, the template, the config and the regenerated program.
 Result<nlohmann::json> Entry(const Template& tmpl, const Task& task, const Space& space, const Config& config) {
   TF_ASSIGN_OR_RETURN(proto::KernelProgram program, tmpl.Generate(task, space, config));
@@ -43,7 +46,6 @@ Result<nlohmann::json> Entry(const Template& tmpl, const Task& task, const Space
                         {"program", ProgramToPackJson(program)}};
 }
 
-}  // namespace
 
 nlohmann::json ProgramToPackJson(const proto::KernelProgram& p) {
   nlohmann::json buffers = nlohmann::json::array(), images = nlohmann::json::array(),
@@ -79,6 +81,8 @@ nlohmann::json ProgramToPackJson(const proto::KernelProgram& p) {
   }
   return {{"buffers", buffers}, {"images", images}, {"launches", launches}, {"output_buffer", p.output_buffer()}};
 }
+
+}  // namespace
 
 Result<std::vector<KernelPackFile>> BuildKernelPacks(TuningLog& log, const TemplateLookup& lookup_in,
                                                      std::ostream& notes) {

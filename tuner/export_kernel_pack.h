@@ -23,9 +23,6 @@ struct KernelPackFile {
   nlohmann::json pack;
 };
 
-// A program in the pack's JSON form (launches, buffers, images, output; no reference, no timing).
-nlohmann::json ProgramToPackJson(const proto::KernelProgram& program);
-
 // One pack per device fingerprint. Records whose template is not built in, or was measured with another
 // template version, are skipped with a note.
 Result<std::vector<KernelPackFile>> BuildKernelPacks(TuningLog& log, const TemplateLookup& lookup,

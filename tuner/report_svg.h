@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "common/html_escape.h"
+
 namespace tunefleet {
 
 // Best-so-far curve over trials. `values[i]` is the GFLOPS of trial i+1, or a negative number for a failed trial
@@ -14,9 +16,6 @@ std::string TuningCurveSvg(const std::vector<double>& values, const std::string&
 
 // Histogram of `values` (all >= 0) in `bins` equal bins from 0 to the maximum.
 std::string HistogramSvg(const std::vector<double>& values, int bins, const std::string& x_label);
-
-// Escapes &, <, >, " and ' for HTML/SVG text and attributes.
-std::string HtmlEscape(const std::string& s);
 
 // "12.3", "0.0123", "1234": a short number for labels (3 significant digits, no exponent below 1e6).
 std::string ShortNumber(double v);

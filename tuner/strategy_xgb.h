@@ -52,13 +52,8 @@ class XgbStrategy final : public Strategy {
   bool WantsHistoryRefresh() const override { return plans_ > 0 && plan_pos_ >= plan_.size(); }
   std::string StatusLine() const override;
 
-  // Knobs for tests and benchmarks.
-  AnnealingOptions& annealing_options() { return annealing_; }
-  int refits() const { return model_.fits(); }
-  // Ranking quality of the model on the newest plan, measured before the refit; NaN until known.
+  // For tests: the ranking quality of the model on the newest plan, measured before the refit; NaN until known.
   double last_rank_correlation() const { return last_corr_; }
-  // The configs of the plan being handed out (model picks first, then random ones).
-  const std::vector<uint64_t>& current_plan() const { return plan_; }
 
  private:
   struct Group {  // rows of one (task, device) from history

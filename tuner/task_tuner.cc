@@ -11,16 +11,13 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "common/wall_clock.h"
 #include "storage/tuning_log.h"
 #include "tuner/recorded_config.h"
 #include "tuner/strategy_transfer.h"
 
 namespace tunefleet {
 namespace {
-
-double NowSeconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 std::string WorkloadJson(const Task& task, int64_t count) {
   nlohmann::json params = nlohmann::json::object();
@@ -209,7 +206,7 @@ Status TaskTuner::Record(uint64_t index, const proto::MeasureResult& result, int
   r.compile_time = result.compile_time();
   r.wall_time = result.wall_time();
   r.message = result.message();
-  r.timestamp = NowSeconds();
+  r.timestamp = WallClockSeconds();
   TF_RETURN_IF_ERROR(log_->AddRecord(r).status());
   bool ok = result.status() == proto::OK && result.mean_cost() > 0;
   strategy_->Update({{index, ok, result.mean_cost()}});
