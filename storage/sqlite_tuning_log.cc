@@ -511,6 +511,9 @@ std::optional<SqliteDb> OpenReadableReadOnly(const std::string& path) {
 Result<std::unique_ptr<TuningLog>> TuningLog::OpenExisting(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return Status::NotFound(path + ": no such tuning log");
+  // A FIFO or a device (a symlink's target) is refused before any open: reading a FIFO blocked forever.
+  if (std::filesystem::status(path, ec).type() != std::filesystem::file_type::regular && !ec)
+    return Status::InvalidArgument(path + ": not a regular file (a tuning log is an SQLite file)");
   if (HoldsNoLog(path)) return Status::NotFound(path + ": no tuning log in it (an empty file or database)");
   if (std::optional<SqliteDb> db = OpenReadableReadOnly(path)) {
     TF_RETURN_IF_ERROR(CheckTables(*db).WithContext(path));

@@ -1,4 +1,6 @@
 // Issue 2's bad input: one clear line each, non-zero exit, bounded time, nothing recorded is touched.
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -27,6 +29,19 @@ TEST(BadInputE2E, GivenAMalformedTaskSpecWeShouldGetOneLineAndExit2) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("gemm:64,x,64"), std::string::npos) << r.output;
   EXPECT_EQ(CountLines(r.output), 1) << r.output;
+}
+
+// A FIFO as the log: the reading commands waited on it forever (tune and import refused it already).
+TEST(BadInputE2E, GivenAFifoAsTheLogEveryReadingCommandShouldRefuseItInOneLine) {
+  LocalFleet fleet;
+  const std::string fifo = fleet.dir() + "/log.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  const std::string bin = BinDir() + "/tunefleet";
+  const std::string says = fifo + ": not a regular file (a tuning log is an SQLite file)";
+  ExpectRefusedInOneLine({bin, "best", "--db", fifo}, says);
+  ExpectRefusedInOneLine({bin, "report", "--db", fifo, "-o", fleet.dir() + "/r.html"}, says);
+  ExpectRefusedInOneLine({bin, "export", "--db", fifo, "--format", "csv", "-o", fleet.dir() + "/r.csv"}, says);
+  ExpectRefusedInOneLine({bin, "simulate", "--db", fifo, "--task", "gemm:8,8,8"}, says);
 }
 
 TEST(BadInputE2E, GivenAnUnknownXgbObjectiveWeShouldGetOneLineAndExit2) {
