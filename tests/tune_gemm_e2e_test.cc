@@ -94,6 +94,18 @@ TEST_F(TuneGemmE2E, GivenOneAgentATuningRunShouldRecordEveryTrialAndAVerifiedBes
   EXPECT_EQ(app.exit_code, 2) << app.output;
   EXPECT_NE(app.output.find("PLATFORM 99 is out of range: this machine has "), std::string::npos) << app.output;
   EXPECT_EQ(CountLines(app.output), 1) << app.output;  // not the kernel's line first
+  // The example fills float32 data: a float16 kernel is refused as bad input (it ran, and "the device fails it").
+  nlohmann::json half = edited;
+  half["kernels"][0]["task"] = "gemm:64,64,64:float16-acc32";
+  half["kernels"][0]["precision"] = "float16-acc32";
+  const std::string half_pack = fleet_.dir() + "/half.json";
+  std::ofstream(half_pack) << half.dump();
+  app = tunefleet::testing::Run({example, half_pack, "gemm:64,64,64:float16-acc32"}, std::chrono::seconds(60));
+  EXPECT_EQ(app.exit_code, 2) << app.output;
+  EXPECT_NE(app.output.find("the example runs float32 kernels only, and the pack's kernel for this workload is "
+                            "gemm:64,64,64:float16-acc32"),
+            std::string::npos)
+      << app.output;
   for (auto& launch : edited["kernels"][0]["program"]["launches"])
     launch["source"] = "__kernel void " + launch["entry"].get<std::string>() + "(__global float* x) {\n  y = 1;\n"
                        "  z = 2;\n}\n";

@@ -11,6 +11,7 @@
 int main(int argc, char** argv) {
   CLI::App app{"Write a small generated ONNX model (ResNet-like or MobileNet-like, 1x3x32x32)",
                "tunefleet-make-model"};
+  app.set_version_flag("--version", std::string("tunefleet-make-model ") + TUNEFLEET_VERSION);
   std::string kind, out;
   app.add_option("kind", kind, "resnet | mobilenet")->required()->check(CLI::IsMember({"resnet", "mobilenet"}));
   app.add_option("-o,--output", out, "Output .onnx file")->required();

@@ -82,6 +82,10 @@ int main(int argc, char** argv) {
     std::fputs(kUsage, stdout);
     return 0;
   }
+  if (argc == 2 && std::strcmp(argv[1], "--version") == 0) {
+    std::printf("tunefleet_runtime_example %s\n", TUNEFLEET_VERSION);
+    return 0;
+  }
   if (argc != 3 && argc != 4) return Fail("expected PACK.json and a gemm:M,N,K:float32 workload (--help)", 2);
   unsigned platform_index = 0;
   if (argc == 4 && (std::sscanf(argv[3], "%u", &platform_index) != 1 || std::to_string(platform_index) != argv[3])) {
@@ -99,6 +103,10 @@ int main(int argc, char** argv) {
                     std::string(tunefleet::runtime::MatchKindName(match->kind)) + " one is " + match->kernel->task +
                     ")",
                 2);
+  }
+  // The example fills and checks float32 data: a kernel of another precision would be judged wrong by the device.
+  if (const std::string& task = match->kernel->task; !task.ends_with(":float32")) {
+    return Fail("the example runs float32 kernels only, and the pack's kernel for this workload is " + task, 2);
   }
   // The application's own OpenCL objects; the device is found before anything is said of the kernel.
   if (const cl_uint platforms = PlatformCount(); platform_index >= platforms) {
