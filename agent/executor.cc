@@ -166,18 +166,27 @@ bool Executor::Measure(ProgramInstance& instance, const proto::TimingSpec& timin
   uint32_t number = timing.number() ? timing.number() : 1;
   const uint32_t repeat = timing.repeat() ? timing.repeat() : 3;
   const double min_repeat_ns = timing.min_repeat_ms() * 1e6;
+  // The host's time per run counts too: a tiny kernel's launch costs far more than it runs, and growing `number` by
+  // device time alone ran a job past its timeout (recorded as a failure, the fastest configs most often). One
+  // repeat's wall time is kept within the job's timeout halved and shared by the repeats and the calibration.
+  const double wall_per_repeat_ns =
+      timing.timeout_ms() > 0 ? timing.timeout_ms() * 1e6 / 2 / (static_cast<double>(repeat) + 2) : 0;
 
   for (uint32_t i = 0; i < warmup; ++i) {
     if (!instance.Enqueue(proto::KernelLaunch::TIMED, nullptr, result)) return false;
   }
   if (!instance.Finish(result)) return false;
 
-  // One repeat: `number` runs, each the summed device time of all TIMED launches; returns the total.
+  // One repeat: `number` runs, each the summed device time of all TIMED launches; returns the total, and the
+  // repeat's host (wall) time.
+  double wall_ns = 0;
   auto run_repeat = [&](uint32_t runs, uint64_t* total_ns) {
+    const auto start = std::chrono::steady_clock::now();
     *total_ns = 0;
     for (uint32_t r = 0; r < runs; ++r) {
       if (!instance.Enqueue(proto::KernelLaunch::TIMED, total_ns, result)) return false;
     }
+    wall_ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
     return true;
   };
 
@@ -190,7 +199,13 @@ bool Executor::Measure(ProgramInstance& instance, const proto::TimingSpec& timin
          ++round) {
       const double per_run = std::max(1.0, static_cast<double>(total_ns) / number);
       const double wanted = std::ceil(min_repeat_ns * 1.1 / per_run);
-      number = static_cast<uint32_t>(std::min<double>(kMaxNumber, std::max<double>(number * 2.0, wanted)));
+      double grown = std::min<double>(kMaxNumber, std::max<double>(number * 2.0, wanted));
+      if (wall_per_repeat_ns > 0) {
+        const double wall_per_run = std::max(1.0, wall_ns / number);
+        grown = std::min(grown, std::floor(wall_per_repeat_ns / wall_per_run));
+        if (grown <= number) break;  // the timeout allows no more: the repeat stays shorter than asked
+      }
+      number = static_cast<uint32_t>(grown);
       if (!run_repeat(number, &total_ns)) return false;
     }
     // A repeat below the profiling timer's resolution reads as 1 ns: a cost is always above 0 (the tracker drops an

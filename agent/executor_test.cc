@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include <limits>
 
 #include "agent/program_instance.h"
@@ -244,6 +246,22 @@ TEST_F(ExecutorTest, GivenAMinRepeatTime_WeShouldGrowNumberUntilARepeatLastsThat
   ASSERT_EQ(result.status(), proto::OK) << result.message();
   ASSERT_EQ(result.costs_size(), 1);
   EXPECT_GT(result.costs(0), 0);
+}
+
+// A tiny kernel asked to repeat for longer than its job may take: the launches' host time keeps the job within its
+// timeout (growing by device time alone ran it for tens of seconds, past a 400 ms timeout).
+TEST_F(ExecutorTest, GivenAMinRepeatTimeTheTimeoutCannotHold_TheRepeatsShouldStayWithinIt) {
+  proto::KernelProgram program = VectorAdd(kAdd);
+  program.mutable_timing()->set_repeat(3);
+  program.mutable_timing()->set_min_repeat_ms(5000);
+  program.mutable_timing()->set_timeout_ms(400);
+  (void)executor_->Execute(program);  // compiled and warmed once: the timed job below runs only
+  const auto start = std::chrono::steady_clock::now();
+  proto::MeasureResult result = executor_->Execute(program);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(result.status(), proto::OK) << result.message();
+  EXPECT_EQ(result.costs_size(), 3);
+  EXPECT_LT(seconds, 0.4);
 }
 
 TEST_F(ExecutorTest, GivenAProgramWithoutATimedLaunch_WeShouldReportAMalformedProgram) {
