@@ -7,8 +7,14 @@
 
 namespace tunefleet {
 
-Progress::Progress(uint64_t total_trials, double time_budget, std::FILE* out)
-    : total_(total_trials), time_budget_(time_budget), out_(out), tty_(isatty(fileno(out)) != 0), start_(std::chrono::steady_clock::now()) {}
+Progress::Progress(uint64_t total_trials, double time_budget, std::FILE* out, std::chrono::milliseconds quiet)
+    : total_(total_trials),
+      time_budget_(time_budget),
+      out_(out),
+      tty_(isatty(fileno(out)) != 0),
+      quiet_(quiet),
+      start_(std::chrono::steady_clock::now()),
+      last_line_(start_) {}
 
 double Progress::elapsed_seconds() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
@@ -34,7 +40,9 @@ std::string FormatDuration(double s) {
 
 void Progress::Show(const std::string& task_label, double last_gflops, double best_gflops,
                     const std::string& extra, bool force) {
-  if (!tty_ && !force) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (!tty_ && !force && now - last_line_ < quiet_) return;
+  if (!tty_) last_line_ = now;
   char head[64];
   if (total_ > 0) std::snprintf(head, sizeof head, "trial %llu/%llu", static_cast<unsigned long long>(done_),
                                 static_cast<unsigned long long>(total_));

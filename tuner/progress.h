@@ -1,5 +1,6 @@
 // Progress output for long tuning runs: trials, current and best GFLOPS, ETA. On a terminal one line is
-// rewritten in place; otherwise (logs, CI) one line per batch is printed.
+// rewritten in place; otherwise (logs, CI) one line per batch is printed, and one at a trial when the last line is
+// older than `quiet` (a slow batch is not silent for minutes).
 // Thread safety: used by one thread.
 #pragma once
 
@@ -14,11 +15,13 @@ class Progress {
  public:
   // `total_trials`: the budget of this run (0 = unknown); `time_budget`: seconds (0 = none), which also bounds
   // the ETA; `out`: where to print (stderr by default).
-  explicit Progress(uint64_t total_trials, double time_budget = 0, std::FILE* out = stderr);
+  explicit Progress(uint64_t total_trials, double time_budget = 0, std::FILE* out = stderr,
+                    std::chrono::milliseconds quiet = std::chrono::minutes(1));
 
   // One measured trial of this run.
   void Trial() { ++done_; }
-  // Rewrites the status line (terminal) or prints it when `force` (end of a batch).
+  // Rewrites the status line (terminal) or prints it when `force` (end of a batch) or the last line is older than
+  // `quiet`.
   void Show(const std::string& task_label, double last_gflops, double best_gflops, const std::string& extra,
             bool force);
   // Ends the in-place line so that following output starts on a fresh line.
@@ -36,7 +39,9 @@ class Progress {
   std::FILE* out_;
   bool tty_;
   bool line_open_ = false;
+  std::chrono::milliseconds quiet_;
   std::chrono::steady_clock::time_point start_;
+  std::chrono::steady_clock::time_point last_line_;
 };
 
 // "1h02m", "3m05s", "12s".

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <string>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -40,6 +41,25 @@ TEST(ProgressTest, GivenAFileItShouldPrintOneLinePerForcedShowWithTrialsAndGflop
   EXPECT_NE(s.find("best 2.50 GFLOPS"), std::string::npos) << s;
   EXPECT_NE(s.find("refit #1"), std::string::npos) << s;
   EXPECT_EQ(std::count(s.begin(), s.end(), '\n'), 1) << s;
+}
+
+// Without a terminal, a trial that ends when the last line is older than `quiet` prints one too: a slow batch was
+// silent for minutes (300 s in a run with --min-repeat-ms 1500).
+TEST(ProgressTest, GivenAFileAndAQuietSpellATrialShouldPrintALine) {
+  std::FILE* out = std::tmpfile();
+  Progress p(10, 0, out, std::chrono::milliseconds(200));
+  p.Trial();
+  p.Show("task 1/1 gemm:64,64,64", 1.5, 2.5, "", false);  // within the quiet spell: nothing
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  p.Trial();
+  p.Show("task 1/1 gemm:64,64,64", 1.5, 2.5, "", false);
+  p.Show("task 1/1 gemm:64,64,64", 1.5, 2.5, "", false);  // just printed: nothing
+  std::rewind(out);
+  char buf[512] = {0};
+  const std::string s(buf, std::fread(buf, 1, sizeof buf - 1, out));
+  std::fclose(out);
+  EXPECT_EQ(std::count(s.begin(), s.end(), '\n'), 1) << s;
+  EXPECT_NE(s.find("trial 2/10"), std::string::npos) << s;
 }
 
 }  // namespace
