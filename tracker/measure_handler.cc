@@ -10,7 +10,7 @@ grpc::Status RunMeasure(TrackerState& state, grpc::ServerContext* ctx, const pro
                         grpc::ServerWriter<proto::MeasureEvent>* writer) {
   auto events = std::make_shared<EventMailbox>();
   auto started = state.StartMeasure(batch, events);
-  if (!started.ok()) return ToGrpc(started.status().WithContext("measure"));
+  if (!started.ok()) return ToGrpc(started.status());  // the client names the call ("measure: ...")
   const BatchId id = *started;
   const int total = batch.jobs_size();
   int written = 0;
