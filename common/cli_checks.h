@@ -19,6 +19,7 @@
 
 #include "common/device_key.h"
 #include "common/printable.h"
+#include "common/seconds.h"
 
 namespace tunefleet::cli {
 
@@ -82,10 +83,6 @@ inline CLI::Validator NonNegative() {
       },
       ">= 0", "non-negative");
 }
-
-// The longest wait or budget a tool takes, in seconds: longer would mean nothing, and a clock must hold it (1e300 s
-// overflowed it).
-inline constexpr double kOneYearSeconds = 365 * 86400.0;
 
 // A number above 0 and at most `max` (a duration that must pass and must fit a clock: a lease's time to live).
 inline CLI::Validator PositiveAtMost(double max) {

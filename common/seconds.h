@@ -1,5 +1,5 @@
-// A duration in seconds as the tracker's messages say it: "12.5 s".
-// Thread safety: free function, no state.
+// Durations in seconds: the longest one a tool or the tracker gives a clock, and how the tracker's messages say one.
+// Thread safety: free functions and constants, no state.
 #pragma once
 
 #include <cstdio>
@@ -7,6 +7,11 @@
 
 namespace tunefleet {
 
+// The longest wait or budget taken, in seconds: longer would mean nothing, and a clock must hold it (1e300 s
+// overflowed it).
+inline constexpr double kOneYearSeconds = 365 * 86400.0;
+
+// "12.5 s".
 inline std::string SecondsText(double seconds) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.1f s", seconds);

@@ -445,15 +445,21 @@ std::optional<Status> SeveralNames(const std::string& path, const FileId& file) 
                                  "(copy it, or use a symbolic link)");
 }
 
+// Refuses a path that names something other than a file (a symlink's target): a folder, a device, a FIFO (reading
+// one blocked forever). A path that names nothing passes.
+Status CheckNotOtherThanAFile(const std::string& path) {
+  std::error_code ec;
+  const auto type = std::filesystem::status(path, ec).type();
+  if (!ec && type != std::filesystem::file_type::regular && type != std::filesystem::file_type::not_found)
+    return Status::InvalidArgument(path + ": not a regular file (a tuning log is an SQLite file)");
+  return Status::OK();
+}
+
 }  // namespace
 
 Result<std::unique_ptr<TuningLog>> TuningLog::Open(const std::string& path) {
   if (path.empty()) return Status::InvalidArgument("the tuning log's path is empty");
-  std::error_code ec;
-  const auto type = std::filesystem::status(path, ec).type();  // a symlink's target
-  if (!ec && type != std::filesystem::file_type::regular && type != std::filesystem::file_type::not_found) {
-    return Status::InvalidArgument(path + ": not a regular file (a tuning log is an SQLite file)");
-  }
+  TF_RETURN_IF_ERROR(CheckNotOtherThanAFile(path));
   TF_ASSIGN_OR_RETURN(SqliteDb db, SqliteDb::Open(path));
   // The file SQLite opened, as it resolved the path (symlinks followed): its write-ahead log is named after it.
   const char* opened = sqlite3_db_filename(db.get(), "main");
@@ -511,9 +517,7 @@ std::optional<SqliteDb> OpenReadableReadOnly(const std::string& path) {
 Result<std::unique_ptr<TuningLog>> TuningLog::OpenExisting(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return Status::NotFound(path + ": no such tuning log");
-  // A FIFO or a device (a symlink's target) is refused before any open: reading a FIFO blocked forever.
-  if (std::filesystem::status(path, ec).type() != std::filesystem::file_type::regular && !ec)
-    return Status::InvalidArgument(path + ": not a regular file (a tuning log is an SQLite file)");
+  TF_RETURN_IF_ERROR(CheckNotOtherThanAFile(path));
   if (HoldsNoLog(path)) return Status::NotFound(path + ": no tuning log in it (an empty file or database)");
   if (std::optional<SqliteDb> db = OpenReadableReadOnly(path)) {
     TF_RETURN_IF_ERROR(CheckTables(*db).WithContext(path));

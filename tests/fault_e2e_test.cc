@@ -15,10 +15,11 @@
 namespace tunefleet::testing {
 namespace {
 
-std::vector<std::string> TuneCommand(const LocalFleet& f, int trials, const std::string& devices) {
+std::vector<std::string> TuneCommand(const LocalFleet& f, int trials, const std::string& devices,
+                                     const std::string& batch = "4", const std::string& device_wait = "120") {
   return {"tune", "--rpc-key", "pocl", "--task", "gemm:48,48,48", "--trials", std::to_string(trials), "--tuner",
-          "random", "--db", f.db(), "--number", "1", "--repeat", "1", "--batch", "4", "--devices", devices,
-          "--wait", "30", "--device-wait", "120"};
+          "random", "--db", f.db(), "--number", "1", "--repeat", "1", "--batch", batch, "--devices", devices,
+          "--wait", "30", "--device-wait", device_wait};
 }
 
 void ExpectEveryTrialOnce(const LocalFleet& f, int trials) {
@@ -84,19 +85,26 @@ bool WaitUntil(const std::function<bool()>& done, std::chrono::seconds timeout) 
   return true;
 }
 
+// A tracker and one agent of key pocl; a run of `args` on it, past its third record, and then the agent killed.
+void KillTheOnlyAgentMidRun(LocalFleet& fleet, const std::vector<std::string>& args,
+                            std::unique_ptr<Subprocess>* tune) {
+  fleet.StartTracker({"--heartbeat-timeout", "5"});
+  fleet.StartAgent("pocl");
+  ASSERT_TRUE(fleet.WaitForAgents("pocl", 1));
+  *tune = fleet.CliAsync(args);
+  ASSERT_TRUE(fleet.WaitForRecords(3, std::chrono::seconds(240))) << (*tune)->Log();
+  fleet.agent(0).Signal(SIGKILL);
+}
+
 // The lease taken again after the only device was lost holds another device model: its results go under that model
 // (they went under the first one's before), and the run finishes.
 TEST(FaultE2E, GivenTheOnlyAgentKilledMidRunAndAnotherDeviceModelOfTheKeyBackItsResultsShouldBeRecordedUnderIt) {
   LocalFleet fleet;
-  fleet.StartTracker({"--heartbeat-timeout", "5"});
-  fleet.StartAgent("pocl");
-  ASSERT_TRUE(fleet.WaitForAgents("pocl", 1));
   // Each trial lasts at least 50 ms: after the third record the run has more than a second to go.
   std::vector<std::string> args = TuneCommand(fleet, 30, "1");
   args.insert(args.end(), {"--min-repeat-ms", "50"});
-  auto tune = fleet.CliAsync(args);
-  ASSERT_TRUE(fleet.WaitForRecords(3, std::chrono::seconds(240))) << tune->Log();
-  fleet.agent(0).Signal(SIGKILL);
+  std::unique_ptr<Subprocess> tune;
+  ASSERT_NO_FATAL_FAILURE(KillTheOnlyAgentMidRun(fleet, args, &tune));
   ASSERT_LT(fleet.Count("SELECT count(*) FROM records"), 30) << "the run ended before the agent was killed";
   fleet.StartAgent("pocl", {}, {kBasicDevice});
   ASSERT_NO_FATAL_FAILURE(ExpectRunCompletes(fleet, *tune, 30));
@@ -116,19 +124,11 @@ TEST(FaultE2E, GivenTheOnlyAgentKilledMidRunAndAnotherDeviceModelOfTheKeyBackIts
 // wait's deadline, and the run ended at once ("no device of key 'pocl' came back within 5 s") instead of waiting.
 TEST(FaultE2E, GivenTheDeviceLostTwiceInOneBatchAfterTheFirstWaitTheRunShouldWaitAgainAndFinish) {
   LocalFleet fleet;
-  fleet.StartTracker({"--heartbeat-timeout", "5"});
-  fleet.StartAgent("pocl");
-  ASSERT_TRUE(fleet.WaitForAgents("pocl", 1));
   // One batch of 30 trials of at least 300 ms each: the whole run is one call of the tuner's measure loop.
-  std::vector<std::string> args = TuneCommand(fleet, 30, "1");
-  for (size_t i = 0; i + 1 < args.size(); ++i) {
-    if (args[i] == "--batch") args[i + 1] = "30";
-    if (args[i] == "--device-wait") args[i + 1] = "5";
-  }
+  std::vector<std::string> args = TuneCommand(fleet, 30, "1", /*batch=*/"30", /*device_wait=*/"5");
   args.insert(args.end(), {"--min-repeat-ms", "300"});
-  auto tune = fleet.CliAsync(args);
-  ASSERT_TRUE(fleet.WaitForRecords(3, std::chrono::seconds(240))) << tune->Log();
-  fleet.agent(0).Signal(SIGKILL);
+  std::unique_ptr<Subprocess> tune;
+  ASSERT_NO_FATAL_FAILURE(KillTheOnlyAgentMidRun(fleet, args, &tune));
   const auto first_loss = std::chrono::steady_clock::now();
   fleet.StartAgent("pocl");
   const int before = fleet.Count("SELECT count(*) FROM records");

@@ -9,14 +9,14 @@
 #include <cstdio>
 
 #include "common/pem_check.h"
-#include "common/seconds_text.h"
+#include "common/seconds.h"
 
 namespace tunefleet {
 namespace {
 
 // At most a year on: a longer (or NaN) wait would overflow the clock's arithmetic.
 std::chrono::system_clock::time_point After(double seconds) {
-  const double ms = std::min(std::max(seconds, 0.0), 365 * 86400.0) * 1000;
+  const double ms = std::min(std::max(seconds, 0.0), kOneYearSeconds) * 1000;
   return std::chrono::system_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(ms));
 }
 

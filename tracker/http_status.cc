@@ -48,9 +48,10 @@ std::string RenderStatusPage(const proto::SummaryReply& summary) {
   for (const auto& a : summary.agents()) {
     char age[32];
     std::snprintf(age, sizeof age, "%.1f", a.last_seen_age());
-    o << "<tr><td>" << HtmlEscape(a.agent_id()) << "</td><td>" << HtmlEscape(a.key()) << "</td><td>" << HtmlEscape(a.device().name())
-      << "</td><td>" << HtmlEscape(a.state()) << "</td><td>" << HtmlEscape(a.lease_holder()) << "</td><td>" << a.jobs_done()
-      << "</td><td>" << age << "</td><td>" << HtmlEscape(a.peer()) << "</td></tr>\n";
+    o << "<tr><td>" << HtmlEscape(a.agent_id()) << "</td><td>" << HtmlEscape(a.key()) << "</td><td>"
+      << HtmlEscape(a.device().name()) << "</td><td>" << HtmlEscape(a.state()) << "</td><td>"
+      << HtmlEscape(a.lease_holder()) << "</td><td>" << a.jobs_done() << "</td><td>" << age << "</td><td>"
+      << HtmlEscape(a.peer()) << "</td></tr>\n";
   }
   o << "</table>\n</body></html>\n";
   return o.str();

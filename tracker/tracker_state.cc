@@ -3,15 +3,12 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cstdio>
 
-#include "common/seconds_text.h"
+#include "common/seconds.h"
 #include "tracker/result_check.h"
 
 namespace tunefleet::tracker {
 namespace {
-
-constexpr double kMaxAcquireWaitSeconds = 365 * 86400.0;
 
 
 }  // namespace
@@ -162,7 +159,7 @@ Result<proto::AcquireReply> TrackerState::Acquire(const proto::AcquireRequest& r
                                                  const std::function<bool()>& cancelled) {
   if (request.key().empty()) return Status::InvalidArgument("acquire: empty key");
   // Any client sends this: bounded before it meets the clock (1e300 s overflowed it), NaN as no wait.
-  const double wait = std::min(std::max(0.0, request.wait()), kMaxAcquireWaitSeconds);
+  const double wait = std::min(std::max(0.0, request.wait()), kOneYearSeconds);
   const TimePoint deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(Seconds(wait));
   std::unique_lock<std::mutex> lock(mu_);
   if (stopping_) return Status::Unavailable("tracker is shutting down");

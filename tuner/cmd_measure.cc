@@ -236,7 +236,7 @@ void RegisterMeasure(CLI::App& app, int* exit_code) {
   sub->add_option("--program", a->program_file, "A kernel program in protobuf JSON form")->check(cli::NotEmpty());
   sub->add_flag("--dump-program", a->dump_program, "Print the program as JSON instead of measuring it");
   sub->add_option("--wait", a->wait, "Seconds to wait for a device (default 30)")
-      ->check(cli::Between(0, cli::kOneYearSeconds, "a year at most"));
+      ->check(cli::Between(0, kOneYearSeconds, "a year at most"));
   sub->add_option("--number", a->number, "Runs per cost when the program sets no timing (default 2)")
       ->check(cli::Positive());
   sub->add_option("--repeat", a->repeat, "Costs when the program sets no timing (default 2)")

@@ -197,7 +197,7 @@ void RegisterTune(CLI::App& app, int* exit_code) {
       ->check(cli::NotEmpty());
   sub->add_option("--time-budget", a->time_budget,
                   "Stop after this many seconds; without --trials, tune until then (or until every config is measured)")
-      ->check(cli::PositiveAtMost(cli::kOneYearSeconds));  // 1e300 overflowed the clock (ETA -9223372036854775808s)
+      ->check(cli::PositiveAtMost(kOneYearSeconds));  // 1e300 overflowed the clock (ETA -9223372036854775808s)
   sub->add_option("--tuner", a->tuner, "xgb | ga | random | grid (default xgb)")
       ->check(CLI::IsMember(StrategyNames()));
   sub->add_option("--xgb-objective", a->xgb_objective,
@@ -222,9 +222,9 @@ void RegisterTune(CLI::App& app, int* exit_code) {
   sub->add_option("--early-stopping", a->early_stopping, "Stop a task after N trials without a new best")
       ->check(cli::Whole<uint64_t>());
   sub->add_option("--wait", a->wait, "Seconds to wait for a free device of the key (default 60)")
-      ->check(cli::Between(0, cli::kOneYearSeconds, "a year at most"));
+      ->check(cli::Between(0, kOneYearSeconds, "a year at most"));
   sub->add_option("--device-wait", a->device_wait, "Seconds to wait for a lost device to come back (default 300)")
-      ->check(cli::Between(0, cli::kOneYearSeconds, "a year at most"));
+      ->check(cli::Between(0, kOneYearSeconds, "a year at most"));
   sub->add_option("--devices", a->devices, "Devices of the key to lease (default 1)")
       ->check(cli::Positive())
       ->check(cli::Whole<uint32_t>());
