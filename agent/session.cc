@@ -11,6 +11,7 @@
 #include <set>
 #include <thread>
 
+#include "common/grpc_keepalive.h"
 #include "proto/tunefleet.grpc.pb.h"
 
 namespace tunefleet::agent {
@@ -69,6 +70,7 @@ Status Session::Connect(bool* registered) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(kMaxMessageBytes);
   args.SetMaxSendMessageSize(kMaxMessageBytes);
+  SetClientKeepalive(&args);
   std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
   if (!options_.tls_root_certs.empty()) {
     grpc::SslCredentialsOptions ssl;
@@ -292,7 +294,7 @@ Status Session::Connect(bool* registered) {
   if (status.ok()) return Status::Unavailable("the tracker closed the session");
   return Status::Unavailable(status.error_message().empty() ? "stream broke (code " +
                                                                   std::to_string(status.error_code()) + ")"
-                                                            : status.error_message());
+                                                            : ExplainKeepalive(status.error_message()));
 }
 
 }  // namespace tunefleet::agent

@@ -217,6 +217,32 @@ TEST(FaultE2E, GivenTheTrackerRestartedMidRunAgentsAndTunerShouldReconnectAndFin
   EXPECT_TRUE(fleet.agent(0).running());
 }
 
+// A tracker that hangs with its sockets open (here SIGSTOP; a frozen host or a NAT that dropped the flow look the
+// same) closes nothing: the agent and the run find it by gRPC keepalive, say so, and carry on when it wakes.
+TEST(FaultE2E, GivenTheTrackerHungMidRunTheAgentAndTheRunShouldSaySoAndFinishWhenItWakes) {
+  LocalFleet fleet;
+  fleet.StartTracker();
+  fleet.StartAgent("pocl");
+  ASSERT_TRUE(fleet.WaitForAgents("pocl", 1));
+  auto tune = fleet.CliAsync(TuneCommand(fleet, 16, "1", "4", "300"));
+  ASSERT_TRUE(fleet.WaitForRecords(3, std::chrono::seconds(240))) << tune->Log();
+  fleet.tracker().Signal(SIGSTOP);
+  ASSERT_LT(fleet.Count("SELECT count(*) FROM records"), 16) << "the run ended before the tracker was stopped";
+  // Keepalive gives up on an unanswered ping after 20 + 10 s.
+  const bool said = WaitUntil(
+      [&] {
+        return tune->Log().find("measure on lease") != std::string::npos &&
+               fleet.agent(0).Log().find("reconnecting") != std::string::npos;
+      },
+      std::chrono::seconds(90));
+  fleet.tracker().Signal(SIGCONT);
+  EXPECT_TRUE(said) << "run:\n" << tune->Log() << "\nagent:\n" << fleet.agent(0).Log();
+  auto code = tune->Wait(std::chrono::seconds(600));
+  ASSERT_TRUE(code.has_value()) << tune->Log();
+  EXPECT_EQ(*code, 0) << tune->Log();
+  ExpectEveryTrialOnce(fleet, 16);
+}
+
 TEST(FaultE2E, GivenTheTrackerRestartedWhileTheRunWaitsForItsFirstDeviceTheRunShouldWaitForItAndFinish) {
   LocalFleet fleet;
   fleet.StartTracker();
@@ -296,6 +322,21 @@ TEST_F(WorkerFaultE2E, GivenAMeasureStoppedByCtrlCItsRunningJobShouldEndOnTheAge
   EXPECT_EQ(Measure(program_)["status"], 0);
   EXPECT_LT(std::chrono::steady_clock::now() - next, std::chrono::seconds(60));
   EXPECT_NE(fleet_.agent(0).Log().find("cancelled by the tracker"), std::string::npos) << fleet_.agent(0).Log();
+}
+
+// A job that runs for 85 s leaves the run's Measure stream and the agent's session without a message from the tracker
+// all that time, while their keepalive pings the tracker every 20 s (four pings). Those pings must not end either
+// connection. (gRPC's documented default ends a connection that pings more than twice in 5 minutes without data,
+// GOAWAY "too_many_pings"; the tracker's ping policy allows them. With Debian's gRPC 1.51 this test also passed with
+// that policy taken out: it guards the pings as a whole.)
+TEST_F(WorkerFaultE2E, GivenAJobQuietForMinutesKeepalivePingsShouldNotEndTheRunOrTheAgent) {
+  StartWith("hang");
+  nlohmann::json marked = Marked();
+  marked["timing"]["timeoutMs"] = 85000;
+  nlohmann::json r = Measure(marked);
+  EXPECT_EQ(r["status"], 7) << r.dump();
+  EXPECT_EQ(fleet_.agent(0).Log().find("reconnecting"), std::string::npos) << fleet_.agent(0).Log();
+  EXPECT_EQ(fleet_.tracker().Log().find(" lost: "), std::string::npos) << fleet_.tracker().Log();
 }
 
 TEST_F(WorkerFaultE2E, GivenAWorkerThatCrashesWeShouldGetRuntimeErrorNamingTheSignal) {

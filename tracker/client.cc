@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "common/grpc_keepalive.h"
 #include "common/pem_check.h"
 #include "common/seconds.h"
 
@@ -84,6 +85,7 @@ Result<std::unique_ptr<TrackerClient>> TrackerClient::Connect(const std::string&
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(options.max_message_mb * 1024 * 1024);
   args.SetMaxSendMessageSize(options.max_message_mb * 1024 * 1024);
+  SetClientKeepalive(&args);
   auto channel = grpc::CreateCustomChannel(target, creds, args);
   if (!channel->WaitForConnected(After(options.connect_timeout))) {
     std::string why = WhyNoConnection(channel);
@@ -99,7 +101,7 @@ Result<std::unique_ptr<TrackerClient>> TrackerClient::Connect(const std::string&
 
 Status TrackerClient::FromGrpc(const grpc::Status& s, const char* call) const {
   if (s.ok()) return Status::OK();
-  const std::string msg = std::string("tracker ") + target_ + ": " + call + ": " + s.error_message();
+  const std::string msg = std::string("tracker ") + target_ + ": " + call + ": " + ExplainKeepalive(s.error_message());
   switch (s.error_code()) {
     case grpc::StatusCode::NOT_FOUND: return Status::NotFound(msg);
     case grpc::StatusCode::INVALID_ARGUMENT: return Status::InvalidArgument(msg);

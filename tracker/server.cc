@@ -15,6 +15,7 @@
 #include <memory>
 #include <sstream>
 
+#include "common/grpc_keepalive.h"
 #include "common/pem_check.h"
 #include "tracker/host_port.h"
 #include "tracker/http_status.h"
@@ -130,6 +131,7 @@ Result<std::unique_ptr<TrackerServer>> TrackerServer::Start(const ServerOptions&
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.SetMaxReceiveMessageSize(o.max_message_mb * 1024 * 1024);
   builder.SetMaxSendMessageSize(o.max_message_mb * 1024 * 1024);
+  AcceptClientKeepalive(&builder);
   s->server_ = builder.BuildAndStart();
   if (!s->server_ || s->port_ == 0) {
     s->service_->Stop();
