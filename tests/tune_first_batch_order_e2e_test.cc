@@ -80,5 +80,49 @@ TEST_F(TuneFirstBatchOrderE2E, GivenAShortBudgetEachFirstBatchShouldGoToTheTaskS
   EXPECT_EQ(batches, 2);
 }
 
+TEST_F(TuneFirstBatchOrderE2E, GivenAResumedShortRunItsFirstBatchShouldGoToTheTaskSlowestInTheLog) {
+  // The first run: a round of 4 fallbacks and one first batch of 4 (--trials 8), which on PoCL takes its task below
+  // the other task's fallbacks (as above). The resumed run (--trials 16: 8 more, one batch) has no round to measure:
+  // the log holds every unit's fallback, so its first batch goes to the task slowest in the log. Ordered by count x
+  // FLOPs, it went to the first task (16 output channels against 12) whatever the log said.
+  std::vector<std::string> cmd = {"tune", "--rpc-key", "pocl", "--batch", "8", "--tuner", "random"};
+  for (const char* spec : {"conv2d:1,16,16,16,16,5,5,1,2", "conv2d:1,16,16,16,12,5,5,1,2"})
+    cmd.insert(cmd.end(), {"--task", spec});
+  cmd.insert(cmd.end(), {"--db", fleet_.db(), "--number", "1", "--repeat", "1", "--trials"});
+  auto first = cmd;
+  first.push_back("8");
+  RunResult r = fleet_.Cli(first);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_NE(r.output.find("measuring the fallback config of 4 units first"), std::string::npos) << r.output;
+  auto resumed = cmd;
+  resumed.push_back("16");
+  r = fleet_.Cli(resumed);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_NE(r.output.find("resume: 8 trials already recorded"), std::string::npos) << r.output;
+
+  const auto rows = fleet_.Sql("SELECT task_id, template_id, status, mean_cost FROM records ORDER BY id");
+  ASSERT_EQ(rows.size(), 16u);
+  std::map<std::string, double> latency;  // per task: its fastest successful record in the first run
+  std::vector<std::pair<std::string, std::string>> units;  // in the run's order (the round's)
+  for (size_t i = 0; i < 8; ++i) {
+    if (i < 4) units.emplace_back(rows[i][0], rows[i][1]);
+    const double cost = std::stod(rows[i][3]);
+    if (rows[i][2] != "0" || cost <= 0) continue;
+    auto [it, fresh] = latency.emplace(rows[i][0], cost);
+    if (!fresh && cost < it->second) it->second = cost;
+  }
+  ASSERT_EQ(latency.size(), 2u) << "a task had no successful record in the first run";
+  // Count x latency, both counts 1; a tie keeps the run's order.
+  std::pair<std::string, std::string> expected = units[0];
+  for (const auto& u : units)
+    if (latency[u.first] > latency[expected.first]) expected = u;
+  for (size_t i = 8; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i][0], expected.first) << "record " << i << ": the resumed run's batch went to task " << rows[i][0]
+                                          << " (" << latency[rows[i][0]] << " s in the log), not to "
+                                          << expected.first << " (" << latency[expected.first] << " s)";
+    EXPECT_EQ(rows[i][1], expected.second) << "record " << i;
+  }
+}
+
 }  // namespace
 }  // namespace tunefleet::testing

@@ -3,10 +3,11 @@
 // first gets one batch, and a unit with sibling templates a second one (its first batch is mostly random picks,
 // made before the model had results). These first batches go in order of weight, the largest first: a run cut short
 // by --trials, --time-budget or a stop has then tuned the layers that matter most. When the run's round has measured
-// the fallback configs (on a short budget, tune_run.cc), a unit's weight is its task's count × the task's latency
-// so far: the fastest its templates have run, fallback or tuned. So once one template has tuned a task, the task's
-// other templates wait behind the layers that are still slower. A task with neither is estimated from its FLOPs at
-// the median rate of the fallbacks measured. Without a round, count × FLOPs alone orders them. (On a short budget
+// the fallback configs (on a short budget, tune_run.cc), or a resumed run's log holds every unit's fallback or best,
+// a unit's weight is its task's count × the task's latency so far: the fastest its templates have run, fallback or
+// tuned. So once one template has tuned a task, the task's other templates wait behind the layers that are still
+// slower. A task with neither is estimated from its FLOPs at the median rate of the fallbacks measured. Without
+// them, count × FLOPs alone orders them. (On a short budget
 // the order mattered, on a full one it made little difference: bench/results/h200-pocl-2026-12-01-first-batch-
 // order.md, h200-pocl-2026-12-01-fallback-round.md and h200-2026-12-01-template-order.md.)
 // Then the unit with the largest

@@ -82,6 +82,8 @@ class TaskTuner {
   int64_t count() const { return opts_.count; }
   // Cost of the template's fallback config (seconds), once measured; 0 otherwise.
   double fallback_cost() const { return fallback_cost_; }
+  // Whether the log or this run holds a result of the fallback config (a failure included).
+  bool fallback_recorded() const { return fallback_recorded_; }
   int64_t task_id() const { return task_id_; }
   int64_t template_id() const { return template_id_; }
   std::string strategy_status() const { return strategy_->StatusLine(); }

@@ -197,6 +197,13 @@ Result<TuneSummary> RunTune(const TuneOptions& opts, TuningLog& log) {
     if (entries[i].tuner->trials() == 0 && !Done(entries[i], opts.early_stopping)) untried.push_back(i);
   const bool short_budget = !opts.all_trials && remaining < untried.size() * opts.batch_size;
   const bool fallback_round = untried.size() > 1 && short_budget && 2 * untried.size() <= remaining;
+  // A resumed run whose log already says how fast every unit runs (its fallback or a best) orders its first batches
+  // by those latencies, as after the round: the round it would need was measured by the run it resumes.
+  const bool latencies_logged =
+      recorded > 0 && std::all_of(entries.begin(), entries.end(), [](const Entry& e) {
+        return e.tuner->fallback_recorded() || e.tuner->has_best();
+      });
+  const bool order_by_latency = fallback_round || latencies_logged;
   // A model's many units share one budget: say so at once when it cannot give each untried unit a first batch,
   // rather than leave the user to find most of the model untuned at the end.
   if (untried.size() > 1 && short_budget) {
@@ -313,12 +320,13 @@ Result<TuneSummary> RunTune(const TuneOptions& opts, TuningLog& log) {
       spdlog::info("time budget of {} reached", FormatDuration(opts.time_budget));
       break;
     }
-    // Fallback latencies order the first batches only after the round measured them all; otherwise count x FLOPs.
+    // Fallback latencies order the first batches only once every unit's is known (the round, or the log of a
+    // resumed run); otherwise count x FLOPs.
     std::vector<TaskProgress> view;
     for (const Entry& e : entries)
       view.push_back({e.tuner->count(), e.tuner->best_cost(), e.trials_this_run, Done(e, opts.early_stopping),
                       e.tuner->curve(), static_cast<int>(e.task_index), e.tuner->flops(),
-                      fallback_round ? e.tuner->fallback_cost() : 0});
+                      order_by_latency ? e.tuner->fallback_cost() : 0});
     int pick = scheduler.Next(view);
     if (pick < 0) break;
     Entry& e = entries[pick];
