@@ -183,11 +183,12 @@ class ScriptedTracker final : public proto::Tracker::Service {
     return grpc::Status::OK;
   }
 
-  // Blocks until `done` holds (no time bound: CTest's timeout guards a hang).
+  // Blocks until `done` holds; false when it did not within `timeout` (the test then fails at once, not at CTest's
+  // timeout).
   template <typename F>
-  void WaitUntil(F done) {
+  [[nodiscard]] bool WaitUntil(F done, std::chrono::seconds timeout = std::chrono::seconds(60)) {
     std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] { return done(); });
+    return cv_.wait_for(lock, timeout, [&] { return done(); });
   }
 
   int hellos_ = 0;                      // guarded by mu_
@@ -250,7 +251,8 @@ TEST_F(SessionTest, GivenJobs_WeShouldRunThemInOrderAndReportResultsAndHeartbeat
   Session session(Options(), proto::DeviceInfo(), &runner_);
   Status status = Status::Internal("not run");
   std::thread run([&] { status = session.Run(); });
-  tracker_->WaitUntil([&] { return tracker_->results_.size() == 2 && tracker_->last_heartbeat_jobs_ == 2; });
+  EXPECT_TRUE(
+      tracker_->WaitUntil([&] { return tracker_->results_.size() == 2 && tracker_->last_heartbeat_jobs_ == 2; }));
   session.Stop();
   run.join();
   EXPECT_TRUE(status.ok()) << status.ToString();
@@ -258,7 +260,7 @@ TEST_F(SessionTest, GivenJobs_WeShouldRunThemInOrderAndReportResultsAndHeartbeat
   EXPECT_EQ(runner_.seen(), (std::vector<std::string>{"job7", "job8"}));
   EXPECT_EQ(session.jobs_done(), 2u);
   // Stopped on purpose, the agent said so before it closed the stream (the tracker logs it as left, not lost).
-  tracker_->WaitUntil([&] { return tracker_->leavings_ > 0; });
+  EXPECT_TRUE(tracker_->WaitUntil([&] { return tracker_->leavings_ > 0; }));
   EXPECT_EQ(tracker_->leavings_, 1);
 }
 
@@ -267,7 +269,7 @@ TEST_F(SessionTest, GivenATrackerThatKeepsTheStreamOpenAfterLeaving_StopShouldSt
   Session session(Options(), proto::DeviceInfo(), &runner_);
   Status status = Status::Internal("not run");
   std::thread run([&] { status = session.Run(); });
-  tracker_->WaitUntil([&] { return tracker_->registrations_ == 1; });
+  EXPECT_TRUE(tracker_->WaitUntil([&] { return tracker_->registrations_ == 1; }));
   std::this_thread::sleep_for(100ms);  // let the registration reach the session
   session.Stop();
   run.join();  // the session cancels the stream itself after a few seconds; a hang here is the failure
@@ -282,16 +284,16 @@ TEST_F(SessionTest, GivenATrackerThatFloodsJobs_WeShouldDropTheConnectionNotQueu
   Session session(Options(), proto::DeviceInfo(), &blocking);
   std::thread run([&] { (void)session.Run(); });
   // The first job blocks; the other 39 pile up, and the agent drops the connection, aborts the job and dials again.
-  tracker_->WaitUntil([&] { return tracker_->registrations_ >= 2; });
+  EXPECT_TRUE(tracker_->WaitUntil([&] { return tracker_->registrations_ >= 2; }));
   EXPECT_GE(blocking.aborts(), 1);
   session.Stop();
   blocking.AbortJob();
   run.join();
   std::vector<uint64_t> results;
-  tracker_->WaitUntil([&] {  // a copy under the tracker's lock
+  EXPECT_TRUE(tracker_->WaitUntil([&] {  // a copy under the tracker's lock
     results = tracker_->results_;
     return true;
-  });
+  }));
   for (uint64_t id : results) EXPECT_EQ(id, 1u);  // never a result for a job beyond the running one
 }
 
@@ -299,7 +301,7 @@ TEST_F(SessionTest, GivenATrackerThatClosesTheStream_WeShouldReconnectAndRegiste
   StartTracker(Script::kCloseAfterRegister);
   Session session(Options(), proto::DeviceInfo(), &runner_);
   std::thread run([&] { (void)session.Run(); });
-  tracker_->WaitUntil([&] { return tracker_->registrations_ >= 3; });
+  EXPECT_TRUE(tracker_->WaitUntil([&] { return tracker_->registrations_ >= 3; }));
   session.Stop();
   run.join();
 }
@@ -310,7 +312,7 @@ TEST_F(SessionTest, GivenATrackerThatNeverAnswersTheRegistration_WeShouldGiveUpA
   options.register_timeout = 50ms;
   Session session(options, proto::DeviceInfo(), &runner_);
   std::thread run([&] { (void)session.Run(); });
-  tracker_->WaitUntil([&] { return tracker_->hellos_ >= 2; });
+  EXPECT_TRUE(tracker_->WaitUntil([&] { return tracker_->hellos_ >= 2; }));
   session.Stop();
   run.join();
 }
@@ -341,7 +343,7 @@ TEST_F(SessionTest, GivenCancelsForTheRunningAndAQueuedJob_WeShouldAbortOneAnswe
   StartTracker(Script::kCancelRunningJob, &blocking);
   Session session(Options(), proto::DeviceInfo(), &blocking);
   std::thread run([&] { (void)session.Run(); });
-  tracker_->WaitUntil([&] { return tracker_->results_.size() == 2; });
+  EXPECT_TRUE(tracker_->WaitUntil([&] { return tracker_->results_.size() == 2; }));
   session.Stop();
   run.join();
   EXPECT_EQ(tracker_->results_, (std::vector<uint64_t>{7, 8}));

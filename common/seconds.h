@@ -7,9 +7,11 @@
 
 namespace tunefleet {
 
+// A day: the longest lease ttl and heartbeat timeout the tracker takes (and its client believes), in seconds.
+inline constexpr double kOneDaySeconds = 86400.0;
 // The longest wait or budget taken, in seconds: longer would mean nothing, and a clock must hold it (1e300 s
 // overflowed it).
-inline constexpr double kOneYearSeconds = 365 * 86400.0;
+inline constexpr double kOneYearSeconds = 365 * kOneDaySeconds;
 
 // "12.5 s".
 inline std::string SecondsText(double seconds) {

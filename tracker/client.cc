@@ -138,7 +138,7 @@ Result<Lease> TrackerClient::Acquire(const std::string& key, uint32_t count, uin
   lease.lease_id = reply.lease_id();
   lease.devices.assign(reply.devices().begin(), reply.devices().end());
   // The tracker's --lease-ttl is at most a day; a reply beyond it (or NaN) would overflow the keep-alive's period.
-  lease.ttl = std::isfinite(reply.ttl()) ? std::clamp(reply.ttl(), 0.0, 86400.0) : 0.0;
+  lease.ttl = std::isfinite(reply.ttl()) ? std::clamp(reply.ttl(), 0.0, kOneDaySeconds) : 0.0;
   return lease;
 }
 

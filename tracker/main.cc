@@ -5,11 +5,11 @@
 
 #include "common/cli_checks.h"
 #include "common/grpc_log_route.h"
+#include "common/seconds.h"
 #include "common/utf8.h"
 #include "tracker/server.h"
 
 int main(int argc, char** argv) {
-  constexpr double kOneDay = 86400;
   tunefleet::tracker::ServerOptions o;
   CLI::App app{"tunefleet-tracker: registry of OpenCL agents, leases and measurement relay", "tunefleet-tracker"};
   app.set_version_flag("--version", std::string("tunefleet-tracker ") + TUNEFLEET_VERSION);
@@ -20,10 +20,11 @@ int main(int argc, char** argv) {
   app.add_option("--token", o.token, "shared secret every agent and tuner must send (default: $TUNEFLEET_TOKEN)");
   // At most a day each: longer would not mean more, and a clock must hold it (1e308 s overflowed it).
   app.add_option("--lease-ttl", o.lease_ttl, "seconds a lease lives without renewal")
-      ->capture_default_str()->check(tunefleet::cli::PositiveAtMost(kOneDay));
+      ->capture_default_str()->check(tunefleet::cli::PositiveAtMost(tunefleet::kOneDaySeconds));
   // Agents beat every 3 s: a shorter timeout dropped every agent between two beats.
   app.add_option("--heartbeat-timeout", o.heartbeat_timeout, "seconds of agent silence before it is dropped")
-      ->capture_default_str()->check(tunefleet::cli::Between(5, kOneDay, "agents send a heartbeat every 3 s"));
+      ->capture_default_str()
+      ->check(tunefleet::cli::Between(5, tunefleet::kOneDaySeconds, "agents send a heartbeat every 3 s"));
   app.add_option("--max-agents", o.max_agents, "agents registered at once; more are refused until one leaves")
       ->capture_default_str()->check(CLI::Range(1, 100000));
   app.add_option("--http-port", o.http_port, "serve a status page and /metrics on this port (0: any free port)")
