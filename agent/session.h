@@ -7,15 +7,13 @@
 // stream while the job runs, and the aborted job's result is still sent (the tracker ignores it).
 //
 // Thread safety: Run() on one thread (it also runs the jobs, so JobRunner::Run sees a single thread; AbortJob comes
-// from the reader thread); Stop() from any thread. Heartbeats are written from a helper thread, serialised with
-// results by a mutex.
+// from the reader thread); Stop() from any thread. Each connection is a TrackerConnection (tracker_connection.h:
+// its threads and locks).
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <functional>
-#include <memory>
 #include <mutex>
 #include <string>
 
@@ -23,11 +21,9 @@
 #include "common/status.h"
 #include "proto/tunefleet.pb.h"
 
-namespace grpc {
-class ClientContext;
-}
-
 namespace tunefleet::agent {
+
+class TrackerConnection;
 
 struct SessionOptions {
   std::string tracker;  // host:port
@@ -70,10 +66,8 @@ class Session {
 
   std::mutex mu_;
   std::condition_variable stop_cv_;
-  bool stopping_ = false;                      // guarded by mu_
-  grpc::ClientContext* active_call_ = nullptr;  // guarded by mu_; the stream of the connection
-  // Guarded by mu_; set while a connection serves: tells it to leave (say Leaving, then close) on Stop().
-  std::function<void()> leave_;
+  bool stopping_ = false;                  // guarded by mu_
+  TrackerConnection* active_ = nullptr;    // guarded by mu_: the connection that serves, told to leave on Stop()
 };
 
 }  // namespace tunefleet::agent

@@ -227,6 +227,8 @@ class SessionTest : public ::testing::Test {
     server_ = builder.BuildAndStart();
     ASSERT_NE(server_, nullptr);
   }
+  // Shutdown waits for the tracker's handlers, and a handler may still wait on blocking_ (up to 5 s for a job
+  // that a stopped agent never starts): so blocking_ is the fixture's, destroyed after it.
   void TearDown() override {
     if (server_) server_->Shutdown(std::chrono::system_clock::now() + 1s);
   }
@@ -244,6 +246,7 @@ class SessionTest : public ::testing::Test {
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
   RecordingRunner runner_;
+  BlockingRunner blocking_;  // for the tests of jobs that run until aborted
 };
 
 TEST_F(SessionTest, GivenJobs_WeShouldRunThemInOrderAndReportResultsAndHeartbeats) {
@@ -279,15 +282,14 @@ TEST_F(SessionTest, GivenATrackerThatKeepsTheStreamOpenAfterLeaving_StopShouldSt
 }
 
 TEST_F(SessionTest, GivenATrackerThatFloodsJobs_WeShouldDropTheConnectionNotQueueThemAll) {
-  BlockingRunner blocking;
-  StartTracker(Script::kFlood, &blocking);
-  Session session(Options(), proto::DeviceInfo(), &blocking);
+  StartTracker(Script::kFlood, &blocking_);
+  Session session(Options(), proto::DeviceInfo(), &blocking_);
   std::thread run([&] { (void)session.Run(); });
   // The first job blocks; the other 39 pile up, and the agent drops the connection, aborts the job and dials again.
   EXPECT_TRUE(tracker_->WaitUntil([&] { return tracker_->registrations_ >= 2; }));
-  EXPECT_GE(blocking.aborts(), 1);
+  EXPECT_GE(blocking_.aborts(), 1);
   session.Stop();
-  blocking.AbortJob();
+  blocking_.AbortJob();
   run.join();
   std::vector<uint64_t> results;
   EXPECT_TRUE(tracker_->WaitUntil([&] {  // a copy under the tracker's lock
@@ -339,9 +341,8 @@ TEST_F(SessionTest, GivenNoTracker_WeShouldKeepRetryingUntilStopped) {
 }
 
 TEST_F(SessionTest, GivenCancelsForTheRunningAndAQueuedJob_WeShouldAbortOneAnswerTheOtherUnrunAndReportBoth) {
-  BlockingRunner blocking;
-  StartTracker(Script::kCancelRunningJob, &blocking);
-  Session session(Options(), proto::DeviceInfo(), &blocking);
+  StartTracker(Script::kCancelRunningJob, &blocking_);
+  Session session(Options(), proto::DeviceInfo(), &blocking_);
   std::thread run([&] { (void)session.Run(); });
   EXPECT_TRUE(tracker_->WaitUntil([&] { return tracker_->results_.size() == 2; }));
   session.Stop();
@@ -349,8 +350,8 @@ TEST_F(SessionTest, GivenCancelsForTheRunningAndAQueuedJob_WeShouldAbortOneAnswe
   EXPECT_EQ(tracker_->results_, (std::vector<uint64_t>{7, 8}));
   EXPECT_EQ(tracker_->messages_[0], "aborted");  // job 7 was running: aborted (the cancel for 99 touched nothing)
   EXPECT_NE(tracker_->messages_[1].find("cancelled before it started"), std::string::npos) << tracker_->messages_[1];
-  EXPECT_EQ(blocking.aborts(), 1);
-  EXPECT_EQ(blocking.started(), 1);  // job 8 never ran
+  EXPECT_EQ(blocking_.aborts(), 1);
+  EXPECT_EQ(blocking_.started(), 1);  // job 8 never ran
 }
 
 }  // namespace
