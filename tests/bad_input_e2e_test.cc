@@ -171,6 +171,20 @@ TEST(BadInputE2E, GivenANumberOutOfRangeEachToolShouldNameTheOptionInOneLineAndE
                          "tunefleet-agent: error: --token is not valid UTF-8");
 }
 
+// The runtime example read its workload as sscanf("gemm:%d,%d,%d") does, and the pack's Find as strtod does: each of
+// these ran the 64^3 kernel. Said before the pack is read.
+TEST(BadInputE2E, GivenAWorkloadNotWrittenAsTheTunerWritesItTheRuntimeExampleShouldRefuseIt) {
+  LocalFleet fleet;
+  const std::string example = BinDir() + "/tunefleet_runtime_example", pack = fleet.dir() + "/pack.json";
+  ExpectRefusedInOneLine({example, pack, "gemm:064,64,64:float32"},
+                         "gemm:064,64,64:float32: not a gemm:M,N,K:float32 workload (size '064' is not a non-negative "
+                         "integer as the tuner writes it (digits only: no sign, space or leading zero))");
+  ExpectRefusedInOneLine({example, pack, "gemm:64, 64,64"},
+                         "gemm:64, 64,64: not a gemm:M,N,K:float32 workload (size ' 64' is not");
+  ExpectRefusedInOneLine({example, pack, "gemm:64,64,64,batch=2:float32"},
+                         "the example runs gemm:M,N,K workloads (three sizes, no named parameters)");
+}
+
 TEST(BadInputE2E, GivenAnInputThatNeedsNoDeviceItShouldBeRefusedBeforeTheTrackerIsAsked) {
   LocalFleet fleet;  // no tracker: a refusal that came after asking one would say it cannot reach it
   const std::string bin = BinDir() + "/tunefleet";
