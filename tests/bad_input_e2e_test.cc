@@ -189,6 +189,22 @@ TEST(BadInputE2E, GivenAWorkloadNotWrittenAsTheTunerWritesItTheRuntimeExampleSho
                          "the example runs gemm:M,N,K workloads (three sizes, no named parameters)");
 }
 
+// An output that is a folder: make-model exited 1 with "cannot write the model", no reason given.
+TEST(BadInputE2E, GivenAFolderOrNothingAsItsOutputMakeModelShouldSaySoAndExit2) {
+  LocalFleet fleet;
+  const std::string bin = BinDir() + "/tunefleet-make-model";
+  ExpectRefusedInOneLine({bin, "resnet", "-o", fleet.dir()},
+                         "tunefleet-make-model: error: -o " + fleet.dir() +
+                             " is a directory: give the path of the .onnx file to write");
+  ExpectRefusedInOneLine({bin, "resnet", "-o", ""}, "tunefleet-make-model: error: --output: the value is empty");
+  // A folder that does not exist is a failure of the write, exit 1, with the system's reason.
+  RunResult r = testing::Run({bin, "resnet", "-o", fleet.dir() + "/none/m.onnx"}, std::chrono::seconds(30));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("/none/m.onnx: cannot write the model: No such file or directory"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(CountLines(r.output), 1) << r.output;
+}
+
 TEST(BadInputE2E, GivenAnInputThatNeedsNoDeviceItShouldBeRefusedBeforeTheTrackerIsAsked) {
   LocalFleet fleet;  // no tracker: a refusal that came after asking one would say it cannot reach it
   const std::string bin = BinDir() + "/tunefleet";
