@@ -189,6 +189,37 @@ TEST(BadInputE2E, GivenAWorkloadNotWrittenAsTheTunerWritesItTheRuntimeExampleSho
                          "the example runs gemm:M,N,K workloads (three sizes, no named parameters)");
 }
 
+// Each exited 1, saying "cannot open the OpenCL device" of a lock file, or "(set --opencl-lib ...)" to one who had;
+// --list-devices listed every platform whatever --platform said, and one out of range too.
+TEST(BadInputE2E, GivenALibraryOrLockFileThatCannotBeOpenedOrAPlatformOutOfRangeTheAgentShouldSaySoAndExit2) {
+  LocalFleet fleet;  // no tracker: each is refused before one is asked
+  const std::string agent = BinDir() + "/tunefleet-agent", no_lib = fleet.dir() + "/none/libOpenCL.so";
+  const std::string no_folder = fleet.dir() + "/none/device.lock";
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{agent, "--tracker", fleet.address(), "--key", "k", "--opencl-lib", no_lib},
+       "cannot load OpenCL from --opencl-lib " + no_lib + ": " + no_lib + ": cannot open shared object file"},
+      {{agent, "--list-devices", "--opencl-lib", no_lib},
+       "tunefleet-agent: error: cannot load OpenCL from --opencl-lib " + no_lib},
+      {{agent, "--tracker", fleet.address(), "--key", "k", "--opencl-lib", ""},
+       "tunefleet-agent: error: --opencl-lib: the value is empty"},
+      {{agent, "--tracker", fleet.address(), "--key", "k", "--device-lock", no_folder},
+       "tunefleet-agent: error: --device-lock: cannot open the device lock " + no_folder +
+           ": No such file or directory (give a file path, or 'none')"},
+      {{agent, "--tracker", fleet.address(), "--key", "k", "--device-lock", fleet.dir()},
+       "tunefleet-agent: error: --device-lock: cannot open the device lock " + fleet.dir() + ": Is a directory"},
+      {{agent, "--tracker", fleet.address(), "--key", "k", "--device-lock", ""},
+       "tunefleet-agent: error: --device-lock: the value is empty"},
+      {{agent, "--list-devices", "--platform", "99"}, "tunefleet-agent: error: --platform 99 is out of range: "},
+  };
+  for (const auto& [argv, says] : cases) ExpectRefusedInOneLine(argv, says);
+  EXPECT_FALSE(std::filesystem::exists(fleet.dir() + "/none"));
+  // The agent's environment variable is input too.
+  RunResult r = testing::Run({agent, "--list-devices"}, std::chrono::seconds(30), {"TUNEFLEET_OPENCL_LIB=" + no_lib});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("cannot load OpenCL from TUNEFLEET_OPENCL_LIB=" + no_lib), std::string::npos) << r.output;
+  EXPECT_EQ(CountLines(r.output), 1) << r.output;
+}
+
 // An output that is a folder: make-model exited 1 with "cannot write the model", no reason given.
 TEST(BadInputE2E, GivenAFolderOrNothingAsItsOutputMakeModelShouldSaySoAndExit2) {
   LocalFleet fleet;
