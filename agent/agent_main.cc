@@ -8,6 +8,7 @@
 #include <atomic>
 #include <climits>
 #include <cstdio>
+#include <optional>
 #include <thread>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -15,6 +16,7 @@
 
 #include "agent/cl_api.h"
 #include "agent/device_info.h"
+#include "agent/device_lock.h"
 #include "agent/session.h"
 #include "agent/worker_main.h"
 #include "agent/worker_supervisor.h"
@@ -34,6 +36,7 @@ struct Flags {
   std::string tls_ca;
   std::string device_lock;
   int platform = 0;
+  bool platform_given = false;  // --list-devices lists that platform only
   int device = 0;
   int job_timeout_s = 60;
   bool list_devices = false;
@@ -51,19 +54,31 @@ std::string SelfPath(const char* argv0) {
   return path;
 }
 
+// One line for a failure; 2 for bad input (a library path that does not load, a platform index out of range).
+int ListFailure(const Status& status) {
+  std::fprintf(stderr, "tunefleet-agent: error: %s\n", status.message().c_str());
+  return status.code() == Status::Code::kInvalidArgument ? 2 : 1;
+}
+
 int ListDevices(const Flags& flags) {
   Result<std::unique_ptr<ClApi>> api = ClApi::Load(flags.opencl_lib);
-  if (!api.ok()) {
-    std::fprintf(stderr, "tunefleet-agent: %s\n", api.status().message().c_str());
-    return 1;
-  }
-  Result<std::string> listing = DeviceListing(**api);
-  if (!listing.ok()) {
-    std::fprintf(stderr, "tunefleet-agent: %s\n", listing.status().message().c_str());
-    return 1;
-  }
+  if (!api.ok()) return ListFailure(api.status());
+  Result<std::string> listing =
+      DeviceListing(**api, flags.platform_given ? std::optional<int>(flags.platform) : std::nullopt);
+  if (!listing.ok()) return ListFailure(listing.status());
   std::fputs(listing->c_str(), stdout);
   return 0;
+}
+
+// A --device-lock file that cannot be opened (a folder that does not exist, a directory) is said before the worker
+// starts, as bad input; opening creates it, as the worker would.
+int CheckDeviceLock(const std::string& path) {
+  if (path.empty() || path == "none") return 0;
+  Result<DeviceLock> lock = DeviceLock::Open(path);
+  if (lock.ok()) return 0;
+  std::fprintf(stderr, "tunefleet-agent: error: --device-lock: %s (give a file path, or 'none')\n",
+               lock.status().message().c_str());
+  return 2;
 }
 
 int Serve(const Flags& flags, const char* argv0) {
@@ -100,7 +115,8 @@ int Serve(const Flags& flags, const char* argv0) {
   Result<std::unique_ptr<WorkerSupervisor>> supervisor = WorkerSupervisor::Start(worker);
   if (!supervisor.ok()) {
     spdlog::error("cannot open the OpenCL device: {}", supervisor.status().message());
-    // A --platform or --device index out of range is bad input; a driver that fails is not.
+    // A --platform or --device index out of range, or an --opencl-lib that does not load, is bad input; a driver
+    // that fails is not.
     return supervisor.status().code() == Status::Code::kInvalidArgument ? 2 : 1;
   }
   const proto::DeviceInfo& device = (*supervisor)->device();
@@ -151,14 +167,18 @@ int AgentMain(int argc, char** argv) {
       ->check(cli::HostPort());
   app.add_option("--key", flags.key, "device key the tuner acquires by (e.g. pixel7-adreno)")->check(cli::DeviceKey());
   app.add_option("--token", flags.token, "shared secret, when the tracker requires one");
-  app.add_option("--platform", flags.platform, "OpenCL platform index (see --list-devices)")->check(cli::NonNegative());
+  CLI::Option* platform = app.add_option("--platform", flags.platform,
+                                         "OpenCL platform index (see --list-devices, which lists only it when given)")
+                              ->check(cli::NonNegative());
   app.add_option("--device", flags.device, "OpenCL device index within the platform")->check(cli::NonNegative());
   app.add_option("--tls-ca", flags.tls_ca, "PEM file of root certificates: dial the tracker with TLS")
       ->check(CLI::ExistingFile);
-  app.add_option("--opencl-lib", flags.opencl_lib, "path of libOpenCL.so (default: $TUNEFLEET_OPENCL_LIB, system)");
+  app.add_option("--opencl-lib", flags.opencl_lib, "path of libOpenCL.so (default: $TUNEFLEET_OPENCL_LIB, system)")
+      ->check(cli::NotEmpty());
   app.add_option("--device-lock", flags.device_lock,
                  "lock file shared by the agents of one device: they build in parallel, run one at a time "
-                 "(default: named by the device in $TMPDIR or /tmp; 'none': no lock)");
+                 "(default: named by the device in $TMPDIR or /tmp; 'none': no lock)")
+      ->check(cli::NotEmpty());
   app.add_option("--job-timeout", flags.job_timeout_s, "seconds a job may take when it names no timeout")
       ->check(cli::Positive());
   app.add_flag("--list-devices", flags.list_devices, "list OpenCL platforms and devices with their indices");
@@ -166,6 +186,7 @@ int AgentMain(int argc, char** argv) {
   app.add_flag("--worker", flags.worker, "internal: run as the job worker")->group("");
   app.add_option("--worker-fd", flags.worker_fd, "internal: the worker's socket")->group("");
   if (auto done = cli::ParseCommandLine(app, argc, argv, "tunefleet-agent")) return *done;
+  flags.platform_given = platform->count() > 0;
 
   if (flags.worker) {
     if (flags.worker_fd < 0) {
@@ -187,6 +208,7 @@ int AgentMain(int argc, char** argv) {
     std::fprintf(stderr, "tunefleet-agent: error: --tracker host:port and --key KEY are required (see --help)\n");
     return 2;
   }
+  if (int bad = CheckDeviceLock(flags.device_lock); bad != 0) return bad;
   spdlog::set_default_logger(spdlog::stderr_color_mt("tunefleet-agent"));
   GrpcLogRoute grpc_logs(GrpcLogRoute::Mode::kShow);
   return Serve(flags, argv[0]);

@@ -10,7 +10,9 @@
 #include <unistd.h>
 
 #include <condition_variable>
+#include <cstdlib>
 #include <cstdio>
+#include <filesystem>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -147,11 +149,79 @@ TEST(AgentProcessTest, GivenNoTracker_WeShouldExplainTheMissingFlags) {
   EXPECT_NE(output.find("--tracker"), std::string::npos) << output;
 }
 
-TEST(AgentProcessTest, GivenAnOpenClLibraryThatDoesNotExist_WeShouldFailWithOneClearLine) {
+TEST(AgentProcessTest, GivenAnOpenClLibraryThatDoesNotExist_WeShouldFailWithOneClearLineAsBadInput) {
   std::string output;
-  EXPECT_NE(RunAgent("--list-devices --opencl-lib /nonexistent/libOpenCL.so", &output), 0);
-  EXPECT_NE(output.find("cannot load OpenCL"), std::string::npos) << output;
+  EXPECT_EQ(RunAgent("--list-devices --opencl-lib /nonexistent/libOpenCL.so", &output), 2);
+  EXPECT_NE(output.find("cannot load OpenCL from --opencl-lib /nonexistent/libOpenCL.so"), std::string::npos)
+      << output;
   EXPECT_EQ(output.find('\n'), output.size() - 1) << output;
+}
+
+// The platforms of the ICD loader's vendor files, each listed twice through $OCL_ICD_VENDORS (ocl-icd reads that
+// folder instead of /etc/OpenCL/vendors), so that the listing has two platforms to tell apart.
+class TwoPlatforms {
+ public:
+  TwoPlatforms() {
+    const char* vendors = std::getenv("OCL_ICD_VENDORS");
+    const std::filesystem::path from = vendors != nullptr ? vendors : "/etc/OpenCL/vendors";
+    dir_ = std::filesystem::temp_directory_path() / ("tf_two_platforms_" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir_);
+    std::error_code ec;
+    for (const auto& icd : std::filesystem::directory_iterator(from, ec)) {
+      if (icd.path().extension() != ".icd") continue;
+      for (const char* copy : {"a-", "b-"}) {
+        std::filesystem::copy_file(icd.path(), dir_ / (copy + icd.path().filename().string()), ec);
+      }
+    }
+    ::setenv("OCL_ICD_VENDORS", dir_.c_str(), 1);
+    had_ = vendors != nullptr;
+    if (had_) old_ = vendors;
+  }
+  ~TwoPlatforms() {
+    if (had_) {
+      ::setenv("OCL_ICD_VENDORS", old_.c_str(), 1);
+    } else {
+      ::unsetenv("OCL_ICD_VENDORS");
+    }
+    std::filesystem::remove_all(dir_);
+  }
+
+ private:
+  std::filesystem::path dir_;
+  bool had_ = false;
+  std::string old_;
+};
+
+// The number of "platform N:" lines of a listing.
+int Platforms(const std::string& listing) {
+  int n = 0;
+  for (size_t at = listing.find("platform "); at != std::string::npos; at = listing.find("\nplatform ", at + 1)) ++n;
+  return n;
+}
+
+// --platform with --list-devices was ignored: every platform was listed, and an index out of range was listed too.
+TEST(AgentProcessTest, GivenListDevicesWithAPlatform_WeShouldListThatPlatformOnlyOrSayItIsOutOfRange) {
+  if (!HaveOpenCl()) GTEST_SKIP() << "no OpenCL platform";
+  TwoPlatforms two;
+  std::string all;
+  ASSERT_EQ(RunAgent("--list-devices", &all), 0) << all;
+  if (Platforms(all) < 2) GTEST_SKIP() << "the ICD loader did not list its vendors twice: " << all;
+  for (int p : {0, 1}) {
+    std::string only;
+    EXPECT_EQ(RunAgent("--list-devices --platform " + std::to_string(p), &only), 0) << only;
+    EXPECT_EQ(Platforms(only), 1) << only;
+    EXPECT_EQ(only.rfind("platform " + std::to_string(p) + ": ", 0), 0u) << only;
+    EXPECT_NE(all.find(only), std::string::npos) << only << " is not part of " << all;
+  }
+  std::string out_of_range;
+  const std::string count = std::to_string(Platforms(all));
+  EXPECT_EQ(RunAgent("--list-devices --platform " + count, &out_of_range), 2) << out_of_range;
+  EXPECT_EQ(out_of_range.rfind("tunefleet-agent: error: --platform " + count + " is out of range: " + count +
+                                   " platform(s)",
+                               0),
+            0u)
+      << out_of_range;
+  EXPECT_EQ(out_of_range.find('\n'), out_of_range.size() - 1) << out_of_range;
 }
 
 TEST(AgentProcessTest, GivenListDevices_WeShouldPrintIndexedPlatformsAndDevices) {

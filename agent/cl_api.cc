@@ -26,10 +26,13 @@ std::vector<std::string> ClApi::DefaultLibraryPaths() {
 
 Result<std::unique_ptr<ClApi>> ClApi::Load(const std::string& path) {
   std::vector<std::string> candidates;
+  std::string given;  // where an explicit path came from: a library that does not load there is bad input
   if (!path.empty()) {
     candidates.push_back(path);
+    given = "--opencl-lib " + path;
   } else if (const char* env = std::getenv("TUNEFLEET_OPENCL_LIB"); env != nullptr && *env != '\0') {
     candidates.push_back(env);
+    given = std::string("TUNEFLEET_OPENCL_LIB=") + env;
   } else {
     candidates = DefaultLibraryPaths();
   }
@@ -39,6 +42,9 @@ Result<std::unique_ptr<ClApi>> ClApi::Load(const std::string& path) {
     void* handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) {
       const char* why = dlerror();
+      if (!given.empty()) {
+        return Status::InvalidArgument("cannot load OpenCL from " + given + ": " + (why ? why : "not found"));
+      }
       tried += (tried.empty() ? "" : "; ") + candidate + " (" + (why ? why : "not found") + ")";
       continue;
     }
@@ -48,7 +54,8 @@ Result<std::unique_ptr<ClApi>> ClApi::Load(const std::string& path) {
 #define TF_CL_RESOLVE(name)                                                                         \
   api->name = reinterpret_cast<decltype(&::name)>(dlsym(handle, #name));                            \
   if (api->name == nullptr) {                                                                       \
-    return Status::NotFound("OpenCL library " + candidate + " lacks the entry point " #name);       \
+    const std::string what = "OpenCL library " + candidate + " lacks the entry point " #name;       \
+    return given.empty() ? Status::NotFound(what) : Status::InvalidArgument(given + ": " + what);   \
   }
     TF_CL_ENTRY_POINTS(TF_CL_RESOLVE)
 #undef TF_CL_RESOLVE

@@ -51,7 +51,8 @@ class ClApi {
   static std::vector<std::string> DefaultLibraryPaths();
 
   // Loads the ICD loader from `path` or, when empty, from $TUNEFLEET_OPENCL_LIB or else the first of
-  // DefaultLibraryPaths() that opens. Fails with one line naming every path tried and why, or the missing symbol.
+  // DefaultLibraryPaths() that opens. Fails with one line naming every path tried and why, or the missing symbol:
+  // InvalidArgument for a path given (`path` or the variable: bad input), NotFound when no default path opens.
   static Result<std::unique_ptr<ClApi>> Load(const std::string& path = "");
 
   ~ClApi();

@@ -138,11 +138,17 @@ std::string Fingerprint(const proto::DeviceInfo& info) {
   return hash.Hex();
 }
 
-Result<std::string> DeviceListing(const ClApi& api) {
+Result<std::string> DeviceListing(const ClApi& api, std::optional<int> only_platform) {
   TF_ASSIGN_OR_RETURN(std::vector<PlatformDevices> platforms, ListPlatforms(api));
+  if (only_platform && (*only_platform < 0 || static_cast<size_t>(*only_platform) >= platforms.size())) {
+    return Status::InvalidArgument("--platform " + std::to_string(*only_platform) + " is out of range: " +
+                                   std::to_string(platforms.size()) + " platform(s) (loader: " + api.library_path() +
+                                   "; --list-devices without --platform lists them all)");
+  }
   std::ostringstream out;
   if (platforms.empty()) out << "no OpenCL platform found (loader: " << api.library_path() << ")\n";
   for (size_t p = 0; p < platforms.size(); ++p) {
+    if (only_platform && p != static_cast<size_t>(*only_platform)) continue;
     out << "platform " << p << ": " << platforms[p].platform_name << "\n";
     for (size_t d = 0; d < platforms[p].devices.size(); ++d) {
       Result<proto::DeviceInfo> info = DescribeDevice(api, platforms[p].devices[d]);

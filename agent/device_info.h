@@ -2,6 +2,7 @@
 // Thread safety: pure functions over the driver.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,7 +31,8 @@ Result<proto::DeviceInfo> DescribeDevice(const ClApi& api, cl_device_id device);
 // work-group/item/local-memory/image limits, fp16 (not the RAM-dependent global-memory sizes).
 std::string Fingerprint(const proto::DeviceInfo& info);
 
-// The `--list-devices` text: one line per platform and per device, with indices.
-Result<std::string> DeviceListing(const ClApi& api);
+// The `--list-devices` text: one line per platform and per device, with indices; only platform `only_platform`
+// when given (InvalidArgument naming the platforms there are when it is out of range).
+Result<std::string> DeviceListing(const ClApi& api, std::optional<int> only_platform = std::nullopt);
 
 }  // namespace tunefleet::agent

@@ -57,7 +57,8 @@ int RunWorker(const WorkerOptions& options) {
   Result<std::unique_ptr<Executor>> executor = Executor::Open(options.opencl_lib, options.platform, options.device);
   if (!executor.ok()) {
     (void)WriteFrame(options.fd, FrameKind::kError, executor.status().message());
-    // 2: the --platform or --device index is out of range (bad input), which the supervisor passes on.
+    // 2: bad input (a --platform or --device index out of range, an --opencl-lib that does not load), which the
+    // supervisor passes on.
     return executor.status().code() == Status::Code::kInvalidArgument ? 2 : 1;
   }
   if (options.device_lock != "none") {

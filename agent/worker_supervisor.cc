@@ -131,7 +131,7 @@ Status WorkerSupervisor::Spawn() {
                                                          : "unexpected first message";
     const int status = Reap(!hello.ok() || hello->kind != FrameKind::kError);
     if (WIFSIGNALED(status)) why += " (worker died: " + SignalName(WTERMSIG(status)) + ")";
-    // The worker exits 2 when the device it was asked for does not exist (worker_main.cc).
+    // The worker exits 2 when the device or OpenCL library it was asked for does not exist (worker_main.cc).
     if (WIFEXITED(status) && WEXITSTATUS(status) == 2) return Status::InvalidArgument(why);
     return Status::Unavailable(why);
   }

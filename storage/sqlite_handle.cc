@@ -3,8 +3,10 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <utility>
 
 namespace tunefleet {
@@ -131,13 +133,23 @@ std::string ImmutableUri(const std::string& path) {
   return uri + "?immutable=1";
 }
 
-// Nothing can write `path` while its folder cannot be written (a writer must create a journal or WAL file beside
-// it), and no WAL file beside it holds content that the file lacks.
-bool FrozenInPlace(const std::string& path) {
+// The folder of `path`, when this process cannot create files in it.
+std::optional<std::filesystem::path> UnwritableFolder(const std::string& path) {
   std::error_code ec;
   const std::filesystem::path folder = std::filesystem::absolute(path, ec).parent_path();
-  if (ec || ::access(folder.c_str(), W_OK) == 0) return false;
-  return !std::filesystem::exists(path + "-wal", ec) && !ec;
+  if (ec || ::access(folder.c_str(), W_OK) == 0) return std::nullopt;
+  return folder;
+}
+
+// Nothing can write `path` while its folder cannot be written (a writer must create a journal or WAL file beside
+// it), and no WAL file beside it holds content that the file lacks: there is none, or an empty one that no open
+// connection uses (no -shm beside it).
+bool FrozenInPlace(const std::string& path) {
+  if (!UnwritableFolder(path)) return false;
+  std::error_code ec;
+  if (!std::filesystem::exists(path + "-wal", ec)) return !ec;
+  return std::filesystem::file_size(path + "-wal", ec) == 0 && !ec && !std::filesystem::exists(path + "-shm", ec) &&
+         !ec;
 }
 
 }  // namespace
@@ -158,7 +170,23 @@ Result<SqliteDb> SqliteDb::Open(const std::string& path) {
   return db;
 }
 
+Status SqliteDb::CheckWalReadable(const std::string& path) {
+  const std::optional<std::filesystem::path> folder = UnwritableFolder(path);
+  if (!folder) return Status::OK();
+  const std::string wal = path + "-wal", shm = path + "-shm";
+  std::error_code ec;
+  const std::uintmax_t wal_bytes = std::filesystem::file_size(wal, ec);
+  if (ec || wal_bytes == 0) return Status::OK();  // no -wal, or nothing in it: FrozenInPlace reads the file alone
+  if (std::filesystem::exists(shm, ec) || ec) return Status::OK();  // SQLite reads the -wal through this -shm
+  return Status::PermissionDenied(
+      path + ": cannot be read here: its write-ahead file " + wal + " holds transactions not yet in it, and SQLite " +
+      "reads them only through a " + shm + " file, which it cannot create: " + folder->string() +
+      " is not writable by this user (the log's owner folds the -wal into the log by running any tunefleet command " +
+      "on it; or copy both files to a folder you can write and read the copy)");
+}
+
 Result<SqliteDb> SqliteDb::OpenReadOnly(const std::string& path) {
+  TF_RETURN_IF_ERROR(CheckWalReadable(path));
   sqlite3* raw = nullptr;
   // A log in a folder this process cannot write (a read-only share) is read as immutable: reading a WAL log
   // otherwise needs its -shm file, which SQLite could not create there.

@@ -1,10 +1,12 @@
 #include "storage/sqlite_handle.h"
 
+#include <sqlite3.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include <gtest/gtest.h>
 
@@ -152,6 +154,92 @@ TEST(SqliteHandleTest, GivenAWalDbInAFolderThatCannotBeWritten_ItShouldStillBeRe
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0) << "1: wrong count, 2: open failed, 3: read failed, 4/5: could not drop rights";
   EXPECT_FALSE(std::filesystem::exists(path + "-shm"));
+}
+
+// MakeWalDb's database with a fourth row in its -wal file only, and no -shm beside it: what a writer killed before
+// it closed leaves behind (a connection that closes last folds its -wal into the file).
+void LeaveWalBehind(const std::string& path) {
+  MakeWalDb(path);
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_db_config(raw, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr), SQLITE_OK);
+  const int rc = sqlite3_exec(raw, "INSERT INTO t VALUES (4)", nullptr, nullptr, nullptr);
+  sqlite3_close(raw);
+  ASSERT_EQ(rc, SQLITE_OK);
+  std::filesystem::remove(path + "-shm");
+  ASSERT_GT(std::filesystem::file_size(path + "-wal"), 0u);
+}
+
+// Runs `read` in a child process that cannot write `folder` (when the test runs as root, as the unprivileged user
+// 65534: root writes any folder) and returns its exit code; 4 and 5 mean it could not drop its rights.
+template <typename Read>
+int ExitOfReaderWithoutWriteAccess(const std::string& folder, Read read) {
+  const pid_t child = fork();
+  if (child < 0) return -1;
+  if (child == 0) {
+    if (geteuid() == 0 && (::setgid(65534) != 0 || ::setuid(65534) != 0)) _exit(4);
+    if (::access(folder.c_str(), W_OK) == 0) _exit(5);
+    _exit(read());
+  }
+  int status = 0;
+  if (waitpid(child, &status, 0) != child || !WIFEXITED(status)) return -1;
+  return WEXITSTATUS(status);
+}
+
+// The same folder, with a -wal file left by a writer that did not close: SQLite can read the -wal only through a
+// -shm file, which it cannot create there, and the file alone lacks the -wal's rows. The reader is told so (it was
+// told, by the tuning log, that it could not open the file for writing), and the files are left as they were.
+TEST(SqliteHandleTest, GivenAWalDbWithALeftoverWalInAFolderThatCannotBeWritten_ItShouldSayWhyItCannotBeRead) {
+  TempDir dir;
+  const std::string folder = dir.File("share"), path = folder + "/log.db";
+  std::filesystem::create_directories(folder);
+  LeaveWalBehind(path);
+  const auto wal_bytes = std::filesystem::file_size(path + "-wal");
+  ASSERT_EQ(::chmod(dir.File("").c_str(), 0755), 0);
+  ASSERT_EQ(::chmod(path.c_str(), 0644), 0);
+  ASSERT_EQ(::chmod((path + "-wal").c_str(), 0644), 0);
+  ASSERT_EQ(::chmod(folder.c_str(), 0555), 0);
+  const int code = ExitOfReaderWithoutWriteAccess(folder, [&] {
+    Result<SqliteDb> db = SqliteDb::OpenReadOnly(path);
+    if (db.ok()) return 1;
+    const std::string m = db.status().message();
+    if (db.status().code() != Status::Code::kPermissionDenied) return 2;
+    const std::string cause = path + ": cannot be read here: its write-ahead file " + path + "-wal holds " +
+                              "transactions not yet in it, and SQLite reads them only through a " + path + "-shm " +
+                              "file, which it cannot create: " + folder + " is not writable by this user";
+    return m.find(cause) != std::string::npos ? 0 : 3;
+  });
+  ::chmod(folder.c_str(), 0755);
+  EXPECT_EQ(code, 0) << "1: it opened, 2: another error, 3: another message, 4/5: could not drop rights";
+  EXPECT_FALSE(std::filesystem::exists(path + "-shm"));
+  EXPECT_EQ(std::filesystem::file_size(path + "-wal"), wal_bytes);
+  // Read where it can be written, the -wal's row is there: nothing was lost.
+  Result<SqliteDb> db = SqliteDb::OpenReadOnly(path);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  auto st = db->Prepare("SELECT count(*) FROM t");
+  ASSERT_TRUE(st.ok() && st->Step().ok());
+  EXPECT_EQ(st->Int64(0), 4);
+}
+
+// An empty -wal beside the file, no -shm: the file holds every row, and it is read as it stands.
+TEST(SqliteHandleTest, GivenAnEmptyLeftoverWalInAFolderThatCannotBeWritten_TheFileShouldBeReadAsItStands) {
+  TempDir dir;
+  const std::string folder = dir.File("share"), path = folder + "/log.db";
+  std::filesystem::create_directories(folder);
+  MakeWalDb(path);
+  { std::ofstream(path + "-wal").flush(); }
+  ASSERT_EQ(::chmod(dir.File("").c_str(), 0755), 0);
+  ASSERT_EQ(::chmod(path.c_str(), 0644), 0);
+  ASSERT_EQ(::chmod(folder.c_str(), 0555), 0);
+  const int code = ExitOfReaderWithoutWriteAccess(folder, [&] {
+    Result<SqliteDb> db = SqliteDb::OpenReadOnly(path);
+    if (!db.ok()) return 2;
+    auto st = db->Prepare("SELECT count(*) FROM t");
+    if (!st.ok() || !st->Step().ok()) return 3;
+    return st->Int64(0) == 3 ? 0 : 1;
+  });
+  ::chmod(folder.c_str(), 0755);
+  EXPECT_EQ(code, 0) << "1: wrong count, 2: open failed, 3: read failed, 4/5: could not drop rights";
 }
 
 }  // namespace

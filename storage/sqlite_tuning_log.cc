@@ -518,6 +518,8 @@ Result<std::unique_ptr<TuningLog>> TuningLog::OpenExisting(const std::string& pa
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return Status::NotFound(path + ": no such tuning log");
   TF_RETURN_IF_ERROR(CheckNotOtherThanAFile(path));
+  // Said as it is: otherwise the read-only opens below fail and Open says it cannot write the log.
+  TF_RETURN_IF_ERROR(SqliteDb::CheckWalReadable(path));
   if (HoldsNoLog(path)) return Status::NotFound(path + ": no tuning log in it (an empty file or database)");
   if (std::optional<SqliteDb> db = OpenReadableReadOnly(path)) {
     TF_RETURN_IF_ERROR(CheckTables(*db).WithContext(path));

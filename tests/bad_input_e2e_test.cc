@@ -1,6 +1,10 @@
 // Issue 2's bad input: one clear line each, non-zero exit, bounded time, nothing recorded is touched.
+#include <sqlite3.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -169,6 +173,67 @@ TEST(BadInputE2E, GivenANumberOutOfRangeEachToolShouldNameTheOptionInOneLineAndE
   ExpectRefusedInOneLine({BinDir() + "/tunefleet-agent", "--tracker", fleet.address(), "--key", "k", "--token",
                           "\xc3\x28"},
                          "tunefleet-agent: error: --token is not valid UTF-8");
+}
+
+// The runtime example read its workload as sscanf("gemm:%d,%d,%d") does, and the pack's Find as strtod does: each of
+// these ran the 64^3 kernel. Said before the pack is read.
+TEST(BadInputE2E, GivenAWorkloadNotWrittenAsTheTunerWritesItTheRuntimeExampleShouldRefuseIt) {
+  LocalFleet fleet;
+  const std::string example = BinDir() + "/tunefleet_runtime_example", pack = fleet.dir() + "/pack.json";
+  ExpectRefusedInOneLine({example, pack, "gemm:064,64,64:float32"},
+                         "gemm:064,64,64:float32: not a gemm:M,N,K:float32 workload (size '064' is not a non-negative "
+                         "integer as the tuner writes it (digits only: no sign, space or leading zero))");
+  ExpectRefusedInOneLine({example, pack, "gemm:64, 64,64"},
+                         "gemm:64, 64,64: not a gemm:M,N,K:float32 workload (size ' 64' is not");
+  ExpectRefusedInOneLine({example, pack, "gemm:64,64,64,batch=2:float32"},
+                         "the example runs gemm:M,N,K workloads (three sizes, no named parameters)");
+}
+
+// Each exited 1, saying "cannot open the OpenCL device" of a lock file, or "(set --opencl-lib ...)" to one who had;
+// --list-devices listed every platform whatever --platform said, and one out of range too.
+TEST(BadInputE2E, GivenALibraryOrLockFileThatCannotBeOpenedOrAPlatformOutOfRangeTheAgentShouldSaySoAndExit2) {
+  LocalFleet fleet;  // no tracker: each is refused before one is asked
+  const std::string agent = BinDir() + "/tunefleet-agent", no_lib = fleet.dir() + "/none/libOpenCL.so";
+  const std::string no_folder = fleet.dir() + "/none/device.lock";
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{agent, "--tracker", fleet.address(), "--key", "k", "--opencl-lib", no_lib},
+       "cannot load OpenCL from --opencl-lib " + no_lib + ": " + no_lib + ": cannot open shared object file"},
+      {{agent, "--list-devices", "--opencl-lib", no_lib},
+       "tunefleet-agent: error: cannot load OpenCL from --opencl-lib " + no_lib},
+      {{agent, "--tracker", fleet.address(), "--key", "k", "--opencl-lib", ""},
+       "tunefleet-agent: error: --opencl-lib: the value is empty"},
+      {{agent, "--tracker", fleet.address(), "--key", "k", "--device-lock", no_folder},
+       "tunefleet-agent: error: --device-lock: cannot open the device lock " + no_folder +
+           ": No such file or directory (give a file path, or 'none')"},
+      {{agent, "--tracker", fleet.address(), "--key", "k", "--device-lock", fleet.dir()},
+       "tunefleet-agent: error: --device-lock: cannot open the device lock " + fleet.dir() + ": Is a directory"},
+      {{agent, "--tracker", fleet.address(), "--key", "k", "--device-lock", ""},
+       "tunefleet-agent: error: --device-lock: the value is empty"},
+      {{agent, "--list-devices", "--platform", "99"}, "tunefleet-agent: error: --platform 99 is out of range: "},
+  };
+  for (const auto& [argv, says] : cases) ExpectRefusedInOneLine(argv, says);
+  EXPECT_FALSE(std::filesystem::exists(fleet.dir() + "/none"));
+  // The agent's environment variable is input too.
+  RunResult r = testing::Run({agent, "--list-devices"}, std::chrono::seconds(30), {"TUNEFLEET_OPENCL_LIB=" + no_lib});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("cannot load OpenCL from TUNEFLEET_OPENCL_LIB=" + no_lib), std::string::npos) << r.output;
+  EXPECT_EQ(CountLines(r.output), 1) << r.output;
+}
+
+// An output that is a folder: make-model exited 1 with "cannot write the model", no reason given.
+TEST(BadInputE2E, GivenAFolderOrNothingAsItsOutputMakeModelShouldSaySoAndExit2) {
+  LocalFleet fleet;
+  const std::string bin = BinDir() + "/tunefleet-make-model";
+  ExpectRefusedInOneLine({bin, "resnet", "-o", fleet.dir()},
+                         "tunefleet-make-model: error: -o " + fleet.dir() +
+                             " is a directory: give the path of the .onnx file to write");
+  ExpectRefusedInOneLine({bin, "resnet", "-o", ""}, "tunefleet-make-model: error: --output: the value is empty");
+  // A folder that does not exist is a failure of the write, exit 1, with the system's reason.
+  RunResult r = testing::Run({bin, "resnet", "-o", fleet.dir() + "/none/m.onnx"}, std::chrono::seconds(30));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("/none/m.onnx: cannot write the model: No such file or directory"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(CountLines(r.output), 1) << r.output;
 }
 
 TEST(BadInputE2E, GivenAnInputThatNeedsNoDeviceItShouldBeRefusedBeforeTheTrackerIsAsked) {
@@ -402,6 +467,96 @@ TEST(BadInputE2E, GivenAConfigNestedDeepInTheLogTheReadingCommandsShouldPassItOv
     EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << args[0] << ": " << r.output;
     EXPECT_NE(r.output.find("JSON nested deeper than 64 levels"), std::string::npos) << args[0] << ": " << r.output;
   }
+}
+
+// The path of `name` found through $PATH, or "".
+std::string OnPath(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "";
+  for (size_t start = 0; start <= dirs.size();) {
+    const size_t end = std::min(dirs.find(':', start), dirs.size());
+    const std::string candidate = dirs.substr(start, end - start) + "/" + name;
+    if (end > start && ::access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = end + 1;
+  }
+  return "";
+}
+
+// A log whose -wal file holds a transaction its file lacks, with no -shm beside it: what a `tune` killed with -9
+// leaves. Its one record's mean cost is 1 ms in the file and 0.5 ms with the -wal's transaction.
+void LeaveWalBehind(LocalFleet& fleet) {
+  const std::string lines = fleet.dir() + "/one.autotvm.log";
+  std::ofstream(lines)
+      << R"({"input": ["opencl -keys=opencl,gpu -max_num_threads=256 -texture_spatial_limit=16384", )"
+         R"("conv2d_nchwc.image2d", [["TENSOR", [1, 4, 8, 8], "float32"], ["TENSOR", [4, 4, 3, 3], "float32"], )"
+         R"([1, 1], [1, 1, 1, 1], [1, 1], "float32"], {}], "config": {"index": 0, "code_hash": null, "entity": )"
+         R"([["tile_fc", "sp", [-1, 1, 1]], ["tile_y", "sp", [-1, 1, 1]], ["tile_x", "sp", [-1, 1, 1]], )"
+         R"(["tile_rcc", "sp", [-1, 1]], ["tile_ry", "sp", [-1, 1]], ["tile_rx", "sp", [-1, 1]], )"
+         R"(["auto_unroll_max_step", "ot", 0], ["unroll_explicit", "ot", 0]]}, )"
+         R"("result": [[0.001], 0, 1.0, 1700000000.0], "version": 0.2})" "\n";
+  RunResult imported = fleet.Cli({"import", "--db", fleet.db(), lines}, std::chrono::seconds(30), false);
+  ASSERT_EQ(imported.exit_code, 0) << imported.output;
+  ASSERT_EQ(fleet.Count("SELECT count(*) FROM records"), 1) << imported.output;
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(fleet.db().c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr), SQLITE_OK);
+  const char* update = "UPDATE records SET costs = '[0.0005]', mean_cost = 0.0005";
+  const int rc = sqlite3_exec(db, update, nullptr, nullptr, nullptr);
+  const int changed = sqlite3_changes(db);
+  sqlite3_close(db);
+  ASSERT_EQ(rc, SQLITE_OK);
+  ASSERT_EQ(changed, 1);
+  std::filesystem::remove(fleet.db() + "-shm");
+  ASSERT_GT(std::filesystem::file_size(fleet.db() + "-wal"), 0u);
+}
+
+// A log in a folder its reader cannot write, with a -wal file that a killed writer left: SQLite reads the -wal only
+// through a -shm file, which it cannot create there. The reading commands said "cannot open for writing (read-only
+// file or directory)", though they write nothing; they say the real cause, and leave the files as they are. The
+// reader is the unprivileged user 65534 (through setpriv) when the test runs as root, who writes any folder.
+TEST(BadInputE2E, GivenALeftoverWalInAFolderTheReaderCannotWriteTheReadingCommandsShouldSayWhy) {
+  LocalFleet fleet;
+  LeaveWalBehind(fleet);
+  const std::string db = fleet.db(), folder = fleet.dir(), bin = BinDir() + "/tunefleet";
+  const auto wal_bytes = std::filesystem::file_size(db + "-wal");
+  std::vector<std::string> as_reader;
+  if (::geteuid() == 0) {
+    const std::string setpriv = OnPath("setpriv");
+    if (setpriv.empty()) GTEST_SKIP() << "root writes any folder, and there is no setpriv to read as another user";
+    as_reader = {setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"};
+  }
+  ASSERT_EQ(::chmod(folder.c_str(), ::geteuid() == 0 ? 0755 : 0555), 0);
+  auto reading = [&](std::vector<std::string> args) {
+    std::vector<std::string> argv = as_reader;
+    argv.push_back(bin);
+    argv.insert(argv.end(), args.begin(), args.end());
+    return argv;
+  };
+  const std::string says = db + ": cannot be read here: its write-ahead file " + db + "-wal holds transactions not " +
+                           "yet in it, and SQLite reads them only through a " + db + "-shm file, which it cannot " +
+                           "create: " + folder + " is not writable by this user";
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"best", "--db", db},
+           {"report", "--db", db, "-o", "-"},
+           {"export", "--db", db, "--format", "csv", "-o", "-"}}) {
+    ExpectRefusedInOneLine(reading(args), says);
+  }
+  EXPECT_FALSE(std::filesystem::exists(db + "-shm"));
+  EXPECT_EQ(std::filesystem::file_size(db + "-wal"), wal_bytes);
+  // What the line says to do: the owner's reading command folds the -wal into the log; then it reads, -wal's
+  // transaction included.
+  ASSERT_EQ(::chmod(folder.c_str(), 0755), 0);
+  RunResult owner = fleet.Cli({"best", "--db", db, "--json"}, std::chrono::seconds(30), false);
+  ASSERT_EQ(owner.exit_code, 0) << owner.output;
+  EXPECT_FALSE(std::filesystem::exists(db + "-wal"));
+  if (::geteuid() != 0) {
+    ASSERT_EQ(::chmod(folder.c_str(), 0555), 0);
+  }
+  RunResult reader = testing::Run(reading({"best", "--db", db, "--json"}), std::chrono::seconds(30));
+  ::chmod(folder.c_str(), 0755);
+  EXPECT_EQ(reader.exit_code, 0) << reader.output;
+  EXPECT_EQ(reader.output, owner.output);
+  EXPECT_EQ(fleet.Sql("SELECT mean_cost FROM records").at(0).at(0), "0.0005");
 }
 
 TEST(BadInputE2E, GivenNoTrackerListeningTheTunerShouldFailWithinBoundedTime) {

@@ -1,5 +1,6 @@
 // Issue 2's end-to-end promise: a real tracker, a real agent on PoCL and the tunefleet CLI tune a small GEMM;
 // every trial lands in SQLite, the best config was checked against the reference, the query lists the agent.
+#include <cstdint>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -106,6 +107,23 @@ TEST_F(TuneGemmE2E, GivenOneAgentATuningRunShouldRecordEveryTrialAndAVerifiedBes
                             "gemm:64,64,64:float16-acc32"),
             std::string::npos)
       << app.output;
+  // A launch raised by hand, whose extra work-items would read and write past the buffers (the example died of
+  // SIGSEGV or SIGABRT in PoCL), is refused before anything runs, as bad input, with what the config gives.
+  for (size_t dim : {0, 1, 2}) {
+    nlohmann::json raised = edited;
+    nlohmann::json& global = raised["kernels"][0]["program"]["launches"][0]["global_size"];
+    global[dim] = global[dim].get<uint64_t>() * 4;
+    const std::string raised_pack = fleet_.dir() + "/raised.json";
+    std::ofstream(raised_pack) << raised.dump();
+    app = tunefleet::testing::Run({example, raised_pack, "gemm:64,64,64:float32"}, std::chrono::seconds(60));
+    EXPECT_EQ(app.exit_code, 2) << dim << ": " << app.output;
+    EXPECT_NE(app.output.find("tunefleet_runtime_example: error: gemm:64,64,64:float32 (gemm.buffer): launch "
+                              "'gemm_tuned' asks for global size "),
+              std::string::npos)
+        << app.output;
+    EXPECT_NE(app.output.find("the pack was edited or is damaged"), std::string::npos) << app.output;
+    EXPECT_EQ(CountLines(app.output), 1) << app.output;
+  }
   for (auto& launch : edited["kernels"][0]["program"]["launches"])
     launch["source"] = "__kernel void " + launch["entry"].get<std::string>() + "(__global float* x) {\n  y = 1;\n"
                        "  z = 2;\n}\n";

@@ -1,11 +1,13 @@
 // tunefleet-make-model: writes one of the generated test models (tuner/test_models.h) as an ONNX file.
 // `models/tiny_resnet.onnx` and `models/tiny_mobilenet.onnx` were made with it.
+#include <filesystem>
 #include <iostream>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
 #include "common/cli_checks.h"
+#include "common/printable.h"
 #include "tuner/test_models.h"
 
 int main(int argc, char** argv) {
@@ -14,8 +16,14 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("tunefleet-make-model ") + TUNEFLEET_VERSION);
   std::string kind, out;
   app.add_option("kind", kind, "resnet | mobilenet")->required()->check(CLI::IsMember({"resnet", "mobilenet"}));
-  app.add_option("-o,--output", out, "Output .onnx file")->required();
+  app.add_option("-o,--output", out, "Output .onnx file")->required()->check(tunefleet::cli::NotEmpty());
   if (auto done = tunefleet::cli::ParseCommandLine(app, argc, argv, "tunefleet-make-model")) return *done;
+  // A folder is bad input, said as such (it exited 1 with "cannot write the model", no reason given).
+  if (std::error_code ec; std::filesystem::is_directory(out, ec)) {
+    std::cerr << "tunefleet-make-model: error: -o " << tunefleet::Printable(out)
+              << " is a directory: give the path of the .onnx file to write\n";
+    return 2;
+  }
   auto model = kind == "resnet" ? tunefleet::MakeResNetLikeModel() : tunefleet::MakeMobileNetLikeModel();
   tunefleet::Status st = tunefleet::WriteOnnxModel(model, out);
   if (!st.ok()) {

@@ -1,6 +1,8 @@
 #include "tuner/test_models.h"
 
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
 #include <fstream>
 #include <vector>
 
@@ -153,10 +155,16 @@ onnx::ModelProto MakeMobileNetLikeModel() {
 }
 
 Status WriteOnnxModel(const onnx::ModelProto& model, const std::string& path) {
+  errno = 0;
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f || !model.SerializeToOstream(&f)) return Status::IOError(path + ": cannot write the model");
+  // The reason, when the system gave one (a folder that does not exist, a file that may not be written).
+  auto failed = [&path] {
+    const std::string why = errno != 0 ? std::string(": ") + std::strerror(errno) : std::string();
+    return Status::IOError(path + ": cannot write the model" + why);
+  };
+  if (!f || !model.SerializeToOstream(&f)) return failed();
   f.close();
-  if (!f) return Status::IOError(path + ": cannot write the model");
+  if (!f) return failed();
   return Status::OK();
 }
 

@@ -27,7 +27,8 @@ namespace tunefleet {
 onnx::ModelProto MakeResNetLikeModel();
 onnx::ModelProto MakeMobileNetLikeModel();
 
-// Serializes `model` to `path` (binary protobuf, the .onnx format).
+// Serializes `model` to `path` (binary protobuf, the .onnx format). IOError naming the path, and the system's reason
+// when there is one.
 Status WriteOnnxModel(const onnx::ModelProto& model, const std::string& path);
 
 }  // namespace tunefleet

@@ -4,21 +4,27 @@
 //   tunefleet_runtime_example PACK.json gemm:M,N,K:float32 [PLATFORM]
 // PLATFORM: the index of the OpenCL platform whose first device runs the kernel (default 0).
 // Exit code 0 when the numbers agree; 2 for a bad command line (a PLATFORM this machine lacks included), a pack that
-// cannot be read, or a pack without a kernel for the workload; 1 when the device fails it (a platform without a
-// device, a build or a run that fails, numbers that disagree).
+// cannot be read, a pack without a kernel for the workload, or one whose kernel's launch geometry is not what its
+// config gives for the workload (gemm_launch_check.h: checked before anything runs); 1 when the device fails it (a
+// platform without a device, a build or a run that fails, numbers that disagree).
 #include <CL/cl.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <new>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "common/cl_error_name.h"
+#include "common/printable.h"
+#include "deploy/runtime/gemm_launch_check.h"
 #include "deploy/runtime/pack_device.h"
 #include "deploy/runtime/pack_runner.h"
+#include "deploy/runtime/pack_spec.h"
 
 using tunefleet::runtime::ClMem;
 using tunefleet::runtime::ClObject;
@@ -51,9 +57,25 @@ int Fail(const std::string& what, int code = 1) {
   return code;
 }
 
-// Reads M, N, K from "gemm:M,N,K[...]".
-bool GemmSizes(const std::string& spec, int* m, int* n, int* k) {
-  return std::sscanf(spec.c_str(), "gemm:%d,%d,%d", m, n, k) == 3 && *m > 0 && *n > 0 && *k > 0;
+// M, N, K of "gemm:M,N,K[:precision]" as the tuner writes it (pack_spec.h), with each operand below 2^31 elements as
+// the tuner's gemm tasks are; the reason when the spec is something else.
+std::string GemmSizes(const std::string& spec, int* m, int* n, int* k) {
+  tunefleet::Result<tunefleet::runtime::SpecParts> parts = tunefleet::runtime::ParseWorkload(spec);
+  if (!parts.ok()) return parts.status().message();
+  if (parts->op != "gemm" || parts->sizes.size() != 3 || !parts->extras.empty()) {
+    return "the example runs gemm:M,N,K workloads (three sizes, no named parameters)";
+  }
+  constexpr uint64_t kMaxElements = uint64_t{1} << 31;
+  const std::vector<uint64_t>& s = parts->sizes;
+  for (uint64_t v : s)
+    if (v < 1 || v >= kMaxElements) return "a size is not from 1 to 2^31 - 1";
+  if (s[0] * s[2] >= kMaxElements || s[2] * s[1] >= kMaxElements || s[0] * s[1] >= kMaxElements) {
+    return "an operand has 2^31 elements or more";
+  }
+  *m = static_cast<int>(s[0]);
+  *n = static_cast<int>(s[1]);
+  *k = static_cast<int>(s[2]);
+  return {};
 }
 
 // How many OpenCL platforms this machine has (0 when the call fails).
@@ -92,7 +114,9 @@ int main(int argc, char** argv) {
     return Fail(std::string("PLATFORM '") + argv[3] + "' is not a platform index (0, 1, ...)", 2);
   }
   int M = 0, N = 0, K = 0;
-  if (!GemmSizes(argv[2], &M, &N, &K)) return Fail(std::string(argv[2]) + ": not a gemm:M,N,K spec", 2);
+  if (std::string why = GemmSizes(argv[2], &M, &N, &K); !why.empty()) {
+    return Fail(tunefleet::Printable(argv[2]) + ": not a gemm:M,N,K:float32 workload (" + why + ")", 2);
+  }
   auto pack = KernelPack::Load(argv[1]);
   if (!pack.ok()) return Fail(pack.status().message(), 2);
   auto match = pack->Find(argv[2]);
@@ -108,6 +132,8 @@ int main(int argc, char** argv) {
   if (const std::string& task = match->kernel->task; !task.ends_with(":float32")) {
     return Fail("the example runs float32 kernels only, and the pack's kernel for this workload is " + task, 2);
   }
+  // A launch larger than the program's own (a global_size raised by hand) would write past the buffers below.
+  if (auto s = tunefleet::runtime::CheckGemmBufferLaunch(*match->kernel, M, N); !s.ok()) return Fail(s.message(), 2);
   // The application's own OpenCL objects; the device is found before anything is said of the kernel.
   if (const cl_uint platforms = PlatformCount(); platform_index >= platforms) {
     return Fail("PLATFORM " + std::to_string(platform_index) + " is out of range: this machine has " +
@@ -135,7 +161,14 @@ int main(int argc, char** argv) {
   {
     std::mt19937 rng(42);
     std::uniform_real_distribution<float> u(-1, 1);
-    std::vector<float> a(size_t(M) * K), b(size_t(K) * N), c(size_t(M) * N, 0);
+    std::vector<float> a, b, c;
+    try {
+      a.resize(size_t(M) * K);
+      b.resize(size_t(K) * N);
+      c.assign(size_t(M) * N, 0);
+    } catch (const std::bad_alloc&) {
+      return Fail("not enough host memory for the operands of " + std::string(argv[2]));
+    }
     for (auto& v : a) v = u(rng);
     for (auto& v : b) v = u(rng);
     auto buffer = [&](std::vector<float>& host) {

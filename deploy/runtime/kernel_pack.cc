@@ -363,14 +363,23 @@ Result<KernelPack> KernelPack::Parse(const std::string& json_text, const std::st
 }
 
 Result<PackMatch> KernelPack::Find(const std::string& task_spec) const {
-  SpecParts want = SplitSpec(task_spec);
+  // The workload is read as strictly as the pack's own specs: "gemm:064,64,64" or "gemm:64, 64,64" read leniently
+  // would be taken for the 64^3 kernel, a kernel built for another workload than the one the application has.
+  Result<SpecParts> parsed = ParseWorkload(task_spec);
+  if (!parsed.ok()) {
+    return Status::InvalidArgument("workload " + pack_json::Describe(nlohmann::json(task_spec)) +
+                                   " is not a task spec op:v1,v2,...[,name=value...][:precision] (" +
+                                   parsed.status().message() + ")");
+  }
+  const SpecParts& want = *parsed;
   const PackedKernel* nearest = nullptr;
   double best = std::numeric_limits<double>::infinity();
   for (const auto& k : kernels_) {
     if (k.op != want.op || k.precision != want.precision) continue;
-    SpecParts have = SplitSpec(k.task);
-    if (have.sizes == want.sizes && have.extras == want.extras) return PackMatch{&k, MatchKind::kExact};
-    double d = Distance(want, have);
+    Result<SpecParts> have = ParseTaskSpec(k.task);  // checked by Parse: never fails here
+    if (!have.ok()) continue;
+    if (have->sizes == want.sizes && have->extras == want.extras) return PackMatch{&k, MatchKind::kExact};
+    double d = Distance(want, *have);
     if (d < best) {
       best = d;
       nearest = &k;

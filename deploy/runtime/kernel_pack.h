@@ -18,11 +18,11 @@
 // those of that workload.
 // Load/Parse refuse, with one message naming the entry and field, any pack that is not exactly this:
 // a wrong JSON type, an unknown enum string, an integer out of range (buffer counts up to 2^31, i32 args
-// within int32, f32 args finite floats), a task spec that is not "op:sizes[,name=value...]:precision" or
-// disagrees with "op"/"precision", duplicate names among buffers and images, an argument or output_buffer
-// naming nothing of its kind, global_size of other than 1-3 dims in [1, 2^32], a local_size of another
-// rank or not dividing global_size, NUL in any string, JSON nested deeper than 64 levels, and (Load) a
-// path that is not a regular file of at most 64 MiB.
+// within int32, f32 args finite floats), a task spec that is not "op:sizes[,name=value...]:precision" as the
+// tuner writes it (pack_spec.h) or disagrees with "op"/"precision", duplicate names among buffers and images, an
+// argument or output_buffer naming nothing of its kind, global_size of other than 1-3 dims in [1, 2^32], a
+// local_size of another rank or not dividing global_size, NUL in any string, JSON nested deeper than 64 levels,
+// and (Load) a path that is not a regular file of at most 64 MiB.
 // Thread safety: a loaded KernelPack is immutable and safe to share between threads.
 #pragma once
 
@@ -109,10 +109,13 @@ class KernelPack {
   const std::vector<PackedKernel>& kernels() const { return kernels_; }
   const std::vector<PackedKernel>& fallbacks() const { return fallbacks_; }
 
-  // The program for a workload ("op:v1,v2,...[,name=value...]:dtype"): the tuned kernel of exactly that
-  // workload; else the tuned kernel of the nearest workload of the same op and precision (same named
-  // extras, closest positional sizes on a log scale); else a fallback of the same op and precision.
-  // NotFound when the pack holds nothing for the op and precision.
+  // The program for a workload ("op:v1,v2,...[,name=value...]:dtype", a missing ":dtype" read as float32): the
+  // tuned kernel of exactly that workload; else the tuned kernel of the nearest workload of the same op and
+  // precision (same named extras, closest positional sizes on a log scale); else a fallback of the same op and
+  // precision. The workload is read as strictly as the pack's own task specs: sizes written as the tuner writes
+  // them (digits only: no sign, space or leading zero), no empty parameter, a known precision; anything else is
+  // InvalidArgument, naming the workload and what is wrong. NotFound when the pack holds nothing for the op and
+  // precision.
   Result<PackMatch> Find(const std::string& task_spec) const;
 
  private:

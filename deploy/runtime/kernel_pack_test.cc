@@ -62,6 +62,35 @@ TEST(KernelPackTest, GivenAnotherOpOrPrecision_FindShouldSayNotFound) {
   EXPECT_EQ(pack.Find("conv2d:1,3,8,8,4,3,3,1,1:float32").status().code(), Status::Code::kNotFound);
 }
 
+// Read as strtod reads numbers, each of these was taken for gemm:64,64,64 and given the 64^3 kernel.
+TEST(KernelPackTest, GivenAWorkloadNotWrittenAsTheTunerWritesIt_FindShouldRefuseItNamingWhatIsWrong) {
+  KernelPack pack = PackOf(GemmPack({GemmPackEntry(64, 64, 64)}));
+  for (const char* spec : {"gemm:064,64,64:float32", "gemm:64, 64,64:float32", "gemm:+64,64,64:float32",
+                           "gemm:64,64,64 :float32", "gemm:64,64,64.0:float32", "gemm:64,64,6.4e1:float32",
+                           "gemm:64,64,0x40:float32", "gemm:64,,64,64:float32", "gemm:64,64,64,:float32",
+                           "gemm:64,64,64: float32", "gemm:64,64,64:fp32", "gemm:64,64,64::float32",
+                           "gemm:64,64,99999999999999999999:float32", "gemm:64,64,64,batch=01:float32",
+                           " gemm:64,64,64"}) {
+    auto m = pack.Find(spec);
+    ASSERT_FALSE(m.ok()) << spec << " found " << m->kernel->task;
+    EXPECT_EQ(m.status().code(), Status::Code::kInvalidArgument) << spec << ": " << m.status().ToString();
+    EXPECT_NE(m.status().message().find("is not a task spec op:v1,v2,"), std::string::npos) << m.status().ToString();
+  }
+  auto zero = pack.Find("gemm:064,64,64:float32");
+  EXPECT_NE(zero.status().message().find("workload \"gemm:064,64,64:float32\" is not a task spec"), std::string::npos)
+      << zero.status().ToString();
+  EXPECT_NE(zero.status().message().find("size '064' is not a non-negative integer as the tuner writes it"),
+            std::string::npos)
+      << zero.status().ToString();
+  // The canonical spelling still finds it, with or without the precision (float32 when left out); so does a 0.
+  for (const char* spec : {"gemm:64,64,64:float32", "gemm:64,64,64"}) {
+    auto m = pack.Find(spec);
+    ASSERT_TRUE(m.ok()) << spec << ": " << m.status().ToString();
+    EXPECT_EQ(m->kind, MatchKind::kExact) << spec;
+  }
+  EXPECT_TRUE(pack.Find("gemm:0,64,64:float32").ok());
+}
+
 TEST(KernelPackTest, GivenSomethingElse_ParseShouldRefuseIt) {
   EXPECT_EQ(KernelPack::Parse("[1,2]").status().code(), Status::Code::kCorruption);
   EXPECT_FALSE(KernelPack::Parse(R"({"format":"other"})").ok());
@@ -290,7 +319,8 @@ TEST_F(KernelPackLoadTest, GivenAnEntryDisagreeingWithItsTaskOrAMalformedTask_Lo
   ExpectCorrupt([](auto& p) { p["kernels"][0]["op"] = "conv2d"; }, {"kernels[0] (gemm:8,8,8:float32): op"});
   ExpectCorrupt([](auto& p) { p["kernels"][0]["precision"] = "float16"; }, {"precision", "disagrees"});
   for (const char* task : {":::,,,=:", "gemm:nan,8,8:float32", "gemm:8,8,8", "gemm:8,,8:float32", "gemm:8,8,:float32",
-                           "gemm::float32", "gemm:8,8,8:float64", "gemm:batch=2,8:float32", "gemm:8,-8,8:float32"}) {
+                           "gemm::float32", "gemm:8,8,8:float64", "gemm:batch=2,8:float32", "gemm:8,-8,8:float32",
+                           "gemm:08,8,8:float32", "gemm:8,8,8,batch=02:float32"}) {
     ExpectCorrupt([&](auto& p) { p["kernels"][0]["task"] = task; }, {"kernels[0]: task: must be a task spec"});
   }
   nlohmann::json extras = Valid();

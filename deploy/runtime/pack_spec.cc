@@ -4,10 +4,12 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
-#include <cstdlib>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <system_error>
+
+#include "common/printable.h"
 
 namespace tunefleet::runtime {
 namespace {
@@ -21,40 +23,24 @@ bool IsWord(const std::string& s) {
   return true;
 }
 
-bool IsNonNegativeInteger(const std::string& s) {
+// `s` as Task::ToSpec writes a number: digits only (no sign or space), no leading zero, within int64_t.
+std::optional<uint64_t> CanonicalInteger(const std::string& s) {
+  if (s.empty() || (s[0] == '0' && s.size() > 1)) return std::nullopt;
+  for (char c : s)
+    if (!std::isdigit(static_cast<unsigned char>(c))) return std::nullopt;
   int64_t v = 0;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  return !s.empty() && std::isdigit(static_cast<unsigned char>(s[0])) && ec == std::errc() &&
-         end == s.data() + s.size();
+  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  return static_cast<uint64_t>(v);
 }
 
 }  // namespace
-
-SpecParts SplitSpec(const std::string& spec) {
-  SpecParts p;
-  size_t a = spec.find(':');
-  p.op = spec.substr(0, a);
-  if (a == std::string::npos) return p;
-  size_t b = spec.find(':', a + 1);
-  std::string params = spec.substr(a + 1, b == std::string::npos ? std::string::npos : b - a - 1);
-  p.precision = b == std::string::npos ? "float32" : spec.substr(b + 1);
-  std::istringstream in(params);
-  std::string tok;
-  while (std::getline(in, tok, ',')) {
-    if (auto eq = tok.find('='); eq != std::string::npos) {
-      p.extras[tok.substr(0, eq)] = tok.substr(eq + 1);
-    } else {
-      p.sizes.push_back(std::strtod(tok.c_str(), nullptr));
-    }
-  }
-  return p;
-}
 
 double Distance(const SpecParts& a, const SpecParts& b) {
   if (a.sizes.size() != b.sizes.size() || a.extras != b.extras) return std::numeric_limits<double>::infinity();
   double d = 0;
   for (size_t i = 0; i < a.sizes.size(); ++i) {
-    d += std::fabs(std::log((a.sizes[i] + 1) / (b.sizes[i] + 1)));
+    d += std::fabs(std::log((static_cast<double>(a.sizes[i]) + 1) / (static_cast<double>(b.sizes[i]) + 1)));
   }
   return d;
 }
@@ -70,7 +56,9 @@ Result<SpecParts> ParseTaskSpec(const std::string& spec) {
   auto fail = [](const std::string& what) { return Status::Corruption(what); };
   const size_t a = spec.find(':');
   const size_t b = a == std::string::npos ? a : spec.find(':', a + 1);
-  if (b == std::string::npos || spec.find(':', b + 1) != std::string::npos) return fail("expected two ':'");
+  if (b == std::string::npos || spec.find(':', b + 1) != std::string::npos) {
+    return fail("expected op:v1,v2,...[,name=value...]:precision, with two ':'");
+  }
   SpecParts p;
   p.op = spec.substr(0, a);
   if (!IsIdentifier(p.op)) return fail("the op is not a name");
@@ -87,10 +75,17 @@ Result<SpecParts> ParseTaskSpec(const std::string& spec) {
     const size_t eq = tok.find('=');
     if (eq == std::string::npos) {
       if (!p.extras.empty()) return fail("a size follows name=value parameters");
-      if (!IsNonNegativeInteger(tok)) return fail("a size is not a non-negative integer");
-      p.sizes.push_back(std::strtod(tok.c_str(), nullptr));
+      const std::optional<uint64_t> size = CanonicalInteger(tok);
+      if (!size) {
+        return fail("size '" + Printable(tok, 40) +
+                    "' is not a non-negative integer as the tuner writes it (digits only: no sign, space or leading "
+                    "zero)");
+      }
+      p.sizes.push_back(*size);
     } else if (!IsIdentifier(tok.substr(0, eq)) || !IsWord(tok.substr(eq + 1))) {
       return fail("a parameter is not name=value");
+    } else if (std::isdigit(static_cast<unsigned char>(tok[eq + 1])) && !CanonicalInteger(tok.substr(eq + 1))) {
+      return fail("the value of '" + tok.substr(0, eq) + "' is not an integer as the tuner writes it (a leading zero)");
     } else if (!p.extras.emplace(tok.substr(0, eq), tok.substr(eq + 1)).second) {
       return fail("a parameter is given twice");
     }
@@ -99,6 +94,11 @@ Result<SpecParts> ParseTaskSpec(const std::string& spec) {
   if (items != commas + 1) return fail("a parameter is empty");
   if (p.sizes.empty()) return fail("no sizes");
   return p;
+}
+
+Result<SpecParts> ParseWorkload(const std::string& spec) {
+  const size_t colons = static_cast<size_t>(std::count(spec.begin(), spec.end(), ':'));
+  return ParseTaskSpec(colons == 1 ? spec + ":float32" : spec);
 }
 
 }  // namespace tunefleet::runtime

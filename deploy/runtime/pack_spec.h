@@ -1,9 +1,10 @@
 // Workload specs as a kernel pack holds them ("op:v1,v2,...[,name=value...]:precision", Task::ToSpec's form):
-// the strict parse that KernelPack::Parse applies to every entry's task, the lenient split that Find applies to
-// an application's query, and the distance between two workloads of one op that picks the nearest tuned kernel.
+// the strict parse that KernelPack::Parse applies to every entry's task and Find to an application's query, and
+// the distance between two workloads of one op that picks the nearest tuned kernel.
 // Thread safety: plain functions.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -12,23 +13,24 @@
 
 namespace tunefleet::runtime {
 
-// A workload spec split into its parts; positional values as written.
+// A workload spec split into its parts.
 struct SpecParts {
   std::string op;
-  std::vector<double> sizes;
+  std::vector<uint64_t> sizes;
   std::map<std::string, std::string> extras;
   std::string precision;
 };
 
-// Splits any text at ':' and ','; a missing precision is float32. Never fails: what does not parse matches nothing.
-SpecParts SplitSpec(const std::string& spec);
-
 // Sum of |log(a/b)| over positional sizes; infinite when the shapes of the specs differ (count of sizes, extras).
 double Distance(const SpecParts& a, const SpecParts& b);
 
-// The exporter's form exactly: sizes non-negative integers, names identifiers, values words, a known precision.
-// Corruption errors say what is wrong, not where (the caller names the entry).
+// The exporter's form exactly: sizes non-negative integers written as Task::ToSpec writes them (digits only, no
+// sign, space or leading zero, below 2^63), names identifiers, values words (a value that begins with a digit such an
+// integer), a known precision. Corruption errors say what is wrong, not where (the caller names the entry).
 Result<SpecParts> ParseTaskSpec(const std::string& spec);
+
+// An application's workload: ParseTaskSpec's form, where a missing precision ("gemm:64,64,64") is float32.
+Result<SpecParts> ParseWorkload(const std::string& spec);
 
 // [A-Za-z_][A-Za-z0-9_]*: an OpenCL C kernel name, an op or parameter name.
 bool IsIdentifier(const std::string& s);
