@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <regex>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -139,6 +140,35 @@ TEST(FaultE2E, GivenTheDeviceLostTwiceInOneBatchAfterTheFirstWaitTheRunShouldWai
   fleet.StartAgent("pocl");
   ASSERT_NO_FATAL_FAILURE(ExpectRunCompletes(fleet, *tune, 30));
   EXPECT_EQ(fleet.Count("SELECT count(DISTINCT device_id) FROM records"), 1);
+}
+
+// The jobs the tuner's warnings say ended without a result ("N jobs of agent A ended without a result, to be measured
+// again: ..."), added up.
+int JobsSaidLost(const std::string& log) {
+  static const std::regex kLost(R"((\d+) jobs? (of agent \S+|not yet sent to a device) ended without a result)");
+  int jobs = 0;
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), kLost); it != std::sregex_iterator(); ++it)
+    jobs += std::stoi((*it)[1]);
+  return jobs;
+}
+
+// A batch's jobs lost with the only agent are said once each: the tuner sent them again on the lease, which had no
+// agent left, and counted them a second time ("... not yet sent to a device ended ...: lease has no agent left").
+TEST(FaultE2E, GivenTheOnlyAgentKilledMidBatchEachJobWithoutAResultShouldBeCountedOnce) {
+  LocalFleet fleet;
+  std::vector<std::string> args = TuneCommand(fleet, 30, "1", /*batch=*/"30");
+  args.insert(args.end(), {"--min-repeat-ms", "50"});
+  std::unique_ptr<Subprocess> tune;
+  ASSERT_NO_FATAL_FAILURE(KillTheOnlyAgentMidRun(fleet, args, &tune));
+  // Once the run waits for a device, every result of the batch that came is recorded.
+  ASSERT_TRUE(WaitUntil([&] { return tune->Log().find("no device left on the lease") != std::string::npos; },
+                        std::chrono::seconds(60)))
+      << tune->Log();
+  const int recorded = fleet.Count("SELECT count(*) FROM records");
+  ASSERT_LT(recorded, 30) << "the batch ended before the agent was killed";
+  fleet.StartAgent("pocl");
+  ASSERT_NO_FATAL_FAILURE(ExpectRunCompletes(fleet, *tune, 30));
+  EXPECT_EQ(JobsSaidLost(tune->Log()), 30 - recorded) << tune->Log();
 }
 
 // ... and that model's tasks are locked as the first one's are: when another run tunes the task on it (through
