@@ -74,6 +74,13 @@ Result<std::unique_ptr<MeasureSession>> MeasureSession::Open(const SessionOption
   }
   if (!acquired.ok() && s->interrupted()) return Status::Unavailable("interrupted while waiting for a device");
   TF_RETURN_IF_ERROR(acquired);
+  // The tracker grants what is free, one device at least: fewer than asked is said once, here (a lease taken again
+  // after a loss is not said again).
+  if (s->devices_.size() < opts.devices) {
+    spdlog::warn("--devices {}: the tracker leased {} device{} of key '{}', fewer than asked (no more were free); "
+                 "going on with {}",
+                 opts.devices, s->devices_.size(), s->devices_.size() == 1 ? "" : "s", opts.key, s->devices_.size());
+  }
   TF_RETURN_IF_ERROR(s->Adopt());
   return s;
 }
