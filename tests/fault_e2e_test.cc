@@ -3,6 +3,7 @@
 // once, and the statuses are right.
 #include <signal.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -11,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/tmpfs_testing.h"
 #include "tests/local_fleet.h"
 
 namespace tunefleet::testing {
@@ -210,6 +212,33 @@ TEST(FaultE2E, GivenADeviceModelBackMidRunWhoseTaskAnotherRunTunesTheRunShouldEn
   holder->Signal(SIGINT);
   EXPECT_EQ(holder->Wait(std::chrono::seconds(120)), 130) << holder->Log();
   EXPECT_FALSE(std::filesystem::exists(fleet.db() + ".locks"));
+}
+
+// A run whose log's disk fills up ends with the error, its records kept, and its session recorded as 'failed' (the
+// write that ended it found no room either, and the next run took it for a killed run's).
+TEST(FaultE2E, GivenTheLogsDiskFullMidRunTheRunShouldFailAndRecordItsSessionAsFailed) {
+  LocalFleet fleet;
+  SmallTmpfs disk(fleet.dir() + "/small", 4 << 20);
+  if (!disk.why_not().empty()) GTEST_SKIP() << disk.why_not();
+  fleet.StartTracker();
+  fleet.StartAgent("pocl");
+  ASSERT_TRUE(fleet.WaitForAgents("pocl", 1));
+  std::vector<std::string> args = TuneCommand(fleet, 400, "1", /*batch=*/"1");
+  const std::string db = disk.File("tune.db");
+  *(std::find(args.begin(), args.end(), "--db") + 1) = db;
+  auto tune = fleet.CliAsync(args);
+  ASSERT_TRUE(
+      WaitUntil([&] { return fleet.Count("SELECT count(*) FROM records", db) >= 3; }, std::chrono::seconds(240)))
+      << tune->Log();
+  const std::string filler = disk.Fill();
+  auto code = tune->Wait(std::chrono::seconds(240));
+  ASSERT_TRUE(code.has_value()) << tune->Log();
+  EXPECT_EQ(*code, 1) << tune->Log();
+  EXPECT_NE(tune->Log().find("tunefleet tune: error: "), std::string::npos) << tune->Log();
+  EXPECT_NE(tune->Log().find("full"), std::string::npos) << tune->Log();
+  std::filesystem::remove(filler);
+  EXPECT_GE(fleet.Count("SELECT count(*) FROM records", db), 3);
+  EXPECT_EQ(fleet.Sql("SELECT state FROM sessions", db), (std::vector<std::vector<std::string>>{{"failed"}}));
 }
 
 // An agent stopped on purpose (SIGTERM, as systemd and adb scripts stop it) says so: the tracker logs it as left, at
