@@ -438,6 +438,20 @@ TEST(BadInputE2E, GivenNoTrackerListeningTheTunerShouldFailWithinBoundedTime) {
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find(fleet.address()), std::string::npos) << r.output;
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+  EXPECT_EQ(CountLines(r.output), 1) << r.output;
+  // No new, empty log is left behind (nor its lock folder)...
+  EXPECT_FALSE(std::filesystem::exists(fleet.db())) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(fleet.db() + ".locks"));
+  // ... and a log that was there stays as it was.
+  const std::string empty = fleet.dir() + "/none.autotvm.log";
+  { std::ofstream(empty).flush(); }
+  ASSERT_EQ(fleet.Cli({"import", "--db", fleet.db(), empty}, std::chrono::seconds(30), false).exit_code, 0);
+  RunResult again = fleet.Cli({"tune", "--rpc-key", "k", "--task", "gemm:64,64,64", "--db", fleet.db()},
+                              std::chrono::seconds(60));
+  EXPECT_EQ(again.exit_code, 1) << again.output;
+  EXPECT_NE(again.output.find(fleet.address()), std::string::npos) << again.output;
+  EXPECT_TRUE(std::filesystem::exists(fleet.db()));
+  EXPECT_EQ(fleet.Sql("SELECT count(*) FROM records").at(0).at(0), "0");  // the log's tables are there
 }
 
 TEST(BadInputE2E, GivenNoAgentForTheKeyTheTunerShouldWaitThenSaySo) {
