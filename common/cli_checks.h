@@ -17,6 +17,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "common/cli_error_text.h"
 #include "common/device_key.h"
 #include "common/printable.h"
 #include "common/seconds.h"
@@ -173,22 +174,14 @@ inline CLI::Validator HostPort() {
 }
 
 // Parses the command line of `tool`. Returns the exit code when the program should end here: 2 after one line
-// "<tool>: error: <what> (see --help)" for a bad option, CLI11's own for --help; nullopt to go on.
-// A parse error's text, CLI11's "Could not convert: --x = 9999999999" (a value past the option's type) said plainly.
-inline std::string ErrorText(const CLI::ParseError& e) {
-  const std::string text = e.what(), prefix = "Could not convert: ";
-  const size_t eq = text.find(" = ");
-  if (text.rfind(prefix, 0) != 0 || eq == std::string::npos) return text;
-  return text.substr(prefix.size(), eq - prefix.size()) + ": '" + text.substr(eq + 3) +
-         "' is not a value it takes (out of its range, or not a number of its kind)";
-}
-
+// "<tool>: error: <what> (see --help)" for a bad option (common/cli_error_text.h), CLI11's own for --help; nullopt
+// to go on.
 inline std::optional<int> ParseCommandLine(CLI::App& app, int argc, char** argv, const std::string& tool) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);
-    std::cerr << tool << ": error: " << Printable(ErrorText(e), std::string::npos) << " (see --help)\n";
+    std::cerr << tool << ": error: " << Printable(ErrorText(app, e), std::string::npos) << " (see --help)\n";
     return 2;
   }
   return std::nullopt;

@@ -348,6 +348,32 @@ TEST(BadInputE2E, GivenATrackerAddressThatIsNotHostAndPortOrAnUnknownCommandWeSh
   for (const auto& [argv, says] : cases) ExpectRefusedInOneLine(argv, says);
 }
 
+// An unknown option is what the rest of a command line's faults most often follow from: it is named first (`tune
+// --bogus` said "--rpc-key is required"). An option given twice is said so (CLI11 said "--rpc-key: At Most 1 required
+// but received 2").
+TEST(BadInputE2E, GivenAnUnknownOptionOrAnOptionTwiceEachToolShouldSaySoFirstInOneLine) {
+  const std::string bin = BinDir();
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{bin + "/tunefleet", "tune", "--bogus"}, "tunefleet: error: unknown option '--bogus' (see tunefleet --help)"},
+      {{bin + "/tunefleet", "tune", "--task", "gemm:8,8,8", "--batch", "0", "--bogus"},
+       "tunefleet: error: unknown option '--bogus'"},
+      {{bin + "/tunefleet", "best", "--db", "x.db", "--jsno"}, "tunefleet: error: unknown option '--jsno'"},
+      {{bin + "/tunefleet", "tune", "a.onnx", "b.onnx", "--rpc-key", "k"},
+       "tunefleet: error: unexpected argument 'b.onnx'"},
+      {{bin + "/tunefleet-tracker", "--bogus", "--lease-ttl", "0"},
+       "tunefleet-tracker: error: unknown option '--bogus'"},
+      {{bin + "/tunefleet-agent", "--bogus"}, "tunefleet-agent: error: unknown option '--bogus'"},
+      {{bin + "/tunefleet", "tune", "--rpc-key", "a", "--rpc-key", "b", "--task", "gemm:8,8,8"},
+       "tunefleet: error: --rpc-key is given 2 times; it takes one value"},
+      {{bin + "/tunefleet-tracker", "--port", "1", "--port", "2"},
+       "tunefleet-tracker: error: --port is given 2 times; it takes one value"},
+  };
+  for (const auto& [argv, says] : cases) {
+    ExpectRefusedInOneLine(argv, says);
+    EXPECT_EQ(testing::Run(argv, std::chrono::seconds(30)).output.find("required"), std::string::npos) << says;
+  }
+}
+
 TEST(BadInputE2E, GivenALogPathWithNoFileTheReadingCommandsShouldSaySoAndCreateNothing) {
   LocalFleet fleet;
   const std::string missing = fleet.dir() + "/typo.db";
@@ -567,6 +593,20 @@ TEST(BadInputE2E, GivenNoTrackerListeningTheTunerShouldFailWithinBoundedTime) {
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find(fleet.address()), std::string::npos) << r.output;
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+  EXPECT_EQ(CountLines(r.output), 1) << r.output;
+  // No new, empty log is left behind (nor its lock folder)...
+  EXPECT_FALSE(std::filesystem::exists(fleet.db())) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(fleet.db() + ".locks"));
+  // ... and a log that was there stays as it was.
+  const std::string empty = fleet.dir() + "/none.autotvm.log";
+  { std::ofstream(empty).flush(); }
+  ASSERT_EQ(fleet.Cli({"import", "--db", fleet.db(), empty}, std::chrono::seconds(30), false).exit_code, 0);
+  RunResult again = fleet.Cli({"tune", "--rpc-key", "k", "--task", "gemm:64,64,64", "--db", fleet.db()},
+                              std::chrono::seconds(60));
+  EXPECT_EQ(again.exit_code, 1) << again.output;
+  EXPECT_NE(again.output.find(fleet.address()), std::string::npos) << again.output;
+  EXPECT_TRUE(std::filesystem::exists(fleet.db()));
+  EXPECT_EQ(fleet.Sql("SELECT count(*) FROM records").at(0).at(0), "0");  // the log's tables are there
 }
 
 TEST(BadInputE2E, GivenNoAgentForTheKeyTheTunerShouldWaitThenSaySo) {

@@ -3,13 +3,16 @@
 // once, and the statuses are right.
 #include <signal.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <regex>
 #include <thread>
 
 #include <gtest/gtest.h>
 
+#include "common/tmpfs_testing.h"
 #include "tests/local_fleet.h"
 
 namespace tunefleet::testing {
@@ -141,6 +144,35 @@ TEST(FaultE2E, GivenTheDeviceLostTwiceInOneBatchAfterTheFirstWaitTheRunShouldWai
   EXPECT_EQ(fleet.Count("SELECT count(DISTINCT device_id) FROM records"), 1);
 }
 
+// The jobs the tuner's warnings say ended without a result ("N jobs of agent A ended without a result, to be measured
+// again: ..."), added up.
+int JobsSaidLost(const std::string& log) {
+  static const std::regex kLost(R"((\d+) jobs? (of agent \S+|not yet sent to a device) ended without a result)");
+  int jobs = 0;
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), kLost); it != std::sregex_iterator(); ++it)
+    jobs += std::stoi((*it)[1]);
+  return jobs;
+}
+
+// A batch's jobs lost with the only agent are said once each: the tuner sent them again on the lease, which had no
+// agent left, and counted them a second time ("... not yet sent to a device ended ...: lease has no agent left").
+TEST(FaultE2E, GivenTheOnlyAgentKilledMidBatchEachJobWithoutAResultShouldBeCountedOnce) {
+  LocalFleet fleet;
+  std::vector<std::string> args = TuneCommand(fleet, 30, "1", /*batch=*/"30");
+  args.insert(args.end(), {"--min-repeat-ms", "50"});
+  std::unique_ptr<Subprocess> tune;
+  ASSERT_NO_FATAL_FAILURE(KillTheOnlyAgentMidRun(fleet, args, &tune));
+  // Once the run waits for a device, every result of the batch that came is recorded.
+  ASSERT_TRUE(WaitUntil([&] { return tune->Log().find("no device left on the lease") != std::string::npos; },
+                        std::chrono::seconds(60)))
+      << tune->Log();
+  const int recorded = fleet.Count("SELECT count(*) FROM records");
+  ASSERT_LT(recorded, 30) << "the batch ended before the agent was killed";
+  fleet.StartAgent("pocl");
+  ASSERT_NO_FATAL_FAILURE(ExpectRunCompletes(fleet, *tune, 30));
+  EXPECT_EQ(JobsSaidLost(tune->Log()), 30 - recorded) << tune->Log();
+}
+
 // ... and that model's tasks are locked as the first one's are: when another run tunes the task on it (through
 // another key), the run ends with the refusal, what it recorded kept.
 TEST(FaultE2E, GivenADeviceModelBackMidRunWhoseTaskAnotherRunTunesTheRunShouldEndWithTheRefusal) {
@@ -180,6 +212,33 @@ TEST(FaultE2E, GivenADeviceModelBackMidRunWhoseTaskAnotherRunTunesTheRunShouldEn
   holder->Signal(SIGINT);
   EXPECT_EQ(holder->Wait(std::chrono::seconds(120)), 130) << holder->Log();
   EXPECT_FALSE(std::filesystem::exists(fleet.db() + ".locks"));
+}
+
+// A run whose log's disk fills up ends with the error, its records kept, and its session recorded as 'failed' (the
+// write that ended it found no room either, and the next run took it for a killed run's).
+TEST(FaultE2E, GivenTheLogsDiskFullMidRunTheRunShouldFailAndRecordItsSessionAsFailed) {
+  LocalFleet fleet;
+  SmallTmpfs disk(fleet.dir() + "/small", 4 << 20);
+  if (!disk.why_not().empty()) GTEST_SKIP() << disk.why_not();
+  fleet.StartTracker();
+  fleet.StartAgent("pocl");
+  ASSERT_TRUE(fleet.WaitForAgents("pocl", 1));
+  std::vector<std::string> args = TuneCommand(fleet, 400, "1", /*batch=*/"1");
+  const std::string db = disk.File("tune.db");
+  *(std::find(args.begin(), args.end(), "--db") + 1) = db;
+  auto tune = fleet.CliAsync(args);
+  ASSERT_TRUE(
+      WaitUntil([&] { return fleet.Count("SELECT count(*) FROM records", db) >= 3; }, std::chrono::seconds(240)))
+      << tune->Log();
+  const std::string filler = disk.Fill();
+  auto code = tune->Wait(std::chrono::seconds(240));
+  ASSERT_TRUE(code.has_value()) << tune->Log();
+  EXPECT_EQ(*code, 1) << tune->Log();
+  EXPECT_NE(tune->Log().find("tunefleet tune: error: "), std::string::npos) << tune->Log();
+  EXPECT_NE(tune->Log().find("full"), std::string::npos) << tune->Log();
+  std::filesystem::remove(filler);
+  EXPECT_GE(fleet.Count("SELECT count(*) FROM records", db), 3);
+  EXPECT_EQ(fleet.Sql("SELECT state FROM sessions", db), (std::vector<std::vector<std::string>>{{"failed"}}));
 }
 
 // An agent stopped on purpose (SIGTERM, as systemd and adb scripts stop it) says so: the tracker logs it as left, at

@@ -101,9 +101,9 @@ std::unique_ptr<Subprocess> LocalFleet::CliAsync(std::vector<std::string> args) 
   return std::make_unique<Subprocess>(argv, dir_ + "/cli" + std::to_string(n++) + ".log");
 }
 
-int LocalFleet::Count(const std::string& query) const {
+int LocalFleet::Count(const std::string& query, const std::string& db_path) const {
   try {
-    return std::stoi(Sql(query).at(0).at(0));
+    return std::stoi(Sql(query, db_path).at(0).at(0));
   } catch (const std::exception&) {
     return 0;  // the tuner has not created the tables yet
   }

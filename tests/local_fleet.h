@@ -44,8 +44,9 @@ class LocalFleet {
   const std::string& dir() const { return dir_; }
   std::string db() const { return dir_ + "/tune.db"; }
 
-  // The first column of the first row of a SELECT as a number; 0 while the tables do not exist yet.
-  int Count(const std::string& query) const;
+  // The first column of the first row of a SELECT (over the test's database, or `db_path`) as a number; 0 while the
+  // tables do not exist yet.
+  int Count(const std::string& query, const std::string& db_path = "") const;
   // Waits until the test's database holds at least `n` records; false on timeout.
   bool WaitForRecords(int n, std::chrono::seconds timeout) const;
 

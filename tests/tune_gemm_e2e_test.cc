@@ -221,6 +221,20 @@ TEST_F(TuneGemmE2E, GivenABudgetThatReachesEveryUnitThereShouldBeNoFallbackRound
   EXPECT_EQ(fleet_.Count("SELECT count(*) FROM records"), 8);
 }
 
+// --devices 3 with one agent of the key ran on the one without a word.
+TEST_F(TuneGemmE2E, GivenMoreDevicesAskedThanTheKeyHasTheRunShouldSaySoOnceAndTuneOnTheOnesItGot) {
+  RunResult r = fleet_.Cli({"tune", "--rpc-key", "pocl", "--task", "gemm:32,32,32", "--template", "gemm.buffer",
+                            "--trials", "8", "--tuner", "random", "--db", fleet_.db(), "--number", "1", "--repeat",
+                            "1", "--batch", "4", "--devices", "3"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string says = "--devices 3: the tracker leased 1 device of key 'pocl', fewer than asked (no more were "
+                           "free); going on with 1";
+  const size_t at = r.output.find(says);
+  EXPECT_NE(at, std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("fewer than asked", at + says.size()), std::string::npos) << r.output;
+  EXPECT_EQ(fleet_.Count("SELECT count(*) FROM records"), 8);
+}
+
 // One task spelled three ways is one unit of the log: it was three, each measuring its own fallback config, and the
 // summary listed the task three times.
 TEST_F(TuneGemmE2E, GivenOneTaskNamedSeveralWaysItShouldBeTunedOnce) {

@@ -156,8 +156,10 @@ struct HttpStatus::Impl {
     Impl* impl;
   };
 
-  std::string Respond(const std::string& method, const std::string& path) {
+  std::string Respond(const std::string& method, const std::string& target) {
     std::string status = "200 OK", type = "text/html; charset=utf-8", body;
+    // A query string (a browser's or a scraper's "/?refresh=1") does not change the page: routed by the path.
+    const std::string path = target.substr(0, target.find('?'));
     if (method != "GET") {
       status = "405 Method Not Allowed";
       type = "text/plain";

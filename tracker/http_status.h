@@ -1,5 +1,6 @@
 // The optional HTTP side port: `/` is a plain HTML table of agents and keys, `/metrics` is Prometheus
-// text (agents per key and state, leased agents, waiting acquires, jobs done). Anything else is 404.
+// text (agents per key and state, leased agents, waiting acquires, jobs done). Anything else is 404. A query string
+// ("/?a=b", "/metrics?x=1") is ignored.
 // HTTP/1.0-style: one request per connection, then close.
 //
 // Robustness: a connection that has not sent its whole request and taken its reply within

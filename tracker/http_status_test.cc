@@ -91,6 +91,24 @@ TEST(HttpStatusTest, GivenARunningTrackerWithHttpPort_WeShouldServeThePageAndMet
   const std::string metrics = Get(http, "/metrics");
   EXPECT_NE(metrics.find("tunefleet_agents{key=\"pocl\",state=\"free\"} 1"), std::string::npos) << metrics;
   EXPECT_EQ(Get(http, "/nope").rfind("HTTP/1.0 404", 0), 0u);
+  EXPECT_EQ(Get(http, "/nope?a=b").rfind("HTTP/1.0 404", 0), 0u);
+}
+
+TEST(HttpStatusTest, GivenAQueryString_WeShouldServeThePageOfItsPath) {
+  ServerOptions o;
+  o.host = "127.0.0.1";
+  o.port = 0;
+  o.http_port = 0;
+  auto server = TrackerServer::Start(o);
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  const int http = (*server)->http_port();
+  ASSERT_GT(http, 0);
+  const std::string page = Get(http, "/?a=b");
+  EXPECT_EQ(page.rfind("HTTP/1.0 200 OK", 0), 0u) << page;
+  EXPECT_NE(page.find("<table"), std::string::npos) << page;
+  const std::string metrics = Get(http, "/metrics?x=1&y");
+  EXPECT_EQ(metrics.rfind("HTTP/1.0 200 OK", 0), 0u) << metrics;
+  EXPECT_NE(metrics.find("tunefleet_jobs_done_total 0"), std::string::npos) << metrics;
 }
 
 using namespace std::chrono_literals;

@@ -1,5 +1,8 @@
 // `tunefleet tune`: tune explicit tasks (--task) or every task of an ONNX model, through the tracker.
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -10,6 +13,7 @@
 #include "common/cli_checks.h"
 #include "search-spaces/template.h"
 #include "storage/tuning_log.h"
+#include "tracker/client.h"
 #include "tuner/command.h"
 #include "tuner/model_tasks.h"
 #include "tuner/onnx_import.h"
@@ -95,6 +99,25 @@ Result<std::vector<TuneTask>> CollectTasks(const TuneArgs& a) {
   return unique;
 }
 
+// Whether TuningLog::Open would create a new log at `path`: no file is there (not even a link), in a folder that
+// exists and that this user may write to. (Where it would refuse the path, it says so itself, creating nothing.)
+bool WouldCreateLog(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (path.empty() || fs::symlink_status(path, ec).type() != fs::file_type::not_found) return false;
+  const fs::path folder = fs::path(path).has_parent_path() ? fs::path(path).parent_path() : fs::path(".");
+  return fs::is_directory(folder, ec) && ::access(folder.c_str(), W_OK | X_OK) == 0;
+}
+
+// Connects to the tracker as MeasureSession::Open does first; its error when nothing answers there.
+Status ReachTracker(const SessionOptions& s) {
+  TrackerClientOptions o;
+  o.token = s.token;
+  o.connect_timeout = s.connect_timeout;
+  o.tls_ca_file = s.tls_ca_file;
+  return TrackerClient::Connect(s.tracker, o).status();
+}
+
 int RunTuneCommand(const TuneArgs& a) {
   if (a.key.empty()) return CommandError("tune", "--rpc-key is required", 2);
   Result<std::vector<TuneTask>> tasks = CollectTasks(a);
@@ -148,6 +171,12 @@ int RunTuneCommand(const TuneArgs& a) {
   // So is a template that cannot run a task on any device.
   if (Status fit = CheckSomeDeviceRuns(o.tasks, o.template_name); !fit.ok())
     return CommandError("tune", fit.message(), 2);
+  // A run that cannot reach the tracker leaves no new, empty log behind: a log to be created is created once the
+  // tracker answers. (A path Open refuses is not asked about: it is refused first, as is a log that exists and is
+  // none; a log that exists is never removed.)
+  if (WouldCreateLog(a.db)) {
+    if (Status reached = ReachTracker(o.session); !reached.ok()) return CommandError("tune", reached.message(), 1);
+  }
   Result<std::unique_ptr<TuningLog>> log = TuningLog::Open(a.db);
   if (!log.ok()) return CommandError("tune", log.status().message(), LogOpenExitCode(log.status()));
   WarnDamagedRecords("tune", **log);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <numeric>
 
@@ -256,6 +257,18 @@ double SpearmanCorrelation(const std::vector<double>& a, const std::vector<doubl
   }
   if (va == 0 || vb == 0) return 0;
   return cov / std::sqrt(va * vb);
+}
+
+std::string SpearmanText(const std::vector<double>& predicted, const std::vector<double>& measured) {
+  auto constant = [](const std::vector<double>& v) {
+    return std::all_of(v.begin(), v.end(), [&](double x) { return x == v.front(); });
+  };
+  if (predicted.size() != measured.size() || predicted.size() < 2) return "Spearman n/a (fewer than 2 configs)";
+  if (constant(predicted)) return "Spearman n/a (constant predictions)";
+  if (constant(measured)) return "Spearman n/a (equal measured scores)";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "Spearman %.2f", SpearmanCorrelation(predicted, measured));
+  return buf;
 }
 
 }  // namespace tunefleet

@@ -116,4 +116,11 @@ class CostModel {
 // Spearman rank correlation of two equally long series (ties get average ranks); 0 when undefined.
 double SpearmanCorrelation(const std::vector<double>& a, const std::vector<double>& b);
 
+// The model's ranking of `measured` (scores of configs) by `predicted`, as a progress line says it: "Spearman 0.85".
+// Where the correlation is undefined it says why rather than print 0.00, which would read as a model that ranks no
+// better than chance: "Spearman n/a (constant predictions)" for a model that predicted one value for every config (a
+// degenerate model), "Spearman n/a (equal measured scores)" when the configs measured alike (every one failed, say),
+// "Spearman n/a (fewer than 2 configs)".
+std::string SpearmanText(const std::vector<double>& predicted, const std::vector<double>& measured);
+
 }  // namespace tunefleet

@@ -87,5 +87,16 @@ TEST(CostModelTest, GivenKnownSeries_WeShouldComputeSpearmanWithTies) {
   EXPECT_EQ(SpearmanCorrelation({1, 1}, {1, 2}), 0.0);
 }
 
+// A correlation that is undefined is no 0.00: a model that predicts one value for everything is degenerate, not one
+// that ranks by chance.
+TEST(CostModelTest, GivenConstantPredictions_SpearmanTextShouldSayNotApplicableAndWhy) {
+  EXPECT_EQ(SpearmanText({1, 2, 3, 4}, {4, 3, 2, 1}), "Spearman -1.00");
+  EXPECT_EQ(SpearmanText({1, 1, 2, 3}, {1, 2, 3, 4}), "Spearman 0.95");
+  EXPECT_EQ(SpearmanText({0.5, 0.5, 0.5}, {1, 2, 3}), "Spearman n/a (constant predictions)");
+  EXPECT_EQ(SpearmanText({0.5, 0.5, 0.5}, {0, 0, 0}), "Spearman n/a (constant predictions)");
+  EXPECT_EQ(SpearmanText({1, 2, 3}, {0, 0, 0}), "Spearman n/a (equal measured scores)");
+  EXPECT_EQ(SpearmanText({1}, {1}), "Spearman n/a (fewer than 2 configs)");
+}
+
 }  // namespace
 }  // namespace tunefleet

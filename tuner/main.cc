@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
         std::cerr << "tunefleet: error: unknown command '" << tunefleet::Printable(first) << "' (see tunefleet --help)\n";
         return 2;
       }
-      std::cerr << "tunefleet: error: " << tunefleet::Printable(tunefleet::cli::ErrorText(e), std::string::npos)
+      std::cerr << "tunefleet: error: " << tunefleet::Printable(tunefleet::cli::ErrorText(app, e), std::string::npos)
                 << " (see tunefleet --help)\n";
       return 2;
     }

@@ -74,6 +74,13 @@ Result<std::unique_ptr<MeasureSession>> MeasureSession::Open(const SessionOption
   }
   if (!acquired.ok() && s->interrupted()) return Status::Unavailable("interrupted while waiting for a device");
   TF_RETURN_IF_ERROR(acquired);
+  // The tracker grants what is free, one device at least: fewer than asked is said once, here (a lease taken again
+  // after a loss is not said again).
+  if (s->devices_.size() < opts.devices) {
+    spdlog::warn("--devices {}: the tracker leased {} device{} of key '{}', fewer than asked (no more were free); "
+                 "going on with {}",
+                 opts.devices, s->devices_.size(), s->devices_.size() == 1 ? "" : "s", opts.key, s->devices_.size());
+  }
   TF_RETURN_IF_ERROR(s->Adopt());
   return s;
 }
@@ -153,6 +160,9 @@ Status MeasureSession::Measure(
   for (size_t i = 0; i < pending.size(); ++i) pending[i] = i;
   bool waiting = false;  // a device was lost and we are inside the device-wait window
   Clock::time_point deadline;
+  // Jobs whose loss a warning has said. Sent again on a lease that has no device left, they come straight back
+  // without having reached a device: not said (and counted) again; the wait for a device below says what happens.
+  std::set<size_t> said_lost;
 
   while (!pending.empty()) {
     if (interrupted()) return Interrupted(pending.size());
@@ -176,7 +186,7 @@ Status MeasureSession::Measure(
         size_t i = it->second;
         job_to_program.erase(it);
         if (ev.device_lost()) {
-          ++lost[{ev.agent_id(), ev.message()}];
+          if (said_lost.insert(i).second || !ev.agent_id().empty()) ++lost[{ev.agent_id(), ev.message()}];
           next.push_back(i);
           return;
         }

@@ -18,6 +18,22 @@ std::string RunHolder(const std::string& command) {
   return "tunefleet " + command + " pid " + std::to_string(getpid()) + "@" + (host.empty() ? "?" : host);
 }
 
+namespace {
+
+// Room for ending a session on a full disk: a WAL frame of the sessions table's page, and a step of SQLite's
+// shared-memory index (32 KiB), with room to spare.
+constexpr size_t kEndReserveBytes = 256 * 1024;
+
+// The folder of the file `log_path` resolves to: where SQLite writes the log and its write-ahead log.
+std::string LogFolder(const std::string& log_path) {
+  std::error_code ec;
+  std::filesystem::path resolved = std::filesystem::weakly_canonical(log_path, ec);
+  if (ec || resolved.empty()) resolved = log_path;
+  return resolved.has_parent_path() ? resolved.parent_path().string() : std::string(".");
+}
+
+}  // namespace
+
 Result<RunSession> RunSession::Begin(TuningLog& log, const std::string& args_json, const std::string& holder,
                                      SessionLock need) {
   // Unique per run: the holder names the pid and host, the clock tells two runs of one pid apart.
@@ -30,12 +46,15 @@ Result<RunSession> RunSession::Begin(TuningLog& log, const std::string& args_jso
     spdlog::warn("{}; the session names no lock, so a later run cannot tell it from one that was killed",
                  lock.status().message());
     TF_ASSIGN_OR_RETURN(int64_t id, log.BeginSession(args_json, ""));
-    return RunSession(log, std::nullopt, id);
+    RunSession session(log, std::nullopt, id);
+    session.reserve_ = SpaceReserve::Take(LogFolder(log.path()), kEndReserveBytes);
+    return session;
   }
   if (!lock.ok()) return lock.status();
   const std::string name = std::filesystem::path(LogRunLock::LockPath(log.path(), scope, "")).filename().string();
   TF_ASSIGN_OR_RETURN(int64_t id, log.BeginSession(args_json, name));
   RunSession session(log, std::move(lock).value(), id);
+  session.reserve_ = SpaceReserve::Take(LogFolder(log.path()), kEndReserveBytes);
   // Housekeeping: the run goes on without it (a log busy past the timeout, say), and a later run does it.
   if (Result<int> ended = EndKilledSessions(log, id); !ended.ok()) {
     spdlog::warn("ending the sessions of killed runs: {}; left for a later run", ended.status().message());
@@ -44,16 +63,21 @@ Result<RunSession> RunSession::Begin(TuningLog& log, const std::string& args_jso
 }
 
 RunSession::RunSession(RunSession&& other) noexcept
-    : log_(std::exchange(other.log_, nullptr)), lock_(std::move(other.lock_)), id_(other.id_) {}
+    : log_(std::exchange(other.log_, nullptr)),
+      lock_(std::move(other.lock_)),
+      id_(other.id_),
+      reserve_(std::move(other.reserve_)) {}
 
-RunSession::~RunSession() {
-  if (log_ != nullptr) (void)log_->EndSession(id_, "failed");
-}
+RunSession::~RunSession() { (void)End("failed"); }
 
 Status RunSession::End(const std::string& state) {
   if (log_ == nullptr) return Status::OK();
   TuningLog* log = std::exchange(log_, nullptr);
-  return log->EndSession(id_, state);
+  Status ended = log->EndSession(id_, state);
+  // A full disk (what failed the run, often) fails this write too: the reserve makes room for it.
+  if (!ended.ok() && ended.code() == Status::Code::kIOError && reserve_.Release()) ended = log->EndSession(id_, state);
+  reserve_.Release();
+  return ended;
 }
 
 Result<int> EndKilledSessions(TuningLog& log, int64_t own) {

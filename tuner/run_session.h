@@ -8,7 +8,9 @@
 // session lock files nobody holds (a run killed before its row named its file). Sessions without a lock name (older
 // runs) are left as they are. `tune` and `import` hold one each. A session is judged dead by its lock alone, whatever host it names: hosts
 // that write one log must share its flocks (as the task locks already require). Deleting LOG.locks/ under a live
-// run makes the next run mark its session 'killed', which the run's own end then overwrites.
+// run makes the next run mark its session 'killed', which the run's own end then overwrites. A run that fails because
+// the log's disk is full can still end its session: it holds a little space back from its start (SpaceReserve) and
+// gives it up when ending the session finds no room.
 //
 // Ownership: owns the lock (released by the destructor, or by the kernel when the process dies); borrows the log,
 // which must outlive it.
@@ -22,6 +24,7 @@
 #include "common/status.h"
 #include "storage/tuning_log.h"
 #include "tuner/log_run_lock.h"
+#include "tuner/space_reserve.h"
 
 namespace tunefleet {
 
@@ -55,6 +58,7 @@ class RunSession {
   TuningLog* log_ = nullptr;  // null once ended or moved from
   std::optional<LogRunLock> lock_;  // none: a best-effort lock that could not be taken
   int64_t id_ = 0;
+  SpaceReserve reserve_;  // room for End on a full disk (empty where the file system cannot hold one)
 };
 
 // "tunefleet COMMAND pid N@HOST": who holds a run's lock and leases (shown by `tunefleet query`).

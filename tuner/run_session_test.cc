@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "common/temp_dir_testing.h"
+#include "common/tmpfs_testing.h"
 #include "storage/sqlite_handle.h"
 
 namespace tunefleet {
@@ -124,6 +125,29 @@ TEST_F(RunSessionTest, GivenASessionDestroyedWithoutEnd_ItShouldEndAsFailed) {
   }
   EXPECT_EQ(Session(1).first, "failed");
   EXPECT_FALSE(fs::exists(LogRunLock::LockFolder(log_)));  // the last lock file took the folder with it
+}
+
+// A run whose log's disk filled up failed, and the write that ends its session found no room either: the session
+// stayed 'running', and the next run marked it 'killed'. The room the session holds back lets it end as 'failed'.
+TEST_F(RunSessionTest, GivenTheLogsDiskFull_EndShouldStillRecordTheSessionAsFailed) {
+  SmallTmpfs disk(dir_.File("small"), 2 << 20);
+  if (!disk.why_not().empty()) GTEST_SKIP() << disk.why_not();
+  log_ = disk.File("tune.db");
+  auto log = Open();
+  ASSERT_NE(log, nullptr);
+  auto run = RunSession::Begin(*log, "{}", "tunefleet tune pid 9@test");
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  const std::string filler = disk.Fill();
+  const std::string workload = R"({"pad": ")" + std::string(500, 'x') + R"("})";
+  Status refused;
+  for (int i = 0; i < 10000 && refused.ok(); ++i)
+    refused = log->UpsertTask("gemm:" + std::to_string(i) + ",8,8", "gemm", workload, 1).status();
+  ASSERT_FALSE(refused.ok()) << "the disk never filled up";
+  EXPECT_NE(refused.message().find("full"), std::string::npos) << refused.ToString();
+
+  EXPECT_TRUE(run->End("failed").ok());
+  fs::remove(filler);
+  EXPECT_EQ(Session(run->id()).first, "failed");
 }
 
 // A run killed after taking its lock and before its session row named it leaves a file no row names; the next run

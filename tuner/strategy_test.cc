@@ -143,6 +143,17 @@ TEST(StrategyTest, GivenXgbAfterAFullPlan_WeShouldRefitAndBeatRandomSearch) {
   EXPECT_GT(typed->last_rank_correlation(), 0.3) << xgb->StatusLine();
 }
 
+// Configs that all cost the same teach the model nothing: it predicts one value for every config, and the progress
+// line says so rather than "Spearman 0.00", which would read as a model that ranks by chance.
+TEST(StrategyTest, GivenEqualCosts_XgbShouldSayItsPredictionsAreConstantNotASpearmanOfZero) {
+  const Space s = testing::TilingSpace();
+  auto xgb = Make(s, "xgb", 3, 64, /*early_refits=*/false);
+  Tune(*xgb, s, 12, 16, [](const Space&, uint64_t) { return 1.0; });  // a plan, a refit, then a plan from it
+  EXPECT_NE(xgb->StatusLine().find("Spearman n/a (constant predictions) on newest 64"), std::string::npos)
+      << xgb->StatusLine();
+  EXPECT_EQ(xgb->StatusLine().find("Spearman 0.00"), std::string::npos) << xgb->StatusLine();
+}
+
 TEST(StrategyTest, GivenNoHistory_XgbShouldFitEarlyInTheFirstPlanThenEveryPlan) {
   const Space s = testing::TilingSpace();
   auto xgb = Make(s, "xgb", 3);

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -240,6 +239,7 @@ void XgbStrategy::EvaluateNewestPlan() {
     measured.push_back(RelativeScore(observed_[i].ok, observed_[i].cost, best));
   }
   last_corr_ = SpearmanCorrelation(predicted, measured);
+  last_corr_text_ = SpearmanText(predicted, measured);
   last_corr_n_ = measured.size();
 }
 
@@ -450,11 +450,7 @@ std::string XgbStrategy::StatusLine() const {
     if (history_own_ > 0) s += " (" + std::to_string(history_own_) + " with their own task's features)";
     if (history_inexact_ > 0) s += " (" + std::to_string(history_inexact_) + " mapped to nearest)";
   }
-  if (!std::isnan(last_corr_)) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, ", Spearman %.2f on newest %zu", last_corr_, last_corr_n_);
-    s += buf;
-  }
+  if (!last_corr_text_.empty()) s += ", " + last_corr_text_ + " on newest " + std::to_string(last_corr_n_);
   if (!last_error_.empty()) s += ", model error: " + last_error_;
   return s;
 }

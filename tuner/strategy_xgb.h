@@ -120,6 +120,7 @@ class XgbStrategy final : public Strategy {
   bool last_plan_from_model_ = false;
   bool last_plan_from_prior_ = false;
   double last_corr_;
+  std::string last_corr_text_;  // SpearmanText of the newest plan; empty until known
   size_t last_corr_n_ = 0;
   std::string last_error_;
 };
