@@ -73,6 +73,158 @@ bool Done(const Entry& e, uint64_t early_stopping) {
   return early_stopping > 0 && t.has_best() && t.trials_since_best() >= early_stopping;
 }
 
+// One TaskTuner per task and template that fits the device (a task no template fits is skipped with a warning,
+// unless it is the run's only task).
+Result<std::vector<Entry>> MakeEntries(const TuneOptions& opts, const DeviceLimits& limits,
+                                       const std::string& device_name, int64_t session_id, int64_t device_id,
+                                       TuningLog& log) {
+  std::vector<Entry> entries;
+  for (size_t i = 0; i < opts.tasks.size(); ++i) {
+    const TuneTask& tt = opts.tasks[i];
+    Result<std::vector<const Template*>> templates = PickTemplates(tt.task, opts.template_name, limits, device_name);
+    if (!templates.ok()) {
+      if (opts.tasks.size() == 1) return templates.status();
+      spdlog::warn("skipping {}: {}", tt.task.ToSpec(), templates.status().message());
+      continue;
+    }
+    for (const Template* tmpl : *templates) {
+      TaskTunerOptions to = opts.tuner;
+      to.session_id = session_id;
+      to.device_id = device_id;
+      to.count = tt.count;
+      to.strategy.seed = opts.tuner.strategy.seed + entries.size();
+      Result<std::unique_ptr<TaskTuner>> tuner = TaskTuner::Create(tt.task, *tmpl, limits, to, &log);
+      if (!tuner.ok()) return tuner.status().WithContext(tt.task.ToSpec() + " [" + tmpl->name() + "]");
+      entries.push_back({i, std::move(tuner).value(), 0});
+    }
+  }
+  return entries;
+}
+
+// How a run spends its budget: what is left of it, and how the units without a trial get their first batches.
+struct BudgetPlan {
+  uint64_t remaining = 0;         // trials this run may measure
+  std::vector<size_t> untried;    // entries with no trial yet (and not done)
+  bool fallback_round = false;    // measure each untried unit's fallback first
+  bool order_by_latency = false;  // first batches by count x latency (after the round, or from a resumed log)
+};
+
+BudgetPlan PlanBudget(const std::vector<Entry>& entries, const TuneOptions& opts) {
+  // Budget: the total counts what the log already holds, so a resumed run measures exactly the rest.
+  uint64_t budget = opts.trials;
+  uint64_t recorded = 0;
+  for (const Entry& e : entries) recorded += e.tuner->trials();
+  if (opts.all_trials) {
+    budget = 0;
+    for (const Entry& e : entries) budget += e.tuner->space().CountValid();
+  }
+  const uint64_t remaining = budget > recorded ? budget - recorded : 0;
+  if (recorded > 0)
+    spdlog::info("resume: {} trials already recorded, {} to go (--fresh starts over)", recorded, remaining);
+  // When the budget cannot give every untried unit a first batch, a round first measures each one's fallback config
+  // (which its first batch would measure anyway), so that the first batches go to the layers that are slowest as
+  // they stand (TaskScheduler), and the closing estimate covers the whole model. Not when the round would take more
+  // than half the budget (there would be few first batches left to order), nor on a budget that reaches every unit.
+  // There the first batches go by count x FLOPs, the heaviest first: on the main job's full budget, the round's
+  // order was lower in only 7 of 24 seeds (bench/results/h200-pocl-2026-12-01-fallback-round.md).
+  BudgetPlan plan;
+  plan.remaining = remaining;
+  std::vector<size_t>& untried = plan.untried;
+  for (size_t i = 0; i < entries.size(); ++i)
+    if (entries[i].tuner->trials() == 0 && !Done(entries[i], opts.early_stopping)) untried.push_back(i);
+  const bool short_budget = !opts.all_trials && remaining < untried.size() * opts.batch_size;
+  const bool fallback_round = untried.size() > 1 && short_budget && 2 * untried.size() <= remaining;
+  plan.fallback_round = fallback_round;
+  // A resumed run whose log already says how fast every unit runs (its fallback or a best) orders its first batches
+  // by those latencies, as after the round: the round it would need was measured by the run it resumes.
+  const bool latencies_logged =
+      recorded > 0 && std::all_of(entries.begin(), entries.end(), [](const Entry& e) {
+        return e.tuner->fallback_recorded() || e.tuner->has_best();
+      });
+  plan.order_by_latency = fallback_round || latencies_logged;
+  // A model's many units share one budget: say so at once when it cannot give each untried unit a first batch,
+  // rather than leave the user to find most of the model untuned at the end.
+  if (untried.size() > 1 && short_budget) {
+    // With the round, a first batch after it costs batch - 1 more trials.
+    const uint64_t left = fallback_round ? remaining - untried.size() : remaining;
+    const uint64_t per_batch = fallback_round && opts.batch_size > 1 ? opts.batch_size - 1 : opts.batch_size;
+    spdlog::warn("--trials {} leaves {} trials for {} task/template units without a trial: {}about {} of them "
+                 "will get a first batch of {}, the {}; --trials {} gives each one batch, "
+                 "--time-budget S alone tunes until S seconds", budget, remaining, untried.size(),
+                 fallback_round ? "after a round that measures each one's fallback config, " : "",
+                 (left + per_batch - 1) / per_batch, opts.batch_size,
+                 fallback_round ? "slowest first (count x the task's latency so far)"
+                                : "heaviest first (count x FLOPs)",
+                 recorded + untried.size() * opts.batch_size);
+  }
+  return plan;
+}
+
+TunedTask Summarize(const TaskTuner& t) {
+  TunedTask out;
+  out.spec = t.task().ToSpec();
+  out.template_name = t.tmpl().name();
+  out.count = t.count();
+  out.trials = t.trials();
+  out.tuning_trials = t.tuning_trials();
+  out.exhausted = t.exhausted();
+  out.best_cost = t.best_cost();
+  out.best_gflops = t.best_gflops();
+  out.fallback_cost = t.fallback_cost();
+  if (t.has_best()) out.best_config = t.space().ToJson(t.space().FromIndex(t.best_index())).dump();
+  return out;
+}
+
+// The device models a run leases. The log's units are (task, template, device model): two runs through two keys of
+// one device model would tune the same ones. So every device model the run leases is locked too, held until the run
+// ends, and each records under its own row of the log: the first lease's, and a lease taken again after the devices
+// were lost, which can hold another model of the key (its results must not be filed under the first model).
+class RunDevices {
+ public:
+  RunDevices(const TuneOptions& opts, const std::vector<std::string>& specs, TuningLog& log)
+      : opts_(opts), specs_(specs), log_(log) {}
+
+  // Locks and records each new device model of a lease (MeasureSession's on_lease).
+  Status Adopt(const std::vector<proto::LeasedDevice>& leased) {
+    for (const auto& d : leased) {
+      const std::string& fp = d.device().fingerprint();
+      if (ids_.count(fp)) continue;
+      Result<LogRunLock> lock =
+          LogRunLock::Acquire(opts_.db, RunLockScope::Device(fp, d.device().name()), specs_, opts_.session.client);
+      if (!lock.ok()) return refused_ = lock.status();
+      Result<int64_t> id = log_.UpsertDevice(d.device());
+      if (!id.ok()) return refused_ = id.status();
+      locks_.push_back(std::move(lock).value());
+      if (ids_.empty()) {
+        first_model_ = d.device().name();
+      } else {
+        spdlog::warn("device '{}' (fingerprint {}) of the lease is another model than '{}', the run's first: its "
+                     "results are recorded under its own model, and the search, bound by the first one's limits, "
+                     "learns from both",
+                     Printable(d.device().name()), Printable(fp, 64), Printable(first_model_));
+      }
+      ids_[fp] = *id;
+    }
+    return Status::OK();
+  }
+  // The log's device row of a fingerprint; `otherwise` for one never adopted.
+  int64_t IdOf(const std::string& fingerprint, int64_t otherwise) const {
+    auto it = ids_.find(fingerprint);
+    return it == ids_.end() ? otherwise : it->second;
+  }
+  // Why Adopt refused a lease: the run's error, even when a stop came meanwhile. OK when none was refused.
+  const Status& refused() const { return refused_; }
+
+ private:
+  const TuneOptions& opts_;
+  const std::vector<std::string>& specs_;
+  TuningLog& log_;
+  std::vector<LogRunLock> locks_;
+  std::map<std::string, int64_t> ids_;  // fingerprint -> the log's device row
+  std::string first_model_;             // the name of the first lease's first device
+  Status refused_;
+};
+
 }  // namespace
 
 Status CheckSomeDeviceRuns(const std::vector<TuneTask>& tasks, const std::string& template_name) {
@@ -102,123 +254,35 @@ Result<TuneSummary> RunTune(const TuneOptions& opts, TuningLog& log) {
   for (const TuneTask& tt : opts.tasks) specs.push_back(tt.task.ToSpec());
   TF_ASSIGN_OR_RETURN(LogRunLock key_lock,
                       LogRunLock::Acquire(opts.db, RunLockScope::Key(opts.session.key), specs, opts.session.client));
-  // The log's units are (task, template, device model): two runs through two keys of one device model would tune
-  // the same ones. So every device model the run leases is locked too, held until the run ends, and each records
-  // under its own row of the log: the first lease's, and a lease taken again after the devices were lost, which can
-  // hold another model of the key (its results must not be filed under the first model).
-  std::vector<LogRunLock> device_locks;
-  std::map<std::string, int64_t> device_ids;  // fingerprint -> the log's device row
-  std::string first_model;                    // the name of the first lease's first device
-  Status refused_lease;  // why `adopt` refused a lease: the run's error, even when a stop came meanwhile
-  auto adopt_devices = [&](const std::vector<proto::LeasedDevice>& leased) -> Status {
-    for (const auto& d : leased) {
-      const std::string& fp = d.device().fingerprint();
-      if (device_ids.count(fp)) continue;
-      TF_ASSIGN_OR_RETURN(LogRunLock lock, LogRunLock::Acquire(opts.db, RunLockScope::Device(fp, d.device().name()),
-                                                               specs, opts.session.client));
-      TF_ASSIGN_OR_RETURN(int64_t id, log.UpsertDevice(d.device()));
-      device_locks.push_back(std::move(lock));
-      if (device_ids.empty()) {
-        first_model = d.device().name();
-      } else {
-        spdlog::warn("device '{}' (fingerprint {}) of the lease is another model than '{}', the run's first: its "
-                     "results are recorded under its own model, and the search, bound by the first one's limits, "
-                     "learns from both",
-                     Printable(d.device().name()), Printable(fp, 64), Printable(first_model));
-      }
-      device_ids[fp] = id;
-    }
-    return Status::OK();
-  };
-  auto adopt = [&](const std::vector<proto::LeasedDevice>& leased) {
-    Status st = adopt_devices(leased);
-    if (!st.ok()) refused_lease = st;
-    return st;
-  };
+  RunDevices devices(opts, specs, log);
   // The session stops on a stop request and when the time budget runs out mid-batch (see below).
   std::stop_source session_stop;
   std::stop_callback forward_stop(opts.stop, [&session_stop] { session_stop.request_stop(); });
   SessionOptions session_options = opts.session;
   session_options.stop = session_stop.get_token();
-  session_options.on_lease = adopt;
+  session_options.on_lease = [&devices](const std::vector<proto::LeasedDevice>& leased) {
+    return devices.Adopt(leased);
+  };
   TF_ASSIGN_OR_RETURN(std::unique_ptr<MeasureSession> session, MeasureSession::Open(session_options));
 
   // The first lease's first device: its limits bound the search spaces.
   const proto::DeviceInfo device = session->devices().front().device();
   DeviceLimits limits = DeviceLimits::From(device);
-  const int64_t device_id = device_ids.at(device.fingerprint());
+  const int64_t device_id = devices.IdOf(device.fingerprint(), 0);
   // Ends as 'failed' on every error return below; its lock tells later runs that this one still lives.
   TF_ASSIGN_OR_RETURN(RunSession run_session, RunSession::Begin(log, opts.args_json, opts.session.client));
   const int64_t session_id = run_session.id();
   spdlog::info("tuning on {} device(s) of key '{}': {} ({}), log {}", session->devices().size(), opts.session.key,
                Printable(device.name()), Printable(device.driver_version()), opts.db);
 
-  std::vector<Entry> entries;
-  for (size_t i = 0; i < opts.tasks.size(); ++i) {
-    const TuneTask& tt = opts.tasks[i];
-    Result<std::vector<const Template*>> templates = PickTemplates(tt.task, opts.template_name, limits, device.name());
-    if (!templates.ok()) {
-      if (opts.tasks.size() == 1) return templates.status();
-      spdlog::warn("skipping {}: {}", tt.task.ToSpec(), templates.status().message());
-      continue;
-    }
-    for (const Template* tmpl : *templates) {
-      TaskTunerOptions to = opts.tuner;
-      to.session_id = session_id;
-      to.device_id = device_id;
-      to.count = tt.count;
-      to.strategy.seed = opts.tuner.strategy.seed + entries.size();
-      Result<std::unique_ptr<TaskTuner>> tuner = TaskTuner::Create(tt.task, *tmpl, limits, to, &log);
-      if (!tuner.ok()) return tuner.status().WithContext(tt.task.ToSpec() + " [" + tmpl->name() + "]");
-      entries.push_back({i, std::move(tuner).value(), 0});
-    }
-  }
+  TF_ASSIGN_OR_RETURN(std::vector<Entry> entries, MakeEntries(opts, limits, device.name(), session_id, device_id, log));
   if (entries.empty()) return Status::InvalidArgument("no task of the run can be tuned on " + device.name());
 
-  // Budget: the total counts what the log already holds, so a resumed run measures exactly the rest.
-  uint64_t budget = opts.trials;
-  uint64_t recorded = 0;
-  for (const Entry& e : entries) recorded += e.tuner->trials();
-  if (opts.all_trials) {
-    budget = 0;
-    for (const Entry& e : entries) budget += e.tuner->space().CountValid();
-  }
-  uint64_t remaining = budget > recorded ? budget - recorded : 0;
-  if (recorded > 0)
-    spdlog::info("resume: {} trials already recorded, {} to go (--fresh starts over)", recorded, remaining);
-  // When the budget cannot give every untried unit a first batch, a round first measures each one's fallback config
-  // (which its first batch would measure anyway), so that the first batches go to the layers that are slowest as
-  // they stand (TaskScheduler), and the closing estimate covers the whole model. Not when the round would take more
-  // than half the budget (there would be few first batches left to order), nor on a budget that reaches every unit.
-  // There the first batches go by count x FLOPs, the heaviest first: on the main job's full budget, the round's
-  // order was lower in only 7 of 24 seeds (bench/results/h200-pocl-2026-12-01-fallback-round.md).
-  std::vector<size_t> untried;
-  for (size_t i = 0; i < entries.size(); ++i)
-    if (entries[i].tuner->trials() == 0 && !Done(entries[i], opts.early_stopping)) untried.push_back(i);
-  const bool short_budget = !opts.all_trials && remaining < untried.size() * opts.batch_size;
-  const bool fallback_round = untried.size() > 1 && short_budget && 2 * untried.size() <= remaining;
-  // A resumed run whose log already says how fast every unit runs (its fallback or a best) orders its first batches
-  // by those latencies, as after the round: the round it would need was measured by the run it resumes.
-  const bool latencies_logged =
-      recorded > 0 && std::all_of(entries.begin(), entries.end(), [](const Entry& e) {
-        return e.tuner->fallback_recorded() || e.tuner->has_best();
-      });
-  const bool order_by_latency = fallback_round || latencies_logged;
-  // A model's many units share one budget: say so at once when it cannot give each untried unit a first batch,
-  // rather than leave the user to find most of the model untuned at the end.
-  if (untried.size() > 1 && short_budget) {
-    // With the round, a first batch after it costs batch - 1 more trials.
-    const uint64_t left = fallback_round ? remaining - untried.size() : remaining;
-    const uint64_t per_batch = fallback_round && opts.batch_size > 1 ? opts.batch_size - 1 : opts.batch_size;
-    spdlog::warn("--trials {} leaves {} trials for {} task/template units without a trial: {}about {} of them "
-                 "will get a first batch of {}, the {}; --trials {} gives each one batch, "
-                 "--time-budget S alone tunes until S seconds", budget, remaining, untried.size(),
-                 fallback_round ? "after a round that measures each one's fallback config, " : "",
-                 (left + per_batch - 1) / per_batch, opts.batch_size,
-                 fallback_round ? "slowest first (count x the task's latency so far)"
-                                : "heaviest first (count x FLOPs)",
-                 recorded + untried.size() * opts.batch_size);
-  }
+  const BudgetPlan plan = PlanBudget(entries, opts);
+  uint64_t remaining = plan.remaining;
+  const std::vector<size_t>& untried = plan.untried;
+  const bool fallback_round = plan.fallback_round;
+  const bool order_by_latency = plan.order_by_latency;
 
   TuneSummary summary;
   Progress progress(remaining, opts.time_budget);
@@ -257,15 +321,14 @@ Result<TuneSummary> RunTune(const TuneOptions& opts, TuningLog& log) {
     if (programs.empty()) return Status::OK();
     Status st = session->Measure(programs, [&](size_t i, const proto::MeasureResult& r, const std::string& fp) {
       // Every device of every lease was adopted; a result without a known device (none) goes to the first.
-      int64_t dev = device_id;
-      if (auto it = device_ids.find(fp); it != device_ids.end()) dev = it->second;
+      const int64_t dev = devices.IdOf(fp, device_id);
       TaskTuner& tuner = *jobs[i].entry->tuner;
       TF_RETURN_IF_ERROR(tuner.Record(jobs[i].job.index, r, dev));
       progress.Trial();
       progress.Show(label(*jobs[i].entry), tuner.last_gflops(), tuner.best_gflops(), "", false);
       return Status::OK();
     });
-    if (st.ok() || !session->interrupted() || !refused_lease.ok()) return st;
+    if (st.ok() || !session->interrupted() || !devices.refused().ok()) return st;
     // What arrived before the stop (a signal, or the budget's deadline) is recorded; the rest of the batch is
     // left for the next run.
     cut = true;
@@ -355,21 +418,7 @@ Result<TuneSummary> RunTune(const TuneOptions& opts, TuningLog& log) {
   session->Release();
   TF_RETURN_IF_ERROR(run_session.End(summary.interrupted ? "interrupted" : "done"));
 
-  for (const Entry& e : entries) {
-    const TaskTuner& t = *e.tuner;
-    TunedTask out;
-    out.spec = t.task().ToSpec();
-    out.template_name = t.tmpl().name();
-    out.count = t.count();
-    out.trials = t.trials();
-    out.tuning_trials = t.tuning_trials();
-    out.exhausted = t.exhausted();
-    out.best_cost = t.best_cost();
-    out.best_gflops = t.best_gflops();
-    out.fallback_cost = t.fallback_cost();
-    if (t.has_best()) out.best_config = t.space().ToJson(t.space().FromIndex(t.best_index())).dump();
-    summary.tasks.push_back(out);
-  }
+  for (const Entry& e : entries) summary.tasks.push_back(Summarize(*e.tuner));
   return summary;
 }
 
