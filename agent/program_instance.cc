@@ -81,9 +81,22 @@ bool ProgramInstance::Allocate(const proto::KernelProgram& program, proto::Measu
 // Names, geometry and device limits: everything that can be rejected before compiling.
 bool ProgramInstance::CheckProgram(const proto::KernelProgram& program, proto::MeasureResult* result) {
   std::set<std::string> buffers, images;
+  if (!CheckMemory(program, &buffers, &images, result)) return false;
+  if (std::string tolerance = ToleranceProblem(program); !tolerance.empty()) {
+    return Fail(result, proto::HOST_GENERATION_FAILED, tolerance);
+  }
+  for (const auto& launch : program.launches()) {
+    if (!CheckLaunch(launch, buffers, images, result)) return false;
+  }
+  return true;
+}
+
+// The buffers and images: declared once each, within the device's limits and the agent's memory budget.
+bool ProgramInstance::CheckMemory(const proto::KernelProgram& program, std::set<std::string>* buffers,
+                                  std::set<std::string>* images, proto::MeasureResult* result) {
   for (const auto& buffer : program.buffers()) {
     if (buffer.count() == 0) return Fail(result, proto::HOST_GENERATION_FAILED, "buffer '" + buffer.name() + "' is empty");
-    if (!buffers.insert(buffer.name()).second) {
+    if (!buffers->insert(buffer.name()).second) {
       return Fail(result, proto::HOST_GENERATION_FAILED, "buffer '" + buffer.name() + "' is declared twice");
     }
     // The canary tail comes on top of the payload in one allocation: both must fit in a size_t too.
@@ -113,7 +126,7 @@ bool ProgramInstance::CheckProgram(const proto::KernelProgram& program, proto::M
                   "image '" + image.name() + "' of " + std::to_string(image.width()) + "x" +
                       std::to_string(image.height()) + " pixels has more bytes than the host can count");
     }
-    if (!images.insert(image.name()).second) {
+    if (!images->insert(image.name()).second) {
       return Fail(result, proto::HOST_GENERATION_FAILED, "image '" + image.name() + "' is declared twice");
     }
   }
@@ -137,80 +150,81 @@ bool ProgramInstance::CheckProgram(const proto::KernelProgram& program, proto::M
                     " bytes of buffers and images, over the agent's memory budget of " + std::to_string(budget) +
                     " bytes (3/4 of CL_DEVICE_GLOBAL_MEM_SIZE)");
   }
-  if (!program.output_buffer().empty() && !buffers.count(program.output_buffer())) {
+  if (!program.output_buffer().empty() && !buffers->count(program.output_buffer())) {
     return Fail(result, proto::HOST_GENERATION_FAILED, "output buffer '" + program.output_buffer() + "' is not declared");
   }
+  return true;
+}
 
-  if (std::string tolerance = ToleranceProblem(program); !tolerance.empty()) {
-    return Fail(result, proto::HOST_GENERATION_FAILED, tolerance);
+// One launch: its arguments name declared memory, its local memory, sizes and work-group fit the device. Adds it to
+// launches_.
+bool ProgramInstance::CheckLaunch(const proto::KernelLaunch& launch, const std::set<std::string>& buffers,
+                                  const std::set<std::string>& images, proto::MeasureResult* result) {
+  const std::string where = "kernel '" + launch.entry() + "'";
+  const int dims = launch.global_size_size();
+  if (dims < 1 || dims > 3) {
+    return Fail(result, proto::HOST_GENERATION_FAILED, where + ": global size must have 1 to 3 dimensions");
   }
-  for (const auto& launch : program.launches()) {
-    const std::string where = "kernel '" + launch.entry() + "'";
-    const int dims = launch.global_size_size();
-    if (dims < 1 || dims > 3) {
-      return Fail(result, proto::HOST_GENERATION_FAILED, where + ": global size must have 1 to 3 dimensions");
+  if (launch.local_size_size() != 0 && launch.local_size_size() != dims) {
+    return Fail(result, proto::HOST_GENERATION_FAILED, where + ": local size and global size differ in dimensions");
+  }
+  uint64_t local_bytes = 0;
+  bool local_counted = true;
+  for (const auto& arg : launch.args()) {
+    if (arg.has_buffer() && !buffers.count(arg.buffer())) {
+      return Fail(result, proto::HOST_GENERATION_FAILED, where + ": unknown buffer '" + arg.buffer() + "'");
     }
-    if (launch.local_size_size() != 0 && launch.local_size_size() != dims) {
-      return Fail(result, proto::HOST_GENERATION_FAILED, where + ": local size and global size differ in dimensions");
+    if (arg.has_image() && !images.count(arg.image())) {
+      return Fail(result, proto::HOST_GENERATION_FAILED, where + ": unknown image '" + arg.image() + "'");
     }
-    uint64_t local_bytes = 0;
-    bool local_counted = true;
-    for (const auto& arg : launch.args()) {
-      if (arg.has_buffer() && !buffers.count(arg.buffer())) {
-        return Fail(result, proto::HOST_GENERATION_FAILED, where + ": unknown buffer '" + arg.buffer() + "'");
-      }
-      if (arg.has_image() && !images.count(arg.image())) {
-        return Fail(result, proto::HOST_GENERATION_FAILED, where + ": unknown image '" + arg.image() + "'");
-      }
-      if (arg.value_case() == proto::KernelArg::VALUE_NOT_SET) {
-        return Fail(result, proto::HOST_GENERATION_FAILED, where + ": an argument has no value");
-      }
-      if (arg.has_local_bytes()) {
-        local_counted = local_counted && CheckedAdd(local_bytes, arg.local_bytes(), &local_bytes);
-      }
+    if (arg.value_case() == proto::KernelArg::VALUE_NOT_SET) {
+      return Fail(result, proto::HOST_GENERATION_FAILED, where + ": an argument has no value");
     }
-    if (!local_counted || local_bytes > device_.info->local_mem_bytes()) {
-      return Fail(result, proto::INVALID_CONFIG,
-                  where + ": local memory " + (local_counted ? std::to_string(local_bytes) : "more than 2^64") +
-                      " B > CL_DEVICE_LOCAL_MEM_SIZE " + std::to_string(device_.info->local_mem_bytes()));
+    if (arg.has_local_bytes()) {
+      local_counted = local_counted && CheckedAdd(local_bytes, arg.local_bytes(), &local_bytes);
     }
+  }
+  if (!local_counted || local_bytes > device_.info->local_mem_bytes()) {
+    return Fail(result, proto::INVALID_CONFIG,
+                where + ": local memory " + (local_counted ? std::to_string(local_bytes) : "more than 2^64") +
+                    " B > CL_DEVICE_LOCAL_MEM_SIZE " + std::to_string(device_.info->local_mem_bytes()));
+  }
 
-    Launch out;
-    out.entry = launch.entry();
-    out.phase = launch.phase();
-    out.dims = static_cast<cl_uint>(dims);
-    out.has_local = launch.local_size_size() != 0;
-    for (int d = 0; d < dims; ++d) {
-      out.global[d] = launch.global_size(d);
-      if (out.global[d] == 0) return Fail(result, proto::HOST_GENERATION_FAILED, where + ": global size 0");
-      if (!out.has_local) continue;
-      out.local[d] = launch.local_size(d);
-      if (out.local[d] == 0) return Fail(result, proto::INVALID_CONFIG, where + ": local size 0");
-      if (d < device_.info->max_work_item_sizes_size() && out.local[d] > device_.info->max_work_item_sizes(d)) {
-        return Fail(result, proto::INVALID_CONFIG,
-                    where + ": local size[" + std::to_string(d) + "] " + std::to_string(out.local[d]) +
-                        " > CL_DEVICE_MAX_WORK_ITEM_SIZES[" + std::to_string(d) + "] " +
-                        std::to_string(device_.info->max_work_item_sizes(d)));
-      }
-      if (out.global[d] % out.local[d] != 0) {
-        return Fail(result, proto::INVALID_CONFIG,
-                    where + ": global size " + Geometry(out.global, out.dims) + " is not a multiple of local size " +
-                        Geometry(out.local, out.dims) + " in dimension " + std::to_string(d));
-      }
-    }
-    size_t items = 0;
-    if (out.has_local && (!Product(out.local, out.dims, &items) || items > device_.info->max_work_group_size())) {
+  Launch out;
+  out.entry = launch.entry();
+  out.phase = launch.phase();
+  out.dims = static_cast<cl_uint>(dims);
+  out.has_local = launch.local_size_size() != 0;
+  for (int d = 0; d < dims; ++d) {
+    out.global[d] = launch.global_size(d);
+    if (out.global[d] == 0) return Fail(result, proto::HOST_GENERATION_FAILED, where + ": global size 0");
+    if (!out.has_local) continue;
+    out.local[d] = launch.local_size(d);
+    if (out.local[d] == 0) return Fail(result, proto::INVALID_CONFIG, where + ": local size 0");
+    if (d < device_.info->max_work_item_sizes_size() && out.local[d] > device_.info->max_work_item_sizes(d)) {
       return Fail(result, proto::INVALID_CONFIG,
-                  where + ": local size " + Geometry(out.local, out.dims) + " > CL_DEVICE_MAX_WORK_GROUP_SIZE " +
-                      std::to_string(device_.info->max_work_group_size()));
+                  where + ": local size[" + std::to_string(d) + "] " + std::to_string(out.local[d]) +
+                      " > CL_DEVICE_MAX_WORK_ITEM_SIZES[" + std::to_string(d) + "] " +
+                      std::to_string(device_.info->max_work_item_sizes(d)));
     }
-    // More work-items than a size_t holds could never finish, and drivers multiply the sizes themselves.
-    if (!Product(out.global, out.dims, &items)) {
+    if (out.global[d] % out.local[d] != 0) {
       return Fail(result, proto::INVALID_CONFIG,
-                  where + ": global size " + Geometry(out.global, out.dims) + " is more work-items than size_t holds");
+                  where + ": global size " + Geometry(out.global, out.dims) + " is not a multiple of local size " +
+                      Geometry(out.local, out.dims) + " in dimension " + std::to_string(d));
     }
-    launches_.push_back(std::move(out));
   }
+  size_t items = 0;
+  if (out.has_local && (!Product(out.local, out.dims, &items) || items > device_.info->max_work_group_size())) {
+    return Fail(result, proto::INVALID_CONFIG,
+                where + ": local size " + Geometry(out.local, out.dims) + " > CL_DEVICE_MAX_WORK_GROUP_SIZE " +
+                    std::to_string(device_.info->max_work_group_size()));
+  }
+  // More work-items than a size_t holds could never finish, and drivers multiply the sizes themselves.
+  if (!Product(out.global, out.dims, &items)) {
+    return Fail(result, proto::INVALID_CONFIG,
+                where + ": global size " + Geometry(out.global, out.dims) + " is more work-items than size_t holds");
+  }
+  launches_.push_back(std::move(out));
   return true;
 }
 
