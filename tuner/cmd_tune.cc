@@ -111,11 +111,7 @@ bool WouldCreateLog(const std::string& path) {
 
 // Connects to the tracker as MeasureSession::Open does first; its error when nothing answers there.
 Status ReachTracker(const SessionOptions& s) {
-  TrackerClientOptions o;
-  o.token = s.token;
-  o.connect_timeout = s.connect_timeout;
-  o.tls_ca_file = s.tls_ca_file;
-  return TrackerClient::Connect(s.tracker, o).status();
+  return TrackerClient::Connect(s.tracker, ClientOptionsFor(s)).status();
 }
 
 int RunTuneCommand(const TuneArgs& a) {

@@ -31,17 +31,21 @@ Status Interrupted(size_t unmeasured) {
 
 }  // namespace
 
+TrackerClientOptions ClientOptionsFor(const SessionOptions& opts) {
+  TrackerClientOptions o;
+  o.token = opts.token;
+  o.connect_timeout = opts.connect_timeout;
+  o.tls_ca_file = opts.tls_ca_file;
+  return o;
+}
+
 MeasureSession::MeasureSession(const SessionOptions& opts) : opts_(opts) {}
 
 MeasureSession::~MeasureSession() { Release(); }
 
 Result<std::unique_ptr<MeasureSession>> MeasureSession::Open(const SessionOptions& opts) {
   std::unique_ptr<MeasureSession> s(new MeasureSession(opts));
-  TrackerClientOptions client_options;
-  client_options.token = opts.token;
-  client_options.connect_timeout = opts.connect_timeout;
-  client_options.tls_ca_file = opts.tls_ca_file;
-  TF_ASSIGN_OR_RETURN(s->client_, TrackerClient::Connect(opts.tracker, client_options));
+  TF_ASSIGN_OR_RETURN(s->client_, TrackerClient::Connect(opts.tracker, ClientOptionsFor(opts)));
   TrackerClient* client = s->client_.get();
   s->on_stop_.emplace(opts.stop, std::function<void()>([client] { client->CancelCalls(); }));
   if (!opts.lease_note.empty()) s->ReleaseDeadRunLeases();

@@ -19,10 +19,10 @@
 
 #include "common/status.h"
 #include "proto/tunefleet.pb.h"
+#include "tracker/client.h"
 
 namespace tunefleet {
 
-class TrackerClient;
 class LeaseKeepAlive;
 
 struct SessionOptions {
@@ -45,6 +45,9 @@ struct SessionOptions {
   // first. An error ends Open or Measure with it, the lease released. None by default.
   std::function<Status(const std::vector<proto::LeasedDevice>&)> on_lease;
 };
+
+// What a TrackerClient needs of a session's options (its token, connect timeout and TLS roots).
+TrackerClientOptions ClientOptionsFor(const SessionOptions& opts);
 
 class MeasureSession {
  public:

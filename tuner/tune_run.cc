@@ -269,6 +269,7 @@ Result<TuneSummary> RunTune(const TuneOptions& opts, TuningLog& log) {
   const proto::DeviceInfo device = session->devices().front().device();
   DeviceLimits limits = DeviceLimits::From(device);
   const int64_t device_id = devices.IdOf(device.fingerprint(), 0);
+  if (device_id == 0) return Status::Internal("the first device of the lease was not entered in the log");
   // Ends as 'failed' on every error return below; its lock tells later runs that this one still lives.
   TF_ASSIGN_OR_RETURN(RunSession run_session, RunSession::Begin(log, opts.args_json, opts.session.client));
   const int64_t session_id = run_session.id();

@@ -73,8 +73,8 @@ TEST(GemmLaunchCheckTest, GivenAnEditedLaunch_TheMessageShouldSayWhatItAsksAndWh
   k.program.launches[0].global_size = {64, 16, 1};
   EXPECT_EQ(CheckGemmBufferLaunch(k, 64, 64).message(),
             "gemm:64,64,64:float32 (gemm.buffer): launch 'gemm_tuned' asks for global size 64x16x1 and local size "
-            "8x8x1, but its config (MWG=32 NWG=32 MDIMC=8 NDIMC=8) gives 16x16x1 and 8x8x1 for M=64, N=64: the pack was "
-            "edited or is damaged, and more work-items would read and write past the buffers; not launched");
+            "8x8x1, but its config (MWG=32 NWG=32 MDIMC=8 NDIMC=8) gives 16x16x1 and 8x8x1 for M=64, N=64: the pack "
+            "was edited or is damaged, and more work-items would read and write past the buffers; not launched");
 }
 
 TEST(GemmLaunchCheckTest, GivenAnotherTemplateAConfigWithoutTilesOrASecondLaunch_ItShouldBeRefused) {

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "deploy/runtime/gemm_pack_testing.h"
+#include "deploy/runtime/pack_spec.h"
 
 namespace tunefleet::runtime {
 namespace {
@@ -326,6 +327,19 @@ TEST_F(KernelPackLoadTest, GivenAnEntryDisagreeingWithItsTaskOrAMalformedTask_Lo
   nlohmann::json extras = Valid();
   extras["kernels"][0]["task"] = "gemm:8,8,8,batch=2,act=relu:float32";
   EXPECT_TRUE(LoadText(extras.dump()).ok());
+}
+
+TEST(PackSpecTest, GivenANamedValueThatIsNotACanonicalInteger_TheErrorShouldSayWhy) {
+  Result<SpecParts> zero = ParseTaskSpec("gemm:8,8,8,batch=02:float32");
+  ASSERT_FALSE(zero.ok());
+  EXPECT_NE(zero.status().message().find("'batch' is not an integer as the tuner writes it (a leading zero)"),
+            std::string::npos)
+      << zero.status().message();
+  Result<SpecParts> mixed = ParseTaskSpec("gemm:8,8,8,k=3x3:float32");
+  ASSERT_FALSE(mixed.ok());
+  EXPECT_NE(mixed.status().message().find("'k' is not an integer as the tuner writes it"), std::string::npos)
+      << mixed.status().message();
+  EXPECT_EQ(mixed.status().message().find("leading zero"), std::string::npos) << mixed.status().message();
 }
 
 TEST_F(KernelPackLoadTest, GivenEntriesNotInAnArrayOrNamesWithNul_LoadShouldRefuseThem) {

@@ -85,7 +85,8 @@ Result<SpecParts> ParseTaskSpec(const std::string& spec) {
     } else if (!IsIdentifier(tok.substr(0, eq)) || !IsWord(tok.substr(eq + 1))) {
       return fail("a parameter is not name=value");
     } else if (std::isdigit(static_cast<unsigned char>(tok[eq + 1])) && !CanonicalInteger(tok.substr(eq + 1))) {
-      return fail("the value of '" + tok.substr(0, eq) + "' is not an integer as the tuner writes it (a leading zero)");
+      return fail("the value of '" + tok.substr(0, eq) + "' is not an integer as the tuner writes it" +
+                  (tok[eq + 1] == '0' ? " (a leading zero)" : ""));
     } else if (!p.extras.emplace(tok.substr(0, eq), tok.substr(eq + 1)).second) {
       return fail("a parameter is given twice");
     }
