@@ -469,9 +469,8 @@ TEST(BadInputE2E, GivenALogThatLacksATableEachCommandShouldNameItInOneLineAndExi
   EXPECT_FALSE(std::filesystem::exists(fleet.dir() + "/x.csv"));
 }
 
-// A config nested 200,000 levels deep in the log: quoted in a message, it overflowed the stack (SIGSEGV).
-TEST(BadInputE2E, GivenAConfigNestedDeepInTheLogTheReadingCommandsShouldPassItOver) {
-  LocalFleet fleet;
+// Imports one AutoTVM record (an NCHWc conv of 1 ms) into the fleet's log, as a log to damage.
+void ImportOneRecord(LocalFleet& fleet) {
   const std::string lines = fleet.dir() + "/one.autotvm.log";
   std::ofstream(lines)
       << R"({"input": ["opencl -keys=opencl,gpu -max_num_threads=256 -texture_spatial_limit=16384", )"
@@ -483,6 +482,12 @@ TEST(BadInputE2E, GivenAConfigNestedDeepInTheLogTheReadingCommandsShouldPassItOv
          R"("result": [[0.001], 0, 1.0, 1700000000.0], "version": 0.2})" "\n";
   RunResult imported = fleet.Cli({"import", "--db", fleet.db(), lines}, std::chrono::seconds(30), false);
   ASSERT_EQ(imported.exit_code, 0) << imported.output;
+}
+
+// A config nested 200,000 levels deep in the log: quoted in a message, it overflowed the stack (SIGSEGV).
+TEST(BadInputE2E, GivenAConfigNestedDeepInTheLogTheReadingCommandsShouldPassItOver) {
+  LocalFleet fleet;
+  ASSERT_NO_FATAL_FAILURE(ImportOneRecord(fleet));
   fleet.ExecSql("UPDATE records SET config = '{\"tile_fc\":' || replace(hex(zeroblob(200000)), '00', '[') || "
                 "replace(hex(zeroblob(200000)), '00', ']') || '}'");
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
@@ -511,18 +516,8 @@ std::string OnPath(const std::string& name) {
 // A log whose -wal file holds a transaction its file lacks, with no -shm beside it: what a `tune` killed with -9
 // leaves. Its one record's mean cost is 1 ms in the file and 0.5 ms with the -wal's transaction.
 void LeaveWalBehind(LocalFleet& fleet) {
-  const std::string lines = fleet.dir() + "/one.autotvm.log";
-  std::ofstream(lines)
-      << R"({"input": ["opencl -keys=opencl,gpu -max_num_threads=256 -texture_spatial_limit=16384", )"
-         R"("conv2d_nchwc.image2d", [["TENSOR", [1, 4, 8, 8], "float32"], ["TENSOR", [4, 4, 3, 3], "float32"], )"
-         R"([1, 1], [1, 1, 1, 1], [1, 1], "float32"], {}], "config": {"index": 0, "code_hash": null, "entity": )"
-         R"([["tile_fc", "sp", [-1, 1, 1]], ["tile_y", "sp", [-1, 1, 1]], ["tile_x", "sp", [-1, 1, 1]], )"
-         R"(["tile_rcc", "sp", [-1, 1]], ["tile_ry", "sp", [-1, 1]], ["tile_rx", "sp", [-1, 1]], )"
-         R"(["auto_unroll_max_step", "ot", 0], ["unroll_explicit", "ot", 0]]}, )"
-         R"("result": [[0.001], 0, 1.0, 1700000000.0], "version": 0.2})" "\n";
-  RunResult imported = fleet.Cli({"import", "--db", fleet.db(), lines}, std::chrono::seconds(30), false);
-  ASSERT_EQ(imported.exit_code, 0) << imported.output;
-  ASSERT_EQ(fleet.Count("SELECT count(*) FROM records"), 1) << imported.output;
+  ASSERT_NO_FATAL_FAILURE(ImportOneRecord(fleet));
+  ASSERT_EQ(fleet.Count("SELECT count(*) FROM records"), 1);
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(fleet.db().c_str(), &db), SQLITE_OK);
   ASSERT_EQ(sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr), SQLITE_OK);

@@ -74,12 +74,17 @@ std::string Get(int port, const std::string& path) {
   return out;
 }
 
-TEST(HttpStatusTest, GivenARunningTrackerWithHttpPort_WeShouldServeThePageAndMetrics) {
+// A tracker on loopback with its gRPC and status ports on any free port.
+ServerOptions LoopbackWithStatusPage() {
   ServerOptions o;
   o.host = "127.0.0.1";
   o.port = 0;
   o.http_port = 0;
-  auto server = TrackerServer::Start(o);
+  return o;
+}
+
+TEST(HttpStatusTest, GivenARunningTrackerWithHttpPort_WeShouldServeThePageAndMetrics) {
+  auto server = TrackerServer::Start(LoopbackWithStatusPage());
   ASSERT_TRUE(server.ok()) << server.status().ToString();
   TestAgent agent("127.0.0.1:" + std::to_string((*server)->port()), "pocl", "", TestAgent::Mode::kAnswer);
   ASSERT_FALSE(agent.WaitRegistered().empty());
@@ -95,11 +100,7 @@ TEST(HttpStatusTest, GivenARunningTrackerWithHttpPort_WeShouldServeThePageAndMet
 }
 
 TEST(HttpStatusTest, GivenAQueryString_WeShouldServeThePageOfItsPath) {
-  ServerOptions o;
-  o.host = "127.0.0.1";
-  o.port = 0;
-  o.http_port = 0;
-  auto server = TrackerServer::Start(o);
+  auto server = TrackerServer::Start(LoopbackWithStatusPage());
   ASSERT_TRUE(server.ok()) << server.status().ToString();
   const int http = (*server)->http_port();
   ASSERT_GT(http, 0);
