@@ -69,8 +69,24 @@ struct Attempt {
   std::string holder;
 };
 
+// How often a take may find its file, or the folder, removed under it before it gives up. Each such turn is another
+// run's release, so many turns mean a busy lock rather than a fault; a broken link is told apart at once (TakeOne).
+constexpr int kMaxRemovedTurns = 1000;
+// How often a take waits out a holder that has not written its note yet (5 ms each) before it is refused.
+constexpr int kMaxUnsaidTurns = 8;
+
+// The folder is a symbolic link to nothing: mkdir says it exists, yet no file can be made in it.
+bool BrokenLink(const std::string& folder) {
+  struct stat link {}, target {};
+  return ::lstat(folder.c_str(), &link) == 0 && S_ISLNK(link.st_mode) && ::stat(folder.c_str(), &target) != 0;
+}
+
 Result<Attempt> TakeOne(const std::string& folder, const std::string& path, const std::string& text) {
-  for (int attempt = 0; attempt < 8; ++attempt) {
+  // The two kinds of turn are counted apart: a wait for a note is not a removal, and a run that had waited for
+  // notes had few removals left (on a loaded machine it gave up on a lock that was only busy).
+  int removed_turns = 0;
+  int unsaid_turns = 0;
+  while (removed_turns < kMaxRemovedTurns) {
     if (::mkdir(folder.c_str(), 0755) != 0 && errno != EEXIST)
       return Status::IOError(folder + ": cannot create the folder of run locks: " + std::strerror(errno));
     int fd = OpenLockFile(path);
@@ -79,7 +95,12 @@ Result<Attempt> TakeOne(const std::string& folder, const std::string& path, cons
       fd = OpenLockFile(path);
       err = fd < 0 ? errno : 0;
     }
-    if (err == ENOENT) continue;  // the last holder removed the folder as we opened: make it again
+    if (err == ENOENT) {  // the last holder removed the folder as we opened: make it again
+      if (BrokenLink(folder))
+        return Status::IOError(folder + ": cannot create the run lock: the folder of run locks is a link to nothing");
+      ++removed_turns;
+      continue;
+    }
     if (err == EMFILE)
       return Status::IOError(path + ": cannot create the run lock: " + std::strerror(EMFILE) +
                              " (a run holds an open lock file per task on its key and one per task on each device " +
@@ -94,7 +115,7 @@ Result<Attempt> TakeOne(const std::string& folder, const std::string& path, cons
       // A holder without a note is a run between its lock and its note, or another run testing whether the file
       // was abandoned (LogRunLock::Abandoned, which another run's start does for every session lock): both let go
       // or write within microseconds. The test had refused a starting run its own session lock.
-      if (note.empty() && attempt + 1 < 8) {
+      if (note.empty() && ++unsaid_turns < kMaxUnsaidTurns) {
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
         continue;
       }
@@ -102,6 +123,7 @@ Result<Attempt> TakeOne(const std::string& folder, const std::string& path, cons
     }
     if (!StillLinked(fd, path)) {  // the previous holder removed it as we opened it: take the new file
       ::close(fd);
+      ++removed_turns;
       continue;
     }
     errno = 0;
@@ -112,8 +134,8 @@ Result<Attempt> TakeOne(const std::string& folder, const std::string& path, cons
     }
     return Attempt{fd, ""};
   }
-  return Status::IOError(path + ": cannot take the run lock: it, or its folder, kept being removed as it was opened " +
-                         "(is " + folder + " a broken link?)");
+  return Status::IOError(path + ": cannot take the run lock: it, or its folder, was removed as it was opened " +
+                         std::to_string(kMaxRemovedTurns) + " times in a row");
 }
 
 }  // namespace

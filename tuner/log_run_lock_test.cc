@@ -6,6 +6,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -171,8 +173,9 @@ TEST_F(LogRunLockTest, GivenRunsRacingForOneTask_NoTwoShouldHoldItAtOnce) {
     for (int i = 0; i < 3000; ++i) {
       auto lock = LogRunLock::Acquire(log_, pixel7_, {model_[0]}, "racer");
       if (!lock.ok()) {
-        if (lock.status().code() != Status::Code::kUnavailable) return 3;
-        continue;
+        if (lock.status().code() == Status::Code::kUnavailable) continue;
+        std::fprintf(stderr, "%s\n", lock.status().ToString().c_str());
+        return 3;
       }
       const int fd = ::open(marker.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0644);
       if (fd < 0) return 1;
@@ -184,13 +187,51 @@ TEST_F(LogRunLockTest, GivenRunsRacingForOneTask_NoTwoShouldHoldItAtOnce) {
   RunChildren(children);
 }
 
+// A lock probed without end (each probe holds the file for a moment without a note and removes it, as another run's
+// start does to every session lock: LogRunLock::Abandoned) makes a taking run wait for notes and find its file
+// removed under it, turn after turn. It may be refused, the lock being busy, but never fail: counted together, the
+// two kinds of turn had made a run on a loaded machine give up with "kept being removed".
+TEST_F(LogRunLockTest, GivenALockProbedWithoutEnd_TakingItShouldSucceedOrBeRefusedNeverFail) {
+  const RunLockScope session = RunLockScope::Session("token-1");
+  const std::string path = LogRunLock::LockPath(log_, session, "");
+  std::vector<std::function<int()>> children;
+  children.push_back([&] {  // the prober
+    for (int i = 0; i < 20000; ++i) {
+      if (::mkdir(LogRunLock::LockFolder(log_).c_str(), 0755) != 0 && errno != EEXIST) return 3;
+      const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);  // gone at once if the folder went
+      if (fd >= 0) ::close(fd);
+      auto abandoned = LogRunLock::Abandoned(path);
+      if (!abandoned.ok()) {
+        std::fprintf(stderr, "%s\n", abandoned.status().ToString().c_str());
+        return 3;
+      }
+    }
+    return 0;
+  });
+  children.push_back([&] {  // the taker
+    int taken = 0;
+    for (int i = 0; i < 300; ++i) {
+      auto lock = LogRunLock::Acquire(log_, session, {""}, "the starting run");
+      if (lock.ok()) ++taken;
+      if (lock.ok() || lock.status().code() == Status::Code::kUnavailable) continue;
+      std::fprintf(stderr, "%s\n", lock.status().ToString().c_str());
+      return 3;
+    }
+    return taken > 0 ? 0 : 2;
+  });
+  RunChildren(children);
+}
+
 TEST_F(LogRunLockTest, GivenRunsOfOtherTasksTakingAndReleasingAtOnce_NoneShouldBeRefused) {
   std::vector<std::function<int()>> children;
   for (int c = 0; c < 4; ++c) {
     children.push_back([&, c] {
       for (int i = 0; i < 1000; ++i) {
         auto lock = LogRunLock::Acquire(log_, pixel7_, {"gemm:" + std::to_string(c + 1) + ",8,8:float32"}, "run");
-        if (!lock.ok()) return lock.status().code() == Status::Code::kUnavailable ? 2 : 3;
+        if (!lock.ok()) {
+          std::fprintf(stderr, "%s\n", lock.status().ToString().c_str());
+          return lock.status().code() == Status::Code::kUnavailable ? 2 : 3;
+        }
       }
       return 0;
     });
@@ -253,6 +294,17 @@ TEST_F(LogRunLockTest, GivenAFolderThatCannotHoldTheLock_TheErrorShouldNameIt) {
   ASSERT_FALSE(lock.ok());
   EXPECT_EQ(lock.status().code(), Status::Code::kIOError);
   EXPECT_NE(lock.status().message().find(nowhere + ".locks"), std::string::npos) << lock.status().message();
+}
+
+TEST_F(LogRunLockTest, GivenALockFolderThatIsALinkToNothing_TheErrorShouldSaySoAtOnce) {
+  fs::create_symlink(dir_.File("gone"), LogRunLock::LockFolder(log_));
+  auto lock = LogRunLock::Acquire(log_, pixel7_, model_, "x");
+  ASSERT_FALSE(lock.ok());
+  EXPECT_EQ(lock.status().code(), Status::Code::kIOError);
+  EXPECT_NE(lock.status().message().find(LogRunLock::LockFolder(log_) + ": cannot create the run lock: the folder "
+                                         "of run locks is a link to nothing"),
+            std::string::npos)
+      << lock.status().message();
 }
 
 }  // namespace
