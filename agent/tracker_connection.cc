@@ -76,8 +76,16 @@ void TrackerConnection::HeartbeatLoop() {
     }
     proto::AgentMessage beat;
     beat.mutable_heartbeat()->set_jobs_done(*jobs_done_);
-    std::lock_guard<std::mutex> write_lock(write_mu_);
-    if (!stream_->Write(beat)) break;
+    // Written without hb_mu_: a write to a tracker that stopped reading blocks until the keepalive gives up, and
+    // Stop (LeaveLocked) and Finish take hb_mu_ to say they are leaving.
+    lock.unlock();
+    bool wrote = false;
+    {
+      std::lock_guard<std::mutex> write_lock(write_mu_);
+      wrote = stream_->Write(beat);
+    }
+    lock.lock();
+    if (!wrote) break;
   }
   if (!hb_stop_ && leave_by_.has_value() && !hb_cv_.wait_until(lock, *leave_by_, [&] { return hb_stop_; })) {
     context_.TryCancel();  // the tracker did not close the stream in time
