@@ -2,8 +2,16 @@
 // exits promptly with 130 and the interrupted line, keeps what was recorded, and its lease is free again long
 // before the tracker's ttl (30 s) would have ended it — also when the signal arrives twice, as coreutils
 // `timeout` delivers it.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
@@ -133,6 +141,40 @@ TEST_F(InterruptE2E, GivenAMeasureInFlightSigintShouldReleaseTheLeaseAtOnce) {
   EXPECT_LT(Clock::now() - sent, std::chrono::seconds(5));
   EXPECT_TRUE(WaitForFreeAgent(sent, std::chrono::seconds(10)).has_value())
       << "the lease was not released (it would only expire after 30 s)";
+}
+
+// A tracker address where something accepts connections and never answers (here a socket that listens and is never
+// read): the tune's first connection waits out its 5 s timeout. Interrupted while it waits, the tune says so in one
+// line and creates no log; it had died of the signal without a word.
+TEST(ConnectInterruptE2E, GivenATrackerThatDoesNotAnswerSigintWhileConnectingShouldSaySoAndCreateNoLog) {
+  LocalFleet fleet;  // no tracker: its port is taken by the silent socket
+  const int silent = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(silent, 0);
+  const int on = 1;
+  ::setsockopt(silent, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+  sockaddr_in at{};
+  at.sin_family = AF_INET;
+  at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  at.sin_port = htons(static_cast<uint16_t>(std::stoi(fleet.address().substr(fleet.address().rfind(':') + 1))));
+  ASSERT_EQ(::bind(silent, reinterpret_cast<sockaddr*>(&at), sizeof at), 0) << std::strerror(errno);
+  ASSERT_EQ(::listen(silent, 8), 0);
+
+  auto tune = fleet.CliAsync({"tune", "--rpc-key", "pocl", "--task", "gemm:32,32,32", "--db", fleet.db()});
+  pollfd waiting{silent, POLLIN, 0};
+  const int polled = ::poll(&waiting, 1, 30000);  // the tune's connection is in the backlog: it is connecting
+  ASSERT_EQ(polled, 1) << tune->Log();
+  const auto sent = Clock::now();
+  tune->Signal(SIGINT);
+  auto code = tune->Wait(std::chrono::seconds(15));
+  ::close(silent);
+  ASSERT_TRUE(code.has_value()) << tune->Log();
+  EXPECT_EQ(*code, 130) << tune->Log();
+  EXPECT_NE(tune->Log().find("tunefleet tune: interrupted by SIGINT while connecting to the tracker; nothing was "
+                             "recorded"),
+            std::string::npos)
+      << tune->Log();
+  EXPECT_LT(Clock::now() - sent, std::chrono::seconds(10)) << tune->Log();  // at most the connect timeout
+  EXPECT_FALSE(std::filesystem::exists(fleet.db()));
 }
 
 // An import stopped by SIGINT between two lines: exit 130 with one line saying how far it got, its records kept and

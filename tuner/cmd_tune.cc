@@ -170,16 +170,23 @@ int RunTuneCommand(const TuneArgs& a) {
   // A run that cannot reach the tracker leaves no new, empty log behind: a log to be created is created once the
   // tracker answers. (A path Open refuses is not asked about: it is refused first, as is a log that exists and is
   // none; a log that exists is never removed.)
+  // SIGINT/SIGTERM stop the run promptly: the batch in flight is abandoned, what it already returned is kept,
+  // the lease is released, exit 130 (see StopOnSignals for repeats). Set up before the tracker is first asked, and
+  // so before any gRPC or RunTune thread starts.
+  StopOnSignals signals;
+  o.stop = signals.token();
   if (WouldCreateLog(a.db)) {
-    if (Status reached = ReachTracker(o.session); !reached.ok()) return CommandError("tune", reached.message(), 1);
+    const Status reached = ReachTracker(o.session);
+    if (signals.stop_requested()) {  // the connection's wait (up to its timeout) ends as it would have
+      std::cerr << "tunefleet tune: interrupted by " << signals.signal_name()
+                << " while connecting to the tracker; nothing was recorded\n";
+      return 130;
+    }
+    if (!reached.ok()) return CommandError("tune", reached.message(), 1);
   }
   Result<std::unique_ptr<TuningLog>> log = TuningLog::Open(a.db);
   if (!log.ok()) return CommandError("tune", log.status().message(), LogOpenExitCode(log.status()));
   WarnDamagedRecords("tune", **log);
-  // SIGINT/SIGTERM stop the run promptly: the batch in flight is abandoned, what it already returned is kept,
-  // the lease is released, exit 130 (see StopOnSignals for repeats). Set up before RunTune starts any thread.
-  StopOnSignals signals;
-  o.stop = signals.token();
   Result<TuneSummary> summary = RunTune(o, **log);
   auto interrupted_line = [&] {
     std::cerr << "tunefleet tune: interrupted by " << signals.signal_name() << "; every result so far is in "
