@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "common/temp_dir_testing.h"
+#include "storage/leftover_wal_testing.h"
 
 namespace tunefleet {
 namespace {
@@ -160,14 +161,9 @@ TEST(SqliteHandleTest, GivenAWalDbInAFolderThatCannotBeWritten_ItShouldStillBeRe
 // it closed leaves behind (a connection that closes last folds its -wal into the file).
 void LeaveWalBehind(const std::string& path) {
   MakeWalDb(path);
-  sqlite3* raw = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
-  ASSERT_EQ(sqlite3_db_config(raw, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr), SQLITE_OK);
-  const int rc = sqlite3_exec(raw, "INSERT INTO t VALUES (4)", nullptr, nullptr, nullptr);
-  sqlite3_close(raw);
-  ASSERT_EQ(rc, SQLITE_OK);
-  std::filesystem::remove(path + "-shm");
-  ASSERT_GT(std::filesystem::file_size(path + "-wal"), 0u);
+  int changed = 0;
+  ASSERT_NO_FATAL_FAILURE(WriteIntoLeftoverWal(path, "INSERT INTO t VALUES (4)", &changed));
+  ASSERT_EQ(changed, 1);
 }
 
 // Runs `read` in a child process that cannot write `folder` (when the test runs as root, as the unprivileged user

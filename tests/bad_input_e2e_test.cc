@@ -1,5 +1,4 @@
 // Issue 2's bad input: one clear line each, non-zero exit, bounded time, nothing recorded is touched.
-#include <sqlite3.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "storage/leftover_wal_testing.h"
 #include "tests/local_fleet.h"
 
 namespace tunefleet::testing {
@@ -518,17 +518,10 @@ std::string OnPath(const std::string& name) {
 void LeaveWalBehind(LocalFleet& fleet) {
   ASSERT_NO_FATAL_FAILURE(ImportOneRecord(fleet));
   ASSERT_EQ(fleet.Count("SELECT count(*) FROM records"), 1);
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(fleet.db().c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr), SQLITE_OK);
-  const char* update = "UPDATE records SET costs = '[0.0005]', mean_cost = 0.0005";
-  const int rc = sqlite3_exec(db, update, nullptr, nullptr, nullptr);
-  const int changed = sqlite3_changes(db);
-  sqlite3_close(db);
-  ASSERT_EQ(rc, SQLITE_OK);
+  int changed = 0;
+  ASSERT_NO_FATAL_FAILURE(
+      WriteIntoLeftoverWal(fleet.db(), "UPDATE records SET costs = '[0.0005]', mean_cost = 0.0005", &changed));
   ASSERT_EQ(changed, 1);
-  std::filesystem::remove(fleet.db() + "-shm");
-  ASSERT_GT(std::filesystem::file_size(fleet.db() + "-wal"), 0u);
 }
 
 // A log in a folder its reader cannot write, with a -wal file that a killed writer left: SQLite reads the -wal only
