@@ -235,6 +235,39 @@ TEST_F(TuneGemmE2E, GivenMoreDevicesAskedThanTheKeyHasTheRunShouldSaySoOnceAndTu
   EXPECT_EQ(fleet_.Count("SELECT count(*) FROM records"), 8);
 }
 
+// --early-stopping N stops a unit after N trials without a new best, and says so: a random search of a small GEMM
+// in batches of 1 ends long before its 60 trials, exactly 3 trials after its best.
+TEST_F(TuneGemmE2E, GivenEarlyStoppingAUnitWithoutANewBestInNTrialsShouldStopAndSaySo) {
+  RunResult r = fleet_.Cli({"tune", "--rpc-key", "pocl", "--task", "gemm:32,32,32", "--template", "gemm.buffer",
+                            "--trials", "60", "--tuner", "random", "--seed", "7", "--db", fleet_.db(), "--number", "1",
+                            "--repeat", "1", "--batch", "1", "--early-stopping", "3"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("gemm:32,32,32:float32 [gemm.buffer]: 3 trials without a new best: stopped early "
+                          "(--early-stopping 3)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_LT(fleet_.Count("SELECT count(*) FROM records"), 60);
+  // Records are numbered in the order they were measured; the best is the last one with a lower cost than all before.
+  EXPECT_EQ(fleet_.Count("SELECT count(*) FROM records WHERE id > (SELECT id FROM records WHERE status = 0 ORDER BY "
+                         "mean_cost, id LIMIT 1)"),
+            3)
+      << r.output;
+}
+
+// A unit none of whose trials runs (every job past its 1 ms --timeout) counts from its first trial: it was tuned on
+// to the end of the budget, 30 failed trials where 4 say enough.
+TEST_F(TuneGemmE2E, GivenEarlyStoppingAUnitWhoseTrialsAllFailShouldStopAfterNOfThem) {
+  RunResult r = fleet_.Cli({"tune", "--rpc-key", "pocl", "--task", "gemm:32,32,32", "--template", "gemm.buffer",
+                            "--trials", "30", "--tuner", "random", "--db", fleet_.db(), "--number", "1", "--repeat",
+                            "1", "--batch", "2", "--early-stopping", "4", "--timeout", "0.001"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("4 trials without a new best, none of them ran: stopped early (--early-stopping 4)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(fleet_.Count("SELECT count(*) FROM records"), 4) << r.output;
+  EXPECT_EQ(fleet_.Count("SELECT count(*) FROM records WHERE status = 0"), 0) << r.output;
+}
+
 // One task spelled three ways is one unit of the log: it was three, each measuring its own fallback config, and the
 // summary listed the task three times.
 TEST_F(TuneGemmE2E, GivenOneTaskNamedSeveralWaysItShouldBeTunedOnce) {

@@ -70,7 +70,9 @@ Result<std::vector<const Template*>> PickTemplates(const Task& task, const std::
 bool Done(const Entry& e, uint64_t early_stopping) {
   const TaskTuner& t = *e.tuner;
   if (t.exhausted()) return true;
-  return early_stopping > 0 && t.has_best() && t.trials_since_best() >= early_stopping;
+  // A unit none of whose trials ran counts from its first (as AutoTVM does): a template that fails every config on
+  // a device was tuned on to the end of the budget.
+  return early_stopping > 0 && t.trials_since_best() >= early_stopping;
 }
 
 // One TaskTuner per task and template that fits the device (a task no template fits is skipped with a warning,
@@ -411,6 +413,9 @@ Result<TuneSummary> RunTune(const TuneOptions& opts, TuningLog& log) {
     summary.measured += measured;
     remaining = remaining > measured ? remaining - measured : 0;
     progress.Show(unit_label(e), tuner.last_gflops(), tuner.best_gflops(), tuner.strategy_status(), true);
+    if (!tuner.exhausted() && Done(e, opts.early_stopping))  // said once: the scheduler does not pick it again
+      spdlog::info("{}: {} trials without a new best{}: stopped early (--early-stopping {})", unit_label(e),
+                   tuner.trials_since_best(), tuner.has_best() ? "" : ", none of them ran", opts.early_stopping);
     if (cut || budget_spent) break;
     if (tuner.exhausted() && measured == 0) continue;
   }
