@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# A short check of the tracker, agents and tuner on a lent GPU (bench/device_bundle.sh's bundle; nothing installed):
+# a tracker and 2 agents of key h200 on the first NVIDIA platform, then a GEMM tune on both devices, a model tune
+# with one agent killed (SIGKILL) mid-run and started again, its resume, a tune stopped by SIGINT mid-batch, and
+# --early-stopping on a random search and on a unit whose every job fails (a 1 ms --timeout). The logs, the tuning
+# logs and summary.txt go to OUT; summary.txt is printed at the end.
+#   usage: bench/gpu_head_check.sh DIST_DIR OUT   (with the device tool: bash bench/gpu_head_check.sh dist $OUT)
+set -u
+D=${1:?usage: bench/gpu_head_check.sh DIST_DIR OUT}; OUT=${2:?usage: bench/gpu_head_check.sh DIST_DIR OUT}
+P=127.0.0.1:9190; S=$OUT/summary.txt
+mkdir -p "$OUT"
+
+count() {  # records in a tuning log, 0 before it exists
+  python3 -c "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT count(*) FROM records')
+.fetchone()[0])" "$1" 2>/dev/null || echo 0
+}
+since() { python3 -c "import sys, time; print(round(time.time() - float(sys.argv[1]), 1))" "$1"; }
+tune() { "$D/tunefleet" tune --rpc-tracker "$P" --rpc-key h200 "$@"; }
+
+"$D/tunefleet-agent" --list-devices >"$OUT/devices.txt" 2>&1
+PLAT=$(grep -i nvidia "$OUT/devices.txt" | head -1 | grep -o -E '^platform [0-9]+' | grep -o -E '[0-9]+')
+echo "platform ${PLAT:=0}" >>"$S"
+"$D/tunefleet-tracker" --host 127.0.0.1 --port 9190 >"$OUT/tracker.log" 2>&1 &
+TRACKER=$!
+sleep 1
+agent() { "$D/tunefleet-agent" --tracker "$P" --key h200 --platform "$PLAT" >>"$OUT/agent$1.log" 2>&1 & echo $!; }
+A1=$(agent 1); A2=$(agent 2)
+sleep 3
+"$D/tunefleet" query --rpc-tracker "$P" >>"$S" 2>&1
+
+t0=$(date +%s.%N)
+tune --task gemm:1024,1024,1024 --trials 64 --devices 2 --batch 16 --db "$OUT/gemm.db" >"$OUT/gemm.out" 2>&1
+echo "gemm rc $? wall $(since "$t0") s" >>"$S"
+tail -3 "$OUT/gemm.out" >>"$S"
+
+tune models/tiny_resnet.onnx --trials 120 --devices 2 --batch 16 --device-wait 60 --db "$OUT/model.db" \
+  >"$OUT/model.out" 2>&1 &
+T=$!
+for _ in $(seq 1 600); do [ "$(count "$OUT/model.db")" -ge 40 ] && break; sleep 0.1; done
+echo "killing agent 2 at $(count "$OUT/model.db") records" >>"$S"
+kill -9 "$A2"; sleep 2; A2=$(agent 2)
+wait "$T"; echo "model rc $?" >>"$S"
+tail -4 "$OUT/model.out" >>"$S"
+tune models/tiny_resnet.onnx --trials 150 --devices 2 --batch 16 --db "$OUT/model.db" >"$OUT/resume.out" 2>&1
+echo "resume rc $?" >>"$S"
+grep -E "resume:" "$OUT/resume.out" >>"$S"
+python3 - "$OUT/model.db" >>"$S" 2>&1 <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+print("records, distinct units x configs, ok:", c.execute(
+    "SELECT count(*), count(DISTINCT task_id || '/' || template_id || '/' || device_id || '/' || config_index), "
+    "sum(status = 0) FROM records").fetchone())
+print("sessions:", c.execute("SELECT state, count(*) FROM sessions GROUP BY state").fetchall())
+PY
+
+tune --task gemm:512,512,512 --trials 400 --batch 8 --number 50 --repeat 10 --db "$OUT/int.db" >"$OUT/int.out" 2>&1 &
+T=$!
+for _ in $(seq 1 600); do [ "$(count "$OUT/int.db")" -ge 8 ] && break; sleep 0.1; done
+kill -INT "$T"; t0=$(date +%s.%N); wait "$T"
+echo "sigint rc $? after $(since "$t0") s, $(count "$OUT/int.db") records" >>"$S"
+tail -1 "$OUT/int.out" >>"$S"
+
+tune --task gemm:256,256,256 --tuner random --trials 300 --batch 4 --early-stopping 8 --db "$OUT/es.db" \
+  >"$OUT/es.out" 2>&1
+echo "early stopping rc $? records $(count "$OUT/es.db")" >>"$S"
+grep "stopped early" "$OUT/es.out" >>"$S"
+tune --task gemm:256,256,256 --trials 40 --batch 4 --timeout 0.001 --early-stopping 6 --db "$OUT/esfail.db" \
+  >"$OUT/esfail.out" 2>&1
+echo "every job failing: rc $? records $(count "$OUT/esfail.db")" >>"$S"
+grep "stopped early" "$OUT/esfail.out" >>"$S"
+
+kill -TERM "$A1" "$A2"; sleep 1; kill -TERM "$TRACKER"; wait 2>/dev/null
+echo "tracker warnings and errors: $(grep -c -i -E 'warn|error' "$OUT/tracker.log")" >>"$S"
+cat "$S"
