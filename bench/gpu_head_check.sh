@@ -53,7 +53,10 @@ print("records, distinct units x configs, ok:", c.execute(
 print("sessions:", c.execute("SELECT state, count(*) FROM sessions GROUP BY state").fetchall())
 PY
 
-tune --task gemm:512,512,512 --trials 400 --batch 8 --number 50 --repeat 10 --db "$OUT/int.db" >"$OUT/int.out" 2>&1 &
+# Started directly, not through tune(): a background shell function is a subshell, which ignores SIGINT (job
+# control is off in a script) and so would never pass it on.
+"$D/tunefleet" tune --rpc-tracker "$P" --rpc-key h200 --task gemm:512,512,512 --trials 400 --batch 8 --number 50 \
+  --repeat 10 --db "$OUT/int.db" >"$OUT/int.out" 2>&1 &
 T=$!
 for _ in $(seq 1 600); do [ "$(count "$OUT/int.db")" -ge 8 ] && break; sleep 0.1; done
 kill -INT "$T"; t0=$(date +%s.%N); wait "$T"

@@ -21,11 +21,12 @@ Check() {  # Check "what" command...: runs the command, prints PASS/FAIL with wh
   if "$@"; then echo "PASS: ${what}"; else echo "FAIL: ${what}"; failures=$((failures + 1)); fi
 }
 
-# True when every library ldd resolves for binary $2 (run with the bundle's lib/ $1 first) is inside $1 or is a
-# glibc core library of the host; prints offenders.
+# True when every library ldd resolves for binary $2 (run with the bundle's lib/ $1 and its runtime/ first) is
+# inside $1 or is a glibc core library of the host; prints offenders.
 ResolvesInside() {
   local lib_dir="$1" bin="$2" out line name path bad=0
-  out="$(env -i LD_LIBRARY_PATH="${lib_dir}" ldd "${bin}" 2>&1)" || { echo "  ldd failed: ${out}"; return 1; }
+  out="$(env -i LD_LIBRARY_PATH="${lib_dir}:${lib_dir}/runtime" ldd "${bin}" 2>&1)" ||
+    { echo "  ldd failed: ${out}"; return 1; }
   while IFS= read -r line; do
     line="${line#"${line%%[![:space:]]*}"}"
     case "${line}" in
@@ -71,13 +72,29 @@ mkdir -p "${work}/fake_build/bin"
 cp "${plugin}" "${work}/fake_build/bin/grpc_cpp_plugin"
 Check "bundle packs a named binary" "${here}/bundle" "${work}/fake_build" "${work}/p1" --bin grpc_cpp_plugin
 Check "the wrapper and the real binary are in place" Has "${work}/p1/bin/grpc_cpp_plugin"
-Check "libstdc++ is bundled" Has "${work}/p1/lib/libstdc++.so.6"
+Check "libstdc++ is bundled, apart in lib/runtime/" Has "${work}/p1/lib/runtime/libstdc++.so.6"
+Check "so is libgcc_s" Has "${work}/p1/lib/runtime/libgcc_s.so.1"
 Check "libprotobuf is bundled" Has "${work}/p1/lib/libprotobuf.so.32"
 Check "no glibc core library nor OpenCL is bundled" HasNoHostLibs "${work}/p1/lib"
 Check "ldd resolves every non-glibc library inside the bundle" \
   ResolvesInside "${work}/p1/lib" "${work}/p1/bin/grpc_cpp_plugin"
 Check "bundled libraries are real files, not links into the build machine" \
   test -z "$(find "${work}/p1/lib" -type l)"
+# The wrapper's choice of C++ runtime, seen through a stand-in binary that prints its library path. This host's
+# libstdc++ is the one bundled, so it provides the version the wrapper asks for: lib/runtime/ stays off the path,
+# and the host's OpenCL drivers see the host's libstdc++. A host without that version gets lib/runtime/.
+cp -r "${work}/p1" "${work}/probe"
+# shellcheck disable=SC2016  # the stand-in prints the variable when it runs
+printf '#!/bin/sh\necho "$LD_LIBRARY_PATH"\n' >"${work}/probe/bin/grpc_cpp_plugin"
+Check "the wrapper names the newest GLIBCXX version of the bundled libstdc++" \
+  grep -q -E '^need="GLIBCXX_3\.4\.[0-9]+"$' "${work}/probe/grpc_cpp_plugin"
+Check "on a host whose libstdc++ is as new, the bundled C++ runtime stays off the path" \
+  Fails OutputMatches "lib/runtime" env -i "${work}/probe/grpc_cpp_plugin"
+Check "... and the bundle's lib/ is first" \
+  OutputMatches "^${work}/probe/lib(:|$)" env -i "${work}/probe/grpc_cpp_plugin"
+sed -i 's/^need="GLIBCXX_[0-9.]*"$/need="GLIBCXX_3.4.999"/' "${work}/probe/grpc_cpp_plugin"
+Check "on a host whose libstdc++ is older, the bundled C++ runtime is on the path" \
+  OutputMatches "^${work}/probe/lib:${work}/probe/lib/runtime(:|$)" env -i "${work}/probe/grpc_cpp_plugin"
 Check "bundle refuses a BUILD_DIR without the binary" Fails "${here}/bundle" "${work}/fake_build" "${work}/p_x"
 Check "bundle exits 2 on bad usage" test "$("${here}/bundle" >/dev/null 2>&1; echo $?)" = 2
 
@@ -98,8 +115,12 @@ Check "env -i bundle/tunefleet-agent --list-devices finds the host's OpenCL (PoC
 Check "ldd of the bundled agent resolves every non-glibc library inside the bundle" \
   ResolvesInside "${b}/lib" "${b}/bin/tunefleet-agent"
 Check "no glibc core library nor OpenCL is bundled" HasNoHostLibs "${b}/lib"
-Check "libstdc++ is bundled" Has "${b}/lib/libstdc++.so.6"
+Check "libstdc++ is bundled, apart in lib/runtime/" Has "${b}/lib/runtime/libstdc++.so.6"
 Check "gRPC is bundled" test -n "$(find "${b}/lib" -name 'libgrpc++.so*')"
+cp -r "${b}" "${work}/old_host"
+sed -i 's/^need="GLIBCXX_[0-9.]*"$/need="GLIBCXX_3.4.999"/' "${work}/old_host/tunefleet-agent"
+Check "where the host's libstdc++ is too old, the agent runs on the bundled one" \
+  OutputMatches "tunefleet" env -i "${work}/old_host/tunefleet-agent" --version
 mkdir -p "${work}/elsewhere" "${work}/path"
 Check "the tarball unpacks" tar -C "${work}/elsewhere" -xzf "${work}/bundle.tar.gz"
 Check "the unpacked agent runs from another folder with an empty environment" \

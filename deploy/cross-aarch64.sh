@@ -79,8 +79,9 @@ rm -rf "${bundle}"
 
 Step "running the bundled agent under qemu-aarch64 with an empty environment"
 # The wrapper would exec an aarch64 binary, which needs binfmt_misc; run the loader through qemu explicitly and
-# give it what the wrapper would: the bundle's lib/ first. -L supplies only the arm64 C library core.
-out="$(env -i qemu-aarch64 -L "${kQemuPrefix}" -E LD_LIBRARY_PATH="${bundle}/lib" \
+# give it what the wrapper would on a host without the bundle's C++ runtime: the bundle's lib/ and lib/runtime/
+# first. -L supplies only the arm64 C library core.
+out="$(env -i qemu-aarch64 -L "${kQemuPrefix}" -E LD_LIBRARY_PATH="${bundle}/lib:${bundle}/lib/runtime" \
   "${bundle}/bin/tunefleet-agent" --version 2>&1)" || Fail "tunefleet-agent --version under qemu: ${out}"
 echo "${out}"
 [[ "${out}" == *tunefleet* ]] || Fail "unexpected --version output: ${out}"
