@@ -155,7 +155,7 @@ TEST(ConnectInterruptE2E, GivenATrackerThatDoesNotAnswerSigintWhileConnectingSho
   sockaddr_in at{};
   at.sin_family = AF_INET;
   at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  at.sin_port = htons(static_cast<uint16_t>(std::stoi(fleet.address().substr(fleet.address().rfind(':') + 1))));
+  at.sin_port = htons(static_cast<uint16_t>(fleet.port()));
   ASSERT_EQ(::bind(silent, reinterpret_cast<sockaddr*>(&at), sizeof at), 0) << std::strerror(errno);
   ASSERT_EQ(::listen(silent, 8), 0);
 

@@ -40,6 +40,7 @@ class LocalFleet {
   // Starts `tunefleet <args...>` in the background (with --rpc-tracker).
   std::unique_ptr<Subprocess> CliAsync(std::vector<std::string> args);
 
+  int port() const { return port_; }  // the tracker's, on 127.0.0.1
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
   const std::string& dir() const { return dir_; }
   std::string db() const { return dir_ + "/tune.db"; }

@@ -16,7 +16,7 @@ TEST(TrackerListenE2E, GivenAPortInUseOrAnAddressNotOfThisMachineTheTrackerShoul
   LocalFleet fleet;
   fleet.StartTracker();  // holds 127.0.0.1:port
   const std::string tracker = BinDir() + "/tunefleet-tracker";
-  const std::string port = fleet.address().substr(fleet.address().rfind(':') + 1);
+  const std::string port = std::to_string(fleet.port());
   // 192.0.2.1 is TEST-NET-1 (RFC 5737): never an address of this machine.
   for (const auto& [host, says] : std::vector<std::pair<std::string, std::string>>{
            {"127.0.0.1", "cannot listen on 127.0.0.1:" + port + ": Address already in use"},
@@ -31,7 +31,7 @@ TEST(TrackerListenE2E, GivenAPortInUseOrAnAddressNotOfThisMachineTheTrackerShoul
 TEST(TrackerListenE2E, GivenAStatusPortInUseTheTrackerShouldFailInOneLineWithoutSayingItListens) {
   LocalFleet fleet;
   fleet.StartTracker();  // holds 127.0.0.1:port
-  const std::string port = fleet.address().substr(fleet.address().rfind(':') + 1);
+  const std::string port = std::to_string(fleet.port());
   RunResult r = testing::Run({BinDir() + "/tunefleet-tracker", "--host", "127.0.0.1", "--port", "0", "--http-port", port},
                              std::chrono::seconds(30));
   EXPECT_EQ(r.exit_code, 1) << r.output;

@@ -167,14 +167,14 @@ int RunTuneCommand(const TuneArgs& a) {
   // So is a template that cannot run a task on any device.
   if (Status fit = CheckSomeDeviceRuns(o.tasks, o.template_name); !fit.ok())
     return CommandError("tune", fit.message(), 2);
-  // A run that cannot reach the tracker leaves no new, empty log behind: a log to be created is created once the
-  // tracker answers. (A path Open refuses is not asked about: it is refused first, as is a log that exists and is
-  // none; a log that exists is never removed.)
   // SIGINT/SIGTERM stop the run promptly: the batch in flight is abandoned, what it already returned is kept,
   // the lease is released, exit 130 (see StopOnSignals for repeats). Set up before the tracker is first asked, and
   // so before any gRPC or RunTune thread starts.
   StopOnSignals signals;
   o.stop = signals.token();
+  // A run that cannot reach the tracker leaves no new, empty log behind: a log to be created is created once the
+  // tracker answers. (A path Open refuses is not asked about: it is refused first, as is a log that exists and is
+  // none; a log that exists is never removed.)
   if (WouldCreateLog(a.db)) {
     const Status reached = ReachTracker(o.session);
     if (signals.stop_requested()) {  // the connection's wait (up to its timeout) ends as it would have

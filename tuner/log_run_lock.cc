@@ -72,7 +72,8 @@ struct Attempt {
 // How often a take may find its file, or the folder, removed under it before it gives up. Each such turn is another
 // run's release, so many turns mean a busy lock rather than a fault; a broken link is told apart at once (TakeOne).
 constexpr int kMaxRemovedTurns = 1000;
-// How often a take waits out a holder that has not written its note yet (5 ms each) before it is refused.
+// How many times a take may find a holder that has not written its note yet before it is refused; it waits 5 ms
+// after each but the last.
 constexpr int kMaxUnsaidTurns = 8;
 
 // The folder is a symbolic link to nothing: mkdir says it exists, yet no file can be made in it.
