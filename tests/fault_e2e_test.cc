@@ -340,6 +340,13 @@ class WorkerFaultE2E : public ::testing::Test {
     EXPECT_EQ(r.exit_code, 0) << r.output;
     return nlohmann::json::parse(r.output.substr(r.output.find('{')), nullptr, false);
   }
+  // The unmarked program, with room for the worker that replaces a killed one to start, build and run on a loaded
+  // machine: under CI's load the 3 s of the marked program's timeout ran out (RUN_TIMEOUT) after a hang.
+  nlohmann::json Unmarked() {
+    nlohmann::json p = program_;
+    p["timing"]["timeoutMs"] = 60000;
+    return p;
+  }
   nlohmann::json Marked() {
     nlohmann::json p = program_;
     for (auto& l : p["launches"]) l["source"] = l["source"].get<std::string>() + "\n/* TUNEFLEET_FAULT */\n";
@@ -354,7 +361,7 @@ TEST_F(WorkerFaultE2E, GivenAKernelThatNeverEndsWeShouldGetRunTimeoutAndTheAgent
   StartWith("hang");
   nlohmann::json r = Measure(Marked());
   EXPECT_EQ(r["status"], 7) << r.dump();
-  EXPECT_EQ(Measure(program_)["status"], 0);
+  EXPECT_EQ(Measure(Unmarked())["status"], 0);
   EXPECT_TRUE(fleet_.WaitForAgents("pocl", 1, std::chrono::seconds(5)));
 }
 
@@ -378,7 +385,7 @@ TEST_F(WorkerFaultE2E, GivenAMeasureStoppedByCtrlCItsRunningJobShouldEndOnTheAge
   ASSERT_TRUE(measure->Wait(std::chrono::seconds(15)).has_value()) << measure->Log();
 
   const auto next = std::chrono::steady_clock::now();
-  EXPECT_EQ(Measure(program_)["status"], 0);
+  EXPECT_EQ(Measure(Unmarked())["status"], 0);
   EXPECT_LT(std::chrono::steady_clock::now() - next, std::chrono::seconds(60));
   EXPECT_NE(fleet_.agent(0).Log().find("cancelled by the tracker"), std::string::npos) << fleet_.agent(0).Log();
 }
@@ -402,7 +409,7 @@ TEST_F(WorkerFaultE2E, GivenAWorkerThatCrashesWeShouldGetRuntimeErrorNamingTheSi
   nlohmann::json r = Measure(Marked());
   EXPECT_EQ(r["status"], 4) << r.dump();
   EXPECT_NE(r["message"].get<std::string>().find("SIGSEGV"), std::string::npos) << r.dump();
-  EXPECT_EQ(Measure(program_)["status"], 0);
+  EXPECT_EQ(Measure(Unmarked())["status"], 0);
   EXPECT_TRUE(fleet_.WaitForAgents("pocl", 1, std::chrono::seconds(5)));
 }
 
