@@ -424,7 +424,11 @@ TEST(FaultE2E, GivenAWrongTokenAgentsAndTunersShouldBeRejectedWithAClearError) {
                            "wrong", "--wait", "2"},
                           std::chrono::seconds(60));
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_NE(r.output.find("token"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("invalid token"), std::string::npos) << r.output;
+  EXPECT_EQ(CountLines(r.output), 1) << r.output;
+  // The refused run leaves no new, empty log behind (nor its lock folder).
+  EXPECT_FALSE(std::filesystem::exists(fleet.db())) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(fleet.db() + ".locks"));
   // The right token gets in.
   fleet.StartAgent("pocl", {"--token", "s3cret"});
   bool listed = false;

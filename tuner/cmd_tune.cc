@@ -109,9 +109,11 @@ bool WouldCreateLog(const std::string& path) {
   return fs::is_directory(folder, ec) && ::access(folder.c_str(), W_OK | X_OK) == 0;
 }
 
-// Connects to the tracker as MeasureSession::Open does first; its error when nothing answers there.
+// Connects to the tracker as MeasureSession::Open does first, and asks it for its summary, which it answers only
+// with the right token; the error when nothing answers there or the tracker refuses the token.
 Status ReachTracker(const SessionOptions& s) {
-  return TrackerClient::Connect(s.tracker, ClientOptionsFor(s)).status();
+  TF_ASSIGN_OR_RETURN(std::unique_ptr<TrackerClient> client, TrackerClient::Connect(s.tracker, ClientOptionsFor(s)));
+  return client->Summary().status();
 }
 
 int RunTuneCommand(const TuneArgs& a) {
@@ -172,9 +174,9 @@ int RunTuneCommand(const TuneArgs& a) {
   // so before any gRPC or RunTune thread starts.
   StopOnSignals signals;
   o.stop = signals.token();
-  // A run that cannot reach the tracker leaves no new, empty log behind: a log to be created is created once the
-  // tracker answers. (A path Open refuses is not asked about: it is refused first, as is a log that exists and is
-  // none; a log that exists is never removed.)
+  // A run that cannot reach the tracker, or whose token it refuses, leaves no new, empty log behind: a log to be
+  // created is created once the tracker has answered. (A path Open refuses is not asked about: it is refused first,
+  // as is a log that exists and is none; a log that exists is never removed.)
   if (WouldCreateLog(a.db)) {
     const Status reached = ReachTracker(o.session);
     if (signals.stop_requested()) {  // the connection's wait (up to its timeout) ends as it would have
@@ -238,8 +240,9 @@ void RegisterTune(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"auto", "rank", "ndcg", "reg"}));
   sub->add_option("--xgb-prior-pool", a->xgb_prior_pool,
                   "xgb without history: the first plan is the plan-size configs that the device prior "
-                  "(work-items against what the device runs at once) ranks best of N x plan-size random ones; 0 or "
-                  "1 = a random first plan (default 4)")
+                  "(work-items against what the device runs at once) ranks best of N x plan-size random ones, and the models "
+                  "of the task's own results start from the prior; 0 or 1 = a random first plan and models of the "
+                  "results alone (default 4)")
       ->check(CLI::Range(size_t{0}, kMaxPriorPool));
   sub->add_option("--number", a->number, "Runs averaged into one cost (default 4)")
       ->check(cli::Positive())
