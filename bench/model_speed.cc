@@ -3,7 +3,7 @@
 // together under 2 s for a plan of 64 on a space of 10^5 points). No device: results are a synthetic cost.
 //
 //   tunefleet-model-speed [--task SPEC] [--template NAME] [--device h200|pocl] [--plan 64]
-//                         [--results 64,128,256,512] [--history ROWS] [--repeat 3] [--ensemble 5]
+//                         [--results 64,128,256,512] [--history ROWS] [--repeat 3] [--ensemble 5] [--prior-pool 4]
 //
 // For each N it prints the median over --repeat runs of: the refit alone (features of N rows + CostModel::Fit),
 // the annealing alone (Anneal keeping 2 x plan candidates, as the strategy does), and the strategy's whole step
@@ -11,7 +11,9 @@
 // --history adds that many warm-start rows (records of the same task "from another device") to every refit.
 // --ensemble sets the strategy's number of bagged models (StrategyOptions::xgb_ensemble; 1 = one model, as before
 // the ensemble); the refit and annealing columns always time one model, with the first objective the strategy's
-// `auto` gives its members (rank:ndcg without history, rank:pairwise with it).
+// `auto` gives its members (rank:ndcg without history, rank:pairwise with it). --prior-pool sets
+// StrategyOptions::prior_pool: without history the strategy's models start from the device prior as their base
+// margin unless it is 0 (the step then times the models of before that, on the results alone).
 #include <google/protobuf/util/json_util.h>
 
 #include <algorithm>
@@ -94,6 +96,7 @@ struct Args {
   size_t history = 0;
   int repeat = 3;
   int ensemble = StrategyOptions{}.xgb_ensemble;
+  size_t prior_pool = StrategyOptions{}.prior_pool;
 };
 
 int Run(int argc, char** argv) {
@@ -119,6 +122,9 @@ int Run(int argc, char** argv) {
   app.add_option("--ensemble", a.ensemble, "The strategy's bagged models (1 = one model)")
       ->capture_default_str()
       ->check(cli::Positive());
+  app.add_option("--prior-pool", a.prior_pool, "The strategy's device prior pool (0 = no prior, no base margins)")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{0}, kMaxPriorPool));
   if (auto code = cli::ParseCommandLine(app, argc, argv, "tunefleet-model-speed")) return *code;
   proto::DeviceInfo info;
   (void)google::protobuf::util::JsonStringToMessage(a.device == "h200" ? kH200 : kPocl, &info);
@@ -215,6 +221,7 @@ int Run(int argc, char** argv) {
       so.seed = static_cast<uint64_t>(r + 1);
       so.plan_size = a.plan;
       so.xgb_ensemble = a.ensemble;
+      so.prior_pool = a.prior_pool;
       Result<std::unique_ptr<Strategy>> st = MakeStrategy(so, *tmpl, *task, space, limits);
       if (!st.ok()) {
         std::cerr << "tunefleet-model-speed: " << st.status().ToString() << "\n";

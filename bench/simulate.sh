@@ -8,12 +8,14 @@
 #          EXTRA (more simulate options, e.g. "--xgb-objective reg", "--observe pass --arrival shuffled"),
 #          WARM_EXTRA (options for the runs with history only, e.g. "--transfer-trials 16": the history is the
 #          sibling's first 16 trials of a replay, as a run's earlier task leaves it, instead of its whole space),
-#          DATA (bench/data: where the .db or .db.xz files are)
+#          DATA (bench/data: where the .db or .db.xz files are),
+#          HISTORY (both: the runs with and without history; "without" or "with" for only those)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${1:-build}/bin
 TUNER=${TUNER:-xgb}; BASELINE=${BASELINE:-random}; SEEDS=${SEEDS:-10}; TARGET=${TARGET:-0.95}
-DATA=${DATA:-bench/data}
+DATA=${DATA:-bench/data}; HISTORY=${HISTORY:-both}
+case $HISTORY in both | with | without) ;; *) echo "simulate.sh: HISTORY=$HISTORY is not both, with or without" >&2; exit 2 ;; esac
 # shellcheck source=bench/recorded_space.sh
 source bench/recorded_space.sh
 UNPACKED=$(mktemp -d)
@@ -59,6 +61,7 @@ skipped=()
 
 for run in "${RUNS[@]}"; do
   IFS='|' read -r db tmpl task from <<<"$run"
+  if [[ $HISTORY == with && $from == - ]] || [[ $HISTORY == without && $from != - ]]; then continue; fi
   if [[ ! -f $UNPACKED/$db.db ]] && ! recorded_space "$DATA/$db.db" "$UNPACKED/$db.db" 2>/dev/null; then
     [[ " ${skipped[*]} " == *" $db "* ]] || skipped+=("$db")
     continue

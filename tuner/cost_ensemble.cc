@@ -56,7 +56,7 @@ Status CostEnsemble::FitEach(const std::vector<TrainingSet>& sets) {
 Status CostEnsemble::FitMember(size_t k, const TrainingSet& set) {
   TF_RETURN_IF_ERROR(members_[k].Fit(set));
   if (objectives_.size() < 2) return Status::OK();  // one scale for all: the members' scores compare as they are
-  TF_ASSIGN_OR_RETURN(std::vector<float> p, members_[k].Predict(set.features, set.dim));
+  TF_ASSIGN_OR_RETURN(std::vector<float> p, members_[k].Predict(set.features, set.dim, set.margins));
   double sum = 0, sum_sq = 0;
   for (float v : p) {
     sum += v;
@@ -69,25 +69,29 @@ Status CostEnsemble::FitMember(size_t k, const TrainingSet& set) {
   return Status::OK();
 }
 
-Result<std::vector<float>> CostEnsemble::Predict(const std::vector<float>& features, size_t dim) const {
-  return Combine(features, dim, 0.0);
+Result<std::vector<float>> CostEnsemble::Predict(const std::vector<float>& features, size_t dim,
+                                                 const std::vector<float>& margins) const {
+  return Combine(features, dim, margins, 0.0);
 }
 
-Result<std::vector<float>> CostEnsemble::Acquisition(const std::vector<float>& features, size_t dim) const {
-  return Combine(features, dim, opts_.kappa);
+Result<std::vector<float>> CostEnsemble::Acquisition(const std::vector<float>& features, size_t dim,
+                                                     const std::vector<float>& margins) const {
+  return Combine(features, dim, margins, opts_.kappa);
 }
 
 Result<std::vector<float>> CostEnsemble::Combine(const std::vector<float>& features, size_t dim,
-                                                 double kappa) const {
+                                                 const std::vector<float>& margins, double kappa) const {
   if (!trained()) return Status::Internal("cost ensemble: predict before the first fit");
-  if (members_.size() == 1) return members_.front().Predict(features, dim);
+  if (members_.size() == 1) return members_.front().Predict(features, dim, margins);
   if (dim == 0 || features.size() % dim != 0) {
     return Status::InvalidArgument("cost ensemble: " + std::to_string(features.size()) +
                                    " feature values are not rows of " + std::to_string(dim));
   }
   const size_t rows = features.size() / dim;
   if (rows == 0) return std::vector<float>{};
+  if (!margins.empty() && margins.size() != rows) return Status::InvalidArgument("cost ensemble: one margin per row");
   TF_ASSIGN_OR_RETURN(XgbMatrix matrix, XgbMatrix::FromDense(features.data(), rows, dim));
+  if (!margins.empty()) TF_RETURN_IF_ERROR(matrix.SetFloatInfo("base_margin", margins));
   std::vector<double> sum(rows, 0.0), sum_sq(rows, 0.0);
   for (size_t k = 0; k < members_.size(); ++k) {  // one after another: the members read the same matrix
     TF_ASSIGN_OR_RETURN(std::vector<float> p, members_[k].Predict(matrix, dim));

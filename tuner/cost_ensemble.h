@@ -41,16 +41,19 @@ class CostEnsemble {
   size_t members() const { return members_.size(); }
   // The members' distinct CostModelOptions::objective values, in member order.
   const std::vector<std::string>& objectives() const { return objectives_; }
-  // The members' mean prediction per row (higher = predicted faster).
-  Result<std::vector<float>> Predict(const std::vector<float>& features, size_t dim) const;
+  // The members' mean prediction per row (higher = predicted faster); `margins` as CostModel::Predict's.
+  Result<std::vector<float>> Predict(const std::vector<float>& features, size_t dim,
+                                     const std::vector<float>& margins = {}) const;
   // Mean + kappa * standard deviation per row: what the next plan is chosen by.
-  Result<std::vector<float>> Acquisition(const std::vector<float>& features, size_t dim) const;
+  Result<std::vector<float>> Acquisition(const std::vector<float>& features, size_t dim,
+                                         const std::vector<float>& margins = {}) const;
 
   bool trained() const { return !members_.empty() && members_.front().trained(); }
   int fits() const { return members_.empty() ? 0 : members_.front().fits(); }
 
  private:
-  Result<std::vector<float>> Combine(const std::vector<float>& features, size_t dim, double kappa) const;
+  Result<std::vector<float>> Combine(const std::vector<float>& features, size_t dim, const std::vector<float>& margins,
+                                     double kappa) const;
   // Fits member k on `set` (on the member's own thread) and, with mixed objectives, sets its scale: the mean and
   // standard deviation of its predictions on `set`'s rows.
   Status FitMember(size_t k, const TrainingSet& set);

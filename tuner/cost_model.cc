@@ -115,6 +115,7 @@ TrainingSet NdcgRows(const TrainingSet& set, const std::vector<unsigned>& groups
   out.features = set.features;
   out.group_sizes = groups;
   out.group_weights = weights;
+  out.margins = set.margins;
   out.scores.reserve(set.rows());
   for (float score : set.scores) out.scores.push_back(std::round(kNdcgLevels * std::clamp(score, 0.0f, 1.0f)));
   size_t begin = 0;
@@ -125,6 +126,10 @@ TrainingSet NdcgRows(const TrainingSet& set, const std::vector<unsigned>& groups
     for (size_t r = begin; r < begin + groups[g]; ++r) out.scores.push_back(set.scores[r] > 0 ? 1.0f : 0.0f);
     out.features.insert(out.features.end(), set.features.begin() + static_cast<std::ptrdiff_t>(begin * set.dim),
                         set.features.begin() + static_cast<std::ptrdiff_t>((begin + groups[g]) * set.dim));
+    if (!set.margins.empty()) {
+      out.margins.insert(out.margins.end(), set.margins.begin() + static_cast<std::ptrdiff_t>(begin),
+                         set.margins.begin() + static_cast<std::ptrdiff_t>(begin + groups[g]));
+    }
     out.group_sizes.push_back(groups[g]);
     out.group_weights.push_back(weights[g] * kFeasibilityWeight);
   }
@@ -147,6 +152,9 @@ Status CostModel::Fit(const TrainingSet& set) {
   std::vector<float> group_weights = set.group_weights;
   if (group_weights.empty()) group_weights.assign(groups.size(), 1.0f);
   if (group_weights.size() != groups.size()) return Status::InvalidArgument("cost model: one weight per group");
+  if (!set.margins.empty() && set.margins.size() != rows) {
+    return Status::InvalidArgument("cost model: one margin per row");
+  }
 
   const std::string objective = XgbObjectiveName(opts_.objective);
   const bool ndcg = opts_.objective == "ndcg";
@@ -165,6 +173,7 @@ Status CostModel::Fit(const TrainingSet& set) {
   const TrainingSet& data = *fitted;
   TF_ASSIGN_OR_RETURN(XgbMatrix train, XgbMatrix::FromDense(data.features.data(), data.rows(), data.dim));
   TF_RETURN_IF_ERROR(train.SetFloatInfo("label", data.scores));
+  if (!data.margins.empty()) TF_RETURN_IF_ERROR(train.SetFloatInfo("base_margin", data.margins));
   const bool weighted = std::any_of(group_weights.begin(), group_weights.end(), [](float w) { return w != 1.0f; });
   if (rank) {
     TF_RETURN_IF_ERROR(train.SetUIntInfo("group", groups));
@@ -202,7 +211,8 @@ Status CostModel::Fit(const TrainingSet& set) {
   return Status::OK();
 }
 
-Result<std::vector<float>> CostModel::Predict(const std::vector<float>& features, size_t dim) const {
+Result<std::vector<float>> CostModel::Predict(const std::vector<float>& features, size_t dim,
+                                              const std::vector<float>& margins) const {
   if (!trained()) return Status::Internal("cost model: predict before the first fit");
   if (dim != dim_ || features.size() % dim != 0) {
     return Status::InvalidArgument("cost model: feature width " + std::to_string(dim) + ", model has " +
@@ -210,7 +220,9 @@ Result<std::vector<float>> CostModel::Predict(const std::vector<float>& features
   }
   const size_t rows = features.size() / dim;
   if (rows == 0) return std::vector<float>{};
+  if (!margins.empty() && margins.size() != rows) return Status::InvalidArgument("cost model: one margin per row");
   TF_ASSIGN_OR_RETURN(XgbMatrix m, XgbMatrix::FromDense(features.data(), rows, dim));
+  if (!margins.empty()) TF_RETURN_IF_ERROR(m.SetFloatInfo("base_margin", margins));
   return booster_.Predict(m);
 }
 

@@ -89,6 +89,10 @@ struct TrainingSet {
   std::vector<float> scores;       // one per row
   std::vector<unsigned> group_sizes;   // sums to rows; empty = one group
   std::vector<float> group_weights;    // one per group; empty = all 1
+  // One per row, or empty: XGBoost's base margin, a prior score the trees start from and learn a correction to
+  // (the rows to predict then need theirs too). In the rank objectives' units: a margin higher by 1 says the row is
+  // faster than the other of a pair with probability 1 / (1 + e^-1), 0.73, before any tree.
+  std::vector<float> margins;
   size_t rows() const { return scores.size(); }
 };
 
@@ -98,9 +102,12 @@ class CostModel {
 
   // Trains a fresh model on `set` (replacing the previous one). InvalidArgument on an empty or ragged set.
   Status Fit(const TrainingSet& set);
-  // Scores of rows x dim features (higher = predicted faster). FailedPrecondition-like error before Fit.
-  Result<std::vector<float>> Predict(const std::vector<float>& features, size_t dim) const;
-  // The same for rows already in a matrix of `dim` columns (several models scoring the same rows).
+  // Scores of rows x dim features (higher = predicted faster), with the rows' base margins (one per row, or empty
+  // for none) when the model was fitted with margins. FailedPrecondition-like error before Fit.
+  Result<std::vector<float>> Predict(const std::vector<float>& features, size_t dim,
+                                     const std::vector<float>& margins = {}) const;
+  // The same for rows already in a matrix of `dim` columns (several models scoring the same rows; the matrix holds
+  // their margins, if any).
   Result<std::vector<float>> Predict(const XgbMatrix& rows, size_t dim) const;
   bool trained() const { return booster_.valid(); }
   int fits() const { return fits_; }

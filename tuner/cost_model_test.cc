@@ -80,6 +80,56 @@ TEST(CostModelTest, GivenGroupsWithWeights_WeShouldFitAndPredictEveryRow) {
   }
 }
 
+// A base margin is where the trees start: with features that cannot tell the rows apart, a model fitted on margins
+// ranks by them (and without them predicts one value), and a margin vector of the wrong length is refused.
+TEST(CostModelTest, GivenBaseMarginsAndFeaturesWithoutContrast_PredictionsShouldFollowTheMargins) {
+  TrainingSet set;
+  set.dim = 1;
+  set.features = {1, 1, 1, 1};
+  set.scores = {0.5f, 0.5f, 0.5f, 0.5f};
+  set.margins = {-2.0f, 0.0f, -1.0f, -3.0f};
+  for (const char* objective : {"rank", "ndcg", "reg"}) {
+    CostModelOptions opts;
+    opts.objective = objective;
+    CostModel model(opts);
+    ASSERT_TRUE(model.Fit(set).ok()) << objective;
+    Result<std::vector<float>> with = model.Predict(set.features, 1, set.margins);
+    ASSERT_TRUE(with.ok()) << with.status().ToString();
+    EXPECT_GT((*with)[1], (*with)[2]) << objective;
+    EXPECT_GT((*with)[2], (*with)[0]) << objective;
+    EXPECT_GT((*with)[0], (*with)[3]) << objective;
+    Result<std::vector<float>> without = model.Predict(set.features, 1);
+    ASSERT_TRUE(without.ok());
+    EXPECT_EQ((*without)[0], (*without)[3]) << objective;
+    EXPECT_EQ(model.Predict(set.features, 1, {0.0f}).status().code(), Status::Code::kInvalidArgument);
+  }
+  TrainingSet ragged = set;
+  ragged.margins.pop_back();
+  EXPECT_EQ(CostModel(CostModelOptions{}).Fit(ragged).code(), Status::Code::kInvalidArgument);
+}
+
+// The trees learn a correction to the margins: where the measured order contradicts them, the fitted model follows
+// the measurements. Here the margins favour x = 0 by 1 and every measurement says x = 1 is faster.
+TEST(CostModelTest, GivenMarginsTheResultsContradict_TheTreesShouldCorrectThem) {
+  TrainingSet set;
+  set.dim = 1;
+  for (int i = 0; i < 32; ++i) {
+    const float x = static_cast<float>(i % 2);
+    set.features.push_back(x);
+    set.scores.push_back(x > 0 ? 0.9f : 0.3f);
+    set.margins.push_back(x > 0 ? 0.0f : 1.0f);
+  }
+  for (const char* objective : {"rank", "ndcg"}) {
+    CostModelOptions opts;
+    opts.objective = objective;
+    CostModel model(opts);
+    ASSERT_TRUE(model.Fit(set).ok()) << objective;
+    Result<std::vector<float>> p = model.Predict({0, 1}, 1, {1.0f, 0.0f});
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    EXPECT_LT((*p)[0], (*p)[1]) << objective;
+  }
+}
+
 TEST(CostModelTest, GivenKnownSeries_WeShouldComputeSpearmanWithTies) {
   EXPECT_DOUBLE_EQ(SpearmanCorrelation({1, 2, 3, 4}, {10, 20, 30, 40}), 1.0);
   EXPECT_DOUBLE_EQ(SpearmanCorrelation({1, 2, 3, 4}, {4, 3, 2, 1}), -1.0);

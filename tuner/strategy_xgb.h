@@ -12,12 +12,15 @@
 // there are none).
 // Without history the first plan is the device prior's best of a random pool (`prior_pool`, tuner/device_prior.h),
 // or random; with `early_refits` the model is also fitted at plan_size/4 and plan_size/2 own results, so most of
-// the first plan already comes from a model.
+// the first plan already comes from a model. Without history, the models start from the device prior: each row's
+// base margin is its prior score (kPriorMarginWeight x), and the trees learn a correction to it, so results that
+// do not contrast what the prior says (a first plan all in its best class) do not lead the plans away from it.
 // Warm start: history of other tasks/devices of the same template trains the first model, one rank group per
 // (task, device), discounted by 1 / (1 + own results / plan_size) as own data arrives. A later WarmStart (a run's
-// other tasks recorded more since) replaces the history, and the next plan comes from a model refitted on it. A history record gets the
-// features of its own task's config (the kernel that was measured) when the template builds that task's space
-// with the same feature layout; otherwise it is mapped onto the nearest config of this space.
+// other tasks recorded more since) replaces the history, and the next plan comes from a model refitted on it. A
+// history record gets the features of its own task's config (the kernel that was measured) when the template
+// builds that task's space with the same feature layout; otherwise it is mapped onto the nearest config of this
+// space.
 // Failed configs are trained on as the worst (score 0). History beyond 8192 rows is thinned evenly per group, and
 // a refit gives its members 8192 history rows in all: beyond 8192 / members rows, each member gets its own
 // interleaved share (plus every group's best), so an ensemble refits in about the time of one model.
@@ -89,6 +92,11 @@ class XgbStrategy final : public Strategy {
   std::vector<uint64_t> FrontierPicks(size_t n, const std::unordered_set<uint64_t>& taken);
   // The ensemble's acquisition score (mean + kappa * spread) of configs: what plans are chosen by.
   Result<std::vector<float>> Score(const std::vector<uint64_t>& indices) const;
+  // Whether the next fit starts from the device prior (tuner/device_prior.h) as its base margin: the prior is on
+  // (prior_pool > 1, a template, task and device limits) and no history warm-starts the model.
+  bool PriorMarginsDue() const;
+  // The base margin of a config: kPriorMarginWeight x its device prior score.
+  float PriorMargin(uint64_t index) const;
 
   StrategyOptions opts_;
   const Template* tmpl_;
@@ -103,6 +111,8 @@ class XgbStrategy final : public Strategy {
   std::unordered_set<uint64_t> visited_;  // proposed or observed
   std::vector<Observation> observed_;     // own results, arrival order
   std::vector<float> observed_features_;  // observed_.size() x dim
+  std::vector<float> observed_margins_;   // PriorMargin of each own result (when a prior can be had)
+  bool margins_fitted_ = false;           // the model was fitted on prior margins: predictions need them too
   size_t observed_at_fit_ = 0;            // observed_.size() when the model was last fitted
   bool fit_pending_ = false;              // new data arrived that the model has not seen
   bool history_changed_ = false;          // WarmStart replaced the history: the next plan refits
