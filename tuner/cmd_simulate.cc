@@ -139,9 +139,9 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(0.0, 100.0));
   sub->add_option("--xgb-prior-pool", args->opts.prior_pool,
                   "xgb without history: the first plan is the plan-size configs that the device prior "
-                  "(work-items against what the device runs at once) ranks best of N x plan-size random ones, and the models "
-                  "of the task's own results start from the prior; 0 or 1 = a random first plan and models of the "
-                  "results alone")
+                  "(work-items against what the device runs at once) ranks best of N x plan-size random ones, and every model "
+                  "starts from the prior (its base margin); 0 or 1 = a random first plan and models of the results "
+                  "alone")
       ->capture_default_str()
       ->check(CLI::Range(size_t{0}, kMaxPriorPool));
   sub->add_option("--observe", args->opts.observe,

@@ -1,6 +1,6 @@
 // The device prior: what a device's parallelism says about a config before anything of its task has run. The
-// model-based search orders its first plan by it when it has neither results nor history, and its models of the
-// task's own results start from it (XGBoost's base margin) and learn a correction (XgbStrategy).
+// model-based search orders its first plan by it when it has neither results nor history, and every model of it
+// starts from the prior (XGBoost's base margin) and learns a correction (XgbStrategy).
 // A GPU hides memory latency with resident work-items: up to what its compute units hold at once, a launch of
 // more items runs faster; beyond that, more items only queue. A CPU runs a work-group's items one after another
 // on one core, so items beyond its cores add per-item overhead and no parallelism. So a config scores

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "search-spaces/template.h"
 #include "tuner/strategy.h"
 
@@ -184,6 +186,34 @@ TEST(DevicePriorTest, GivenResultsWithoutContrastXgbsNextPlanShouldStillFollowTh
   const double first_worst = Score(w, limits, first.back());
   for (uint64_t i : second) at_least_first_worst += Score(w, limits, i) >= first_worst ? 1 : 0;
   EXPECT_GE(at_least_first_worst, 12u);
+}
+
+// A warm-started model starts from the prior too, each history record's config scored in its own task: history
+// that ranks nothing (every record of a sibling task measured the same) leaves the first plan in the prior's order.
+TEST(DevicePriorTest, GivenHistoryWithoutContrastXgbsFirstPlanShouldFollowThePrior) {
+  const DeviceLimits limits = Cpu(2);
+  const World w = Depthwise(limits);
+  const Task sibling_task = Task::Parse("dwconv2d:1,32,14,14,3,3,2,1").value();
+  const Space sibling = w.tmpl->MakeSpace(sibling_task, limits).value();
+  std::vector<HistoryRecord> history;
+  for (uint64_t i : RandomValid(sibling, 200, 17)) {
+    history.push_back({"dwconv2d:1,32,14,14,3,3,2,1", "other", sibling.ToJson(sibling.FromIndex(i)).dump(), true,
+                       1e-3, 0});
+  }
+  StrategyOptions o;
+  o.seed = 9;
+  Result<std::unique_ptr<Strategy>> st = MakeStrategy(o, *w.tmpl, w.task, w.space, limits);
+  ASSERT_TRUE(st.ok()) << st.status().ToString();
+  (*st)->WarmStart(history);
+  const std::vector<uint64_t> first = (*st)->NextBatch(64);
+  ASSERT_EQ(first.size(), 64u);
+  EXPECT_NE((*st)->StatusLine().find("warm start"), std::string::npos) << (*st)->StatusLine();
+  double sum = 0;
+  for (uint64_t i : first) sum += Score(w, limits, i);
+  double random_sum = 0;
+  const std::vector<uint64_t> random = RandomValid(w.space, 400, 13);
+  for (uint64_t i : random) random_sum += Score(w, limits, i);
+  EXPECT_GT(sum / 64.0, random_sum / 400.0 + 1.0);
 }
 
 }  // namespace

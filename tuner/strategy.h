@@ -48,8 +48,8 @@ struct StrategyOptions {
   int xgb_ensemble = 5;        // xgb: bagged models (1 = one model on all rows, AutoTVM's choice)
   double xgb_kappa = 1.0;      // xgb: plans follow mean + kappa * spread of the ensemble's predictions
   // xgb without history: the first plan is the plan_size configs of prior_pool x plan_size random ones that the
-  // device prior (tuner/device_prior.h) ranks best, in its order, and the models of own results start from the
-  // prior as their base margin; 0 or 1 = a random first plan and models of the results alone.
+  // device prior (tuner/device_prior.h) ranks best, in its order, and every model (with history too) starts from
+  // the prior as its rows' base margin; 0 or 1 = a random first plan and models of the results alone.
   size_t prior_pool = 4;
 };
 // The largest prior_pool accepted (--xgb-prior-pool of tune and simulate, MakeStrategy).

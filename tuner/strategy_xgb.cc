@@ -15,9 +15,10 @@
 namespace tunefleet {
 namespace {
 
-// Without history, a model's fit starts from the device prior as its base margin, scaled by this: 1 unit of the
-// prior (a factor 2 off the device's capacity) is worth a pair probability of 0.73 before any tree. Chosen on the
-// replay of bench/data's 16 spaces (bench/data/README.md): 1 met the target on 12 of them, 0 on 11, 3 on 12.
+// Every fit starts from the device prior as its rows' base margin, scaled by this: 1 unit of the prior (a factor 2
+// off the device's capacity) is worth a pair probability of 0.73 before any tree. Chosen on the replay of
+// bench/data's 16 runs without history (bench/data/README.md): weight 1 met the target on 12 of them, 0 on 11, 3 on
+// 12.
 constexpr double kPriorMarginWeight = 1.0;
 // Spaces up to this many raw points are scored exhaustively instead of annealed: cheaper and exact.
 constexpr uint64_t kExhaustiveRawSize = 4096;
@@ -75,15 +76,15 @@ XgbStrategy::XgbStrategy(const StrategyOptions& opts, const Template* tmpl, cons
 
 Result<std::vector<float>> XgbStrategy::Score(const std::vector<uint64_t>& indices) const {
   std::vector<float> margins;
-  if (margins_fitted_) {
+  if (PriorMarginsOn()) {
     margins.reserve(indices.size());
     for (uint64_t idx : indices) margins.push_back(PriorMargin(idx));
   }
   return model_.Acquisition(features_.ExtractIndices(indices), features_.dim(), margins);
 }
 
-bool XgbStrategy::PriorMarginsDue() const {
-  return opts_.prior_pool > 1 && tmpl_ != nullptr && task_ != nullptr && limits_ != nullptr && history_rows_ == 0;
+bool XgbStrategy::PriorMarginsOn() const {
+  return opts_.prior_pool > 1 && tmpl_ != nullptr && task_ != nullptr && limits_ != nullptr;
 }
 
 float XgbStrategy::PriorMargin(uint64_t index) const {
@@ -136,8 +137,10 @@ bool XgbStrategy::EarlyRefitDue() const {
   return false;
 }
 
-bool XgbStrategy::HistoryFeatures(const HistoryRecord& h, OwnTaskCache& cache, std::vector<float>& out) {
+bool XgbStrategy::HistoryFeatures(const HistoryRecord& h, OwnTaskCache& cache, std::vector<float>& out,
+                                  float& margin) {
   const size_t dim = features_.dim();
+  margin = 0;
   if (tmpl_ != nullptr && limits_ != nullptr) {
     auto it = cache.find(h.task_spec);
     if (it == cache.end()) {
@@ -160,6 +163,8 @@ bool XgbStrategy::HistoryFeatures(const HistoryRecord& h, OwnTaskCache& cache, s
       if (c.ok()) {
         out.resize(out.size() + dim);
         own.features->Extract(*c, out.data() + out.size() - dim);
+        margin = static_cast<float>(kPriorMarginWeight * DevicePriorScore(tmpl_->WorkItems(own.task, own.space, *c),
+                                                                          DeviceCapacity(*limits_)));
         ++history_own_;
         return true;
       }
@@ -170,6 +175,10 @@ bool XgbStrategy::HistoryFeatures(const HistoryRecord& h, OwnTaskCache& cache, s
   if (!m->exact) ++history_inexact_;
   out.resize(out.size() + dim);
   features_.Extract(m->config, out.data() + out.size() - dim);
+  if (tmpl_ != nullptr && task_ != nullptr && limits_ != nullptr) {
+    margin = static_cast<float>(kPriorMarginWeight * DevicePriorScore(tmpl_->WorkItems(*task_, space_, m->config),
+                                                                      DeviceCapacity(*limits_)));
+  }
   return true;
 }
 
@@ -202,10 +211,12 @@ void XgbStrategy::WarmStart(const std::vector<HistoryRecord>& history) {
     Group group;
     group.key = keys[g];
     for (const HistoryRecord* h : members[g]) {
-      if (!HistoryFeatures(*h, own_tasks, group.features)) {
+      float margin = 0;
+      if (!HistoryFeatures(*h, own_tasks, group.features, margin)) {
         ++history_skipped_;
         continue;
       }
+      group.margins.push_back(margin);
       group.scores.push_back(RelativeScore(h->ok, h->cost, best));
     }
     if (group.scores.empty()) continue;
@@ -233,11 +244,13 @@ void XgbStrategy::ThinHistory() {
     for (size_t r = 0; r < g.scores.size(); ++r) {
       if (r % stride != 0 && g.scores[r] < 1.0f) continue;
       kept.scores.push_back(g.scores[r]);
+      kept.margins.push_back(g.margins[r]);
       kept.features.insert(kept.features.end(), g.features.begin() + static_cast<std::ptrdiff_t>(r * dim),
                            g.features.begin() + static_cast<std::ptrdiff_t>((r + 1) * dim));
     }
     g.scores = std::move(kept.scores);
     g.features = std::move(kept.features);
+    g.margins = std::move(kept.margins);
     history_rows_ += g.scores.size();
   }
 }
@@ -248,7 +261,7 @@ void XgbStrategy::EvaluateNewestPlan() {
   std::vector<float> rows(observed_features_.begin() + static_cast<std::ptrdiff_t>(observed_at_fit_ * dim),
                           observed_features_.end());
   std::vector<float> margins;
-  if (margins_fitted_) {
+  if (PriorMarginsOn()) {
     margins.assign(observed_margins_.begin() + static_cast<std::ptrdiff_t>(observed_at_fit_), observed_margins_.end());
   }
   Result<std::vector<float>> pred = model_.Predict(rows, dim, margins);
@@ -269,6 +282,7 @@ void XgbStrategy::EvaluateNewestPlan() {
 
 TrainingSet XgbStrategy::TrainingRows(size_t share, size_t shares, float history_weight) const {
   const size_t dim = features_.dim();
+  const bool margins = PriorMarginsOn();
   TrainingSet set;
   set.dim = dim;
   for (const Group& g : history_) {
@@ -278,6 +292,7 @@ TrainingSet XgbStrategy::TrainingRows(size_t share, size_t shares, float history
       set.features.insert(set.features.end(), g.features.begin() + static_cast<std::ptrdiff_t>(r * dim),
                           g.features.begin() + static_cast<std::ptrdiff_t>((r + 1) * dim));
       set.scores.push_back(g.scores[r]);
+      if (margins) set.margins.push_back(g.margins[r]);
       ++rows;
     }
     set.group_sizes.push_back(static_cast<unsigned>(rows));
@@ -290,7 +305,7 @@ TrainingSet XgbStrategy::TrainingRows(size_t share, size_t shares, float history
     set.group_sizes.push_back(static_cast<unsigned>(observed_.size()));
     set.group_weights.push_back(1.0f);
   }
-  if (PriorMarginsDue()) set.margins = observed_margins_;  // no history rows then
+  if (margins) set.margins.insert(set.margins.end(), observed_margins_.begin(), observed_margins_.end());
   return set;
 }
 
@@ -314,7 +329,6 @@ Status XgbStrategy::Refit() {
     TF_RETURN_IF_ERROR(model_.FitEach(each));
   }
   observed_at_fit_ = observed_.size();
-  margins_fitted_ = PriorMarginsDue();
   fit_pending_ = history_changed_ = false;
   return Status::OK();
 }

@@ -12,9 +12,10 @@
 // there are none).
 // Without history the first plan is the device prior's best of a random pool (`prior_pool`, tuner/device_prior.h),
 // or random; with `early_refits` the model is also fitted at plan_size/4 and plan_size/2 own results, so most of
-// the first plan already comes from a model. Without history, the models start from the device prior: each row's
-// base margin is its prior score (kPriorMarginWeight x), and the trees learn a correction to it, so results that
-// do not contrast what the prior says (a first plan all in its best class) do not lead the plans away from it.
+// the first plan already comes from a model. Every model starts from the device prior: each row's base margin is
+// its config's prior score on this device (kPriorMarginWeight x; a history record's config in its own task), and
+// the trees learn a correction to it, so results that do not contrast what the prior says (a first plan all in its
+// best class) do not lead the plans away from it.
 // Warm start: history of other tasks/devices of the same template trains the first model, one rank group per
 // (task, device), discounted by 1 / (1 + own results / plan_size) as own data arrives. A later WarmStart (a run's
 // other tasks recorded more since) replaces the history, and the next plan comes from a model refitted on it. A
@@ -63,6 +64,7 @@ class XgbStrategy final : public Strategy {
     std::string key;
     std::vector<float> features;
     std::vector<float> scores;
+    std::vector<float> margins;  // the device prior of each row's config (PriorMargin's units)
   };
 
   bool HasTrainingData() const;
@@ -75,8 +77,9 @@ class XgbStrategy final : public Strategy {
   };
   using OwnTaskCache = std::map<std::string, std::unique_ptr<OwnTaskFeatures>>;  // by task spec
   // Appends the features of `h` to `out`: those of its own task's config when `cache` can build them, else those
-  // of the nearest config of this space (counted in history_inexact_). False when neither fits.
-  bool HistoryFeatures(const HistoryRecord& h, OwnTaskCache& cache, std::vector<float>& out);
+  // of the nearest config of this space (counted in history_inexact_), and sets `margin` to that config's device
+  // prior on this device (0 without a template, task and limits). False when neither fits.
+  bool HistoryFeatures(const HistoryRecord& h, OwnTaskCache& cache, std::vector<float>& out, float& margin);
   void ThinHistory();
   // The rows a refit trains on: history rows r with r % shares == share (and every group's best), at
   // `history_weight`, then all own results.
@@ -92,9 +95,9 @@ class XgbStrategy final : public Strategy {
   std::vector<uint64_t> FrontierPicks(size_t n, const std::unordered_set<uint64_t>& taken);
   // The ensemble's acquisition score (mean + kappa * spread) of configs: what plans are chosen by.
   Result<std::vector<float>> Score(const std::vector<uint64_t>& indices) const;
-  // Whether the next fit starts from the device prior (tuner/device_prior.h) as its base margin: the prior is on
-  // (prior_pool > 1, a template, task and device limits) and no history warm-starts the model.
-  bool PriorMarginsDue() const;
+  // Whether fits start from the device prior (tuner/device_prior.h) as their rows' base margin: the prior is on
+  // (prior_pool > 1, a template, task and device limits).
+  bool PriorMarginsOn() const;
   // The base margin of a config: kPriorMarginWeight x its device prior score.
   float PriorMargin(uint64_t index) const;
 
@@ -112,7 +115,6 @@ class XgbStrategy final : public Strategy {
   std::vector<Observation> observed_;     // own results, arrival order
   std::vector<float> observed_features_;  // observed_.size() x dim
   std::vector<float> observed_margins_;   // PriorMargin of each own result (when a prior can be had)
-  bool margins_fitted_ = false;           // the model was fitted on prior margins: predictions need them too
   size_t observed_at_fit_ = 0;            // observed_.size() when the model was last fitted
   bool fit_pending_ = false;              // new data arrived that the model has not seen
   bool history_changed_ = false;          // WarmStart replaced the history: the next plan refits
