@@ -88,8 +88,13 @@ bool XgbStrategy::PriorMarginsOn() const {
 }
 
 float XgbStrategy::PriorMargin(uint64_t index) const {
-  if (tmpl_ == nullptr || task_ == nullptr || limits_ == nullptr) return 0;
-  const double items = tmpl_->WorkItems(*task_, space_, space_.FromIndex(index));
+  if (task_ == nullptr) return 0;
+  return PriorMargin(*task_, space_, space_.FromIndex(index));
+}
+
+float XgbStrategy::PriorMargin(const Task& task, const Space& space, const Config& config) const {
+  if (tmpl_ == nullptr || limits_ == nullptr) return 0;
+  const double items = tmpl_->WorkItems(task, space, config);
   return static_cast<float>(kPriorMarginWeight * DevicePriorScore(items, DeviceCapacity(*limits_)));
 }
 
@@ -163,8 +168,7 @@ bool XgbStrategy::HistoryFeatures(const HistoryRecord& h, OwnTaskCache& cache, s
       if (c.ok()) {
         out.resize(out.size() + dim);
         own.features->Extract(*c, out.data() + out.size() - dim);
-        margin = static_cast<float>(kPriorMarginWeight * DevicePriorScore(tmpl_->WorkItems(own.task, own.space, *c),
-                                                                          DeviceCapacity(*limits_)));
+        margin = PriorMargin(own.task, own.space, *c);
         ++history_own_;
         return true;
       }
@@ -175,10 +179,7 @@ bool XgbStrategy::HistoryFeatures(const HistoryRecord& h, OwnTaskCache& cache, s
   if (!m->exact) ++history_inexact_;
   out.resize(out.size() + dim);
   features_.Extract(m->config, out.data() + out.size() - dim);
-  if (tmpl_ != nullptr && task_ != nullptr && limits_ != nullptr) {
-    margin = static_cast<float>(kPriorMarginWeight * DevicePriorScore(tmpl_->WorkItems(*task_, space_, m->config),
-                                                                      DeviceCapacity(*limits_)));
-  }
+  if (task_ != nullptr) margin = PriorMargin(*task_, space_, m->config);
   return true;
 }
 

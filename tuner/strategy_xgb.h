@@ -98,8 +98,11 @@ class XgbStrategy final : public Strategy {
   // Whether fits start from the device prior (tuner/device_prior.h) as their rows' base margin: the prior is on
   // (prior_pool > 1, a template, task and device limits).
   bool PriorMarginsOn() const;
-  // The base margin of a config: kPriorMarginWeight x its device prior score.
+  // The base margin of a config of this space: kPriorMarginWeight x its device prior score on this device.
   float PriorMargin(uint64_t index) const;
+  // The same for a config of `space`, a space of `task` (another task's, for history); 0 without a template or
+  // device limits.
+  float PriorMargin(const Task& task, const Space& space, const Config& config) const;
 
   StrategyOptions opts_;
   const Template* tmpl_;
