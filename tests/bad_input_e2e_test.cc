@@ -605,6 +605,9 @@ TEST(BadInputE2E, GivenNoAgentForTheKeyTheTunerShouldWaitThenSaySo) {
                           std::chrono::seconds(60));
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("nobody"), std::string::npos) << r.output;
+  // The log is created once a device is leased: none is left behind (nor its lock folder).
+  EXPECT_FALSE(std::filesystem::exists(fleet.db())) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(fleet.db() + ".locks"));
 }
 
 TEST(BadInputE2E, GivenAnUnwritableDatabasePathWeShouldSayWhichPath) {

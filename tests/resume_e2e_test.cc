@@ -89,6 +89,9 @@ TEST(ResumeE2E, GivenTheOnlyAgentLeasedASecondRunShouldSayWhoHoldsItBeforeWaitin
                                " yet; waiting up to 1 s for one"),
             std::string::npos)
       << nobody.output;
+  // Neither refused run leaves a new, empty log (nor a lock folder) behind.
+  EXPECT_FALSE(std::filesystem::exists(other_db)) << second.output << nobody.output;
+  EXPECT_FALSE(std::filesystem::exists(other_db + ".locks"));
 
   // The same task and key of the log while the first run tunes it: refused at once, naming that run, and its lock
   // left alone.

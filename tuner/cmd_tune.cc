@@ -1,8 +1,5 @@
 // `tunefleet tune`: tune explicit tasks (--task) or every task of an ONNX model, through the tracker.
-#include <unistd.h>
-
 #include <algorithm>
-#include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -13,8 +10,8 @@
 #include "common/cli_checks.h"
 #include "search-spaces/template.h"
 #include "storage/tuning_log.h"
-#include "tracker/client.h"
 #include "tuner/command.h"
+#include "tuner/deferred_log.h"
 #include "tuner/model_tasks.h"
 #include "tuner/onnx_import.h"
 #include "tuner/run_session.h"
@@ -99,23 +96,6 @@ Result<std::vector<TuneTask>> CollectTasks(const TuneArgs& a) {
   return unique;
 }
 
-// Whether TuningLog::Open would create a new log at `path`: no file is there (not even a link), in a folder that
-// exists and that this user may write to. (Where it would refuse the path, it says so itself, creating nothing.)
-bool WouldCreateLog(const std::string& path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (path.empty() || fs::symlink_status(path, ec).type() != fs::file_type::not_found) return false;
-  const fs::path folder = fs::path(path).has_parent_path() ? fs::path(path).parent_path() : fs::path(".");
-  return fs::is_directory(folder, ec) && ::access(folder.c_str(), W_OK | X_OK) == 0;
-}
-
-// Connects to the tracker as MeasureSession::Open does first, and asks it for its summary, which it answers only
-// with the right token; the error when nothing answers there or the tracker refuses the token.
-Status ReachTracker(const SessionOptions& s) {
-  TF_ASSIGN_OR_RETURN(std::unique_ptr<TrackerClient> client, TrackerClient::Connect(s.tracker, ClientOptionsFor(s)));
-  return client->Summary().status();
-}
-
 int RunTuneCommand(const TuneArgs& a) {
   if (a.key.empty()) return CommandError("tune", "--rpc-key is required", 2);
   Result<std::vector<TuneTask>> tasks = CollectTasks(a);
@@ -164,9 +144,7 @@ int RunTuneCommand(const TuneArgs& a) {
                                 {"repeat", a.repeat}, {"min_repeat_ms", a.min_repeat_ms}, {"timeout", a.timeout},
                                 {"seed", a.seed}, {"fresh", a.fresh}, {"precision", a.precision.empty() ? "float32" : a.precision}}
                      .dump();
-  // A --db that cannot be a tuning log (not SQLite, a newer schema, a path that cannot be created) is bad input,
-  // said before the tracker is asked.
-  // So is a template that cannot run a task on any device.
+  // A template that cannot run a task on any device is bad input, said before the tracker is asked.
   if (Status fit = CheckSomeDeviceRuns(o.tasks, o.template_name); !fit.ok())
     return CommandError("tune", fit.message(), 2);
   // SIGINT/SIGTERM stop the run promptly: the batch in flight is abandoned, what it already returned is kept,
@@ -174,23 +152,18 @@ int RunTuneCommand(const TuneArgs& a) {
   // so before any gRPC or RunTune thread starts.
   StopOnSignals signals;
   o.stop = signals.token();
-  // A run that cannot reach the tracker, or whose token it refuses, leaves no new, empty log behind: a log to be
-  // created is created once the tracker has answered. (A path Open refuses is not asked about: it is refused first,
-  // as is a log that exists and is none; a log that exists is never removed.)
-  if (WouldCreateLog(a.db)) {
-    const Status reached = ReachTracker(o.session);
-    if (signals.stop_requested()) {  // the connection's wait (up to its timeout) ends as it would have
-      std::cerr << "tunefleet tune: interrupted by " << signals.signal_name()
-                << " while connecting to the tracker; nothing was recorded\n";
-      return 130;
-    }
-    if (!reached.ok()) return CommandError("tune", reached.message(), 1);
-  }
-  Result<std::unique_ptr<TuningLog>> log = TuningLog::Open(a.db);
+  // A log that exists is opened now (a bad one is said before the tracker is asked); a new one is created once the
+  // tracker has leased a device, so that a run it refuses, or one stopped before, leaves no new, empty log.
+  Result<DeferredLog> log = DeferredLog::Open(a.db);
   if (!log.ok()) return CommandError("tune", log.status().message(), LogOpenExitCode(log.status()));
-  WarnDamagedRecords("tune", **log);
-  Result<TuneSummary> summary = RunTune(o, **log);
+  if (TuningLog* existing = log->IfOpen(); existing != nullptr) WarnDamagedRecords("tune", *existing);
+  Result<TuneSummary> summary = RunTune(o, *log);
   auto interrupted_line = [&] {
+    if (log->IfOpen() == nullptr) {
+      std::cerr << "tunefleet tune: interrupted by " << signals.signal_name()
+                << " before the tracker leased a device; nothing was recorded\n";
+      return;
+    }
     std::cerr << "tunefleet tune: interrupted by " << signals.signal_name() << "; every result so far is in "
               << a.db << " (run the same command again to resume)\n";
   };

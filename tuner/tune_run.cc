@@ -183,10 +183,11 @@ TunedTask Summarize(const TaskTuner& t) {
 // were lost, which can hold another model of the key (its results must not be filed under the first model).
 class RunDevices {
  public:
-  RunDevices(const TuneOptions& opts, const std::vector<std::string>& specs, TuningLog& log)
+  RunDevices(const TuneOptions& opts, const std::vector<std::string>& specs, DeferredLog& log)
       : opts_(opts), specs_(specs), log_(log) {}
 
-  // Locks and records each new device model of a lease (MeasureSession's on_lease).
+  // Locks and records each new device model of a lease (MeasureSession's on_lease); the first lease creates a new
+  // log.
   Status Adopt(const std::vector<proto::LeasedDevice>& leased) {
     for (const auto& d : leased) {
       const std::string& fp = d.device().fingerprint();
@@ -194,7 +195,9 @@ class RunDevices {
       Result<LogRunLock> lock =
           LogRunLock::Acquire(opts_.db, RunLockScope::Device(fp, d.device().name()), specs_, opts_.session.client);
       if (!lock.ok()) return refused_ = lock.status();
-      Result<int64_t> id = log_.UpsertDevice(d.device());
+      Result<TuningLog*> log = log_.Get();
+      if (!log.ok()) return refused_ = log.status();
+      Result<int64_t> id = (*log)->UpsertDevice(d.device());
       if (!id.ok()) return refused_ = id.status();
       locks_.push_back(std::move(lock).value());
       if (ids_.empty()) {
@@ -220,7 +223,7 @@ class RunDevices {
  private:
   const TuneOptions& opts_;
   const std::vector<std::string>& specs_;
-  TuningLog& log_;
+  DeferredLog& log_;
   std::vector<LogRunLock> locks_;
   std::map<std::string, int64_t> ids_;  // fingerprint -> the log's device row
   std::string first_model_;             // the name of the first lease's first device
@@ -247,7 +250,7 @@ Status CheckSomeDeviceRuns(const std::vector<TuneTask>& tasks, const std::string
                                  ")");
 }
 
-Result<TuneSummary> RunTune(const TuneOptions& opts, TuningLog& log) {
+Result<TuneSummary> RunTune(const TuneOptions& opts, DeferredLog& run_log) {
   if (opts.tasks.empty()) return Status::InvalidArgument("nothing to tune: give --task SPEC or a model file");
   // One tune per task and device of a log: the same command run twice would measure every trial twice
   // (tuner/log_run_lock.h). The tasks are locked on the key first, before the tracker is asked, so that such a run
@@ -256,7 +259,7 @@ Result<TuneSummary> RunTune(const TuneOptions& opts, TuningLog& log) {
   for (const TuneTask& tt : opts.tasks) specs.push_back(tt.task.ToSpec());
   TF_ASSIGN_OR_RETURN(LogRunLock key_lock,
                       LogRunLock::Acquire(opts.db, RunLockScope::Key(opts.session.key), specs, opts.session.client));
-  RunDevices devices(opts, specs, log);
+  RunDevices devices(opts, specs, run_log);
   // The session stops on a stop request and when the time budget runs out mid-batch (see below).
   std::stop_source session_stop;
   std::stop_callback forward_stop(opts.stop, [&session_stop] { session_stop.request_stop(); });
@@ -272,6 +275,8 @@ Result<TuneSummary> RunTune(const TuneOptions& opts, TuningLog& log) {
   DeviceLimits limits = DeviceLimits::From(device);
   const int64_t device_id = devices.IdOf(device.fingerprint(), 0);
   if (device_id == 0) return Status::Internal("the first device of the lease was not entered in the log");
+  TF_ASSIGN_OR_RETURN(TuningLog * opened, run_log.Get());  // open since the first lease (RunDevices::Adopt)
+  TuningLog& log = *opened;
   // Ends as 'failed' on every error return below; its lock tells later runs that this one still lives.
   TF_ASSIGN_OR_RETURN(RunSession run_session, RunSession::Begin(log, opts.args_json, opts.session.client));
   const int64_t session_id = run_session.id();

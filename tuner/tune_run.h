@@ -12,6 +12,7 @@
 
 #include "common/status.h"
 #include "search-spaces/task.h"
+#include "tuner/deferred_log.h"
 #include "tuner/measure_session.h"
 #include "tuner/task_tuner.h"
 #include "tuner/tune_summary.h"
@@ -41,12 +42,12 @@ struct TuneOptions {
   std::stop_token stop;
 };
 
-// Tunes into `log`, the tuning log at opts.db, which the caller opened (so that a bad log is said before the
-// tracker is asked).
 // InvalidArgument when no task can be tuned on any device (with `template_name`, when not empty): a template
 // that does not fit the task whatever the device. Needs no tracker; `tune` asks it before leasing a device.
 Status CheckSomeDeviceRuns(const std::vector<TuneTask>& tasks, const std::string& template_name);
 
-Result<TuneSummary> RunTune(const TuneOptions& opts, TuningLog& log);
+// Tunes into `log`, the tuning log at opts.db, which the caller opened as a DeferredLog (so that a bad log is said
+// before the tracker is asked, and a new one is created only once the tracker has leased a device).
+Result<TuneSummary> RunTune(const TuneOptions& opts, DeferredLog& log);
 
 }  // namespace tunefleet

@@ -1,0 +1,38 @@
+#include "tuner/deferred_log.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <system_error>
+#include <utility>
+
+namespace tunefleet {
+namespace {
+
+// Whether TuningLog::Open would create a new log at `path`: no file is there (not even a link), in a folder that
+// exists and that this user may write to. (Where it would refuse the path, it says so itself, creating nothing.)
+bool WouldCreateLog(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (path.empty() || fs::symlink_status(path, ec).type() != fs::file_type::not_found) return false;
+  const fs::path folder = fs::path(path).has_parent_path() ? fs::path(path).parent_path() : fs::path(".");
+  return fs::is_directory(folder, ec) && ::access(folder.c_str(), W_OK | X_OK) == 0;
+}
+
+}  // namespace
+
+Result<DeferredLog> DeferredLog::Open(const std::string& path) {
+  DeferredLog log(path);
+  if (WouldCreateLog(path)) return log;
+  TF_ASSIGN_OR_RETURN(log.log_, TuningLog::Open(path));
+  return log;
+}
+
+Result<TuningLog*> DeferredLog::Get() {
+  if (log_ == nullptr) {
+    TF_ASSIGN_OR_RETURN(log_, TuningLog::Open(path_));
+  }
+  return log_.get();
+}
+
+}  // namespace tunefleet

@@ -1,0 +1,70 @@
+#include "tuner/deferred_log.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "common/temp_dir_testing.h"
+
+namespace tunefleet {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(DeferredLogTest, GivenNoFileAtThePath_TheLogShouldBeCreatedOnlyByTheFirstGet) {
+  TempDir dir;
+  const std::string path = dir.File("new.db");
+  Result<DeferredLog> log = DeferredLog::Open(path);
+  ASSERT_TRUE(log.ok()) << log.status().message();
+  EXPECT_EQ(log->IfOpen(), nullptr);
+  EXPECT_FALSE(fs::exists(path));
+  Result<TuningLog*> opened = log->Get();
+  ASSERT_TRUE(opened.ok()) << opened.status().message();
+  EXPECT_TRUE(fs::exists(path));
+  EXPECT_EQ(log->IfOpen(), *opened);
+  Result<TuningLog*> again = log->Get();  // the same log, not a second one
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, *opened);
+}
+
+TEST(DeferredLogTest, GivenAnExistingLog_ItShouldBeOpenAtOnce) {
+  TempDir dir;
+  const std::string path = dir.File("old.db");
+  ASSERT_TRUE(TuningLog::Open(path).ok());
+  Result<DeferredLog> log = DeferredLog::Open(path);
+  ASSERT_TRUE(log.ok()) << log.status().message();
+  EXPECT_NE(log->IfOpen(), nullptr);
+}
+
+TEST(DeferredLogTest, GivenAFileThatIsNoTuningLog_OpenShouldRefuseItAtOnceAndLeaveItAsItIs) {
+  TempDir dir;
+  const std::string path = dir.File("notes.txt");
+  std::ofstream(path) << "not a database, just some notes that happen to be long enough\n";
+  const auto size = fs::file_size(path);
+  Result<DeferredLog> log = DeferredLog::Open(path);
+  ASSERT_FALSE(log.ok());
+  EXPECT_NE(log.status().message().find(path), std::string::npos) << log.status().message();
+  EXPECT_EQ(fs::file_size(path), size);
+}
+
+TEST(DeferredLogTest, GivenAPathInAFolderThatDoesNotExist_OpenShouldRefuseItAtOnce) {
+  TempDir dir;
+  const std::string path = dir.File("no/such/folder/tune.db");
+  Result<DeferredLog> log = DeferredLog::Open(path);
+  ASSERT_FALSE(log.ok());
+  EXPECT_NE(log.status().message().find("no/such/folder"), std::string::npos) << log.status().message();
+  EXPECT_FALSE(fs::exists(dir.File("no")));
+}
+
+TEST(DeferredLogTest, GivenALinkToAFolderThatDoesNotExist_OpenShouldRefuseItAtOnce) {
+  TempDir dir;
+  const std::string path = dir.File("link.db");
+  fs::create_symlink(dir.File("missing/target.db"), path);
+  Result<DeferredLog> log = DeferredLog::Open(path);  // said now, not after the tracker leased a device
+  ASSERT_FALSE(log.ok());
+  EXPECT_NE(log.status().message().find(path), std::string::npos) << log.status().message();
+}
+
+}  // namespace
+}  // namespace tunefleet
