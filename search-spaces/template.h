@@ -45,6 +45,9 @@ class Template {
   // Work-items of one launch of the config's main kernel (its global size), which the tuner's device prior
   // weighs against what the device runs at once (tuner/device_prior.h); 0 when the task's shape is invalid.
   virtual double WorkItems(const Task& task, const Space& space, const Config& c) const = 0;
+  // Whether the device prior fits the template: its configs run faster the nearer their launch comes to what the
+  // device runs at once. True unless a template says otherwise; GEMM does (gemm_template.h).
+  virtual bool FollowsDevicePrior() const { return true; }
 };
 
 // All templates, immutable, built once.

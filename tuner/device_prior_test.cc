@@ -154,6 +154,33 @@ TEST(DevicePriorTest, GivenNoHistoryXgbsFirstPlanShouldComeFromThePriorAndNotWit
   EXPECT_EQ(first_batch(4, &again), prior_batch);
 }
 
+// GEMM opts out (Template::FollowsDevicePrior): its fast configs give each item a register tile, which the prior
+// scores down. Its first plan with the default pool is the random one of --xgb-prior-pool 0, and says so.
+TEST(DevicePriorTest, GivenAGemmTheFirstPlanShouldBeRandomAsWithPool0) {
+  const DeviceLimits limits = Gpu(132);
+  const Template* gemm = FindTemplate("gemm.buffer");
+  ASSERT_NE(gemm, nullptr);
+  EXPECT_FALSE(gemm->FollowsDevicePrior());
+  EXPECT_TRUE(FindTemplate("depthwise_conv2d_nchwc.image2d")->FollowsDevicePrior());
+  const Task task = Task::Parse("gemm:1024,1024,1024").value();
+  const Space space = gemm->MakeSpace(task, limits).value();
+  auto first_batch = [&](size_t pool, std::string* status) {
+    StrategyOptions o;
+    o.seed = 5;
+    o.prior_pool = pool;
+    Result<std::unique_ptr<Strategy>> st = MakeStrategy(o, *gemm, task, space, limits);
+    EXPECT_TRUE(st.ok()) << st.status().ToString();
+    std::vector<uint64_t> b = (*st)->NextBatch(16);
+    *status = (*st)->StatusLine();
+    return b;
+  };
+  std::string with_pool, without;
+  const std::vector<uint64_t> pooled = first_batch(4, &with_pool);
+  ASSERT_EQ(pooled.size(), 16u);
+  EXPECT_EQ(pooled, first_batch(0, &without));
+  EXPECT_NE(with_pool.find("plan #1 (random)"), std::string::npos) << with_pool;
+}
+
 // Without history the model starts from the prior (its base margin) and learns a correction to it: where the
 // results say nothing the prior did not (here every config measures the same), the next plan still follows the
 // prior, where a model fitted on the results alone has nothing to rank by.

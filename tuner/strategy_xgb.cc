@@ -76,15 +76,16 @@ XgbStrategy::XgbStrategy(const StrategyOptions& opts, const Template* tmpl, cons
 
 Result<std::vector<float>> XgbStrategy::Score(const std::vector<uint64_t>& indices) const {
   std::vector<float> margins;
-  if (PriorMarginsOn()) {
+  if (DevicePriorOn()) {
     margins.reserve(indices.size());
     for (uint64_t idx : indices) margins.push_back(PriorMargin(idx));
   }
   return model_.Acquisition(features_.ExtractIndices(indices), features_.dim(), margins);
 }
 
-bool XgbStrategy::PriorMarginsOn() const {
-  return opts_.prior_pool > 1 && tmpl_ != nullptr && task_ != nullptr && limits_ != nullptr;
+bool XgbStrategy::DevicePriorOn() const {
+  return opts_.prior_pool > 1 && tmpl_ != nullptr && task_ != nullptr && limits_ != nullptr &&
+         tmpl_->FollowsDevicePrior();
 }
 
 float XgbStrategy::PriorMargin(uint64_t index) const {
@@ -262,7 +263,7 @@ void XgbStrategy::EvaluateNewestPlan() {
   std::vector<float> rows(observed_features_.begin() + static_cast<std::ptrdiff_t>(observed_at_fit_ * dim),
                           observed_features_.end());
   std::vector<float> margins;
-  if (PriorMarginsOn()) {
+  if (DevicePriorOn()) {
     margins.assign(observed_margins_.begin() + static_cast<std::ptrdiff_t>(observed_at_fit_), observed_margins_.end());
   }
   Result<std::vector<float>> pred = model_.Predict(rows, dim, margins);
@@ -283,7 +284,7 @@ void XgbStrategy::EvaluateNewestPlan() {
 
 TrainingSet XgbStrategy::TrainingRows(size_t share, size_t shares, float history_weight) const {
   const size_t dim = features_.dim();
-  const bool margins = PriorMarginsOn();
+  const bool margins = DevicePriorOn();
   TrainingSet set;
   set.dim = dim;
   for (const Group& g : history_) {
@@ -415,7 +416,7 @@ void XgbStrategy::MakePlan() {
     taken.insert(frontier.begin(), frontier.end());
   }
   const size_t rest = opts_.plan_size - plan_.size();
-  if (!model_.trained() && opts_.prior_pool > 1 && tmpl_ != nullptr && task_ != nullptr && limits_ != nullptr) {
+  if (!model_.trained() && DevicePriorOn()) {
     // Nothing learnt yet: the device prior picks the plan from a random pool, best first.
     std::vector<uint64_t> pool = SampleUnvisited(space_, taken, opts_.prior_pool * rest, rng_);
     pool = OrderByDevicePrior(*tmpl_, *task_, space_, *limits_, std::move(pool));

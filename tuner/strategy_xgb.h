@@ -95,9 +95,10 @@ class XgbStrategy final : public Strategy {
   std::vector<uint64_t> FrontierPicks(size_t n, const std::unordered_set<uint64_t>& taken);
   // The ensemble's acquisition score (mean + kappa * spread) of configs: what plans are chosen by.
   Result<std::vector<float>> Score(const std::vector<uint64_t>& indices) const;
-  // Whether fits start from the device prior (tuner/device_prior.h) as their rows' base margin: the prior is on
-  // (prior_pool > 1, a template, task and device limits).
-  bool PriorMarginsOn() const;
+  // Whether the device prior (tuner/device_prior.h) acts: it picks the first plan without history and is every
+  // fit's base margin. On with prior_pool > 1, a template that follows it (Template::FollowsDevicePrior), a task
+  // and device limits.
+  bool DevicePriorOn() const;
   // The base margin of a config of this space: kPriorMarginWeight x its device prior score on this device.
   float PriorMargin(uint64_t index) const;
   // The same for a config of `space`, a space of `task` (another task's, for history); 0 without a template or
