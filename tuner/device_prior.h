@@ -6,7 +6,8 @@
 // on one core, so items beyond its cores add per-item overhead and no parallelism. So a config scores
 // -|log2(work-items / capacity)|, with the capacity the work-items the device runs at once: for a GPU, compute
 // units x the items one unit's register file holds at 32 registers each (64K registers when not known); for a
-// CPU, its compute units.
+// CPU, its compute units. A template whose configs gain from fewer, heavier items (GEMM's register tiles) says so
+// (Template::FollowsDevicePrior) and is searched without the prior.
 // Thread safety: pure functions.
 #pragma once
 
