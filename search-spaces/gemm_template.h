@@ -38,7 +38,8 @@ class GemmBufferTemplate final : public Template {
   // No: a GEMM's fast configs give each work-item a register tile of the output (fewer items, each reusing what it
   // loads), which the prior, counting items against the device's capacity, scores down. On the H200 (2 agents, 64
   // trials, 8 seeds) the prior's runs ended at a median of 13.5k GFLOPS on 1024^3 against 26.9k with a random first
-  // plan and models of the results alone, and 10.0k against 11.7k on 512^3, while both conv buffer templates gained.
+  // plan and models of the results alone, and 10.0k against 11.7k on 512^3, while the 1x1 conv buffer template
+  // gained (714 against 592) and the NCHW one drew (bench/results/h200-2026-12-04-device-prior-gemm.md).
   bool FollowsDevicePrior() const override { return false; }
 
   // Error tolerances of the comparison with the reference, per precision (grow with K).
