@@ -89,12 +89,12 @@ bool XgbStrategy::DevicePriorOn() const {
 }
 
 float XgbStrategy::PriorMargin(uint64_t index) const {
-  if (task_ == nullptr) return 0;
+  if (!DevicePriorOn()) return 0;
   return PriorMargin(*task_, space_, space_.FromIndex(index));
 }
 
 float XgbStrategy::PriorMargin(const Task& task, const Space& space, const Config& config) const {
-  if (tmpl_ == nullptr || limits_ == nullptr) return 0;
+  if (!DevicePriorOn()) return 0;  // no fit reads margins then: the configs' work-items are not worked out
   const double items = tmpl_->WorkItems(task, space, config);
   return static_cast<float>(kPriorMarginWeight * DevicePriorScore(items, DeviceCapacity(*limits_)));
 }
@@ -180,7 +180,7 @@ bool XgbStrategy::HistoryFeatures(const HistoryRecord& h, OwnTaskCache& cache, s
   if (!m->exact) ++history_inexact_;
   out.resize(out.size() + dim);
   features_.Extract(m->config, out.data() + out.size() - dim);
-  if (task_ != nullptr) margin = PriorMargin(*task_, space_, m->config);
+  if (DevicePriorOn()) margin = PriorMargin(*task_, space_, m->config);
   return true;
 }
 

@@ -99,10 +99,10 @@ class XgbStrategy final : public Strategy {
   // fit's base margin. On with prior_pool > 1, a template that follows it (Template::FollowsDevicePrior), a task
   // and device limits.
   bool DevicePriorOn() const;
-  // The base margin of a config of this space: kPriorMarginWeight x its device prior score on this device.
+  // The base margin of a config of this space: kPriorMarginWeight x its device prior score on this device; 0 while
+  // the prior is off (DevicePriorOn).
   float PriorMargin(uint64_t index) const;
-  // The same for a config of `space`, a space of `task` (another task's, for history); 0 without a template or
-  // device limits.
+  // The same for a config of `space`, a space of `task` (another task's, for history).
   float PriorMargin(const Task& task, const Space& space, const Config& config) const;
 
   StrategyOptions opts_;
