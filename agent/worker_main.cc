@@ -39,6 +39,7 @@ void MaybeInjectFault(const proto::KernelProgram& program, const char* stage) {
     signal(SIGSEGV, SIG_DFL);
     raise(SIGSEGV);
   }
+  if (std::strcmp(fault, "sigkill") == 0) raise(SIGKILL);
   if (std::strcmp(fault, "hang") == 0) {
     for (;;) pause();
   }

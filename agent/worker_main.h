@@ -6,9 +6,10 @@
 // lock (device_lock.h), kBuilt once the kernels are built and it holds the device (unless the job failed before),
 // then kResult(MeasureResult). It exits 0 when the agent closes the socket.
 //
-// Test-only fault hook: with env TUNEFLEET_TEST_FAULT=crash|hang, a job whose kernel source contains the marker
-// TUNEFLEET_FAULT makes the worker raise SIGSEGV (crash) or sleep forever (hang) once its kernels are built, instead
-// of running them; =hang-build makes it sleep forever before building.
+// Test-only fault hook: with env TUNEFLEET_TEST_FAULT=crash|sigkill|hang, a job whose kernel source contains the
+// marker TUNEFLEET_FAULT makes the worker raise SIGSEGV (crash), die of SIGKILL as the out-of-memory killer would
+// kill it (sigkill) or sleep forever (hang) once its kernels are built, instead of running them; =hang-build makes it
+// sleep forever before building.
 #pragma once
 
 #include <string>

@@ -12,6 +12,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include <spdlog/spdlog.h>
+
 #include "agent/frame_io.h"
 
 extern char** environ;
@@ -152,6 +154,23 @@ int WorkerSupervisor::Reap(bool kill_first) {
 }
 
 proto::MeasureResult WorkerSupervisor::Run(const proto::KernelProgram& program) {
+  bool killed = false;
+  proto::MeasureResult result = RunOnce(program, killed);
+  if (!killed) return result;
+  // SIGKILL that the watchdog did not send: the system killed the worker, most often for memory (Linux's OOM killer,
+  // Android's low-memory killer when the phone needs memory for something else). Not a property of the config
+  // until it happens again: measured once more in a new worker.
+  spdlog::warn("the worker was killed by SIGKILL from outside the agent (out of memory?); measuring the job again "
+               "in a new worker");
+  result = RunOnce(program, killed);
+  if (killed) {
+    result.set_message("worker died: SIGKILL, twice (killed from outside the agent: out of memory?)");
+  }
+  return result;
+}
+
+proto::MeasureResult WorkerSupervisor::RunOnce(const proto::KernelProgram& program, bool& killed_from_outside) {
+  killed_from_outside = false;
   const auto start = std::chrono::steady_clock::now();
   bool spawn_failed = false;
   auto finish = [&](proto::MeasureResult result) {
@@ -233,6 +252,7 @@ proto::MeasureResult WorkerSupervisor::Run(const proto::KernelProgram& program) 
   std::string why = "worker died: ";
   if (died && WIFSIGNALED(status)) {
     why += SignalName(WTERMSIG(status));
+    killed_from_outside = WTERMSIG(status) == SIGKILL;  // every kill of the watchdog's own is handled above
   } else if (died && WIFEXITED(status)) {
     why += "exit code " + std::to_string(WEXITSTATUS(status));
   } else {

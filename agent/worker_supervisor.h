@@ -1,7 +1,10 @@
 // The agent side of crash isolation: starts the worker process (posix_spawn of the agent binary with --worker, so
 // no gRPC state is ever forked), sends it one job at a time, and acts as the watchdog: a job that outlives its
 // timeout gets the worker SIGKILLed and replaced (RUN_TIMEOUT, or BUILD_TIMEOUT while still compiling); a worker that dies mid-job is reported as
-// RUNTIME_ERROR "worker died: SIGSEGV" and replaced. The agent itself never goes down with a job.
+// RUNTIME_ERROR "worker died: SIGSEGV" and replaced. A worker killed by SIGKILL that the watchdog did not send (the
+// system's out-of-memory killer; on Android the low-memory killer) gets the job once more in a new worker, and only
+// a second such death is recorded, as "worker died: SIGKILL, twice (...)". The agent itself never goes down with a
+// job.
 //
 // Ownership: owns the worker process and its socket; the destructor closes the socket and reaps the worker.
 // Thread safety: Run() from one thread at a time, and always the same thread (the worker is tied to the thread
@@ -55,7 +58,8 @@ class WorkerSupervisor final : public JobRunner {
   // The device the worker opened.
   const proto::DeviceInfo& device() const { return device_; }
 
-  // Runs one job in the worker under the watchdog; restarts the worker when it died or was killed.
+  // Runs one job in the worker under the watchdog; restarts the worker when it died or was killed. A job whose
+  // worker was SIGKILLed from outside is run once more before its failure counts.
   proto::MeasureResult Run(const proto::KernelProgram& program) override;
 
   // Aborts the job in flight (its worker is killed; Run returns RUN_TIMEOUT "cancelled"), and makes later Runs
@@ -72,6 +76,8 @@ class WorkerSupervisor final : public JobRunner {
  private:
   explicit WorkerSupervisor(Options options) : options_(std::move(options)) {}
   Status Spawn();
+  // One attempt at a job; `killed_from_outside` says the worker died of a SIGKILL the watchdog did not send.
+  proto::MeasureResult RunOnce(const proto::KernelProgram& program, bool& killed_from_outside);
   // Kills (when `kill_first`) and reaps the worker; returns its wait status.
   int Reap(bool kill_first);
 

@@ -97,6 +97,36 @@ TEST_F(WorkerSupervisorTest, GivenAWorkerThatCrashes_WeShouldReportTheSignalAndR
   EXPECT_EQ(next.status(), proto::OK) << next.message();
 }
 
+TEST_F(WorkerSupervisorTest, GivenAWorkerKilledFromOutsideOnce_WeShouldMeasureTheJobInANewWorker) {
+  std::unique_ptr<WorkerSupervisor> supervisor = StartWorker("hang");
+  ASSERT_NE(supervisor, nullptr);
+  const pid_t first = supervisor->TEST_worker_pid();
+  // The system's out-of-memory killer, played by this thread: it SIGKILLs the worker while the job hangs in it. The
+  // fault hook is cleared first, so the job's second attempt, in a new worker, runs.
+  std::thread killer([first] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    unsetenv("TUNEFLEET_TEST_FAULT");
+    kill(first, SIGKILL);
+  });
+  proto::MeasureResult result = supervisor->Run(TestVectorAdd(64, kFaultComment));
+  killer.join();
+  EXPECT_EQ(result.status(), proto::OK) << result.message();
+  EXPECT_EQ(result.costs_size(), 1);
+  EXPECT_NE(supervisor->TEST_worker_pid(), first);  // replaced
+}
+
+TEST_F(WorkerSupervisorTest, GivenAWorkerKilledFromOutsideTwice_WeShouldRecordTheFailureAndRunTheNextJob) {
+  std::unique_ptr<WorkerSupervisor> supervisor = StartWorker("sigkill");
+  ASSERT_NE(supervisor, nullptr);
+  proto::MeasureResult killed = supervisor->Run(TestVectorAdd(64, kFaultComment));
+  EXPECT_EQ(killed.status(), proto::RUNTIME_ERROR);
+  EXPECT_EQ(killed.message(), "worker died: SIGKILL, twice (killed from outside the agent: out of memory?)");
+  EXPECT_FALSE(killed.not_measured());  // a config that gets its worker killed every time is recorded, not retried
+
+  proto::MeasureResult next = supervisor->Run(TestVectorAdd());
+  EXPECT_EQ(next.status(), proto::OK) << next.message();
+}
+
 TEST_F(WorkerSupervisorTest, GivenAJobThatHangs_WeShouldKillTheWorkerAtTheTimeoutAndCarryOn) {
   std::unique_ptr<WorkerSupervisor> supervisor = StartWorker("hang");
   ASSERT_NE(supervisor, nullptr);
