@@ -140,11 +140,6 @@ TEST(BadInputE2E, GivenANumberOutOfRangeEachToolShouldNameTheOptionInOneLineAndE
       {{bin + "/tunefleet-agent", "--tracker", fleet.address(), "--key", "k", "--platform", "-1"},
        "tunefleet-agent: error: --platform: expected a number of 0 or more, got '-1'"},
       {{bin + "/tunefleet-tracker", "--max-agents", "0"}, "--max-agents: Value 0 not in range 1 to 100000"},
-      // The bench tool that counts spaces: a mistyped --device is no log to create.
-      {{bin + "/tunefleet-space-count", "--device", fleet.dir() + "/h100", "gemm:8,8,8"},
-       "tunefleet-space-count: error: --device " + fleet.dir() + "/h100: " + fleet.dir() + "/h100: no such tuning log"},
-      {{bin + "/tunefleet-space-count", "--template", "nope", "gemm:8,8,8"}, "unknown template 'nope'"},
-      {{bin + "/tunefleet-space-count"}, "give at least one task SPEC"},
       // Said before the device is opened (its line came first).
       {{bin + "/tunefleet-agent", "--tracker", fleet.address(), "--key", "k", "--tls-ca", not_pem},
        "TLS root certificates '" + not_pem + "': no PEM certificate in it"},
@@ -155,6 +150,16 @@ TEST(BadInputE2E, GivenANumberOutOfRangeEachToolShouldNameTheOptionInOneLineAndE
        "cannot open the OpenCL device: --platform 99 is out of range"},
   };
   for (const Case& c : cases) ExpectRefusedInOneLine(c.argv, c.says);
+#if TUNEFLEET_BENCH_TOOLS  // built unless -DTUNEFLEET_BUILD_BENCHMARKS=OFF
+  // The bench tool that counts spaces: a mistyped --device is no log to create.
+  const std::vector<Case> bench_cases = {
+      {{bin + "/tunefleet-space-count", "--device", fleet.dir() + "/h100", "gemm:8,8,8"},
+       "tunefleet-space-count: error: --device " + fleet.dir() + "/h100: " + fleet.dir() + "/h100: no such tuning log"},
+      {{bin + "/tunefleet-space-count", "--template", "nope", "gemm:8,8,8"}, "unknown template 'nope'"},
+      {{bin + "/tunefleet-space-count"}, "give at least one task SPEC"},
+  };
+  for (const Case& c : bench_cases) ExpectRefusedInOneLine(c.argv, c.says);
+#endif
   EXPECT_FALSE(std::filesystem::exists(fleet.dir() + "/h100"));
   EXPECT_FALSE(std::filesystem::exists("/dev/null-journal"));
   // The token from the environment travels in a protobuf string too, which must be UTF-8.

@@ -249,7 +249,7 @@ int AcquireUnderLimit(const std::string& log, size_t tasks, rlim_t soft, rlim_t 
   for (size_t i = 0; i < tasks; ++i) specs.push_back("gemm:" + std::to_string(i + 1) + ",8,8:float32");
   auto lock = LogRunLock::Acquire(log, RunLockScope::Key("pixel7"), specs, "a big model");
   if (lock.ok()) return fs::exists(LogRunLock::LockPath(log, RunLockScope::Key("pixel7"), specs.back())) ? 0 : 3;
-  const std::string& m = lock.status().message();
+  const std::string m = lock.status().message();  // a copy: status() returns a temporary
   const bool named = m.find("Too many open files") != std::string::npos && m.find("ulimit -Hn") != std::string::npos;
   return named && !fs::exists(LogRunLock::LockFolder(log)) ? 2 : 3;
 }
