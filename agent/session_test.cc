@@ -283,6 +283,9 @@ TEST_F(SessionTest, GivenATrackerThatKeepsTheStreamOpenAfterLeaving_StopShouldSt
   session.Stop();
   run.join();  // the session cancels the stream itself after a few seconds; a hang here is the failure
   EXPECT_TRUE(status.ok()) << status.ToString();
+  // The tracker's thread may read the Leaving after the session has ended: wait for it under the tracker's lock
+  // (read unguarded, this line raced with that thread: ThreadSanitizer, scripts/sanitize.sh's thread build).
+  EXPECT_TRUE(tracker_->WaitUntil([&] { return tracker_->leavings_ > 0; }));
   EXPECT_EQ(tracker_->leavings_, 1);
   tracker_->Release();
 }
