@@ -58,7 +58,10 @@ std::string BuildLog(const ClApi& api, cl_program program, cl_device_id device, 
     return "";
   }
   std::string text(log.data());
-  if (text.size() > max_bytes) text = text.substr(0, max_bytes) + "\n... (build log cut)";
+  if (text.size() > max_bytes) {
+    text.resize(max_bytes);
+    text += "\n... (build log cut)";
+  }
   return text;
 }
 

@@ -10,10 +10,7 @@ D=${1:?usage: bench/gpu_head_check.sh DIST_DIR OUT}; OUT=${2:?usage: bench/gpu_h
 P=127.0.0.1:9190; S=$OUT/summary.txt
 mkdir -p "$OUT"
 
-count() {  # records in a tuning log, 0 before it exists
-  python3 -c "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT count(*) FROM records')
-.fetchone()[0])" "$1" 2>/dev/null || echo 0
-}
+source "$(dirname "$0")/local_fleet.sh"  # log_records
 since() { python3 -c "import sys, time; print(round(time.time() - float(sys.argv[1]), 1))" "$1"; }
 tune() { "$D/tunefleet" tune --rpc-tracker "$P" --rpc-key h200 "$@"; }
 
@@ -36,8 +33,8 @@ tail -3 "$OUT/gemm.out" >>"$S"
 tune models/tiny_resnet.onnx --trials 120 --devices 2 --batch 16 --device-wait 60 --db "$OUT/model.db" \
   >"$OUT/model.out" 2>&1 &
 T=$!
-for _ in $(seq 1 600); do [ "$(count "$OUT/model.db")" -ge 40 ] && break; sleep 0.1; done
-echo "killing agent 2 at $(count "$OUT/model.db") records" >>"$S"
+for _ in $(seq 1 600); do [ "$(log_records "$OUT/model.db")" -ge 40 ] && break; sleep 0.1; done
+echo "killing agent 2 at $(log_records "$OUT/model.db") records" >>"$S"
 kill -9 "$A2"; sleep 2; A2=$(agent 2)
 wait "$T"; echo "model rc $?" >>"$S"
 tail -4 "$OUT/model.out" >>"$S"
@@ -58,18 +55,18 @@ PY
 "$D/tunefleet" tune --rpc-tracker "$P" --rpc-key h200 --task gemm:512,512,512 --trials 400 --batch 8 --number 50 \
   --repeat 10 --db "$OUT/int.db" >"$OUT/int.out" 2>&1 &
 T=$!
-for _ in $(seq 1 600); do [ "$(count "$OUT/int.db")" -ge 8 ] && break; sleep 0.1; done
+for _ in $(seq 1 600); do [ "$(log_records "$OUT/int.db")" -ge 8 ] && break; sleep 0.1; done
 kill -INT "$T"; t0=$(date +%s.%N); wait "$T"
-echo "sigint rc $? after $(since "$t0") s, $(count "$OUT/int.db") records" >>"$S"
+echo "sigint rc $? after $(since "$t0") s, $(log_records "$OUT/int.db") records" >>"$S"
 tail -1 "$OUT/int.out" >>"$S"
 
 tune --task gemm:256,256,256 --tuner random --trials 300 --batch 4 --early-stopping 8 --db "$OUT/es.db" \
   >"$OUT/es.out" 2>&1
-echo "early stopping rc $? records $(count "$OUT/es.db")" >>"$S"
+echo "early stopping rc $? records $(log_records "$OUT/es.db")" >>"$S"
 grep "stopped early" "$OUT/es.out" >>"$S"
 tune --task gemm:256,256,256 --trials 40 --batch 4 --timeout 0.001 --early-stopping 6 --db "$OUT/esfail.db" \
   >"$OUT/esfail.out" 2>&1
-echo "every job failing: rc $? records $(count "$OUT/esfail.db")" >>"$S"
+echo "every job failing: rc $? records $(log_records "$OUT/esfail.db")" >>"$S"
 grep "stopped early" "$OUT/esfail.out" >>"$S"
 
 kill -TERM "$A1" "$A2"; sleep 1; kill -TERM "$TRACKER"; wait 2>/dev/null

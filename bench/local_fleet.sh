@@ -6,6 +6,8 @@
 #   first_gpu_platform LIST_FILE
 # Prints the index of the first platform with a GPU device in LIST_FILE (`tunefleet-agent --list-devices` output),
 # else 0.
+#   log_records LOG
+# Prints how many records the tuning log LOG holds (0 while it does not exist yet; read-only, so it never creates it).
 FLEET_PIDS=()
 FLEET_ADDR=
 
@@ -19,6 +21,11 @@ first_gpu_platform() {
   local p
   p=$(awk '/^platform/ {p=$2; sub(":","",p)} /\[GPU/ {print p; exit}' "$1")
   echo "${p:-0}"
+}
+
+log_records() {
+  python3 -c "import sqlite3, sys, urllib.parse; print(sqlite3.connect('file:' + urllib.parse.quote(sys.argv[1]) +
+'?mode=ro', uri=True).execute('SELECT count(*) FROM records').fetchone()[0])" "$1" 2>/dev/null || echo 0
 }
 
 start_local_fleet() {

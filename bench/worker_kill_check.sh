@@ -12,10 +12,7 @@ D=${1:?usage: bench/worker_kill_check.sh BIN_DIR OUT}; OUT=${2:?usage: bench/wor
 TASK=${TASK:-gemm:512,512,512}; TRIALS=${TRIALS:-48}; KILLS=${KILLS:-3}
 mkdir -p "$OUT"
 P=127.0.0.1:9191
-count() {
-  python3 -c "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT count(*) FROM records')
-.fetchone()[0])" "$1" 2>/dev/null || echo 0
-}
+source "$(dirname "$0")/local_fleet.sh"  # log_records
 "$D/tunefleet-agent" --list-devices >"$OUT/devices.txt" 2>&1
 PLAT=$(grep -i "${PLATFORM_MATCH:-nvidia}" "$OUT/devices.txt" | head -1 | grep -o -E '^platform [0-9]+' | grep -o -E '[0-9]+')
 "$D/tunefleet-tracker" --host 127.0.0.1 --port 9191 >"$OUT/tracker.log" 2>&1 &
@@ -30,8 +27,8 @@ T=$!
 kills=0; at=6
 for _ in $(seq 1 "$KILLS"); do
   at=$((at + 2))
-  for _ in $(seq 1 1200); do [ "$(count "$OUT/kill.db")" -ge "$at" ] && break; sleep 0.1; done
-  at=$(count "$OUT/kill.db")
+  for _ in $(seq 1 1200); do [ "$(log_records "$OUT/kill.db")" -ge "$at" ] && break; sleep 0.1; done
+  at=$(log_records "$OUT/kill.db")
   # The worker is the agent's child (the agent binary started with --worker).
   w=$(pgrep -P "$AGENT" -f -- '--worker' | head -1)
   [ -z "$w" ] && w=$(pgrep -f -- 'tunefleet-agent.* --worker' | head -1)

@@ -28,7 +28,7 @@ std::string ReadNote(int fd) {
   char buf[kMaxNote];
   const ssize_t n = ::pread(fd, buf, sizeof buf, 0);
   std::string note = n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
-  note = note.substr(0, note.find('\n'));
+  if (const size_t end = note.find('\n'); end != std::string::npos) note.resize(end);
   while (!note.empty() && note.back() == '\0') note.pop_back();
   return note.empty() ? std::string() : Printable(note, 300);
 }

@@ -21,7 +21,10 @@ std::string BuildLog(cl_program program, cl_device_id device) {
   std::string log(size, '\0');
   clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr);
   while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
-  if (log.size() > kMaxBuildLog) log = log.substr(0, kMaxBuildLog) + "...";
+  if (log.size() > kMaxBuildLog) {
+    log.resize(kMaxBuildLog);
+    log += "...";
+  }
   return log;
 }
 
