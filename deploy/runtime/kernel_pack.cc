@@ -372,19 +372,30 @@ Result<PackMatch> KernelPack::Find(const std::string& task_spec) const {
                                    parsed.status().message() + ")");
   }
   const SpecParts& want = *parsed;
+  // A workload tuned under several templates has a kernel of each (the fastest config of each template); the
+  // fastest of them is the one to run, whichever the pack lists first. A kernel without a latency (a pack written
+  // by hand) comes after those with one.
+  auto latency = [](const PackedKernel& k) {
+    return k.latency_ms > 0 ? k.latency_ms : std::numeric_limits<double>::infinity();
+  };
+  const PackedKernel* exact = nullptr;
   const PackedKernel* nearest = nullptr;
   double best = std::numeric_limits<double>::infinity();
   for (const auto& k : kernels_) {
     if (k.op != want.op || k.precision != want.precision) continue;
     Result<SpecParts> have = ParseTaskSpec(k.task);  // checked by Parse: never fails here
     if (!have.ok()) continue;
-    if (have->sizes == want.sizes && have->extras == want.extras) return PackMatch{&k, MatchKind::kExact};
-    double d = Distance(want, *have);
-    if (d < best) {
+    if (have->sizes == want.sizes && have->extras == want.extras) {
+      if (exact == nullptr || latency(k) < latency(*exact)) exact = &k;
+      continue;
+    }
+    const double d = Distance(want, *have);
+    if (d < best || (d == best && nearest != nullptr && latency(k) < latency(*nearest))) {
       best = d;
       nearest = &k;
     }
   }
+  if (exact) return PackMatch{exact, MatchKind::kExact};
   if (nearest) return PackMatch{nearest, MatchKind::kNearest};
   for (const auto& k : fallbacks_) {
     if (k.op == want.op && k.precision == want.precision) return PackMatch{&k, MatchKind::kFallback};

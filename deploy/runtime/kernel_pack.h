@@ -4,7 +4,8 @@
 // File format (JSON, version 1):
 //   {"format": "tunefleet-kernel-pack", "version": 1,
 //    "device": {"name", "vendor", "driver", "opencl_version", "fingerprint"},
-//    "kernels":   [Entry...],   // tuned: the fastest measured config of each (task, template)
+//    "kernels":   [Entry...],   // tuned: the fastest measured config of each (task, template); Find
+//                              // takes the fastest template's
 //    "fallbacks": [Entry...]}   // per template: its untuned fallback config, valid on any device
 //   Entry: {"task": "gemm:64,64,64:float32", "op", "precision", "template", "template_version",
 //           "config": {...}, "record_id", "latency_ms", "gflops", "program": Program}
@@ -112,7 +113,7 @@ class KernelPack {
   // The program for a workload ("op:v1,v2,...[,name=value...]:dtype", a missing ":dtype" read as float32): the
   // tuned kernel of exactly that workload; else the tuned kernel of the nearest workload of the same op and
   // precision (same named extras, closest positional sizes on a log scale); else a fallback of the same op and
-  // precision. The workload is read as strictly as the pack's own task specs: sizes written as the tuner writes
+  // precision. Where a workload has a kernel of several templates, the one of the lowest latency_ms. The workload is read as strictly as the pack's own task specs: sizes written as the tuner writes
   // them (digits only: no sign, space or leading zero), no empty parameter, a known precision; anything else is
   // InvalidArgument, naming the workload and what is wrong. NotFound when the pack holds nothing for the op and
   // precision.

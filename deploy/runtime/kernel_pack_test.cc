@@ -42,6 +42,29 @@ TEST(KernelPackTest, GivenTheExactWorkload_FindShouldReturnItsTunedKernel) {
   EXPECT_EQ(m->kernel->task, "gemm:32,32,32:float32");
 }
 
+TEST(KernelPackTest, GivenAWorkloadTunedUnderSeveralTemplates_FindShouldReturnTheFastestWhereverItIsListed) {
+  nlohmann::json slow = GemmPackEntry(32, 32, 32, "slow.template");
+  slow["latency_ms"] = 3.0;
+  nlohmann::json fast = GemmPackEntry(32, 32, 32, "fast.template");
+  fast["latency_ms"] = 1.0;
+  nlohmann::json middle = GemmPackEntry(32, 32, 32, "middle.template");
+  middle["latency_ms"] = 2.0;
+  nlohmann::json unknown = GemmPackEntry(32, 32, 32, "unmeasured.template");
+  unknown.erase("latency_ms");  // a pack written by hand: no latency, so it is not taken for the fastest
+  for (const nlohmann::json& kernels : {nlohmann::json{slow, fast, middle, unknown},
+                                        nlohmann::json{unknown, middle, slow, fast}}) {
+    KernelPack pack = PackOf(GemmPack(kernels));
+    auto exact = pack.Find("gemm:32,32,32:float32");
+    ASSERT_TRUE(exact.ok());
+    EXPECT_EQ(exact->kind, MatchKind::kExact);
+    EXPECT_EQ(exact->kernel->template_name, "fast.template");
+    auto nearest = pack.Find("gemm:40,32,32:float32");  // the same holds for the nearest workload's kernels
+    ASSERT_TRUE(nearest.ok());
+    EXPECT_EQ(nearest->kind, MatchKind::kNearest);
+    EXPECT_EQ(nearest->kernel->template_name, "fast.template");
+  }
+}
+
 TEST(KernelPackTest, GivenAnUnpackedWorkload_FindShouldReturnTheNearestOfTheSameOp) {
   KernelPack pack = PackOf(GemmPack({GemmPackEntry(256, 256, 256), GemmPackEntry(32, 32, 32)}));
   auto m = pack.Find("gemm:40,32,32:float32");
