@@ -17,6 +17,26 @@ namespace {
 constexpr size_t kMaxCachedReferences = 64;
 constexpr uint32_t kMaxNumber = 1u << 20;   // cap on `number` when growing it for min_repeat_ms
 constexpr int kMaxCalibrationRounds = 12;
+// `number` grows at most this much per calibration round: one round's time per run, measured over few runs (the
+// first over one), can read far below the steady rate, and a number sized from it alone overran the job's timeout.
+constexpr double kMaxGrowthPerRound = 10;
+// Warm-up launches between two waits for the queue: a large `warmup` must not grow the driver's queue unbounded.
+constexpr uint32_t kWarmupBatch = 64;
+
+// Waits for the device queue on every way out of the scope that holds the device: a launch that fails leaves those
+// enqueued before it running, and the device lock must not pass to another agent, whose timing they would overlap,
+// before they end. clFinish's own error is not this job's concern here (the job already has its result).
+class QueueDrain {
+ public:
+  QueueDrain(const ClApi* api, cl_command_queue queue) : api_(api), queue_(queue) {}
+  QueueDrain(const QueueDrain&) = delete;
+  QueueDrain& operator=(const QueueDrain&) = delete;
+  ~QueueDrain() { (void)api_->clFinish(queue_); }
+
+ private:
+  const ClApi* api_;
+  cl_command_queue queue_;
+};
 
 // Tolerances used when the program gives neither atol nor rtol.
 void DefaultTolerance(proto::ElemType type, double* atol, double* rtol) {
@@ -103,6 +123,7 @@ bool Executor::Run(const proto::KernelProgram& program, const std::function<void
       if (!taken.ok()) return Fail(result, proto::RUNTIME_ERROR, taken.status().message());
       guard = std::move(*taken);
     }
+    const QueueDrain drain(api_.get(), queue_());  // destroyed before `guard`: the queue is idle when the lock goes
     if (on_stage) on_stage(Stage::kRunning);
     if (!instance->Allocate(program, result)) return false;
 
@@ -174,6 +195,7 @@ bool Executor::Measure(ProgramInstance& instance, const proto::TimingSpec& timin
 
   for (uint32_t i = 0; i < warmup; ++i) {
     if (!instance.Enqueue(proto::KernelLaunch::TIMED, nullptr, result)) return false;
+    if ((i + 1) % kWarmupBatch == 0 && !instance.Finish(result)) return false;
   }
   if (!instance.Finish(result)) return false;
 
@@ -199,7 +221,7 @@ bool Executor::Measure(ProgramInstance& instance, const proto::TimingSpec& timin
          ++round) {
       const double per_run = std::max(1.0, static_cast<double>(total_ns) / number);
       const double wanted = std::ceil(min_repeat_ns * 1.1 / per_run);
-      double grown = std::min<double>(kMaxNumber, std::max<double>(number * 2.0, wanted));
+      double grown = std::min<double>({kMaxNumber, std::max<double>(number * 2.0, wanted), number * kMaxGrowthPerRound});
       if (wall_per_repeat_ns > 0) {
         const double wall_per_run = std::max(1.0, wall_ns / number);
         grown = std::min(grown, std::floor(wall_per_repeat_ns / wall_per_run));
@@ -213,6 +235,11 @@ bool Executor::Measure(ProgramInstance& instance, const proto::TimingSpec& timin
     const double cost = static_cast<double>(std::max<uint64_t>(total_ns, 1)) * 1e-9 / number;
     result->add_costs(cost);
     sum += cost;
+    // A repeat that ran past its share of the timeout (the launches slowed down after calibrating: another process
+    // took the CPU, the device clocked down) makes the next ones shorter; a cost is per run, whatever `number` is.
+    if (wall_per_repeat_ns > 0 && wall_ns > wall_per_repeat_ns && number > 1) {
+      number = std::max<uint32_t>(1, static_cast<uint32_t>(std::floor(wall_per_repeat_ns / (wall_ns / number))));
+    }
   }
   result->set_mean_cost(sum / repeat);
   return true;
