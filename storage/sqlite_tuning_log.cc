@@ -296,6 +296,14 @@ class SqliteTuningLog final : public TuningLog {
     return out;
   }
 
+  Result<ReadSnapshot> HoldReadSnapshot() override {
+    // Within a snapshot already held (a reader calling another), the outer one is the snapshot.
+    if (sqlite3_get_autocommit(db_.get()) == 0) return ReadSnapshot();
+    // A deferred transaction: its snapshot is taken by its first read; a read-only connection can begin it too.
+    if (Status s = db_.Exec("BEGIN"); !s.ok()) return s;
+    return ReadSnapshot([this] { (void)db_.Exec("COMMIT"); });
+  }
+
   const std::string& path() const override { return db_.path(); }
 
  private:

@@ -6,9 +6,11 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -82,6 +84,30 @@ struct TemplateRow {
   int version = 0;
 };
 
+// A read snapshot of a log, held until destroyed (TuningLog::HoldReadSnapshot). Move-only.
+class ReadSnapshot {
+ public:
+  ReadSnapshot() = default;
+  explicit ReadSnapshot(std::function<void()> end) : end_(std::move(end)) {}
+  ReadSnapshot(ReadSnapshot&& other) noexcept : end_(std::exchange(other.end_, nullptr)) {}
+  ReadSnapshot& operator=(ReadSnapshot&& other) noexcept {
+    if (this != &other) {
+      Release();
+      end_ = std::exchange(other.end_, nullptr);
+    }
+    return *this;
+  }
+  ReadSnapshot(const ReadSnapshot&) = delete;
+  ReadSnapshot& operator=(const ReadSnapshot&) = delete;
+  ~ReadSnapshot() { Release(); }
+
+ private:
+  void Release() {
+    if (end_) std::exchange(end_, nullptr)();
+  }
+  std::function<void()> end_;
+};
+
 class TuningLog {
  public:
   // Opens or creates the database and runs pending migrations. An unwritable path, a file that is not a
@@ -143,6 +169,12 @@ class TuningLog {
   virtual Result<std::vector<DeviceRow>> Devices() = 0;
   virtual Result<std::vector<TaskRow>> Tasks() = 0;
   virtual Result<std::vector<TemplateRow>> Templates() = 0;
+  // Until the returned snapshot is destroyed, every read of this log sees it as it stood at the first of them,
+  // whatever other processes commit meanwhile: a reader that reads the tables one after another (tasks, then
+  // records) would otherwise meet a record whose task row was committed after it read the tasks. Only for reading:
+  // a write while it is held fails. Held again within one held, it is that one. Errors: the database's (it cannot
+  // begin a transaction).
+  virtual Result<ReadSnapshot> HoldReadSnapshot() = 0;
   // The file this log was opened from.
   virtual const std::string& path() const = 0;
 

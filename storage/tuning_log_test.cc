@@ -424,6 +424,35 @@ TEST_F(TuningLogTest, GivenTwoConnectionsWritingAtOnce_WeShouldKeepEveryRecord) 
   EXPECT_EQ(log->Records(0, 0, 0).value().size(), 2u * kPerWriter);
 }
 
+// A reader (export, report, best) reads the tables one after another while a `tune` may write: within a held
+// snapshot it must not meet a record whose task row was committed after it read the tasks.
+TEST_F(TuningLogTest, GivenAReadSnapshotHeld_ReadsShouldNotSeeWhatAnotherWriterCommitsUntilItIsReleased) {
+  auto writer = OpenOrDie();
+  MakeWorld(*writer);
+  ASSERT_TRUE(writer->AddRecord(Rec(1, 0, 1e-3)).ok());
+  auto reader = TuningLog::OpenExisting(path_);  // read-only, as the reading commands open a log
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  {
+    Result<ReadSnapshot> snapshot = (*reader)->HoldReadSnapshot();
+    ASSERT_TRUE(snapshot.ok()) << snapshot.status().ToString();
+    ASSERT_EQ((*reader)->Tasks().value().size(), 1u);
+    // Another process adds a task and a record of it between the reader's two reads.
+    const int64_t other = writer->UpsertTask("gemm:32,32,32:float32", "gemm", "{}", 2.0 * 32 * 32 * 32).value();
+    RecordRow r = Rec(2, 0, 2e-3);
+    r.task_id = other;
+    ASSERT_TRUE(writer->AddRecord(r).ok());
+    {
+      Result<ReadSnapshot> inner = (*reader)->HoldReadSnapshot();  // held again within: the same snapshot
+      ASSERT_TRUE(inner.ok()) << inner.status().ToString();
+      EXPECT_EQ((*reader)->Records(0, 0, 0).value().size(), 1u);
+    }
+    EXPECT_EQ((*reader)->Records(0, 0, 0).value().size(), 1u);  // the inner release did not end the outer
+    EXPECT_EQ((*reader)->Tasks().value().size(), 1u);
+  }
+  EXPECT_EQ((*reader)->Records(0, 0, 0).value().size(), 2u);
+  EXPECT_EQ((*reader)->Tasks().value().size(), 2u);
+}
+
 TEST_F(TuningLogTest, GivenAPathInAMissingDirectory_OpenShouldFailNamingThePath) {
   std::string bad = (dir_ / "no-such-dir" / "log.db").string();
   auto log = TuningLog::Open(bad);

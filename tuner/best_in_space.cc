@@ -48,6 +48,8 @@ class GroupJudge {
 Result<std::vector<BestRow>> BestInSpace(TuningLog& log, const TemplateLookup& lookup_in, std::ostream& notes,
                                          const std::string& task_spec) {
   const TemplateLookup lookup = lookup_in ? lookup_in : [](const std::string& n) { return FindTemplate(n); };
+  // One snapshot for every read below: `tune` or `import` may be writing the log meanwhile.
+  TF_ASSIGN_OR_RETURN(ReadSnapshot snapshot, log.HoldReadSnapshot());
   TF_ASSIGN_OR_RETURN(auto devices, log.Devices());
   std::map<std::string, proto::DeviceInfo> info_by_fingerprint;
   for (const DeviceRow& d : devices) info_by_fingerprint[d.fingerprint] = DeviceInfoOf(d);

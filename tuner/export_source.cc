@@ -23,6 +23,8 @@ proto::DeviceInfo DeviceInfoOf(const DeviceRow& d) {
 
 Result<std::vector<ExportItem>> CollectExportItems(TuningLog& log, bool best_only, const TemplateLookup& lookup,
                                                    std::ostream& notes) {
+  // One snapshot for every read below: `tune` or `import` may be writing the log meanwhile.
+  TF_ASSIGN_OR_RETURN(ReadSnapshot snapshot, log.HoldReadSnapshot());
   TF_ASSIGN_OR_RETURN(auto tasks, log.Tasks());
   TF_ASSIGN_OR_RETURN(auto templates, log.Templates());
   TF_ASSIGN_OR_RETURN(auto devices, log.Devices());

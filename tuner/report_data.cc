@@ -39,6 +39,8 @@ std::string NowUtc() {
 }  // namespace
 
 Result<ReportData> LoadReportData(TuningLog& log) {
+  // One snapshot for every read below: `tune` or `import` may be writing the log meanwhile.
+  TF_ASSIGN_OR_RETURN(ReadSnapshot snapshot, log.HoldReadSnapshot());
   TF_ASSIGN_OR_RETURN(std::vector<DeviceRow> devices, log.Devices());
   TF_ASSIGN_OR_RETURN(std::vector<TaskRow> tasks, log.Tasks());
   TF_ASSIGN_OR_RETURN(std::vector<TemplateRow> templates, log.Templates());
