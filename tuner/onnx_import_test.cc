@@ -325,20 +325,23 @@ TEST_F(OnnxImportTest, GivenAStrideOfZero_WeShouldRefuseTheModelInOneLineRatherT
       << m.status().message();
 }
 
-// x[2,8] -> MatMul(W[8,4]) -> Add(b[4]) -> Relu, and a batched MatMul of two activations [3,2,8] x [3,8,4].
-onnx::ModelProto DenseModel() {
-  onnx::ModelProto m;
-  m.set_ir_version(7);
-  m.add_opset_import()->set_version(13);
-  auto* g = m.mutable_graph();
-  auto input = [&](const std::string& name, std::vector<int64_t> dims) {
+// Small ONNX graphs of dense layers, built node by node.
+struct DenseGraph {
+  onnx::ModelProto model;
+  onnx::GraphProto* g = model.mutable_graph();
+
+  DenseGraph() {
+    model.set_ir_version(7);
+    model.add_opset_import()->set_version(13);
+  }
+  void Input(const std::string& name, const std::vector<int64_t>& dims) {
     auto* in = g->add_input();
     in->set_name(name);
     auto* tt = in->mutable_type()->mutable_tensor_type();
     tt->set_elem_type(onnx::TensorProto::FLOAT);
     for (int64_t d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
-  };
-  auto weight = [&](const std::string& name, std::vector<int64_t> dims) {
+  }
+  void Weight(const std::string& name, const std::vector<int64_t>& dims) {
     auto* t = g->add_initializer();
     t->set_name(name);
     t->set_data_type(onnx::TensorProto::FLOAT);
@@ -348,25 +351,31 @@ onnx::ModelProto DenseModel() {
       n *= d;
     }
     for (int64_t i = 0; i < n; ++i) t->add_float_data(0.5f);
-  };
-  auto node = [&](const std::string& op, std::vector<std::string> in, const std::string& out) {
+  }
+  void Node(const std::string& op, const std::vector<std::string>& in, const std::string& out) {
     auto* n = g->add_node();
     n->set_op_type(op);
     for (const auto& i : in) n->add_input(i);
     n->add_output(out);
-  };
-  input("x", {2, 8});
-  input("p", {3, 2, 8});
-  input("q", {3, 8, 4});
-  weight("W", {8, 4});
-  weight("b", {4});
-  node("MatMul", {"x", "W"}, "xw");
-  node("Add", {"xw", "b"}, "xwb");
-  node("Relu", {"xwb"}, "y");
-  node("MatMul", {"p", "q"}, "pq");
-  g->add_output()->set_name("y");
-  g->add_output()->set_name("pq");
-  return m;
+  }
+  void Output(const std::string& name) { g->add_output()->set_name(name); }
+};
+
+// x[2,8] -> MatMul(W[8,4]) -> Add(b[4]) -> Relu, and a batched MatMul of two activations [3,2,8] x [3,8,4].
+onnx::ModelProto DenseModel() {
+  DenseGraph d;
+  d.Input("x", {2, 8});
+  d.Input("p", {3, 2, 8});
+  d.Input("q", {3, 8, 4});
+  d.Weight("W", {8, 4});
+  d.Weight("b", {4});
+  d.Node("MatMul", {"x", "W"}, "xw");
+  d.Node("Add", {"xw", "b"}, "xwb");
+  d.Node("Relu", {"xwb"}, "y");
+  d.Node("MatMul", {"p", "q"}, "pq");
+  d.Output("y");
+  d.Output("pq");
+  return d.model;
 }
 
 TEST_F(OnnxImportTest, GivenMatMulAddRelu_WeShouldGetOneDenseTaskWithBiasAndTheBatchedMatMulWithBatch) {
@@ -379,6 +388,38 @@ TEST_F(OnnxImportTest, GivenMatMulAddRelu_WeShouldGetOneDenseTaskWithBiasAndTheB
   EXPECT_EQ(m->ops[0].activation, Activation::kRelu);
   EXPECT_EQ(m->ops[1].task.ToSpec(), "gemm:2,4,8,batch=3:float32");
   EXPECT_TRUE(m->not_tuned.empty());
+}
+
+// A square layer (M = N = 4) whose added constant holds N values but is not a bias over the N outputs: [4,1] adds
+// one value per row. Tuned as a bias, the kernel would compute another function than the model's.
+TEST_F(OnnxImportTest, GivenAColumnAddedToASquareGemmOrMatMul_WeShouldNotTakeItForTheBias) {
+  for (const std::vector<int64_t>& shape : {std::vector<int64_t>{4, 1}, std::vector<int64_t>{4}, {1, 4}}) {
+    DenseGraph d;
+    d.Input("x", {4, 4});
+    d.Weight("W", {4, 4});
+    d.Weight("c", shape);
+    d.Node("Gemm", {"x", "W", "c"}, "g");
+    d.Node("MatMul", {"x", "W"}, "xw");
+    d.Node("Add", {"xw", "c"}, "y");
+    d.Output("g");
+    d.Output("y");
+    auto m = ImportOnnxModel(d.model, "square.onnx", {});
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    const bool row = shape.size() == 1 || shape[0] == 1;
+    const std::string what = "C " + std::to_string(shape.size()) + "-D, first dim " + std::to_string(shape[0]);
+    if (row) {
+      ASSERT_EQ(m->ops.size(), 2u) << what;
+      EXPECT_EQ(m->ops[0].task.ToSpec(), "gemm:4,4,4,bias=1:float32") << what;
+      EXPECT_EQ(m->ops[1].task.ToSpec(), "gemm:4,4,4,bias=1:float32") << what;
+      EXPECT_EQ(m->ops[1].onnx_ops, "MatMul+Add") << what;
+    } else {
+      ASSERT_EQ(m->ops.size(), 1u) << what;  // the Gemm is left untuned, the MatMul tuned without its Add
+      EXPECT_EQ(m->ops[0].task.ToSpec(), "gemm:4,4,4:float32") << what;
+      EXPECT_EQ(m->ops[0].onnx_ops, "MatMul") << what;
+      EXPECT_EQ(m->not_tuned.count("Gemm (C is not a bias row)"), 1u) << what;
+      EXPECT_EQ(m->not_tuned.count("Add"), 1u) << what;  // the column Add, not fused
+    }
+  }
 }
 
 TEST(ParseInputShapeTest, GivenNameAndDims_WeShouldParseBothForms) {

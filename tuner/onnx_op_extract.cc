@@ -1,5 +1,6 @@
 #include "tuner/onnx_op_extract.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -186,6 +187,15 @@ int64_t Product(const Dims& d, size_t from, size_t to) {
   return p;
 }
 
+// Whether a tensor of shape `c` added to a GEMM's [.., M, N] output is a bias over its N outputs: [N], [1, N],
+// [1, 1, N], ... (a scalar when N is 1). Counting its elements is not enough: [M, 1] with M == N holds N of them but
+// adds one value per row.
+bool IsBiasRow(const Dims& c, int64_t n) {
+  if (c.empty()) return n == 1;
+  if (c.back() != n) return false;
+  return std::all_of(c.begin(), c.end() - 1, [](int64_t d) { return d == 1; });
+}
+
 ExtractedNode ExtractGemm(const onnx::GraphProto& graph, const OnnxGraphView& view, int index, int64_t opset) {
   const auto& node = graph.node(index);
   auto a = view.StaticShape(node.input(0));
@@ -204,7 +214,7 @@ ExtractedNode ExtractGemm(const onnx::GraphProto& graph, const OnnxGraphView& vi
                                           " do not agree on K");
   if (bias) {
     auto c = view.StaticShape(node.input(2));
-    if (!c || Product(*c, 0, c->size()) != n) return NotTuned("Gemm", "C is not a bias row");
+    if (!c || !IsBiasRow(*c, n)) return NotTuned("Gemm", "C is not a bias row");
   }
   ExtractedNode e;
   OpOccurrence op;
@@ -253,7 +263,7 @@ ExtractedNode ExtractMatMul(const onnx::GraphProto& graph, const OnnxGraphView& 
   if (const auto* add = SoleConsumer(graph, view, node, &ci); add != nullptr && add->op_type() == "Add") {
     const std::string& other = add->input(0) == node.output(0) ? add->input(1) : add->input(0);
     auto c = view.Shape(other);
-    if (view.Constant(other) != nullptr && c && Product(*c, 0, c->size()) == n) {
+    if (view.Constant(other) != nullptr && c && IsBiasRow(*c, n)) {
       op.task.params.emplace_back("bias", 1);
       op.onnx_ops += "+Add";
       e.fused.push_back(ci);
