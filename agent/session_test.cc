@@ -5,7 +5,9 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <condition_variable>
+#include <future>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -37,6 +39,25 @@ class RecordingRunner final : public JobRunner {
  private:
   std::mutex mu_;
   std::vector<std::string> seen_;
+};
+
+// Answers every job with a result of 32 MiB (a long message): written to a tracker that does not read, the write
+// blocks once the connection's flow-control window is full.
+class LargeResultRunner final : public JobRunner {
+ public:
+  proto::MeasureResult Run(const proto::KernelProgram&) override {
+    ran_ = true;
+    proto::MeasureResult result;
+    result.set_status(proto::RUNTIME_ERROR);
+    result.set_message(std::string(32 << 20, 'x'));
+    return result;
+  }
+  void AbortJob() override {}
+  void ForgetAbort() override {}
+  bool ran() const { return ran_; }
+
+ private:
+  std::atomic<bool> ran_{false};
 };
 
 // Stands for a job that would run for minutes (a real kernel that long cannot be had here): Run() blocks until
@@ -94,7 +115,11 @@ class BlockingRunner final : public JobRunner {
 // (queued behind 7) and a cancel for job 7.
 // kKeepOpen: registers, then keeps the stream open after the agent closes its side, until Release().
 // kFlood: registers, sends job 1 and, once it runs, 39 more (the protocol sends one at a time).
-enum class Script { kServeJobs, kCloseAfterRegister, kReject, kSilent, kCancelRunningJob, kKeepOpen, kFlood };
+// kStopReading: registers, sends one job, then reads nothing more until Release() (a tracker wedged with its
+// connection open).
+enum class Script {
+  kServeJobs, kCloseAfterRegister, kReject, kSilent, kCancelRunningJob, kKeepOpen, kFlood, kStopReading
+};
 
 class ScriptedTracker final : public proto::Tracker::Service {
  public:
@@ -116,6 +141,14 @@ class ScriptedTracker final : public proto::Tracker::Service {
     registered.mutable_registered()->set_agent_id("a1");
     stream->Write(registered);
     if (script_ == Script::kCloseAfterRegister) return grpc::Status::OK;
+    if (script_ == Script::kStopReading) {
+      proto::TrackerMessage job;
+      job.mutable_job()->set_job_id(1);
+      stream->Write(job);
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return released_; });
+      return grpc::Status::OK;
+    }
     if (script_ == Script::kKeepOpen) {
       while (stream->Read(&message)) {
         Update([&] { leavings_ += message.has_leaving() ? 1 : 0; });
@@ -229,6 +262,7 @@ class SessionTest : public ::testing::Test {
     tracker_ = std::make_unique<ScriptedTracker>(script, blocking);
     grpc::ServerBuilder builder;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
+    builder.SetMaxReceiveMessageSize(-1);  // kStopReading's large result must block on flow control, not be refused
     builder.RegisterService(tracker_.get());
     server_ = builder.BuildAndStart();
     ASSERT_NE(server_, nullptr);
@@ -288,6 +322,26 @@ TEST_F(SessionTest, GivenATrackerThatKeepsTheStreamOpenAfterLeaving_StopShouldSt
   EXPECT_TRUE(tracker_->WaitUntil([&] { return tracker_->leavings_ > 0; }));
   EXPECT_EQ(tracker_->leavings_, 1);
   tracker_->Release();
+}
+
+// A tracker that stops reading (wedged, its connection open: keepalive pings are still answered) leaves the agent's
+// result write blocked; Stop (SIGTERM) must still end the session, by cancelling the call a few seconds after
+// saying it leaves, from a thread that is not blocked in a write.
+TEST_F(SessionTest, GivenATrackerThatStopsReading_StopShouldStillEndTheSession) {
+  StartTracker(Script::kStopReading);
+  LargeResultRunner runner;
+  Session session(Options(), proto::DeviceInfo(), &runner);
+  std::promise<Status> ended;
+  std::thread run([&] { ended.set_value(session.Run()); });
+  for (int i = 0; i < 500 && !runner.ran(); ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_TRUE(runner.ran());
+  std::this_thread::sleep_for(500ms);  // the 32 MiB result is being written, and blocks
+  session.Stop();
+  std::future<Status> status = ended.get_future();
+  const bool stopped = status.wait_for(20s) == std::future_status::ready;
+  tracker_->Release();  // unblocks the write when the session did not end by itself (the failure)
+  run.join();
+  EXPECT_TRUE(stopped) << "the session did not end within 20 s of Stop()";
 }
 
 TEST_F(SessionTest, GivenATrackerThatFloodsJobs_WeShouldDropTheConnectionNotQueueThemAll) {

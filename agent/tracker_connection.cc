@@ -27,16 +27,21 @@ TrackerConnection::TrackerConnection(const SessionOptions& options, const proto:
     : options_(options), device_(device), runner_(runner), jobs_done_(jobs_done) {}
 
 TrackerConnection::~TrackerConnection() {
-  // Serve() joins both threads before it returns; this only guards a connection destroyed while they run.
-  if (!heartbeats_.joinable() && !reader_.joinable()) return;
+  // Serve() joins its threads before it returns; this only guards a connection destroyed while they run.
+  if (!heartbeats_.joinable() && !reader_.joinable() && !leave_timer_.joinable()) return;
+  context_.TryCancel();
+  StopTimers();
+  if (reader_.joinable()) reader_.join();
+}
+
+void TrackerConnection::StopTimers() {
   {
     std::lock_guard<std::mutex> lock(hb_mu_);
     hb_stop_ = true;
   }
   hb_cv_.notify_all();
-  context_.TryCancel();
   if (heartbeats_.joinable()) heartbeats_.join();
-  if (reader_.joinable()) reader_.join();
+  if (leave_timer_.joinable()) leave_timer_.join();
 }
 
 void TrackerConnection::Stop() {
@@ -61,6 +66,16 @@ void TrackerConnection::LeaveLocked() {
     leave_by_ = std::chrono::steady_clock::now() + kLeaveWithin;
   }
   hb_cv_.notify_all();
+  if (!leave_timer_.joinable()) leave_timer_ = std::thread([this] { CancelUnlessClosedInTime(); });
+}
+
+void TrackerConnection::CancelUnlessClosedInTime() {
+  std::unique_lock<std::mutex> lock(hb_mu_);
+  if (!hb_cv_.wait_until(lock, *leave_by_, [&] { return hb_stop_; })) {
+    spdlog::warn("tracker {} did not close the session within {} s of Leaving; cancelling it", options_.tracker,
+                 kLeaveWithin.count());
+    context_.TryCancel();
+  }
 }
 
 void TrackerConnection::HeartbeatLoop() {
@@ -86,9 +101,6 @@ void TrackerConnection::HeartbeatLoop() {
     }
     lock.lock();
     if (!wrote) break;
-  }
-  if (!hb_stop_ && leave_by_.has_value() && !hb_cv_.wait_until(lock, *leave_by_, [&] { return hb_stop_; })) {
-    context_.TryCancel();  // the tracker did not close the stream in time
   }
 }
 
@@ -179,7 +191,7 @@ bool TrackerConnection::AnswerJob(const proto::Job& job, bool skip) {
 bool TrackerConnection::SayGoodbye(bool ok, bool* said_last) {
   std::unique_lock<std::mutex> lock(inbox_mu_);
   if (leaving_ && ok && registered_) {
-    // Say Leaving and close our side; the tracker then ends the stream (the heartbeat thread cancels it if not).
+    // Say Leaving and close our side; the tracker then ends the stream (the leave timer cancels it if not).
     lock.unlock();
     proto::AgentMessage bye;
     bye.mutable_leaving();
@@ -195,12 +207,7 @@ bool TrackerConnection::SayGoodbye(bool ok, bool* said_last) {
 }
 
 Status TrackerConnection::Finish(bool ok, bool said_last) {
-  {
-    std::lock_guard<std::mutex> lock(hb_mu_);
-    hb_stop_ = true;
-  }
-  hb_cv_.notify_all();
-  heartbeats_.join();
+  StopTimers();
   if (!ok) context_.TryCancel();  // unblocks the reader's Read
   reader_.join();
   if (ok && !said_last) {

@@ -56,8 +56,13 @@ class TrackerConnection {
 
   void HeartbeatLoop();
   void ReadLoop();
-  // Ask the loops to leave (under phase_mu_, once serving).
+  // Ask the loops to leave (under phase_mu_, once serving), and start the leave timer.
   void LeaveLocked();
+  // The leave timer's thread: cancels the call when the stream is not closed by leave_by_. A thread of its own, one
+  // that never writes: the heartbeat and job threads may be blocked in a Write to a tracker that stopped reading.
+  void CancelUnlessClosedInTime();
+  // Ends the heartbeat and leave-timer threads (hb_stop_) and joins them.
+  void StopTimers();
   // The next message for the job loop, false when leaving or the stream ended; *skip: a job cancelled while queued.
   bool NextMessage(proto::TrackerMessage* message, bool* skip);
   // Runs (or, `skip`, answers without running) a job and sends its result; false when the connection is done.
@@ -98,6 +103,7 @@ class TrackerConnection {
 
   std::thread heartbeats_;
   std::thread reader_;
+  std::thread leave_timer_;  // started by LeaveLocked
 };
 
 }  // namespace tunefleet::agent
