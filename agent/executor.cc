@@ -105,8 +105,11 @@ bool Executor::Run(const proto::KernelProgram& program, const std::function<void
   const DeviceContext device{api_.get(), context_(), device_, queue_(), &info_, cache_.get(), &contents_};
   std::unique_ptr<ProgramInstance> instance = ProgramInstance::Build(device, program, result);
   if (!instance) return false;
-  // Fill the inputs now, before taking the device: a no-op for every job of a task after its first.
-  for (const auto& spec : program.buffers()) (void)contents_.Get(spec);
+  // Fill the inputs now, before taking the device: a no-op for every job of a task after its first. Kept for the
+  // upload below, also those the cache's limit evicts again.
+  std::vector<HostContentsCache::Bytes> filled;
+  filled.reserve(static_cast<size_t>(program.buffers_size()));
+  for (const auto& spec : program.buffers()) filled.push_back(contents_.Get(spec));
 
   const bool checked = program.has_reference() && !program.output_buffer().empty();
   std::vector<uint8_t> output;               // the correctness run's output, as the device wrote it
@@ -125,7 +128,7 @@ bool Executor::Run(const proto::KernelProgram& program, const std::function<void
     }
     const QueueDrain drain(api_.get(), queue_());  // destroyed before `guard`: the queue is idle when the lock goes
     if (on_stage) on_stage(Stage::kRunning);
-    if (!instance->Allocate(program, result)) return false;
+    if (!instance->Allocate(program, result, &filled)) return false;
 
     // One correctness run, before timing, so kernels that accumulate into their output are judged like the
     // reference.

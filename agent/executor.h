@@ -58,6 +58,8 @@ class Executor {
                                const std::function<void(Stage)>& on_stage = {});
 
   const HostContentsCache& TEST_contents() const { return contents_; }
+  // An empty contents cache holding at most `max_bytes` from now on.
+  void TEST_LimitContents(size_t max_bytes) { contents_ = HostContentsCache(max_bytes); }
 
  private:
   struct Reference {

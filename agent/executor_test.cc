@@ -137,6 +137,20 @@ TEST_F(ExecutorTest, GivenTheSameInputsInTwoJobs_WeShouldFillThemOnce) {
   EXPECT_EQ(executor_->TEST_contents().fills(), before + 3);
 }
 
+// A job whose inputs pass the contents cache's limit: its last input evicts its first, and the upload, under the
+// device lock, must use what was filled before the lock, not fill the evicted inputs again.
+TEST_F(ExecutorTest, GivenInputsLargerThanTheContentsCache_WeShouldFillEachOnceBeforeTakingTheDevice) {
+  proto::KernelProgram program = VectorAdd(kAdd);
+  for (auto* p : {&program, program.mutable_reference()}) {  // inputs no other test uses
+    for (auto& buffer : *p->mutable_buffers()) buffer.set_seed(buffer.seed() + 2000);
+  }
+  executor_->TEST_LimitContents(kN * sizeof(float) * 3 / 2);  // room for one of the three buffers at a time
+  ASSERT_EQ(executor_->Execute(program).status(), proto::OK);
+  // a, b and c once each for the candidate (before the lock), then the reference's (its own run, cache missed)
+  EXPECT_EQ(executor_->TEST_contents().fills(), 6u);
+  executor_->TEST_LimitContents(HostContentsCache::kDefaultMaxBytes);
+}
+
 TEST_F(ExecutorTest, GivenAWrongKernel_WeShouldReportWrongAnswer) {
   proto::MeasureResult result = executor_->Execute(VectorAdd(kSub));
   EXPECT_EQ(result.status(), proto::WRONG_ANSWER);

@@ -74,8 +74,9 @@ std::unique_ptr<ProgramInstance> ProgramInstance::Prepare(const DeviceContext& d
   return instance;
 }
 
-bool ProgramInstance::Allocate(const proto::KernelProgram& program, proto::MeasureResult* result) {
-  return CreateMemory(program, result) && SetArgs(program, result);
+bool ProgramInstance::Allocate(const proto::KernelProgram& program, proto::MeasureResult* result,
+                               const std::vector<HostContentsCache::Bytes>* filled) {
+  return CreateMemory(program, result, filled) && SetArgs(program, result);
 }
 
 // Names, geometry and device limits: everything that can be rejected before compiling.
@@ -266,12 +267,15 @@ bool ProgramInstance::BuildKernels(const proto::KernelProgram& program, proto::M
   return true;
 }
 
-bool ProgramInstance::CreateMemory(const proto::KernelProgram& program, proto::MeasureResult* result) {
+bool ProgramInstance::CreateMemory(const proto::KernelProgram& program, proto::MeasureResult* result,
+                                   const std::vector<HostContentsCache::Bytes>* filled) {
   const std::vector<uint8_t> canary = CanaryPattern();
-  for (const auto& spec : program.buffers()) {
+  for (int i = 0; i < program.buffers_size(); ++i) {
+    const proto::BufferSpec& spec = program.buffers(i);
     const HostContentsCache::Bytes contents =
-        device_.contents ? device_.contents->Get(spec)
-                         : std::make_shared<const std::vector<uint8_t>>(InitialContents(spec));
+        filled != nullptr && static_cast<size_t>(i) < filled->size() ? (*filled)[static_cast<size_t>(i)]
+        : device_.contents ? device_.contents->Get(spec)
+                           : std::make_shared<const std::vector<uint8_t>>(InitialContents(spec));
     const size_t payload = contents->size();
     Result<Mem> mem = CreateBuffer(*device_.api, device_.context, payload + canary.size());
     if (!mem.ok()) return FailCl(result, mem.status().WithContext("buffer '" + spec.name() + "'"));

@@ -43,8 +43,12 @@ class ProgramInstance {
   // Build, then Allocate.
   static std::unique_ptr<ProgramInstance> Prepare(const DeviceContext& device, const proto::KernelProgram& program,
                                                   proto::MeasureResult* result);
-  // Creates and fills the buffers and images and sets the kernel arguments (uploads to the device).
-  bool Allocate(const proto::KernelProgram& program, proto::MeasureResult* result);
+  // Creates and fills the buffers and images and sets the kernel arguments (uploads to the device). `filled`, when
+  // given: the buffers' initial contents in the order of program.buffers(), got before (the executor gets them
+  // before it takes the device lock; looked up again here, a job whose inputs pass the contents cache's limit would
+  // find the first ones evicted by the last and fill them again, holding the device).
+  bool Allocate(const proto::KernelProgram& program, proto::MeasureResult* result,
+                const std::vector<HostContentsCache::Bytes>* filled = nullptr);
 
   // Enqueues the launches of `phase` in order. When `device_ns` is given, waits for them and adds their summed
   // device time (profiling events) in nanoseconds; otherwise returns without waiting.
@@ -87,7 +91,8 @@ class ProgramInstance {
   bool CheckLaunch(const proto::KernelLaunch& launch, const std::set<std::string>& buffers,
                    const std::set<std::string>& images, proto::MeasureResult* result);
   bool BuildKernels(const proto::KernelProgram& program, proto::MeasureResult* result);
-  bool CreateMemory(const proto::KernelProgram& program, proto::MeasureResult* result);
+  bool CreateMemory(const proto::KernelProgram& program, proto::MeasureResult* result,
+                    const std::vector<HostContentsCache::Bytes>* filled);
   bool SetArgs(const proto::KernelProgram& program, proto::MeasureResult* result);
   const Buffer* FindBuffer(const std::string& name) const;
   const Image* FindImage(const std::string& name) const;
