@@ -5,30 +5,46 @@
 #include <thread>
 
 #include "common/device_key.h"
+#include "common/seconds.h"
+#include "tracker/request_limits.h"
 
 namespace tunefleet::tracker {
 
-grpc::Status RunAgentSession(TrackerState& state, const TokenCheck& auth, grpc::ServerContext* ctx,
-                             AgentStream* stream) {
+grpc::Status RunAgentSession(const SessionDeps& deps, grpc::ServerContext* ctx, AgentStream* stream) {
+  TrackerState& state = deps.state;
   proto::AgentMessage first;
-  if (!stream->Read(&first)) {
-    return grpc::Status(grpc::StatusCode::CANCELLED, "stream ended before RegisterAgent");
+  {
+    const TimePoint deadline =
+        Clock::now() + std::chrono::duration_cast<Clock::duration>(Seconds(deps.options.register_timeout));
+    CallDeadlines::Armed armed = deps.deadlines.Arm(deadline, [ctx] { ctx->TryCancel(); });
+    const bool read = stream->Read(&first);
+    if (!armed.Disarm()) {
+      spdlog::warn("agent session from {}: no RegisterAgent within {}; dropping the peer", ctx->peer(),
+                   SecondsText(deps.options.register_timeout));
+      return grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "no RegisterAgent in time");
+    }
+    if (!read) return grpc::Status(grpc::StatusCode::CANCELLED, "stream ended before RegisterAgent");
   }
   if (!first.has_register_()) {
     spdlog::warn("agent session from {}: first message is not RegisterAgent; dropping the peer", ctx->peer());
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "first message must be RegisterAgent");
   }
   const proto::RegisterAgent& reg = first.register_();
-  if (grpc::Status s = auth.Check(reg.token(), *ctx, "AgentSession"); !s.ok()) return s;
+  if (grpc::Status s = deps.auth.Check(reg.token(), *ctx, "AgentSession"); !s.ok()) return s;
   if (const auto problem = DeviceKeyProblem(reg.key())) {  // the key itself is not logged: it may be anything
     spdlog::warn("agent session from {}: RegisterAgent's key {}; dropping the peer", ctx->peer(), *problem);
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "the device key " + *problem);
   }
+  if (const auto problem = RegisterAgentProblem(reg)) {
+    spdlog::warn("agent session from {}: RegisterAgent's {}; dropping the peer", ctx->peer(), *problem);
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "RegisterAgent's " + *problem);
+  }
 
   // Jobs for the agent queue up in the mailbox; it is drained only after Registered is written, so
-  // Registered is always the first message the agent reads.
+  // Registered is always the first message the agent reads. The tracker cancels the call when it removes the agent
+  // (under its lock, and never after the RemoveAgent below returns, so `ctx` is still alive then).
   auto mailbox = std::make_shared<AgentMailbox>();
-  Result<std::string> added = state.AddAgent(reg, ctx->peer(), mailbox);
+  Result<std::string> added = state.AddAgent(reg, ctx->peer(), mailbox, [ctx] { ctx->TryCancel(); });
   if (!added.ok()) return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, added.status().message());
   const std::string agent_id = *added;
   proto::TrackerMessage registered;
@@ -44,6 +60,7 @@ grpc::Status RunAgentSession(TrackerState& state, const TokenCheck& auth, grpc::
       if (Status s = state.OnAgentMessage(agent_id, msg); !s.ok()) break;  // already removed; reason logged
     }
     state.RemoveAgent(agent_id, "stream ended");
+    ctx->TryCancel();  // a Write blocked on a peer that stopped reading would otherwise hold the writer
   });
 
   std::vector<proto::TrackerMessage> out;

@@ -114,6 +114,25 @@ TEST(HttpStatusTest, GivenAQueryString_WeShouldServeThePageOfItsPath) {
   EXPECT_NE(metrics.find("tunefleet_jobs_done_total 0"), std::string::npos) << metrics;
 }
 
+// `--host localhost`: gRPC takes a name, and so must the status port (it refused to start, "bad address").
+TEST(HttpStatusTest, GivenAHostName_WeShouldListenWhereItResolvesTo) {
+  ServerOptions o = LoopbackWithStatusPage();
+  o.host = "localhost";
+  auto server = TrackerServer::Start(o);
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  const int http = (*server)->http_port();
+  ASSERT_GT(http, 0);
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::socket sock(io);
+  boost::asio::ip::tcp::resolver resolver(io);
+  boost::asio::connect(sock, resolver.resolve("localhost", std::to_string(http)));
+  boost::asio::write(sock, boost::asio::buffer(std::string("GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n")));
+  std::string reply;
+  boost::system::error_code ec;
+  boost::asio::read(sock, boost::asio::dynamic_buffer(reply), ec);  // until the server closes
+  EXPECT_EQ(reply.rfind("HTTP/1.0 200 OK", 0), 0u) << reply;
+}
+
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 

@@ -46,13 +46,22 @@ std::string LeaseTable::RemoveAgent(const std::string& agent_id) {
 }
 
 uint64_t LeaseTable::Enqueue(AcquireSpec spec) {
+  const uint64_t id = next_seq_++;
+  Insert(id, std::move(spec));
+  return id;
+}
+
+void LeaseTable::Requeue(uint64_t waiter_id, AcquireSpec spec) {
+  if (waiter_key_.count(waiter_id)) return;  // still queued
+  Insert(waiter_id, std::move(spec));
+}
+
+void LeaseTable::Insert(uint64_t waiter_id, AcquireSpec spec) {
   spec.count = std::max<uint32_t>(spec.count, 1);
   spec.min_count = std::clamp<uint32_t>(spec.min_count, 1, spec.count);
-  const uint64_t id = next_seq_++;
-  waiter_key_[id] = spec.key;
+  waiter_key_[waiter_id] = spec.key;
   KeyState& ks = keys_[spec.key];
-  ks.queue.insert(Waiter{spec.priority, id, std::move(spec)});
-  return id;
+  ks.queue.insert(Waiter{spec.priority, waiter_id, std::move(spec)});
 }
 
 void LeaseTable::CancelWaiter(uint64_t waiter_id) {

@@ -71,6 +71,9 @@ class LeaseTable {
   uint64_t Enqueue(AcquireSpec spec);
   // Takes a waiter out of its queue (timed out or caller gone). Unknown ids are ignored.
   void CancelWaiter(uint64_t waiter_id);
+  // Puts a granted waiter back in its key's queue at the place it had (by priority, then its id): its lease came
+  // to nothing, every agent of it having gone before the waiter took it. Call Pump() afterwards.
+  void Requeue(uint64_t waiter_id, AcquireSpec spec);
   bool IsWaiting(uint64_t waiter_id) const { return waiter_key_.count(waiter_id) != 0; }
 
   // Grants waiters, per key in queue order, while the head of the queue can be satisfied.
@@ -113,6 +116,7 @@ class LeaseTable {
     std::string lease_id;  // "" when free
   };
 
+  void Insert(uint64_t waiter_id, AcquireSpec spec);
   void FreeAgents(const Lease& lease);
   // Erases the state of a key with no agent and no waiter: any client may ask for any key, and a tracker that kept
   // every key ever asked for grew without bound.

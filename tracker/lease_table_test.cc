@@ -168,5 +168,22 @@ TEST_F(LeaseTableTest, GivenKeysAskedForAndLeft_TheirStateShouldBeForgotten) {
   EXPECT_EQ(table_.Counts("phone").free, 1u);
 }
 
+TEST_F(LeaseTableTest, GivenAGrantWhoseAgentsWentAway_WeShouldRequeueItsWaiterAheadOfLaterOnes) {
+  AddAgents("phone", 1);
+  const uint64_t first = Want("phone", 1);
+  auto grants = table_.Pump(At(0));
+  ASSERT_EQ(grants.size(), 1u);
+  const uint64_t second = Want("phone", 1);
+  table_.RemoveAgent("phone-0");
+  ASSERT_TRUE(table_.Release(grants[0].lease.lease_id).ok());
+  table_.Requeue(first, AcquireSpec{"phone", 1, 0, 0, "test"});
+  EXPECT_EQ(table_.Counts("phone").waiting, 2u);
+  AddAgents("phone", 1);
+  grants = table_.Pump(At(1));
+  ASSERT_EQ(grants.size(), 1u);
+  EXPECT_EQ(grants[0].waiter_id, first);  // its old place, not behind `second`
+  EXPECT_TRUE(table_.IsWaiting(second));
+}
+
 }  // namespace
 }  // namespace tunefleet::tracker

@@ -120,6 +120,7 @@ Result<std::unique_ptr<TrackerServer>> TrackerServer::Start(const ServerOptions&
   so.state.lease_ttl = o.lease_ttl;
   so.state.heartbeat_timeout = o.heartbeat_timeout;
   so.state.max_agents = o.max_agents;
+  so.session.register_timeout = o.heartbeat_timeout;  // a new stream may be silent as long as a registered one
   so.token = o.token;
   s->service_ = std::make_unique<TrackerService>(so);
 

@@ -21,7 +21,7 @@ struct ServerOptions {
   int port = 9190;                // 0: pick a free port (see TrackerServer::port())
   std::string token;              // empty: no token required
   double lease_ttl = 30;          // seconds
-  double heartbeat_timeout = 15;  // seconds
+  double heartbeat_timeout = 15;  // seconds; also how long a new agent stream may go without RegisterAgent
   uint32_t max_agents = 1000;     // agents registered at once
   int http_port = -1;             // < 0: no HTTP side port; 0: pick a free one
   std::string tls_cert_file;      // PEM; with tls_key_file enables TLS

@@ -1,7 +1,6 @@
 #include "tracker/tracker_service.h"
 
 #include "common/device_key.h"
-#include "tracker/agent_session.h"
 #include "tracker/grpc_status.h"
 #include "tracker/measure_handler.h"
 
@@ -14,7 +13,10 @@ constexpr auto kHousekeepingPeriod = std::chrono::milliseconds(250);
 }  // namespace
 
 TrackerService::TrackerService(const ServiceOptions& options)
-    : auth_(options.token), state_(options.state), housekeeper_([this] { Housekeep(); }) {}
+    : auth_(options.token),
+      state_(options.state),
+      session_{state_, auth_, deadlines_, options.session},
+      housekeeper_([this] { Housekeep(); }) {}
 
 TrackerService::~TrackerService() {
   Stop();
@@ -28,6 +30,7 @@ void TrackerService::Stop() {
   }
   stop_cv_.notify_all();
   state_.Stop();
+  deadlines_.CancelOverdue(TimePoint::max());
 }
 
 void TrackerService::Housekeep() {
@@ -37,13 +40,14 @@ void TrackerService::Housekeep() {
     if (stop_) break;
     lock.unlock();
     state_.Tick(Clock::now());
+    deadlines_.CancelOverdue(Clock::now());
     lock.lock();
   }
 }
 
 grpc::Status TrackerService::AgentSession(
     grpc::ServerContext* ctx, grpc::ServerReaderWriter<proto::TrackerMessage, proto::AgentMessage>* stream) {
-  return RunAgentSession(state_, auth_, ctx, stream);
+  return RunAgentSession(session_, ctx, stream);
 }
 
 grpc::Status TrackerService::Acquire(grpc::ServerContext* ctx, const proto::AcquireRequest* req,

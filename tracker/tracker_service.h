@@ -6,8 +6,9 @@
 // tens of agents, so a thread (two for an agent) per open stream is cheap, and there is no delete-this
 // lifetime to get wrong.
 //
-// Owns a housekeeping thread that drops silent agents and expires leases. Thread safety: all handlers run
-// concurrently on gRPC's threads; shared state lives in TrackerState.
+// Owns a housekeeping thread that drops silent agents, expires leases and cancels agent streams that do not register
+// in time. Thread safety: all handlers run concurrently on gRPC's threads; shared state lives in TrackerState and
+// CallDeadlines.
 #pragma once
 
 #include <condition_variable>
@@ -15,13 +16,16 @@
 #include <thread>
 
 #include "proto/tunefleet.grpc.pb.h"
+#include "tracker/agent_session.h"
 #include "tracker/auth.h"
+#include "tracker/call_deadlines.h"
 #include "tracker/tracker_state.h"
 
 namespace tunefleet::tracker {
 
 struct ServiceOptions {
   StateOptions state;
+  SessionOptions session;
   std::string token;  // empty: no token required
 };
 
@@ -50,6 +54,8 @@ class TrackerService final : public proto::Tracker::Service {
 
   TokenCheck auth_;
   TrackerState state_;
+  CallDeadlines deadlines_;  // agent streams waiting for their RegisterAgent
+  const SessionDeps session_;
   std::mutex mu_;
   std::condition_variable stop_cv_;
   bool stop_ = false;  // guarded by mu_

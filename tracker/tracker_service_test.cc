@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <future>
 #include <set>
 #include <thread>
@@ -322,6 +323,127 @@ TEST_F(TrackerServiceTest, GivenAFirstMessageThatIsNotRegisterAgent_WeShouldDrop
   proto::TrackerMessage m;
   EXPECT_FALSE(stream->Read(&m));
   EXPECT_EQ(stream->Finish().error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+// A bare AgentSession stream, for what TestAgent does not do: send nothing, send an outsized RegisterAgent, stop
+// reading. Its deadline bounds a test whose tracker never ends the stream.
+struct RawAgentStream {
+  explicit RawAgentStream(const std::string& target) {
+    grpc::ChannelArguments args;
+    args.SetMaxReceiveMessageSize(-1);
+    args.SetMaxSendMessageSize(-1);
+    stub = proto::Tracker::NewStub(grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args));
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+    stream = stub->AgentSession(&ctx);
+  }
+  std::unique_ptr<proto::Tracker::Stub> stub;
+  grpc::ClientContext ctx;
+  std::unique_ptr<grpc::ClientReaderWriter<proto::AgentMessage, proto::TrackerMessage>> stream;
+};
+
+TEST_F(TrackerServiceTest, GivenAStreamThatNeverRegisters_WeShouldCancelItAtTheRegisterDeadline) {
+  StartTracker("s3cret", /*heartbeat_timeout=*/0.5, /*max_agents=*/2);  // also the deadline for RegisterAgent
+  const auto start = std::chrono::steady_clock::now();
+  RawAgentStream idle(target_);
+  proto::TrackerMessage m;
+  EXPECT_FALSE(idle.stream->Read(&m));
+  EXPECT_EQ(idle.stream->Finish().error_code(), grpc::StatusCode::CANCELLED);  // by the tracker, not the deadline
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(500));
+}
+
+TEST_F(TrackerServiceTest, GivenOutsizedDeviceInfoOrClientText_RegisterAndAcquireShouldBeRefused) {
+  StartTracker();
+  const auto refusal = [&](const proto::RegisterAgent& reg) {
+    RawAgentStream agent(target_);
+    proto::AgentMessage m;
+    *m.mutable_register_() = reg;
+    agent.stream->Write(m);
+    proto::TrackerMessage reply;
+    EXPECT_FALSE(agent.stream->Read(&reply));
+    return agent.stream->Finish();
+  };
+  proto::RegisterAgent reg;
+  reg.set_key("pocl");
+  reg.mutable_device()->set_extensions(std::string(70 * 1024, 'x'));
+  grpc::Status refused = refusal(reg);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(refused.error_message(), "RegisterAgent's device.extensions is 71680 bytes long (at most 65536)");
+  reg.mutable_device()->set_extensions(std::string(60 * 1024, 'x'));  // each string within bounds, the whole not
+  for (auto* text : {reg.mutable_device()->mutable_name(), reg.mutable_device()->mutable_vendor(),
+                     reg.mutable_device()->mutable_driver_version(), reg.mutable_device()->mutable_fingerprint()}) {
+    *text = std::string(60 * 1024, 'y');
+  }
+  refused = refusal(reg);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(refused.error_message().find("RegisterAgent's device is 30"), std::string::npos) << refused.error_message();
+  EXPECT_NE(refused.error_message().find(" bytes long (at most 262144)"), std::string::npos) << refused.error_message();
+
+  auto agent = Agent("pocl");
+  auto client = Client();
+  auto lease = client->Acquire("pocl", 1, 0, 0, 1, std::string(2000, 'c'));
+  ASSERT_FALSE(lease.ok());
+  EXPECT_EQ(lease.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(lease.status().message().find("AcquireRequest's client is 2000 bytes long (at most 1024)"),
+            std::string::npos)
+      << lease.status().message();
+  auto summary = client->Summary();
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  ASSERT_EQ(summary->agents_size(), 1);
+  EXPECT_EQ(summary->agents(0).state(), "free");  // the refused Acquire holds nothing
+}
+
+// An agent that stops reading while its job (larger than what the connection buffers) is being written, so that the
+// tracker's write blocks; then `end` makes the tracker remove the agent. The tracker must end the call then, not go
+// on writing the job: the job never arrives whole, and the stream ends as cancelled.
+void ExpectCancelledMidJob(const std::string& target, TrackerClient* client,
+                           const std::function<void(RawAgentStream&)>& end) {
+  RawAgentStream agent(target);
+  proto::AgentMessage reg;
+  reg.mutable_register_()->set_key("pocl");
+  ASSERT_TRUE(agent.stream->Write(reg));
+  proto::TrackerMessage m;
+  ASSERT_TRUE(agent.stream->Read(&m));
+  ASSERT_TRUE(m.has_registered());
+  auto lease = client->Acquire("pocl", 1, 0, 0, 5, "test");
+  ASSERT_TRUE(lease.ok()) << lease.status().ToString();
+  std::vector<proto::MeasureJob> jobs(1);
+  jobs[0].mutable_program()->add_launches()->set_source(std::string(48 << 20, ' '));
+  std::vector<proto::MeasureEvent> events;
+  auto measured = std::async(std::launch::async, [&] {
+    return client->Measure(lease->lease_id, jobs, [&](const proto::MeasureEvent& e) { events.push_back(e); });
+  });
+  for (int tries = 0;; ++tries) {
+    auto s = client->Summary();
+    ASSERT_TRUE(s.ok());
+    if (s->agents_size() == 1 && s->agents(0).state() == "busy") break;
+    ASSERT_LT(tries, 100) << "the job was not sent";
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the tracker is writing the job
+  end(agent);
+  ASSERT_TRUE(measured.get().ok());
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_TRUE(events[0].device_lost());
+
+  EXPECT_FALSE(agent.stream->Read(&m)) << "the tracker went on writing a job to an agent it removed";
+  EXPECT_EQ(agent.stream->Finish().error_code(), grpc::StatusCode::CANCELLED);
+}
+
+TEST_F(TrackerServiceTest, GivenAnAgentThatStopsReadingAndLeaves_WeShouldCancelItsStreamMidJob) {
+  StartTracker();
+  auto client = Client();
+  ExpectCancelledMidJob(target_, client.get(), [](RawAgentStream& agent) {
+    proto::AgentMessage bye;
+    bye.mutable_leaving();
+    ASSERT_TRUE(agent.stream->Write(bye));
+  });
+}
+
+// The agent keeps its stream open and says nothing more: the tracker drops it at the heartbeat timeout.
+TEST_F(TrackerServiceTest, GivenAnAgentThatStopsReadingAndFallsSilent_WeShouldCancelItsStreamMidJob) {
+  StartTracker("", /*heartbeat_timeout=*/2);
+  auto client = Client();
+  ExpectCancelledMidJob(target_, client.get(), [](RawAgentStream&) {});
 }
 
 }  // namespace

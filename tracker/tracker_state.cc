@@ -4,7 +4,9 @@
 
 #include <algorithm>
 
+#include "common/printable.h"
 #include "common/seconds.h"
+#include "tracker/request_limits.h"
 #include "tracker/result_check.h"
 
 namespace tunefleet::tracker {
@@ -17,7 +19,7 @@ TrackerState::TrackerState(const StateOptions& options)
     : options_(options), leases_(Seconds(options.lease_ttl)) {}
 
 Result<std::string> TrackerState::AddAgent(const proto::RegisterAgent& msg, const std::string& peer,
-                                           std::shared_ptr<AgentMailbox> mailbox) {
+                                           std::shared_ptr<AgentMailbox> mailbox, std::function<void()> cancel) {
   std::lock_guard<std::mutex> lock(mu_);
   if (registry_.agents().size() >= options_.max_agents) {
     const std::string why = "the tracker serves at most " + std::to_string(options_.max_agents) +
@@ -34,13 +36,13 @@ Result<std::string> TrackerState::AddAgent(const proto::RegisterAgent& msg, cons
   const Registration reg = registry_.Register(msg, peer, Clock::now());
   if (!reg.previous_agent_id.empty()) {
     spdlog::info("agent {} is device '{}' (key '{}') reconnecting from {}, previously {}", reg.agent_id,
-                 msg.device().name(), msg.key(), peer, reg.previous_agent_id);
+                 Printable(msg.device().name()), msg.key(), peer, reg.previous_agent_id);
   } else {
     spdlog::info("agent {} registered: key '{}', device '{}', from {}", reg.agent_id, msg.key(),
-                 msg.device().name(), peer);
+                 Printable(msg.device().name()), peer);
   }
-  if (stopping_) mailbox->Close();
-  agent_mail_[reg.agent_id] = std::move(mailbox);
+  AgentLine& line = agent_mail_[reg.agent_id] = AgentLine{std::move(mailbox), std::move(cancel)};
+  if (stopping_) line.End();
   leases_.AddAgent(reg.agent_id, msg.key());
   DeliverGrants(leases_.Pump(Clock::now()));
   return reg.agent_id;
@@ -87,10 +89,10 @@ void TrackerState::RemoveAgent(const std::string& agent_id, const std::string& r
 void TrackerState::RemoveAgentLocked(const std::string& agent_id, const std::string& reason, bool left) {
   const AgentRecord* rec = registry_.Find(agent_id);
   if (!rec) return;
-  const std::string what = "agent " + agent_id + " (" + rec->device.name() + ", " + rec->peer + ") " +
+  const std::string what = "agent " + agent_id + " (" + Printable(rec->device.name()) + ", " + rec->peer + ") " +
                            (left ? "left: " : "lost: ") + reason;
   if (stopping_) {
-    spdlog::info("agent {} ({}) disconnected: the tracker is stopping", agent_id, rec->device.name());
+    spdlog::info("agent {} ({}) disconnected: the tracker is stopping", agent_id, Printable(rec->device.name()));
   } else if (left) {
     spdlog::info("{}", what);
   } else {
@@ -102,7 +104,7 @@ void TrackerState::RemoveAgentLocked(const std::string& agent_id, const std::str
   Execute(dispatcher_.OnAgentLost(agent_id, what));
   auto it = agent_mail_.find(agent_id);
   if (it != agent_mail_.end()) {
-    it->second->Close();
+    it->second.End();  // also ends a write blocked on an agent that stopped reading
     agent_mail_.erase(it);
   }
 }
@@ -121,7 +123,7 @@ void TrackerState::Execute(DispatchActions actions) {
     job_watch_[a.agent_id] = JobWatch{a.job.job_id(), deadline, seconds};
     proto::TrackerMessage m;
     *m.mutable_job() = std::move(a.job);
-    it->second->Push(std::move(m));
+    it->second.mailbox->Push(std::move(m));
   }
   for (auto& e : actions.events) {
     auto it = event_mail_.find(e.batch);
@@ -133,7 +135,7 @@ void TrackerState::Execute(DispatchActions actions) {
     if (it == agent_mail_.end()) continue;
     proto::TrackerMessage m;
     m.mutable_cancel()->set_job_id(c.job_id);
-    it->second->Push(std::move(m));
+    it->second.mailbox->Push(std::move(m));
   }
 }
 
@@ -146,7 +148,7 @@ void TrackerState::DeliverGrants(std::vector<Grant> grants) {
       agents.push_back({a, rec ? rec->device.fingerprint() : ""});
     }
     dispatcher_.OpenLease(g.lease.lease_id, agents);
-    granted_[g.waiter_id] = std::move(g.lease);
+    granted_[g.waiter_id] = g.lease.lease_id;
   }
   grant_cv_.notify_all();
 }
@@ -158,6 +160,9 @@ void TrackerState::CloseLeaseLocked(const std::string& lease_id, const std::stri
 Result<proto::AcquireReply> TrackerState::Acquire(const proto::AcquireRequest& request,
                                                  const std::function<bool()>& cancelled) {
   if (request.key().empty()) return Status::InvalidArgument("acquire: empty key");
+  if (const auto problem = AcquireClientProblem(request.client())) {
+    return Status::InvalidArgument("AcquireRequest's " + *problem);
+  }
   // Any client sends this: bounded before it meets the clock (1e300 s overflowed it), NaN as no wait.
   const double wait = std::min(std::max(0.0, request.wait()), kOneYearSeconds);
   const TimePoint deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(Seconds(wait));
@@ -169,24 +174,37 @@ Result<proto::AcquireReply> TrackerState::Acquire(const proto::AcquireRequest& r
   while (true) {
     auto git = granted_.find(waiter);
     if (git != granted_.end()) {
-      Lease lease = std::move(git->second);
+      const std::string lease_id = std::move(git->second);
       granted_.erase(git);
       if (cancelled()) {  // nobody will use it
-        (void)leases_.Release(lease.lease_id);
-        CloseLeaseLocked(lease.lease_id, "acquiring client went away");
+        (void)leases_.Release(lease_id);
+        CloseLeaseLocked(lease_id, "acquiring client went away");
         DeliverGrants(leases_.Pump(Clock::now()));
         return Status::Unavailable("acquire cancelled by the client");
       }
+      // From the lease as it is now, not as granted: an agent that went away since (a phone that registered and
+      // dropped at once) is left out, and a lease left with none is given back and the wait goes on.
       proto::AcquireReply reply;
-      reply.set_lease_id(lease.lease_id);
+      reply.set_lease_id(lease_id);
       reply.set_ttl(options_.lease_ttl);
-      for (const auto& a : lease.agent_ids) {
-        auto* d = reply.add_devices();
-        d->set_agent_id(a);
-        if (const AgentRecord* rec = registry_.Find(a)) *d->mutable_device() = rec->device;
+      if (const Lease* lease = leases_.Find(lease_id)) {
+        for (const auto& a : lease->agent_ids) {
+          const AgentRecord* rec = registry_.Find(a);
+          if (!rec) continue;
+          auto* d = reply.add_devices();
+          d->set_agent_id(a);
+          *d->mutable_device() = rec->device;
+        }
       }
-      spdlog::info("lease {} granted to '{}': {} agent(s) of key '{}'", lease.lease_id, lease.client,
-                   lease.agent_ids.size(), lease.key);
+      if (reply.devices().empty()) {
+        (void)leases_.Release(lease_id);
+        CloseLeaseLocked(lease_id, "every agent of the lease went away before it was taken");
+        leases_.Requeue(waiter, spec);
+        DeliverGrants(leases_.Pump(Clock::now()));
+        continue;
+      }
+      spdlog::info("lease {} granted to '{}': {} agent(s) of key '{}'", lease_id, Printable(request.client()),
+                   reply.devices_size(), request.key());
       return reply;
     }
     const TimePoint now = Clock::now();
@@ -293,7 +311,7 @@ void TrackerState::Tick(TimePoint now) {
                               SecondsText(watch.seconds) + " (12 times its timeout and 6 minutes)");
   }
   for (const auto& lease : leases_.Expire(now)) {
-    spdlog::info("lease {} of '{}' expired (not renewed within {})", lease.lease_id, lease.client,
+    spdlog::info("lease {} of '{}' expired (not renewed within {})", lease.lease_id, Printable(lease.client),
                  SecondsText(options_.lease_ttl));
     CloseLeaseLocked(lease.lease_id, "lease expired");
   }
@@ -303,7 +321,7 @@ void TrackerState::Tick(TimePoint now) {
 void TrackerState::Stop() {
   std::lock_guard<std::mutex> lock(mu_);
   stopping_ = true;
-  for (auto& [id, box] : agent_mail_) box->Close();
+  for (const auto& [id, line] : agent_mail_) line.End();
   for (auto& [id, box] : event_mail_) box->Close();
   grant_cv_.notify_all();
 }

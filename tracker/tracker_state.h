@@ -45,11 +45,13 @@ class TrackerState {
   TrackerState& operator=(const TrackerState&) = delete;
 
   // --- agents ---
-  // Registers an agent whose stream writes from `mailbox`; returns its id. The mailbox is closed when the
-  // agent is removed (stream end, heartbeat timeout, misbehaviour, shutdown). Unavailable when max_agents are
-  // registered already (said in a warning at most once a minute, with the count refused since the last one).
+  // Registers an agent whose stream writes from `mailbox`; returns its id. When the agent is removed (stream end,
+  // heartbeat timeout, misbehaviour) or on shutdown, the mailbox is closed and `cancel` (which ends the agent's
+  // call; may be empty) is run, under the state's lock and never after the agent is removed. Unavailable when
+  // max_agents are registered already (said in a warning at most once a minute, with the count refused since the
+  // last one).
   Result<std::string> AddAgent(const proto::RegisterAgent& msg, const std::string& peer,
-                               std::shared_ptr<AgentMailbox> mailbox);
+                               std::shared_ptr<AgentMailbox> mailbox, std::function<void()> cancel = {});
   // A heartbeat or result from a registered agent. A result for a job the agent is not running is a
   // protocol violation: the agent is removed and the error says why.
   Status OnAgentMessage(const std::string& agent_id, const proto::AgentMessage& msg);
@@ -57,7 +59,9 @@ class TrackerState {
   void RemoveAgent(const std::string& agent_id, const std::string& reason);
 
   // --- tuners ---
-  // Waits up to request.wait() seconds for agents. `cancelled` is polled while waiting.
+  // Waits up to request.wait() seconds for agents. `cancelled` is polled while waiting. The reply lists the lease's
+  // agents still registered when the waiter takes its grant; a grant whose agents all went away meanwhile is given
+  // back and the request waits on in its place. InvalidArgument when request.client() is over kMaxClientBytes.
   Result<proto::AcquireReply> Acquire(const proto::AcquireRequest& request, const std::function<bool()>& cancelled);
   // Queues the batch on its lease; its events arrive in `events`, one per job. Pins the lease.
   Result<BatchId> StartMeasure(const proto::MeasureBatch& batch, std::shared_ptr<EventMailbox> events);
@@ -72,7 +76,7 @@ class TrackerState {
   // Drops silent agents, agents past a job's answer deadline (JobAnswerDeadline), and expires unrenewed leases.
   // Called periodically.
   void Tick(TimePoint now);
-  // Shutdown: closes every mailbox and wakes every waiting Acquire.
+  // Shutdown: closes every mailbox, cancels every agent's call and wakes every waiting Acquire.
   void Stop();
 
   // Counters for the status page and metrics.
@@ -98,9 +102,17 @@ class TrackerState {
   AgentRegistry registry_;
   LeaseTable leases_;
   JobDispatcher dispatcher_;
-  std::map<std::string, std::shared_ptr<AgentMailbox>> agent_mail_;  // by agent id
+  struct AgentLine {
+    std::shared_ptr<AgentMailbox> mailbox;
+    std::function<void()> cancel;  // ends the agent's call; may be empty
+    void End() const {
+      mailbox->Close();
+      if (cancel) cancel();
+    }
+  };
+  std::map<std::string, AgentLine> agent_mail_;                     // by agent id
   std::map<BatchId, std::shared_ptr<EventMailbox>> event_mail_;     // by batch
-  std::map<uint64_t, Lease> granted_;                               // waiter id -> its lease, until taken
+  std::map<uint64_t, std::string> granted_;                         // waiter id -> its lease's id, until taken
   struct JobWatch {
     uint64_t job_id;
     TimePoint deadline;

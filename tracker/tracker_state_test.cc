@@ -1,10 +1,13 @@
 // TrackerState without gRPC: an agent that keeps its stream but never answers its job is dropped at the job's
-// answer deadline, and the job ends as a lost device's. Time is passed to Tick, so the test need not wait.
+// answer deadline, and the job ends as a lost device's (time is passed to Tick, so the test need not wait); a waiting
+// Acquire lists only agents still registered when it takes its grant.
 #include "tracker/tracker_state.h"
 
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <future>
+#include <thread>
 
 namespace tunefleet::tracker {
 namespace {
@@ -58,6 +61,43 @@ TEST(TrackerStateTest, GivenAnAgentThatNeverAnswersItsJob_WeShouldDropItAtTheDea
   EXPECT_TRUE(got[0].device_lost());
   EXPECT_NE(got[0].message().find("no result for job 7 within 372.0 s"), std::string::npos) << got[0].message();
   EXPECT_EQ(state.Summary().agents_size(), 0);
+}
+
+proto::RegisterAgent Registration(const std::string& name) {
+  proto::RegisterAgent reg;
+  reg.set_key("phone");
+  reg.mutable_device()->set_name(name);
+  reg.mutable_device()->set_fingerprint("fp-" + name);
+  return reg;
+}
+
+// A phone that registers and drops at once while a tuner waits: its grant is delivered to the waiting Acquire, which
+// takes it only after the phone is gone. Repeated, since the waiter may also win the race and take the grant in
+// between (then the phone was still there, and is listed whole).
+TEST(TrackerStateTest, GivenAnAgentGoneBeforeTheWaiterTakesItsGrant_AcquireShouldListOnlyAgentsStillThere) {
+  for (int round = 0; round < 50; ++round) {
+    TrackerState state{StateOptions{}};
+    proto::AcquireRequest acquire;
+    acquire.set_key("phone");
+    acquire.set_count(1);
+    acquire.set_wait(10);
+    auto reply = std::async(std::launch::async, [&] { return state.Acquire(acquire, [] { return false; }); });
+    while (state.Summary().keys_size() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+
+    auto flapping = state.AddAgent(Registration("flapping"), "peer-1", std::make_shared<AgentMailbox>());
+    ASSERT_TRUE(flapping.ok());
+    state.RemoveAgent(*flapping, "stream ended right after registering");
+    auto stable = state.AddAgent(Registration("stable"), "peer-2", std::make_shared<AgentMailbox>());
+    ASSERT_TRUE(stable.ok());
+
+    const auto got = reply.get();
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    ASSERT_EQ(got->devices_size(), 1);
+    const proto::LeasedDevice& d = got->devices(0);
+    const std::string name = d.agent_id() == *flapping ? "flapping" : "stable";
+    EXPECT_EQ(d.device().name(), name) << "round " << round;  // never an empty DeviceInfo
+    EXPECT_EQ(d.device().fingerprint(), "fp-" + name) << "round " << round;
+  }
 }
 
 }  // namespace
