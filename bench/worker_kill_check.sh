@@ -27,7 +27,11 @@ T=$!
 kills=0; at=6
 for _ in $(seq 1 "$KILLS"); do
   at=$((at + 2))
-  for _ in $(seq 1 1200); do [ "$(log_records "$OUT/kill.db")" -ge "$at" ] && break; sleep 0.1; done
+  for _ in $(seq 1 1200); do
+    [ "$(log_records "$OUT/kill.db")" -ge "$at" ] && break
+    kill -0 "$T" 2>/dev/null || break  # the tune ended (or never started: see OUT/tune.out)
+    sleep 0.1
+  done
   at=$(log_records "$OUT/kill.db")
   # The worker is the agent's child (the agent binary started with --worker).
   w=$(pgrep -P "$AGENT" -f -- '--worker' | head -1)
