@@ -27,6 +27,18 @@ std::vector<std::pair<std::string, std::string>> DeviceDetails(const std::string
   return out;
 }
 
+// The name a device goes by in the report: its name, and where another device of the log has the same name (two
+// phones of one model on different drivers), its fingerprint too, so that their summaries are not merged.
+std::map<int64_t, std::string> DeviceLabels(const std::vector<DeviceRow>& devices) {
+  std::map<std::string, int> named;
+  for (const auto& d : devices) ++named[d.name];
+  std::map<int64_t, std::string> labels;
+  for (const auto& d : devices) {
+    labels[d.id] = named[d.name] > 1 ? d.name + " (" + d.fingerprint + ")" : d.name;
+  }
+  return labels;
+}
+
 std::string NowUtc() {
   std::time_t t = std::time(nullptr);
   std::tm tm{};
@@ -49,9 +61,8 @@ Result<ReportData> LoadReportData(TuningLog& log) {
   ReportData data;
   data.source = log.path();
   data.generated = NowUtc();
-  std::map<int64_t, const DeviceRow*> device_by_id;
+  const std::map<int64_t, std::string> device_labels = DeviceLabels(devices);
   for (const auto& d : devices) {
-    device_by_id[d.id] = &d;
     ReportDevice rd;
     rd.name = d.name;
     rd.vendor = d.vendor;
@@ -85,7 +96,7 @@ Result<ReportData> LoadReportData(TuningLog& log) {
         s.template_name = t->second->name;
         s.template_version = t->second->version;
       }
-      if (auto d = device_by_id.find(r.device_id); d != device_by_id.end()) s.device_name = d->second->name;
+      if (auto d = device_labels.find(r.device_id); d != device_labels.end()) s.device_name = d->second;
       data.series.push_back(std::move(s));
     }
     ReportMeasurement m;

@@ -31,14 +31,14 @@ class ReportDataTest : public ::testing::Test {
     fs::remove_all(dir_);
   }
 
-  int64_t Device(const std::string& name) {
+  int64_t Device(const std::string& name, const std::string& fingerprint = "") {
     proto::DeviceInfo d;
     d.set_vendor("ACME");
     d.set_name(name);
     d.set_driver_version("2.1");
     d.set_device_version("OpenCL 3.0");
     d.set_compute_units(8);
-    d.set_fingerprint("fp-" + name);
+    d.set_fingerprint(fingerprint.empty() ? "fp-" + name : fingerprint);
     return log_->UpsertDevice(d).value();
   }
   void Add(int64_t task, int64_t tmpl, int64_t dev, uint64_t index, int status, double cost) {
@@ -95,6 +95,32 @@ TEST_F(ReportDataTest, GivenRecordsOfTwoTasks_WeShouldGetOneSeriesEachWithTheMod
   std::string html = RenderReportHtml(*data);
   EXPECT_NE(html.find("<b>4.0000</b>"), std::string::npos);  // 4 x 1 ms; the gemm never succeeded
   EXPECT_NE(html.find("4 runtime error"), std::string::npos);
+}
+
+TEST_F(ReportDataTest, GivenTwoDevicesOfOneName_TheModelSummaryShouldKeepThemApart) {
+  // Two phones of one model on different drivers: one name, two fingerprints, different results.
+  int64_t a = Device("Adreno 640", "fp-old-driver");
+  int64_t b = Device("Adreno 640", "fp-new-driver");
+  int64_t other = Device("Mali-G78");
+  int64_t task = log_->UpsertTask("gemm:64,64,64:float32", "gemm", R"({"count":2})", 2.0 * 64 * 64 * 64).value();
+  int64_t tmpl = log_->UpsertTemplate("gemm.buffer", 1).value();
+  Add(task, tmpl, a, 1, 0, 4e-3);
+  Add(task, tmpl, b, 1, 0, 1e-3);
+  Add(task, tmpl, other, 1, 0, 2e-3);
+
+  auto data = LoadReportData(*log_);
+  ASSERT_TRUE(data.ok()) << data.status().ToString();
+  ASSERT_EQ(data->series.size(), 3u);
+  EXPECT_EQ(data->series[0].device_name, "Adreno 640 (fp-old-driver)");
+  EXPECT_EQ(data->series[1].device_name, "Adreno 640 (fp-new-driver)");
+  EXPECT_EQ(data->series[2].device_name, "Mali-G78");
+
+  // One summary table per device, each with its own total: 2 x 4 ms and 2 x 1 ms, not the faster of the two.
+  std::string html = RenderReportHtml(*data);
+  EXPECT_NE(html.find("<h3>Adreno 640 (fp-old-driver)</h3>"), std::string::npos);
+  EXPECT_NE(html.find("<h3>Adreno 640 (fp-new-driver)</h3>"), std::string::npos);
+  EXPECT_NE(html.find("<b>8.0000</b>"), std::string::npos);
+  EXPECT_NE(html.find("<b>2.0000</b>"), std::string::npos);
 }
 
 TEST_F(ReportDataTest, GivenAnEmptyLog_WeShouldGetNoSeries) {

@@ -22,7 +22,7 @@ struct ReportSeries {
   std::string op;
   std::string template_name;
   int template_version = 0;
-  std::string device_name;
+  std::string device_name;  // unique per device of the log (its fingerprint added where names repeat)
   double flops = 0;        // of one run of the task
   int64_t count = 0;       // occurrences in the model; 0 when unknown
   std::vector<ReportMeasurement> records;
