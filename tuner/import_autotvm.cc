@@ -34,14 +34,20 @@ Result<TvmLine> ParseLine(const std::string& text) {
   const nlohmann::json j = ParseJson(text, &why);
   if (j.is_discarded()) return Status::InvalidArgument(why);
   TvmLine l;
-  // v0.2 keys; v0.1 used "i" (input), "config", "r" (result).
+  // v0.2: {"input": [target, task, args, kwargs], "config": {"entity": ...}, "result": [...]}; v0.1 (TVM before
+  // 0.6): {"i": [target, task, args, kwargs, workload, {"i": index, "t", "c", "e": entity}], "r": [...]}.
   const auto& input = j.contains("input") ? j["input"] : j.contains("i") ? j["i"] : nlohmann::json();
   const auto& result = j.contains("result") ? j["result"] : j.contains("r") ? j["r"] : nlohmann::json();
   if (!input.is_array() || input.size() < 3 || !input[0].is_string() || !input[1].is_string()) {
     return Status::InvalidArgument("no \"input\": [target, task, args, ...]");
   }
-  if (!j.contains("config") || !j["config"].is_object() || !j["config"].contains("entity")) {
-    return Status::InvalidArgument("no \"config\" with an \"entity\"");
+  if (j.contains("config") && j["config"].is_object() && j["config"].contains("entity")) {
+    l.entity = j["config"]["entity"];
+  } else if (input.size() >= 6 && input[5].is_object() && input[5].contains("e")) {
+    l.entity = input[5]["e"];
+  } else {
+    return Status::InvalidArgument("no \"config\" with an \"entity\" (nor, as in a v0.1 line, an \"e\" in the "
+                                   "input's config)");
   }
   if (!result.is_array() || result.size() < 4 || !result[0].is_array()) {
     return Status::InvalidArgument("no \"result\": [costs, error_no, all_cost, timestamp]");
@@ -54,7 +60,6 @@ Result<TvmLine> ParseLine(const std::string& text) {
   l.target = input[0].get<std::string>();
   l.task_name = input[1].get<std::string>();
   l.args = input[2];
-  l.entity = j["config"]["entity"];
   l.error_no = static_cast<int>(result[1].get<int64_t>());
   if (l.error_no == 0) {  // a measured config: its costs are seconds, 1 ps to 10^6 s as the tracker accepts them
     for (const auto& c : result[0]) {

@@ -1,4 +1,5 @@
-// Import of AutoTVM log lines (v0.1/v0.2 JSON lines) into a tuning log: the reverse of export_autotvm.
+// Import of AutoTVM log lines (JSON lines of v0.2, and of v0.1 as TVM before 0.6 wrote them) into a tuning log:
+// the reverse of export_autotvm.
 // Each line becomes one record of a new session; its device is known only by its target string
 // (fingerprint "autotvm:<target>"). Lines already imported (same task, template, device, config and
 // timestamp) are not added twice. Lines of TVM tasks without a tunefleet template are skipped with a note.

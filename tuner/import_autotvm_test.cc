@@ -216,6 +216,22 @@ TEST_F(ImportAutotvmTest, GivenALineOfAnUnknownTvmTask_WeShouldSkipItWithANote) 
   EXPECT_NE(notes_.str().find("dense_small_batch.gpu"), std::string::npos) << notes_.str();
 }
 
+// TVM before 0.6 wrote v0.1 lines: the config inside the input list, at input[5], its entity as "e".
+TEST_F(ImportAutotvmTest, GivenAV01Line_WeShouldImportItAsItsV02Form) {
+  const std::string v02 = ExportedConvRecord(0.00025);
+  nlohmann::json line = nlohmann::json::parse(v02);
+  nlohmann::json input = line["input"];
+  input.push_back(nullptr);  // the task's workload tuple, unused
+  input.push_back({{"i", line["config"]["index"]}, {"t", ""}, {"c", nullptr}, {"e", line["config"]["entity"]}});
+  const nlohmann::json v01 = {{"i", input}, {"r", line["result"]}, {"v", 0.1}};
+
+  auto log = Open("log.db");
+  auto counts = Import(v01.dump() + "\n", *log);
+  ASSERT_TRUE(counts.ok()) << counts.status().ToString();
+  EXPECT_EQ(counts->added, 1u);
+  EXPECT_EQ(Export(*log), v02);
+}
+
 TEST_F(ImportAutotvmTest, GivenABrokenLine_WeShouldNameTheFileAndLine) {
   auto log = Open("log.db");
   auto counts = Import("\n{\"input\": 3}\n", *log);
