@@ -3,12 +3,14 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "common/atomic_file.h"
 #include "common/fnv_hash.h"
 #include "common/json_parse.h"
 #include "common/printable.h"
 #include "search-spaces/device_limits.h"
+#include "search-spaces/op_signature.h"
 #include "tuner/export_source.h"
 
 namespace tunefleet {
@@ -29,6 +31,30 @@ std::string FileStem(const proto::DeviceInfo& info) {
   stem += "-";
   for (char c : info.fingerprint().substr(0, 12)) stem += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
   return stem;
+}
+
+// The named parameters of `task` that differ from their defaults, as its spec writes them ("transb=1,act=relu").
+std::string NamedParams(const Task& task) {
+  const std::string spec = task.ToSpec();
+  const size_t a = spec.find(':'), b = spec.rfind(':');
+  std::string named;
+  std::istringstream in(spec.substr(a + 1, b - a - 1));
+  for (std::string tok; std::getline(in, tok, ',');) {
+    if (tok.find('=') != std::string::npos) named += (named.empty() ? "" : ",") + tok;
+  }
+  return named;
+}
+
+// The pack's description of an op's named parameters ("spec_extras"), from the op's signature.
+nlohmann::json SpecExtras(const std::string& op) {
+  nlohmann::json params = nlohmann::json::object();
+  if (const OpSignature* sig = FindOpSignature(op)) {
+    for (const ParamSpec& p : sig->extras) {
+      params[p.name] = {{"default", p.default_value}};
+      if (!p.symbols.empty()) params[p.name]["names"] = p.symbols;
+    }
+  }
+  return params;
 }
 
 // A program in the pack's JSON form (launches, buffers, images, output; no reference, no timing).
@@ -140,11 +166,15 @@ Result<std::vector<KernelPackFile>> BuildKernelPacks(TuningLog& log, const Templ
                      {"opencl_version", it.info.device_version()},
                      {"fingerprint", it.device.fingerprint}}},
                    {"kernels", nlohmann::json::array()},
-                   {"fallbacks", nlohmann::json::array()}};
+                   {"fallbacks", nlohmann::json::array()},
+                   {"spec_extras", nlohmann::json::object()}};
     }
     pack.pack["kernels"].push_back(std::move(*entry));
-    // One fallback per (template, precision): the template's untuned config, built for this workload.
-    const std::string fb_key = tmpl->name() + "|" + PrecisionName(task->precision);
+    if (!pack.pack["spec_extras"].contains(task->op)) pack.pack["spec_extras"][task->op] = SpecExtras(task->op);
+    // One fallback per (template, precision, named parameters): the template's untuned config, built for this
+    // workload. A fallback computes what its named parameters say (a transposed B, a fused bias), so a workload
+    // is given one only of its own parameters.
+    const std::string fb_key = tmpl->name() + "|" + PrecisionName(task->precision) + "|" + NamedParams(*task);
     if (fallback_done[it.device.fingerprint].insert(fb_key).second) {
       auto fallback = Entry(*tmpl, *task, *space, tmpl->Fallback(*task, *space));
       if (fallback.ok()) {

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "agent/device_info.h"
+#include "common/temp_dir_testing.h"
 #include "deploy/runtime/pack_device.h"
 #include "deploy/runtime/pack_runner.h"
 #include "search-spaces/template.h"
@@ -104,6 +105,61 @@ TEST(ExportedPackTest, GivenATunedGemmInTheLog_TheAppShouldGetTheRightProductFro
       max_err = std::max(max_err, std::fabs(want - c[i * N + j]));
     }
   EXPECT_LT(max_err, 1e-3);
+}
+
+// The exporter describes each op's named parameters, so that an application's "batch=1" or "act=1" finds the kernel
+// the tuner wrote as "gemm:32,32,32:float32" or "act=relu", and writes a fallback per set of named parameters.
+TEST(ExportedPackTest, GivenWorkloadsWithNamedParameters_TheAppShouldFindThemHoweverItSpellsThem) {
+  TempDir dir;
+  proto::DeviceInfo info;
+  info.set_vendor("pocl");
+  info.set_name("cpu");
+  info.set_max_work_group_size(1024);
+  for (int i = 0; i < 3; ++i) info.add_max_work_item_sizes(1024);
+  info.set_local_mem_bytes(64 * 1024);
+  info.set_fingerprint("fp-cpu");
+  auto log = std::move(TuningLog::Open(dir.File("log.db"))).value();
+  const Template* t = FindTemplate("gemm.buffer");
+  ASSERT_NE(t, nullptr);
+  for (const std::string spec : {"gemm:32,32,32", "gemm:16,16,16,transb=1,act=relu"}) {
+    Task task = Task::Parse(spec).value();
+    Space space = t->MakeSpace(task, DeviceLimits::From(info)).value();
+    Config c = t->Fallback(task, space);
+    RecordRow r;
+    r.device_id = log->UpsertDevice(info).value();
+    r.task_id = log->UpsertTask(task.ToSpec(), "gemm", "{}", t->Flops(task)).value();
+    r.template_id = log->UpsertTemplate(t->name(), t->version()).value();
+    r.config_index = space.IndexOf(c);
+    r.config = space.ToJson(c).dump();
+    r.costs = {1e-4};
+    r.mean_cost = 1e-4;
+    ASSERT_TRUE(log->AddRecord(r).ok());
+  }
+  std::ostringstream notes;
+  auto packs = BuildKernelPacks(*log, {}, notes);
+  ASSERT_TRUE(packs.ok()) << packs.status().ToString();
+  ASSERT_EQ(packs->size(), 1u);
+  EXPECT_EQ((*packs)[0].pack["fallbacks"].size(), 2u);
+  auto pack = runtime::KernelPack::Parse((*packs)[0].pack.dump());
+  ASSERT_TRUE(pack.ok()) << pack.status().ToString();
+
+  const std::vector<std::pair<std::string, std::string>> exact = {
+      {"gemm:32,32,32,batch=1", "gemm:32,32,32:float32"},
+      {"gemm:32,32,32,transb=0,bias=0,act=none", "gemm:32,32,32:float32"},
+      {"gemm:16,16,16,act=1,transb=1", "gemm:16,16,16,transb=1,act=relu:float32"}};
+  for (const auto& [asked, tuned] : exact) {
+    auto m = pack->Find(asked);
+    ASSERT_TRUE(m.ok()) << asked << ": " << m.status().ToString();
+    EXPECT_EQ(m->kind, runtime::MatchKind::kExact) << asked;
+    EXPECT_EQ(m->kernel->task, tuned) << asked;
+  }
+  // Untuned workloads get the fallback of their own named parameters, and none where no fallback has them.
+  auto transposed = pack->Find("gemm:64,64,64,transb=1,act=relu");
+  ASSERT_TRUE(transposed.ok()) << transposed.status().ToString();
+  EXPECT_EQ(transposed->kind, runtime::MatchKind::kNearest);
+  EXPECT_EQ(transposed->kernel->task, "gemm:16,16,16,transb=1,act=relu:float32");
+  auto biased = pack->Find("gemm:64,64,64,bias=1");
+  EXPECT_EQ(biased.status().code(), Status::Code::kNotFound) << biased.status().ToString();
 }
 
 }  // namespace

@@ -302,6 +302,35 @@ Result<PackDevice> ReadDevice(const Field& root) {
   return device;
 }
 
+// The optional "spec_extras": {op: {parameter: {"default": integer, "names": [name...]}}}.
+Result<std::map<std::string, OpExtras>> ReadSpecExtras(const Field& root) {
+  std::map<std::string, OpExtras> out;
+  std::optional<Field> all = pack_json::OptionalMember(root, "spec_extras");
+  if (!all) return out;
+  TF_RETURN_IF_ERROR(pack_json::RequireObject(*all));
+  for (const auto& [op, params] : all->value().items()) {
+    const Field op_field(params, all->MemberPath(op));
+    if (!IsIdentifier(op)) return op_field.Error("is not an op name");
+    TF_RETURN_IF_ERROR(pack_json::RequireObject(op_field));
+    OpExtras& extras = out[op];
+    for (const auto& [name, desc] : params.items()) {
+      const Field param(desc, op_field.MemberPath(name));
+      if (!IsIdentifier(name)) return param.Error("is not a parameter name");
+      TF_RETURN_IF_ERROR(pack_json::RequireObject(param));
+      ExtraSpec spec;
+      TF_ASSIGN_OR_RETURN(Field def, pack_json::Member(param, "default"));
+      TF_ASSIGN_OR_RETURN(spec.default_value, pack_json::Integer(def, 0, std::numeric_limits<int64_t>::max()));
+      TF_ASSIGN_OR_RETURN(spec.names, ReadList<std::string>(param, "names", [](const Field& n) -> Result<std::string> {
+                            TF_ASSIGN_OR_RETURN(std::string v, pack_json::String(n));
+                            if (!IsIdentifier(v)) return n.Error("is not a name");
+                            return v;
+                          }));
+      extras.emplace(name, std::move(spec));
+    }
+  }
+  return out;
+}
+
 // "format" must be the kernel pack's string and "version" the integer 1.
 Status CheckHeader(const Field& root, const std::string& source) {
   std::optional<Field> format = pack_json::OptionalMember(root, "format");
@@ -356,6 +385,7 @@ Result<KernelPack> KernelPack::Parse(const std::string& json_text, const std::st
     TF_ASSIGN_OR_RETURN(pack.device_, ReadDevice(root));
     TF_ASSIGN_OR_RETURN(pack.kernels_, ReadEntries(root, "kernels", false));
     TF_ASSIGN_OR_RETURN(pack.fallbacks_, ReadEntries(root, "fallbacks", true));
+    TF_ASSIGN_OR_RETURN(pack.spec_extras_, ReadSpecExtras(root));
     return Status::OK();
   }();
   if (!s.ok()) return s.WithContext(source + ": malformed kernel pack");
@@ -371,7 +401,9 @@ Result<PackMatch> KernelPack::Find(const std::string& task_spec) const {
                                    " is not a task spec op:v1,v2,...[,name=value...][:precision] (" +
                                    parsed.status().message() + ")");
   }
-  const SpecParts& want = *parsed;
+  // "gemm:64,64,64,batch=1" is the kernel of "gemm:64,64,64:float32": the pack's specs leave defaults out.
+  const auto described = spec_extras_.find(parsed->op);
+  const SpecParts want = described == spec_extras_.end() ? *parsed : Canonical(*parsed, described->second);
   // A workload tuned under several templates has a kernel of each (the fastest config of each template); the
   // fastest of them is the one to run, whichever the pack lists first. A kernel without a latency (a pack written
   // by hand) comes after those with one.
@@ -397,10 +429,17 @@ Result<PackMatch> KernelPack::Find(const std::string& task_spec) const {
   }
   if (exact) return PackMatch{exact, MatchKind::kExact};
   if (nearest) return PackMatch{nearest, MatchKind::kNearest};
+  // A fallback computes what its own workload's named parameters say (a transposed B, a fused bias, a dilation):
+  // only one whose parameters are the workload's will do.
   for (const auto& k : fallbacks_) {
-    if (k.op == want.op && k.precision == want.precision) return PackMatch{&k, MatchKind::kFallback};
+    if (k.op != want.op || k.precision != want.precision) continue;
+    Result<SpecParts> have = ParseTaskSpec(k.task);  // checked by Parse: never fails here
+    if (have.ok() && have->extras == want.extras) return PackMatch{&k, MatchKind::kFallback};
   }
-  return Status::NotFound("kernel pack has no " + want.op + " kernel for " + want.precision + " (" + task_spec + ")");
+  std::string named;
+  for (const auto& [name, value] : want.extras) named += (named.empty() ? " with " : ",") + name + "=" + value;
+  return Status::NotFound("kernel pack has no " + want.op + " kernel for " + want.precision + named + " (" +
+                          task_spec + ")");
 }
 
 }  // namespace tunefleet::runtime

@@ -6,7 +6,10 @@
 //    "device": {"name", "vendor", "driver", "opencl_version", "fingerprint"},
 //    "kernels":   [Entry...],   // tuned: the fastest measured config of each (task, template); Find
 //                              // takes the fastest template's
-//    "fallbacks": [Entry...]}   // per template: its untuned fallback config, valid on any device
+//    "fallbacks": [Entry...],   // per template and named parameters: its untuned fallback config, valid on any
+//                              // device
+//    "spec_extras": {op: {name: {"default": n, "names": [...]}}}}  // optional: the named parameters of each op
+//                              // (task.h's signatures), so that Find reads "batch=1" or "act=1" as the tuner would
 //   Entry: {"task": "gemm:64,64,64:float32", "op", "precision", "template", "template_version",
 //           "config": {...}, "record_id", "latency_ms", "gflops", "program": Program}
 //   Program: {"buffers": [{"name", "type": "float32"|"float16"|"int32", "count", "init": "zeros"|"random"}],
@@ -28,10 +31,12 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "common/status.h"
+#include "deploy/runtime/pack_spec.h"
 
 namespace tunefleet::runtime {
 
@@ -112,8 +117,9 @@ class KernelPack {
 
   // The program for a workload ("op:v1,v2,...[,name=value...]:dtype", a missing ":dtype" read as float32): the
   // tuned kernel of exactly that workload; else the tuned kernel of the nearest workload of the same op and
-  // precision (same named extras, closest positional sizes on a log scale); else a fallback of the same op and
-  // precision. Where a workload has a kernel of several templates, the one of the lowest latency_ms. The workload is read as strictly as the pack's own task specs: sizes written as the tuner writes
+  // precision (same named extras, closest positional sizes on a log scale); else a fallback of the same op,
+  // precision and named extras. Named extras are compared as the tuner writes them where the pack describes its
+  // ops ("spec_extras"): a default left out, a value by name. Where a workload has a kernel of several templates, the one of the lowest latency_ms. The workload is read as strictly as the pack's own task specs: sizes written as the tuner writes
   // them (digits only: no sign, space or leading zero), no empty parameter, a known precision; anything else is
   // InvalidArgument, naming the workload and what is wrong. NotFound when the pack holds nothing for the op and
   // precision.
@@ -123,6 +129,7 @@ class KernelPack {
   PackDevice device_;
   std::vector<PackedKernel> kernels_;
   std::vector<PackedKernel> fallbacks_;
+  std::map<std::string, OpExtras> spec_extras_;  // by op
 };
 
 }  // namespace tunefleet::runtime

@@ -115,6 +115,82 @@ TEST(KernelPackTest, GivenAWorkloadNotWrittenAsTheTunerWritesIt_FindShouldRefuse
   EXPECT_TRUE(pack.Find("gemm:0,64,64:float32").ok());
 }
 
+// A pack entry of `spec` (a GEMM workload with named parameters): the program of the plain 16^3 GEMM entry.
+nlohmann::json NamedGemmEntry(const std::string& spec) {
+  nlohmann::json e = GemmPackEntry(16, 16, 16);
+  e["task"] = spec;
+  return e;
+}
+
+nlohmann::json GemmSpecExtras() {
+  return {{"gemm",
+           {{"batch", {{"default", 1}}},
+            {"transb", {{"default", 0}}},
+            {"act", {{"default", 0}, {"names", {"none", "relu", "relu6"}}}}}}};
+}
+
+TEST(KernelPackTest, GivenAWorkloadSpellingOutADefaultOrAValueByNumber_FindShouldReturnItsTunedKernel) {
+  nlohmann::json j = GemmPack({GemmPackEntry(32, 32, 32), NamedGemmEntry("gemm:16,16,16,transb=1,act=relu:float32")});
+  j["spec_extras"] = GemmSpecExtras();
+  KernelPack pack = PackOf(j);
+  for (const char* spelled : {"gemm:32,32,32,batch=1", "gemm:32,32,32,transb=0,act=none:float32",
+                              "gemm:32,32,32,act=0"}) {
+    auto m = pack.Find(spelled);
+    ASSERT_TRUE(m.ok()) << spelled << ": " << m.status().ToString();
+    EXPECT_EQ(m->kind, MatchKind::kExact) << spelled;
+    EXPECT_EQ(m->kernel->task, "gemm:32,32,32:float32") << spelled;
+  }
+  auto by_number = pack.Find("gemm:16,16,16,act=1,transb=1,batch=1");
+  ASSERT_TRUE(by_number.ok()) << by_number.status().ToString();
+  EXPECT_EQ(by_number->kind, MatchKind::kExact);
+  EXPECT_EQ(by_number->kernel->task, "gemm:16,16,16,transb=1,act=relu:float32");
+  // A value the pack does not know stays as written: nothing of it is tuned.
+  auto other = pack.Find("gemm:32,32,32,act=gelu");
+  EXPECT_EQ(other.status().code(), Status::Code::kNotFound) << other.status().ToString();
+}
+
+TEST(KernelPackTest, GivenOnlyAFallbackOfOtherNamedParameters_FindShouldNotReturnIt) {
+  // The fallback computes a plain GEMM: a transposed-B or biased workload would get a wrong product from it.
+  nlohmann::json j = GemmPack(nlohmann::json::array(), {GemmPackEntry(16, 16, 16)});
+  j["spec_extras"] = GemmSpecExtras();
+  KernelPack pack = PackOf(j);
+  auto transposed = pack.Find("gemm:64,64,64,transb=1");
+  EXPECT_EQ(transposed.status().code(), Status::Code::kNotFound) << transposed.status().ToString();
+  EXPECT_NE(transposed.status().message().find("with transb=1"), std::string::npos) << transposed.status().ToString();
+  auto plain = pack.Find("gemm:64,64,64,transb=0");
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_EQ(plain->kind, MatchKind::kFallback);
+
+  nlohmann::json both = GemmPack(nlohmann::json::array(),
+                                 {GemmPackEntry(16, 16, 16), NamedGemmEntry("gemm:16,16,16,transb=1:float32")});
+  KernelPack with_both = PackOf(both);
+  auto fallback = with_both.Find("gemm:64,64,64,transb=1");
+  ASSERT_TRUE(fallback.ok()) << fallback.status().ToString();
+  EXPECT_EQ(fallback->kernel->task, "gemm:16,16,16,transb=1:float32");
+}
+
+TEST(KernelPackTest, GivenMalformedSpecExtras_ParseShouldRefuseThemNamingWhere) {
+  const std::vector<std::pair<nlohmann::json, std::string>> cases = {
+      {nlohmann::json::array(), "spec_extras"},
+      {{{"gemm", {{"batch", {{"default", "1"}}}}}}, "spec_extras.gemm.batch.default"},
+      {{{"gemm", {{"batch", {{"default", -1}}}}}}, "spec_extras.gemm.batch.default"},
+      {{{"gemm", {{"batch", nlohmann::json::object()}}}}, "default"},
+      {{{"gemm", {{"act", {{"default", 0}, {"names", {"none", 3}}}}}}}, "spec_extras.gemm.act.names"},
+      {{{"gemm", {{"act", {{"default", 0}, {"names", {"no ne"}}}}}}}, "spec_extras.gemm.act.names"},
+      {{{"1gemm", nlohmann::json::object()}}, "spec_extras"},
+      {{{"gemm", {{"bad name", {{"default", 0}}}}}}, "spec_extras.gemm"},
+  };
+  for (const auto& [extras, where] : cases) {
+    nlohmann::json j = GemmPack({GemmPackEntry(32, 32, 32)});
+    j["spec_extras"] = extras;
+    auto pack = KernelPack::Parse(j.dump());
+    ASSERT_FALSE(pack.ok()) << extras.dump();
+    EXPECT_EQ(pack.status().code(), Status::Code::kCorruption) << extras.dump();
+    EXPECT_NE(pack.status().message().find(where), std::string::npos) << extras.dump() << ": "
+                                                                       << pack.status().ToString();
+  }
+}
+
 TEST(KernelPackTest, GivenSomethingElse_ParseShouldRefuseIt) {
   EXPECT_EQ(KernelPack::Parse("[1,2]").status().code(), Status::Code::kCorruption);
   EXPECT_FALSE(KernelPack::Parse(R"({"format":"other"})").ok());

@@ -97,6 +97,33 @@ Result<SpecParts> ParseTaskSpec(const std::string& spec) {
   return p;
 }
 
+SpecParts Canonical(SpecParts parts, const OpExtras& extras) {
+  for (auto it = parts.extras.begin(); it != parts.extras.end();) {
+    const auto spec = extras.find(it->first);
+    if (spec == extras.end()) {
+      ++it;
+      continue;
+    }
+    const std::vector<std::string>& names = spec->second.names;
+    std::optional<int64_t> value;
+    if (const std::optional<uint64_t> number = CanonicalInteger(it->second)) {
+      value = static_cast<int64_t>(*number);
+    } else if (auto named = std::find(names.begin(), names.end(), it->second); named != names.end()) {
+      value = named - names.begin();
+    }
+    if (!value) {
+      ++it;
+    } else if (*value == spec->second.default_value) {
+      it = parts.extras.erase(it);
+    } else {
+      it->second = *value < static_cast<int64_t>(names.size()) ? names[static_cast<size_t>(*value)]
+                                                               : std::to_string(*value);
+      ++it;
+    }
+  }
+  return parts;
+}
+
 Result<SpecParts> ParseWorkload(const std::string& spec) {
   const size_t colons = static_cast<size_t>(std::count(spec.begin(), spec.end(), ':'));
   return ParseTaskSpec(colons == 1 ? spec + ":float32" : spec);

@@ -21,6 +21,20 @@ struct SpecParts {
   std::string precision;
 };
 
+// A named parameter of an op as the exporter describes it (a pack's "spec_extras"): the value it takes when a spec
+// leaves it out, and the names its values may be written as (names[i] means i, as in "act=relu").
+struct ExtraSpec {
+  int64_t default_value = 0;
+  std::vector<std::string> names;
+};
+using OpExtras = std::map<std::string, ExtraSpec>;  // by parameter name
+
+// `parts` with each named parameter that `extras` describes written as the tuner writes it: left out where it is
+// its default ("gemm:64,64,64,batch=1" is "gemm:64,64,64"), by name where its value has one ("act=1" is
+// "act=relu"). A parameter `extras` does not describe, or a value that is neither an integer nor one of its names,
+// is left as it is (no kernel will match it).
+SpecParts Canonical(SpecParts parts, const OpExtras& extras);
+
 // Sum of |log(a/b)| over positional sizes; infinite when the shapes of the specs differ (count of sizes, extras).
 double Distance(const SpecParts& a, const SpecParts& b);
 
