@@ -296,6 +296,41 @@ TEST(BadInputE2E, GivenAnInputThatNeedsNoDeviceItShouldBeRefusedBeforeTheTracker
   for (const auto& [argv, says] : cases) ExpectRefusedInOneLine(argv, says);
 }
 
+// `tune --input-shape NAME:DIMS model.onnx` took the model path for a second shape (and `--task X model.onnx` for a
+// second spec): each option takes one value per use, repeatable, and the model is the model. No tracker runs: each
+// line below comes from reading the model, so it proves the path reached it.
+TEST(BadInputE2E, GivenAModelPathAfterInputShapeOrTaskTuneShouldTakeItAsTheModel) {
+  LocalFleet fleet;
+  const std::string bin = BinDir();
+  const std::string model = fleet.dir() + "/r.onnx";
+  RunResult made = testing::Run({bin + "/tunefleet-make-model", "resnet", "-o", model}, std::chrono::seconds(30));
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  const std::vector<std::string> tune = {bin + "/tunefleet", "tune", "--rpc-tracker", fleet.address(), "--rpc-key",
+                                         "k", "--db", fleet.db()};
+  auto with = [&tune](std::vector<std::string> more) {
+    std::vector<std::string> argv = tune;
+    argv.insert(argv.end(), more.begin(), more.end());
+    return argv;
+  };
+  ExpectRefusedInOneLine(with({"--input-shape", "image:1x3x32x32", model}),
+                         model + ": --input-shape names 'image', which is not a graph input (inputs: data)");
+  ExpectRefusedInOneLine(with({"--input-shape", "data:1x3x32x32", "--input-shape", "image:1x3x32x32", model}),
+                         "--input-shape names 'image'");
+  // Both specs are tasks (the second one's error is its own), and the path after them is the model.
+  ExpectRefusedInOneLine(with({"--task", "gemm:8,8,8", "--task", "gemm:8,x,8", model}), "gemm:8,x,8");
+  ExpectRefusedInOneLine(with({"--task", "gemm:8,8,8", "--task", "gemm:16,16,16", fleet.dir() + "/absent.onnx"}),
+                         fleet.dir() + "/absent.onnx: cannot open");
+}
+
+// `measure --dump-program` said "no template can run X" and not why; `tune` (and `measure` on a device) say why.
+TEST(BadInputE2E, GivenATaskNoTemplateRunsMeasureDumpProgramShouldSayWhy) {
+  ExpectRefusedInOneLine({BinDir() + "/tunefleet", "measure", "--task", "conv2d:1,6,8,8,4,3,3,1,1,groups=4",
+                          "--dump-program"},
+                         "no template can run conv2d:1,6,8,8,4,3,3,1,1,groups=4:float32 on the generic device of "
+                         "--dump-program (conv2d_nchw.buffer: conv2d:1,6,8,8,4,3,3,1,1,groups=4:float32: channels are "
+                         "not divisible by groups)");
+}
+
 // An empty value read as the option not given: `--template ""` tuned with every template, `--precision ""` as
 // float32. Each is refused before the tracker is asked; so is a program whose tolerance is NaN (every element would
 // have been a wrong answer).

@@ -62,7 +62,9 @@ Result<proto::KernelProgram> ProgramFromFile(const std::string& path) {
   return p;
 }
 
-Result<proto::KernelProgram> ProgramFromTemplate(const MeasureArgs& a, const DeviceLimits& limits) {
+// `device_name` names the device of `limits` in a refusal.
+Result<proto::KernelProgram> ProgramFromTemplate(const MeasureArgs& a, const DeviceLimits& limits,
+                                                 const std::string& device_name) {
   TF_ASSIGN_OR_RETURN(Task task, Task::Parse(a.task_spec));
   std::string why;
   const nlohmann::json config = a.config.empty() ? nlohmann::json() : ParseJson(a.config, &why);
@@ -86,10 +88,10 @@ Result<proto::KernelProgram> ProgramFromTemplate(const MeasureArgs& a, const Dev
       tmpl = t.get();
       break;
     }
+    if (tmpl == nullptr && first_misfit.empty()) return NoTemplateRuns(task, limits, device_name);  // as `tune`
     if (tmpl == nullptr) {
-      return Status::InvalidArgument(first_misfit.empty() ? "no template can run " + task.ToSpec()
-                                                          : "--config fits no template that can run " +
-                                                                task.ToSpec() + " here (" + first_misfit + ")");
+      return Status::InvalidArgument("--config fits no template that can run " + task.ToSpec() + " here (" +
+                                     first_misfit + ")");
     }
   }
   TF_ASSIGN_OR_RETURN(Space space, tmpl->MakeSpace(task, limits));
@@ -116,7 +118,8 @@ int Run(const MeasureArgs& a) {
     generic.image_support = true;
     generic.image2d_max_width = generic.image2d_max_height = 16384;
     generic.fp16 = true;
-    auto p = a.program_file.empty() ? ProgramFromTemplate(a, generic) : ProgramFromFile(a.program_file);
+    auto p = a.program_file.empty() ? ProgramFromTemplate(a, generic, "the generic device of --dump-program")
+                                    : ProgramFromFile(a.program_file);
     if (!p.ok()) return CommandError("measure", p.status().message(), 2);
     std::string out;
     google::protobuf::util::JsonPrintOptions opts;
@@ -192,7 +195,8 @@ int Run(const MeasureArgs& a) {
   if (!session.ok() && signals.stop_requested()) return interrupted();
   if (!session.ok()) return CommandError("measure", session.status().message(), 1);
   if (!a.task_spec.empty()) {
-    auto p = ProgramFromTemplate(a, DeviceLimits::From((*session)->devices().front().device()));
+    const proto::DeviceInfo& device = (*session)->devices().front().device();
+    auto p = ProgramFromTemplate(a, DeviceLimits::From(device), Printable(device.name()));
     if (!p.ok()) return CommandError("measure", p.status().message(), 2);
     program = std::move(p).value();
   }

@@ -189,7 +189,12 @@ void RegisterTune(CLI::App& app, int* exit_code) {
   sub->add_option("--task", a->task_specs,
                   "Task spec, repeatable: gemm:M,N,K[:dtype], conv2d:N,C,H,W,K,KH,KW,stride,pad[:dtype], "
                   "dwconv2d:N,C,H,W,KH,KW,stride,pad[:dtype], ...")
-      ->check(cli::NotEmpty());
+      ->check(cli::NotEmpty())
+      // One value each time, repeatable. A vector option otherwise takes every following word, the model path
+      // included (`tasks` escapes it only because its model is a required positional, which CLI11 leaves alone).
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->take_all();
   sub->add_option("--rpc-tracker", a->tracker, "Tracker address host:port (default 127.0.0.1:9190)")
       ->check(cli::HostPort());
   sub->add_option("--rpc-key", a->key, "Device key to lease devices of")->required()->check(cli::DeviceKey());
@@ -248,12 +253,17 @@ void RegisterTune(CLI::App& app, int* exit_code) {
   sub->add_flag("--no-transfer", a->no_transfer, "Do not warm-start the model from other tasks/devices");
   sub->add_flag("--transfer-once", a->transfer_once,
                 "Read other tasks' records once, at a task's first batch, not again before its later plans");
-  sub->add_option("--precision", a->precision, "Model precision: float32 | float16 | float16-acc32")
+  sub->add_option("--precision", a->precision,
+                  "Model precision: float32 | float16 | float16-acc32 (the model's float16 layers stay half)")
       ->check(cli::NotEmpty());
   sub->add_option("--mixed-precision-ops", a->mixed_ops, "Op kinds that take --precision (default conv2d,dense)")
       ->check(cli::NotEmpty());
-  sub->add_option("--input-shape", a->input_shapes, "Shape of a dynamic model input, name:1x3x224x224")
-      ->check(cli::NotEmpty());
+  sub->add_option("--input-shape", a->input_shapes,
+                  "Shape of a graph input with dynamic dims, name:1x3x224x224 (repeatable)")
+      ->check(cli::NotEmpty())
+      ->expected(1)  // as --task
+      ->allow_extra_args(false)
+      ->take_all();
   sub->callback([a, exit_code] { *exit_code = RunTuneCommand(*a); });
 }
 

@@ -1,7 +1,6 @@
 #include "tuner/model_tasks.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <sstream>
 #include <unordered_map>
 
@@ -29,6 +28,14 @@ std::string WorkloadText(const ModelTask& t) {
   if (w.value("dilation", 1) != 1) s += " d" + std::to_string(w.value("dilation", 1));
   if (w.value("groups", 1) != 1) s += " g" + std::to_string(w.value("groups", 1));
   return s;
+}
+
+// `s` padded with spaces to `width` (a longer `s` whole), as printf's %-9s and %5s.
+std::string PadRight(const std::string& s, size_t width) {
+  return s.size() >= width ? s : s + std::string(width - s.size(), ' ');
+}
+std::string PadLeft(const std::string& s, size_t width) {
+  return s.size() >= width ? s : std::string(width - s.size(), ' ') + s;
 }
 
 }  // namespace
@@ -71,7 +78,10 @@ std::vector<ModelTask> BuildModelTasks(const ImportedModel& model, const TaskLis
       task.params.emplace_back("act", static_cast<int64_t>(occ.activation));
       if (auto parsed = Task::Parse(task.ToSpec()); parsed.ok()) task = std::move(*parsed);
     }
-    if (options.precision.Applies(task)) task.precision = options.precision.precision;
+    // Lowering only (see PrecisionPolicy): float32 asked of a float16 layer leaves it float16.
+    if (options.precision.Applies(task) && options.precision.precision != Precision::kFloat32) {
+      task.precision = options.precision.precision;
+    }
     const std::string spec = task.ToSpec();
     auto [it, added] = by_spec.emplace(spec, tasks.size());
     if (added) {
@@ -91,16 +101,15 @@ std::vector<ModelTask> BuildModelTasks(const ImportedModel& model, const TaskLis
 
 std::string FormatTaskTable(const ImportedModel& model, const std::vector<ModelTask>& tasks) {
   std::ostringstream out;
-  char line[512];
-  std::snprintf(line, sizeof line, "%4s  %-9s %-40s %5s  %s\n", "#", "op", "workload", "count", "spec");
-  out << line;
+  out << PadLeft("#", 4) << "  " << PadRight("op", 9) << " " << PadRight("workload", 40) << " " << PadLeft("count", 5)
+      << "  spec\n";
   int64_t occurrences = 0;
   for (size_t i = 0; i < tasks.size(); ++i) {
     const ModelTask& t = tasks[i];
     occurrences += t.count;
-    std::snprintf(line, sizeof line, "%4zu  %-9s %-40s %5lld  %s", i, t.task.op.c_str(), WorkloadText(t).c_str(),
-                  static_cast<long long>(t.count), t.task.ToSpec().c_str());
-    out << line;
+    // Built whole: a fixed buffer cut the rows of long workloads (a MatMul of many batch dims) before their spec.
+    out << PadLeft(std::to_string(i), 4) << "  " << PadRight(t.task.op, 9) << " " << PadRight(WorkloadText(t), 40)
+        << " " << PadLeft(std::to_string(t.count), 5) << "  " << t.task.ToSpec();
     if (t.activations.size() > 1 || !t.activations.count("none")) {
       out << "  [";
       bool first = true;

@@ -24,6 +24,10 @@
 
 namespace tunefleet {
 
+// The precision a model's layers are tuned in. A layer of float32 tensors takes `precision` when its op kind is in
+// `ops`. A layer of float16 tensors is half already: it stays float16, or becomes float16-acc32 (half tensors,
+// float accumulation) when asked for its op kind; it never becomes float32, whose kernels would take buffers of
+// another type than the model's.
 struct PrecisionPolicy {
   Precision precision = Precision::kFloat32;
   // Op kinds that take `precision`; the others stay float32. Names as tvmc's --mixed-precision-ops:

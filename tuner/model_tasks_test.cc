@@ -1,5 +1,7 @@
 #include "tuner/model_tasks.h"
 
+#include <sstream>
+
 #include <gtest/gtest.h>
 
 #include "tuner/test_models.h"
@@ -94,6 +96,60 @@ TEST(ModelTasksTest, GivenTasks_WeShouldRenderATableAndJsonWithCountsAndSpecs) {
   EXPECT_EQ(j[1]["params"]["K"], 16);
   EXPECT_EQ(j[1]["workload"]["weight"], nlohmann::json({16, 16, 3, 3}));
   EXPECT_EQ(TaskWorkloadJson(tasks[1])["count"], 4);
+}
+
+// A float16 model's layers are half whatever --precision says: float32 kernels would take buffers of another type
+// than the model's (they were listed as float32 tasks). float16-acc32, asked for an op kind, keeps them half and
+// accumulates in float.
+TEST(ModelTasksTest, GivenAFloat16Model_ItsLayersShouldStayHalfUnlessFloat16Acc32IsAsked) {
+  ImportedModel model = Import(WithElemType(MakeResNetLikeModel(), onnx::TensorProto::FLOAT16), "f16.onnx");
+  for (Precision asked : {Precision::kFloat32, Precision::kFloat16, Precision::kFloat16Acc32}) {
+    TaskListOptions options;
+    options.precision.precision = asked;
+    auto tasks = BuildModelTasks(model, options);
+    ASSERT_EQ(tasks.size(), 7u);
+    for (const auto& t : tasks) {
+      const bool lowered = asked == Precision::kFloat16Acc32 && t.task.op != "pool";  // pool: not in the default ops
+      EXPECT_EQ(t.task.precision, lowered ? Precision::kFloat16Acc32 : Precision::kFloat16)
+          << PrecisionName(asked) << ": " << t.task.ToSpec();
+    }
+  }
+  // A float32 model is as it was: --precision float32 (the default) leaves it float32.
+  for (const auto& t : BuildModelTasks(Import(MakeResNetLikeModel(), "resnet"), {}))
+    EXPECT_EQ(t.task.precision, Precision::kFloat32) << t.task.ToSpec();
+}
+
+// The row was printed into a 512-byte buffer: a long workload (a MatMul of many batch dims) cut it before its spec.
+TEST(ModelTasksTest, GivenAWorkloadLongerThanALine_TheTableRowShouldKeepItsCountAndSpec) {
+  ImportedModel model;
+  model.name = "long.onnx";
+  model.opset = 13;
+  ModelTask t;
+  auto task = Task::Parse("gemm:4,5,8");
+  ASSERT_TRUE(task.ok());
+  t.task = *task;
+  t.count = 3;
+  t.activations["relu"] = 3;
+  std::vector<int64_t> a(300, 1), b(300, 1);
+  a.insert(a.end(), {4, 8});
+  b.insert(b.end(), {8, 5});
+  t.workload = {{"a", a}, {"b", b}, {"transb", false}};
+  std::istringstream table(FormatTaskTable(model, {t}));
+  std::string header, row;
+  std::getline(table, header);
+  std::getline(table, row);
+  EXPECT_GT(row.size(), 1200u);
+  EXPECT_EQ(row.rfind("   0  gemm      1x1x1", 0), 0u) << row;
+  EXPECT_TRUE(row.ends_with("x1x8x5     3  gemm:4,5,8:float32  [relu x3]")) << row;
+  // Short rows keep their columns.
+  ImportedModel resnet = Import(MakeResNetLikeModel(), "resnet.onnx");
+  const std::string short_table = FormatTaskTable(resnet, BuildModelTasks(resnet, {}));
+  EXPECT_EQ(short_table.substr(0, short_table.find('\n')),
+            "   #  op        workload                                 count  spec");
+  EXPECT_NE(short_table.find("   6  gemm      1x32 * 10x32^T                               1  "
+                             "gemm:1,10,32,transb=1,bias=1:float32\n"),
+            std::string::npos)
+      << short_table;
 }
 
 }  // namespace

@@ -1,12 +1,18 @@
 #include "tuner/onnx_graph_view.h"
 
+#include <cctype>
 #include <cstring>
 
 namespace tunefleet {
 namespace {
 
-void AddValueInfo(const onnx::ValueInfoProto& vi, std::unordered_map<std::string, std::vector<int64_t>>* shapes) {
-  if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) return;
+void AddValueInfo(const onnx::ValueInfoProto& vi, std::unordered_map<std::string, std::vector<int64_t>>* shapes,
+                  std::unordered_map<std::string, int32_t>* elem_types) {
+  if (!vi.type().has_tensor_type()) return;
+  if (const int32_t t = vi.type().tensor_type().elem_type(); t != onnx::TensorProto::UNDEFINED) {
+    (*elem_types)[vi.name()] = t;
+  }
+  if (!vi.type().tensor_type().has_shape()) return;
   std::vector<int64_t> dims;
   for (const auto& d : vi.type().tensor_type().shape().dim()) dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
   (*shapes)[vi.name()] = std::move(dims);
@@ -25,12 +31,13 @@ OnnxGraphView::OnnxGraphView(const onnx::GraphProto& graph) {
   // Initializers first: their dims are known even when their data was stripped; value_info may refine.
   for (const auto& t : graph.initializer()) {
     shapes_[t.name()] = std::vector<int64_t>(t.dims().begin(), t.dims().end());
+    if (t.data_type() != onnx::TensorProto::UNDEFINED) elem_types_[t.name()] = t.data_type();
     constants_[t.name()] = &t;
   }
-  for (const auto& vi : graph.input()) AddValueInfo(vi, &shapes_);
-  for (const auto& vi : graph.value_info()) AddValueInfo(vi, &shapes_);
+  for (const auto& vi : graph.input()) AddValueInfo(vi, &shapes_, &elem_types_);
+  for (const auto& vi : graph.value_info()) AddValueInfo(vi, &shapes_, &elem_types_);
   for (const auto& vi : graph.output()) {
-    AddValueInfo(vi, &shapes_);
+    AddValueInfo(vi, &shapes_, &elem_types_);
     graph_outputs_.insert(vi.name());
   }
   for (int i = 0; i < graph.node_size(); ++i) {
@@ -57,6 +64,11 @@ std::optional<std::vector<int64_t>> OnnxGraphView::StaticShape(const std::string
     if (d < 0) return std::nullopt;
   }
   return s;
+}
+
+int32_t OnnxGraphView::ElemType(const std::string& tensor) const {
+  auto it = elem_types_.find(tensor);
+  return it == elem_types_.end() ? onnx::TensorProto::UNDEFINED : it->second;
 }
 
 const std::vector<int>& OnnxGraphView::Consumers(const std::string& tensor) const {
@@ -110,6 +122,21 @@ std::vector<int64_t> AttrInts(const onnx::NodeProto& node, const std::string& na
   const auto* a = FindAttr(node, name);
   if (a == nullptr || a->type() != onnx::AttributeProto::INTS) return fallback;
   return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+}
+
+std::string ElemTypeName(int32_t elem_type) {
+  switch (elem_type) {
+    case onnx::TensorProto::FLOAT: return "float32";
+    case onnx::TensorProto::DOUBLE: return "float64";
+    case onnx::TensorProto::UNDEFINED: return "unknown";
+    default: break;
+  }
+  // INT32 -> "int32", BOOL -> "bool", FLOAT16 -> "float16", BFLOAT16 -> "bfloat16"; a number out of the enum
+  // (a damaged file) as itself.
+  if (!onnx::TensorProto::DataType_IsValid(elem_type)) return "type " + std::to_string(elem_type);
+  std::string name = onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(elem_type));
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return name;
 }
 
 }  // namespace tunefleet

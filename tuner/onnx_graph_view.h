@@ -1,4 +1,5 @@
-// Read-only lookups over an ONNX graph after shape inference: tensor shapes by name, the consumers of a tensor,
+// Read-only lookups over an ONNX graph after shape inference: tensor shapes and element types by name, the
+// consumers of a tensor,
 // constant tensors (initializers and Constant nodes), node attributes. Used by onnx_import.cc only.
 // Ownership: borrows the GraphProto, which must outlive the view and not change while it is used.
 // Thread safety: immutable after construction.
@@ -23,6 +24,8 @@ class OnnxGraphView {
   std::optional<std::vector<int64_t>> Shape(const std::string& tensor) const;
   // The shape when every dim is known, else nullopt.
   std::optional<std::vector<int64_t>> StaticShape(const std::string& tensor) const;
+  // The element type (onnx::TensorProto::DataType: FLOAT, FLOAT16, INT32, ...); UNDEFINED when not known.
+  int32_t ElemType(const std::string& tensor) const;
   // Indices of the nodes that read `tensor`.
   const std::vector<int>& Consumers(const std::string& tensor) const;
   bool IsGraphOutput(const std::string& tensor) const { return graph_outputs_.count(tensor) > 0; }
@@ -33,6 +36,7 @@ class OnnxGraphView {
 
  private:
   std::unordered_map<std::string, std::vector<int64_t>> shapes_;
+  std::unordered_map<std::string, int32_t> elem_types_;  // only known (not UNDEFINED) types
   std::unordered_map<std::string, std::vector<int>> consumers_;
   std::unordered_map<std::string, const onnx::TensorProto*> constants_;
   std::set<std::string> graph_outputs_;
@@ -44,5 +48,8 @@ float AttrFloat(const onnx::NodeProto& node, const std::string& name, float fall
 std::string AttrString(const onnx::NodeProto& node, const std::string& name, const std::string& fallback);
 std::vector<int64_t> AttrInts(const onnx::NodeProto& node, const std::string& name,
                               const std::vector<int64_t>& fallback);
+
+// The name of an element type as the tasks and numpy say it: "float32", "float16", "float64", "int32", "bool", ...
+std::string ElemTypeName(int32_t elem_type);
 
 }  // namespace tunefleet

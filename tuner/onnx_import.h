@@ -1,15 +1,19 @@
 // Model import: an ONNX file -> the tunable operator occurrences in it (Conv, Gemm/MatMul, pooling), with the
 // shapes found by ONNX shape inference. Deduplication into tasks is model_tasks.h's job.
 //
-// Supported (each becomes one OpOccurrence):
+// Supported (each becomes one OpOccurrence), over float32 or float16 tensors (the task's precision is the tensors'
+// type; model_tasks.h's precision policy may lower float32 ones):
 //   Conv 2-D (regular, grouped, depthwise; stride, padding incl. auto_pad, dilation), fused with its bias and a
-//     following Relu or Clip(0, 6) when the Conv's output feeds only that node;
-//   Gemm (transB, bias C, alpha = 1, beta in {0, 1}) and MatMul (2-D or batched A against 2-D B, or equal batch),
-//     fused with a following Relu / Clip(0, 6) (and for MatMul an Add of a 1-D bias);
+//     following Relu or Clip(0, 6) (of the ONNX domain) when the Conv's output feeds only that node;
+//   Gemm (transB, alpha = 1, C as the bias with beta = 1, or ignored with beta = 0) and MatMul (2-D or batched A
+//     against 2-D B, or equal batch), fused with a following Relu / Clip(0, 6) (and for MatMul an Add of a 1-D bias);
 //   MaxPool, AveragePool, GlobalAveragePool (2-D, floor mode).
 // Listed as not tuned, with a reason (NotTuned): every other operator, and supported operators whose attributes a
-// task cannot state faithfully: asymmetric padding, a stride or dilation that differs between H and W, transA,
-// ceil_mode, non-2-D convolutions, shapes unknown after inference.
+// task cannot state faithfully: tensors of another type ("int32 tensors", "float64 tensors"), asymmetric padding, an
+// auto_pad that ONNX does not define, a stride or dilation that differs between H and W, transA, ceil_mode, non-2-D
+// convolutions, shapes unknown after inference.
+// Refused (the whole model, naming the node): shapes that contradict each other, and a Conv or pool whose window
+// the model cannot run (larger than the padded input; for a pool also a pad not smaller than the window).
 // Thread safety: free functions over values; safe to call from several threads.
 #pragma once
 
@@ -35,7 +39,7 @@ namespace tunefleet {
 struct OpOccurrence {
   std::string node;         // the node's name, or "#<index>" when unnamed
   std::string onnx_ops;     // the ONNX ops it covers, e.g. "Conv+Relu", "MatMul+Add"
-  Task task;                // float32 task of the workload, activation NOT included (see model_tasks.h)
+  Task task;                // the workload in the tensors' type (float32 or float16), activation NOT included
   Activation activation = Activation::kNone;  // fused Relu (kRelu) or Clip(0, 6) (kRelu6)
   nlohmann::json workload;  // shapes and attributes: {"input": [..], "weight": [..], "output": [..], "strides": ..}
 };

@@ -352,11 +352,12 @@ struct DenseGraph {
     }
     for (int64_t i = 0; i < n; ++i) t->add_float_data(0.5f);
   }
-  void Node(const std::string& op, const std::vector<std::string>& in, const std::string& out) {
+  onnx::NodeProto* Node(const std::string& op, const std::vector<std::string>& in, const std::string& out) {
     auto* n = g->add_node();
     n->set_op_type(op);
     for (const auto& i : in) n->add_input(i);
     n->add_output(out);
+    return n;
   }
   void Output(const std::string& name) { g->add_output()->set_name(name); }
 };
@@ -419,6 +420,146 @@ TEST_F(OnnxImportTest, GivenAColumnAddedToASquareGemmOrMatMul_WeShouldNotTakeItF
       EXPECT_EQ(m->not_tuned.count("Gemm (C is not a bias row)"), 1u) << what;
       EXPECT_EQ(m->not_tuned.count("Add"), 1u) << what;  // the column Add, not fused
     }
+  }
+}
+
+void SetAttr(onnx::NodeProto* node, const std::string& name, float v) {
+  auto* a = node->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::FLOAT);
+  a->set_f(v);
+}
+void SetAttr(onnx::NodeProto* node, const std::string& name, const std::string& v) {
+  auto* a = node->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s(v);
+}
+void SetAttr(onnx::NodeProto* node, const std::string& name, const std::vector<int64_t>& v) {
+  auto* a = node->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t x : v) a->add_ints(x);
+}
+
+// The kernels compute in float or half: an int32 MatMul became `gemm:4,16,8:float32`, a float64 Conv a float32 one.
+TEST_F(OnnxImportTest, GivenIntOrFloat64Tensors_WeShouldListTheLayersAsNotTunedNamingTheType) {
+  onnx::ModelProto int32s = WithElemType(DenseModel(), onnx::TensorProto::INT32);
+  auto ints = ImportOnnxModel(int32s, "int.onnx", {});
+  ASSERT_FALSE(ints.ok());
+  EXPECT_NE(ints.status().message().find("int.onnx: no tunable operator"), std::string::npos);
+  EXPECT_NE(ints.status().message().find("MatMul (int32 tensors) x2"), std::string::npos) << ints.status().message();
+
+  onnx::ModelProto doubles = WithElemType(MakeResNetLikeModel(), onnx::TensorProto::DOUBLE);
+  auto m = ImportOnnxModel(doubles, "f64.onnx", {});
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("Conv (float64 tensors) x8"), std::string::npos) << m.status().message();
+  EXPECT_NE(m.status().message().find("Gemm (float64 tensors) x1"), std::string::npos) << m.status().message();
+  EXPECT_NE(m.status().message().find("GlobalAveragePool (float64 tensors) x1"), std::string::npos);
+}
+
+TEST_F(OnnxImportTest, GivenFloat16Tensors_WeShouldMakeFloat16TasksNotFloat32Ones) {
+  onnx::ModelProto half = WithElemType(MakeResNetLikeModel(), onnx::TensorProto::FLOAT16);
+  auto m = ImportOnnxModel(half, "f16.onnx", {});
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  ASSERT_EQ(m->ops.size(), 10u);
+  EXPECT_EQ(m->ops[0].task.ToSpec(), "conv2d:1,3,32,32,16,3,3,1,1,bias=1:float16");
+  EXPECT_EQ(m->ops[8].task.ToSpec(), "pool:1,32,16,16,16,16,1,0,mode=avg,global=1:float16");
+  EXPECT_EQ(m->ops[9].task.ToSpec(), "gemm:1,10,32,transb=1,bias=1:float16");
+  // Tensors of two types in one layer are no task of either.
+  onnx::ModelProto mixed = MakeResNetLikeModel();
+  for (auto& t : *mixed.mutable_graph()->mutable_initializer()) {
+    if (t.name() != "fc.w") continue;
+    t.set_raw_data(std::string(static_cast<size_t>(t.float_data_size()) * 2, '\0'));
+    t.clear_float_data();
+    t.set_data_type(onnx::TensorProto::FLOAT16);
+  }
+  auto mm = ImportOnnxModel(mixed, "mixed.onnx", {});
+  ASSERT_TRUE(mm.ok()) << mm.status().ToString();
+  EXPECT_EQ(mm->not_tuned.count("Gemm (mixed float32 and float16 tensors)"), 1u);
+}
+
+// ONNX's Gemm computes alpha * A * B + beta * C: with beta 0 the C input is ignored, and the layer has no bias.
+TEST_F(OnnxImportTest, GivenAGemmWithBetaZero_WeShouldTuneItWithoutTheBiasAndRefuseOtherBetas) {
+  for (float beta : {0.0f, 0.5f}) {
+    DenseGraph d;
+    d.Input("x", {4, 8});
+    d.Weight("W", {8, 16});
+    d.Weight("c", {16});
+    SetAttr(d.Node("Gemm", {"x", "W", "c"}, "g"), "beta", beta);
+    d.Node("MatMul", {"x", "W"}, "y");
+    d.Output("g");
+    d.Output("y");
+    auto m = ImportOnnxModel(d.model, "beta.onnx", {});
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    if (beta == 0.0f) {
+      ASSERT_EQ(m->ops.size(), 2u);
+      EXPECT_EQ(m->ops[0].task.ToSpec(), "gemm:4,16,8:float32");
+      EXPECT_EQ(m->ops[0].workload["bias"], false);
+    } else {
+      ASSERT_EQ(m->ops.size(), 1u);
+      EXPECT_EQ(m->not_tuned.count("Gemm (beta not 0 or 1)"), 1u);
+    }
+  }
+}
+
+// A Relu of another domain computes what that domain says; it is not ONNX's Relu to fuse.
+TEST_F(OnnxImportTest, GivenAReluOfACustomDomainAfterAConv_WeShouldNotFuseIt) {
+  onnx::ModelProto model = MakeResNetLikeModel();
+  auto* opset = model.add_opset_import();
+  opset->set_domain("com.example");
+  opset->set_version(1);
+  ASSERT_EQ(model.graph().node(1).op_type(), "Relu");
+  model.mutable_graph()->mutable_node(1)->set_domain("com.example");
+  auto m = ImportOnnxModel(model, "custom.onnx", {});
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->ops[0].onnx_ops, "Conv");
+  EXPECT_EQ(m->ops[0].activation, Activation::kNone);
+  EXPECT_EQ(m->not_tuned.at("com.example.Relu"), 1);
+}
+
+TEST_F(OnnxImportTest, GivenAnAutoPadOnnxDoesNotDefine_WeShouldListTheConvAsNotTunedNamingTheValue) {
+  onnx::ModelProto model = MakeResNetLikeModel();
+  auto* conv = model.mutable_graph()->mutable_node(0);
+  conv->mutable_attribute()->erase(
+      std::remove_if(conv->mutable_attribute()->begin(), conv->mutable_attribute()->end(),
+                     [](const onnx::AttributeProto& a) { return a.name() == "pads"; }),
+      conv->mutable_attribute()->end());
+  SetAttr(conv, "auto_pad", std::string("SAME"));
+  auto m = ImportOnnxModel(model, "autopad.onnx", {});
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->ops.size(), 9u);
+  EXPECT_EQ(m->not_tuned.at("Conv (auto_pad 'SAME' is not NOTSET, SAME_UPPER, SAME_LOWER or VALID)"), 1);
+}
+
+// `tasks` listed pools that pool.worksize cannot run (an output of no element, a window over padding alone) and
+// only `tune` refused them; they are refused at import, as such convolutions are.
+TEST_F(OnnxImportTest, GivenAPoolWindowTheModelCannotRun_WeShouldRefuseTheModelNamingTheNode) {
+  struct Case {
+    std::vector<int64_t> kernel, pads, strides;
+    std::string says;
+  };
+  for (const Case& c : {Case{{2, 2}, {2, 2, 2, 2}, {1, 1}, "pad 2 is not smaller than the 2x2 window"},
+                        Case{{9, 9}, {0, 0, 0, 0}, {1, 1}, "the 9x9 window is larger than the padded input [1,4,8,8]"},
+                        Case{{9, 9}, {0, 0, 0, 0}, {2, 2}, "the 9x9 window is larger than the padded input [1,4,8,8]"},
+                        Case{{3, 3}, {1, 1, 1, 1}, {2, 2}, ""}}) {
+    DenseGraph d;
+    d.Input("x", {1, 4, 8, 8});
+    auto* pool = d.Node("MaxPool", {"x"}, "y");
+    pool->set_name("pool1");
+    SetAttr(pool, "kernel_shape", c.kernel);
+    SetAttr(pool, "pads", c.pads);
+    SetAttr(pool, "strides", c.strides);
+    d.Output("y");
+    auto m = ImportOnnxModel(d.model, "pool.onnx", {});
+    if (c.says.empty()) {
+      ASSERT_TRUE(m.ok()) << m.status().ToString();
+      EXPECT_EQ(m->ops[0].task.ToSpec(), "pool:1,4,8,8,3,3,2,1:float32");
+      continue;
+    }
+    ASSERT_FALSE(m.ok()) << c.says;
+    const std::string tail = c.kernel[0] == 2 ? " (a window over padding alone has no value)" : " (pad 0)";
+    EXPECT_EQ(m.status().message(), "pool.onnx: node 'pool1' (MaxPool): " + c.says + tail);
   }
 }
 

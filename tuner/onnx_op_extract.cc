@@ -43,8 +43,10 @@ const onnx::NodeProto* SoleConsumer(const onnx::GraphProto& graph, const OnnxGra
   return &graph.node(consumers[0]);
 }
 
-// Relu -> kRelu; Clip with known bounds [0, 6] -> kRelu6, [0, +inf) -> kRelu; anything else -> nullopt.
+// Relu -> kRelu; Clip with known bounds [0, 6] -> kRelu6, [0, +inf) -> kRelu; anything else -> nullopt. Only
+// ONNX's own operators: a "Relu" of a custom domain computes whatever that domain says.
 std::optional<Activation> ActivationOf(const onnx::NodeProto& node, const OnnxGraphView& view, int64_t opset) {
+  if (!node.domain().empty() && node.domain() != "ai.onnx") return std::nullopt;
   if (node.op_type() == "Relu") return Activation::kRelu;
   if (node.op_type() != "Clip") return std::nullopt;
   float lo = -std::numeric_limits<float>::infinity();
@@ -78,7 +80,7 @@ void FuseActivation(const onnx::GraphProto& graph, const OnnxGraphView& view, co
   e->fused.push_back(ci);
 }
 
-// Pads for one spatial axis: explicit, or from auto_pad. Returns {begin, end}.
+// Pads for one spatial axis: explicit, or from auto_pad (a value SpatialWindow accepts). Returns {begin, end}.
 std::pair<int64_t, int64_t> AxisPads(const std::string& auto_pad, const Dims& pads, int axis, int64_t in,
                                      int64_t k, int64_t stride, int64_t dilation) {
   if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
@@ -105,6 +107,12 @@ Window SpatialWindow(const onnx::NodeProto& node, const Dims& x, int64_t kh, int
   std::string auto_pad = AttrString(node, "auto_pad", "NOTSET");
   if (strides.size() != 2 || dil.size() != 2 || pads.size() != 4) {
     w.why_not = "not 2-D";
+    return w;
+  }
+  // Any other value ("SAME", "same_upper") has no meaning in ONNX; read as NOTSET it padded by `pads` (or 0) where
+  // its author meant something else.
+  if (auto_pad != "NOTSET" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER" && auto_pad != "VALID") {
+    w.why_not = "auto_pad '" + auto_pad + "' is not NOTSET, SAME_UPPER, SAME_LOWER or VALID";
     return w;
   }
   auto [hb, he] = AxisPads(auto_pad, pads, 0, x[2], kh, strides[0], dil[0]);
@@ -204,10 +212,12 @@ ExtractedNode ExtractGemm(const onnx::GraphProto& graph, const OnnxGraphView& vi
   if (a->size() != 2 || b->size() != 2) return NotTuned("Gemm", "not 2-D");
   if (AttrInt(node, "transA", 0) != 0) return NotTuned("Gemm", "transA");
   const bool transb = AttrInt(node, "transB", 0) != 0;
-  const bool bias = node.input_size() > 2 && !node.input(2).empty();
-  if (AttrFloat(node, "alpha", 1.0f) != 1.0f || (bias && AttrFloat(node, "beta", 1.0f) != 1.0f)) {
-    return NotTuned("Gemm", "alpha or beta not 1");
-  }
+  if (AttrFloat(node, "alpha", 1.0f) != 1.0f) return NotTuned("Gemm", "alpha not 1");
+  // beta scales C: 1 makes C the bias, 0 leaves it out (as ONNX runtimes skip it), anything else is not a task.
+  const float beta = AttrFloat(node, "beta", 1.0f);
+  const bool has_c = node.input_size() > 2 && !node.input(2).empty();
+  if (has_c && beta != 0.0f && beta != 1.0f) return NotTuned("Gemm", "beta not 0 or 1");
+  const bool bias = has_c && beta == 1.0f;
   const int64_t m = (*a)[0], kk = (*a)[1], n = transb ? (*b)[0] : (*b)[1];
   if (kk != (transb ? (*b)[1] : (*b)[0]))
     return Contradiction(node, index, "A " + DimsText(*a) + " and B " + DimsText(*b) + (transb ? " (transB)" : "") +
@@ -297,6 +307,22 @@ ExtractedNode ExtractPool(const onnx::GraphProto& graph, const OnnxGraphView& vi
     win = SpatialWindow(node, *x, kh, kw);
     if (!win.why_not.empty()) return NotTuned(type, win.why_not);
     if (win.dilation != 1) return NotTuned(type, "dilation");
+    // What pool.worksize runs (search-spaces/pool_worksize.cc, Shape): an output of at least 1x1 and a pad smaller
+    // than the window; `tasks` listed pools beyond it that only `tune` refused, as it did convolutions. The output
+    // is counted with floor division, as ONNX does (a 9x9 window over 8x8 at stride 2 has none).
+    if (kh < 1 || kw < 1) return NotTuned(type, "kernel_shape " + DimsText(ks));  // refused by the task's bounds too
+    // Written so that a pad near 2^62 does not overflow h + 2 * pad (a negative pad is the task's bounds' to refuse).
+    const auto larger = [&win](int64_t k, int64_t in) { return k > in && (k - in + 1) / 2 > win.pad; };
+    if (win.pad >= 0 && (larger(kh, h) || larger(kw, w))) {
+      return Contradiction(node, index, "the " + std::to_string(kh) + "x" + std::to_string(kw) +
+                                            " window is larger than the padded input " + DimsText(*x) + " (pad " +
+                                            std::to_string(win.pad) + ")");
+    }
+    if (win.pad >= 0 && (win.pad >= kh || win.pad >= kw)) {
+      return Contradiction(node, index, "pad " + std::to_string(win.pad) + " is not smaller than the " +
+                                            std::to_string(kh) + "x" + std::to_string(kw) +
+                                            " window (a window over padding alone has no value)");
+    }
     if (type == "AveragePool" && win.pad > 0 && AttrInt(node, "count_include_pad", 0) != 0) {
       return NotTuned(type, "count_include_pad");
     }
@@ -317,17 +343,59 @@ ExtractedNode ExtractPool(const onnx::GraphProto& graph, const OnnxGraphView& vi
   return e;
 }
 
+// The precision of the tasks of a node whose tensors (every input: data, weight, bias) are of one float type:
+// float32, or float16 (the model's own half tensors, see model_tasks.h); else the not-tuned reason, naming the type.
+struct TensorType {
+  Precision precision = Precision::kFloat32;
+  std::string why_not;
+};
+
+TensorType NodeTensorType(const onnx::NodeProto& node, const OnnxGraphView& view) {
+  TensorType out;
+  int32_t type = onnx::TensorProto::UNDEFINED;
+  for (const std::string& in : node.input()) {
+    if (in.empty()) continue;
+    const int32_t t = view.ElemType(in);
+    if (t == onnx::TensorProto::UNDEFINED) {
+      out.why_not = "element type unknown";
+      return out;
+    }
+    if (type != onnx::TensorProto::UNDEFINED && t != type) {
+      out.why_not = "mixed " + ElemTypeName(type) + " and " + ElemTypeName(t) + " tensors";
+      return out;
+    }
+    type = t;
+  }
+  if (type == onnx::TensorProto::FLOAT16) {
+    out.precision = Precision::kFloat16;
+  } else if (type != onnx::TensorProto::FLOAT) {
+    out.why_not = ElemTypeName(type) + " tensors";
+  }
+  return out;
+}
+
 ExtractedNode ExtractSupported(const onnx::GraphProto& graph, const OnnxGraphView& view, int index, int64_t opset) {
   const auto& node = graph.node(index);
   const bool onnx_domain = node.domain().empty() || node.domain() == "ai.onnx";
   const std::string& t = node.op_type();
-  if (onnx_domain && t == "Conv") return ExtractConv(graph, view, index, opset);
-  if (onnx_domain && t == "Gemm") return ExtractGemm(graph, view, index, opset);
-  if (onnx_domain && t == "MatMul") return ExtractMatMul(graph, view, index, opset);
-  if (onnx_domain && (t == "MaxPool" || t == "AveragePool" || t == "GlobalAveragePool")) {
-    return ExtractPool(graph, view, index);
+  const bool supported = onnx_domain && (t == "Conv" || t == "Gemm" || t == "MatMul" || t == "MaxPool" ||
+                                         t == "AveragePool" || t == "GlobalAveragePool");
+  if (!supported) return NotTuned(onnx_domain ? t : node.domain() + "." + t, "");
+  // The kernels are float32 or half: an int32 MatMul was tuned as a float32 GEMM, a float64 Conv as a float32 one.
+  const TensorType type = NodeTensorType(node, view);
+  if (!type.why_not.empty()) return NotTuned(t, type.why_not);
+  ExtractedNode e;
+  if (t == "Conv") {
+    e = ExtractConv(graph, view, index, opset);
+  } else if (t == "Gemm") {
+    e = ExtractGemm(graph, view, index, opset);
+  } else if (t == "MatMul") {
+    e = ExtractMatMul(graph, view, index, opset);
+  } else {
+    e = ExtractPool(graph, view, index);
   }
-  return NotTuned(onnx_domain ? t : node.domain() + "." + t, "");
+  if (e.op) e.op->task.precision = type.precision;
+  return e;
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <string>
 #include <vector>
 
 namespace tunefleet {
@@ -152,6 +153,32 @@ onnx::ModelProto MakeMobileNetLikeModel() {
   std::string out = g.Dense(g.Flatten(g.GlobalAveragePool(x)), 32, 10);
   g.Output(out, 10);
   return m;
+}
+
+onnx::ModelProto WithElemType(onnx::ModelProto model, int32_t elem_type) {
+  size_t bytes = 4;
+  switch (elem_type) {
+    case onnx::TensorProto::FLOAT16: case onnx::TensorProto::BFLOAT16: case onnx::TensorProto::INT16: bytes = 2; break;
+    case onnx::TensorProto::DOUBLE: case onnx::TensorProto::INT64: case onnx::TensorProto::UINT64: bytes = 8; break;
+    case onnx::TensorProto::INT8: case onnx::TensorProto::UINT8: case onnx::TensorProto::BOOL: bytes = 1; break;
+    default: break;
+  }
+  auto* graph = model.mutable_graph();
+  for (auto& t : *graph->mutable_initializer()) {
+    if (t.data_type() != onnx::TensorProto::FLOAT) continue;
+    const size_t n = static_cast<size_t>(t.float_data_size());
+    t.clear_float_data();
+    t.set_data_type(elem_type);
+    t.set_raw_data(std::string(n * bytes, '\0'));  // zeros in every type
+  }
+  for (auto* list : {graph->mutable_input(), graph->mutable_output()}) {
+    for (auto& vi : *list) {
+      auto* tt = vi.mutable_type()->mutable_tensor_type();
+      if (tt->elem_type() == onnx::TensorProto::FLOAT) tt->set_elem_type(elem_type);
+    }
+  }
+  graph->clear_value_info();
+  return model;
 }
 
 Status WriteOnnxModel(const onnx::ModelProto& model, const std::string& path) {

@@ -16,6 +16,7 @@
 // Thread safety: free functions, no shared state.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include <onnx/onnx_pb.h>
@@ -26,6 +27,11 @@ namespace tunefleet {
 
 onnx::ModelProto MakeResNetLikeModel();
 onnx::ModelProto MakeMobileNetLikeModel();
+
+// `model` with every float32 tensor (graph inputs and outputs, initializers) of `elem_type` instead (an
+// onnx::TensorProto::DataType: FLOAT16, DOUBLE, INT32, ...), its initializers' data zeros of that type and its
+// inferred shapes dropped: the same graph as a float16, float64 or int32 model.
+onnx::ModelProto WithElemType(onnx::ModelProto model, int32_t elem_type);
 
 // Serializes `model` to `path` (binary protobuf, the .onnx format). IOError naming the path, and the system's reason
 // when there is one.

@@ -43,27 +43,7 @@ Result<std::vector<const Template*>> PickTemplates(const Task& task, const std::
     return std::vector<const Template*>{t};
   }
   std::vector<const Template*> fit = TemplatesFor(task, limits);
-  if (fit.empty()) {
-    // Say why the templates that could run this task on a fully capable device refused it here (fp16, images,
-    // limits); when none could, why the templates of its op refuse the task itself (its shape). Templates of other
-    // ops have nothing useful to say.
-    DeviceLimits capable = limits;
-    capable.fp16 = capable.image_support = true;
-    capable.image2d_max_width = capable.image2d_max_height = uint64_t{1} << 20;
-    bool some_capable = false;
-    for (const auto& t : AllTemplates()) some_capable = some_capable || t->Supports(task, capable, nullptr);
-    std::string why;
-    for (const auto& t : AllTemplates()) {
-      std::string w;
-      if (!t->RunsOp(task.op) || (some_capable && !t->Supports(task, capable, nullptr)) ||
-          t->Supports(task, limits, &w) || w.empty())
-        continue;
-      if (why.find(w) != std::string::npos) continue;
-      why += (why.empty() ? "" : "; ") + t->name() + ": " + w;
-    }
-    return Status::InvalidArgument("no template can run " + task.ToSpec() + " on " + device_name +
-                                   (why.empty() ? "" : " (" + why + ")"));
-  }
+  if (fit.empty()) return NoTemplateRuns(task, limits, device_name);
   return fit;
 }
 
@@ -231,6 +211,28 @@ class RunDevices {
 };
 
 }  // namespace
+
+Status NoTemplateRuns(const Task& task, const DeviceLimits& limits, const std::string& device_name) {
+  // Say why the templates that could run this task on a fully capable device refused it here (fp16, images,
+  // limits); when none could, why the templates of its op refuse the task itself (its shape). Templates of other
+  // ops have nothing useful to say.
+  DeviceLimits capable = limits;
+  capable.fp16 = capable.image_support = true;
+  capable.image2d_max_width = capable.image2d_max_height = uint64_t{1} << 20;
+  bool some_capable = false;
+  for (const auto& t : AllTemplates()) some_capable = some_capable || t->Supports(task, capable, nullptr);
+  std::string why;
+  for (const auto& t : AllTemplates()) {
+    std::string w;
+    if (!t->RunsOp(task.op) || (some_capable && !t->Supports(task, capable, nullptr)) ||
+        t->Supports(task, limits, &w) || w.empty())
+      continue;
+    if (why.find(w) != std::string::npos) continue;
+    why += (why.empty() ? "" : "; ") + t->name() + ": " + w;
+  }
+  return Status::InvalidArgument("no template can run " + task.ToSpec() + " on " + device_name +
+                                 (why.empty() ? "" : " (" + why + ")"));
+}
 
 Status CheckSomeDeviceRuns(const std::vector<TuneTask>& tasks, const std::string& template_name) {
   size_t runnable = 0;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "search-spaces/device_limits.h"
 #include "search-spaces/task.h"
 #include "tuner/deferred_log.h"
 #include "tuner/measure_session.h"
@@ -41,6 +42,11 @@ struct TuneOptions {
   // the next run), the lease is released and RunTune returns a summary with `interrupted` set.
   std::stop_token stop;
 };
+
+// The refusal when no template runs `task` on a device of `limits` (named `device_name` in it): "no template can run
+// SPEC on DEVICE (TEMPLATE: why; ...)", with the reasons of the templates of the task's op. `tune` and `measure`
+// say it alike.
+Status NoTemplateRuns(const Task& task, const DeviceLimits& limits, const std::string& device_name);
 
 // InvalidArgument when no task can be tuned on any device (with `template_name`, when not empty): a template
 // that does not fit the task whatever the device. Needs no tracker; `tune` asks it before leasing a device.
