@@ -26,7 +26,9 @@ Result<PoolShape> Shape(const Task& task) {
   if (s.n <= 0 || s.c <= 0 || s.h <= 0 || s.w <= 0 || s.kh <= 0 || s.kw <= 0 || s.stride <= 0 || s.pad < 0) {
     return Status::InvalidArgument(task.ToSpec() + ": sizes and stride must be positive, pad non-negative");
   }
-  if (!s.global && (s.oh() <= 0 || s.ow() <= 0 || s.pad >= s.kh || s.pad >= s.kw)) {
+  // A window larger than the padded input has no output (C++ division truncates: (8 - 9) / 2 + 1 is 1, not 0).
+  if (!s.global && (s.h + 2 * s.pad < s.kh || s.w + 2 * s.pad < s.kw || s.oh() <= 0 || s.ow() <= 0 ||
+                    s.pad >= s.kh || s.pad >= s.kw)) {
     return Status::InvalidArgument(task.ToSpec() + ": the window does not fit the padded input");
   }
   return s;

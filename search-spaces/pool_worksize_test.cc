@@ -46,6 +46,18 @@ TEST(PoolWorksize, GivenALocalSizeOverTheDeviceLimitWeShouldRejectIt) {
   EXPECT_FALSE(tmpl.Generate(task, *space, *c).ok());
 }
 
+TEST(PoolWorksize, GivenAWindowLargerThanThePaddedInputWeShouldRefuseTheTask) {
+  PoolWorksizeTemplate tmpl;
+  // 9x9 over 8x8 at stride 2: no output (the output count by truncating division was 1).
+  for (const char* spec : {"pool:1,1,8,8,9,9,2,0", "pool:1,1,8,8,9,3,2,0", "pool:1,1,8,8,2,2,1,2"}) {
+    Result<Space> space = tmpl.MakeSpace(ParseTask(spec), GpuLikeLimits());
+    ASSERT_FALSE(space.ok()) << spec;
+    EXPECT_NE(space.status().message().find("does not fit"), std::string::npos) << space.status().ToString();
+  }
+  EXPECT_TRUE(tmpl.MakeSpace(ParseTask("pool:1,1,8,8,8,8,2,0"), GpuLikeLimits()).ok());
+  EXPECT_TRUE(tmpl.MakeSpace(ParseTask("pool:1,1,7,7,9,9,1,1"), GpuLikeLimits()).ok());
+}
+
 TEST(PoolWorksize, GivenGlobalAveragePoolingTheFlopsShouldCountEveryInput) {
   EXPECT_DOUBLE_EQ(PoolWorksizeTemplate().Flops(ParseTask("pool:2,8,7,7,1,1,1,0,mode=avg,global=1")),
                    2.0 * 8 * 49);
