@@ -5,6 +5,8 @@
 #include <random>
 #include <sstream>
 
+#include "search-spaces/op_signature.h"
+
 namespace tunefleet {
 namespace {
 
@@ -57,6 +59,11 @@ Result<ConvShape> ConvShapeFromTask(const Task& task) {
   }
   if (s.stride <= 0 || s.dilation <= 0 || s.pad < 0 || s.groups <= 0) {
     return Bad(task, "stride and dilation must be positive, pad non-negative, groups positive");
+  }
+  // Task::Parse bounds what a spec says; a task made from a model's attributes is bounded here, before the sums
+  // below, which overflowed with a pad or input of 2^62.
+  for (int64_t v : {s.n, s.c, s.h, s.w, s.k, s.kh, s.kw, s.stride, s.pad, s.dilation, s.groups}) {
+    if (v > kMaxTaskSize) return Bad(task, "a size, stride, pad or dilation is larger than " + std::to_string(kMaxTaskSize));
   }
   if (s.c % s.groups != 0 || s.k % s.groups != 0) return Bad(task, "channels are not divisible by groups");
   // Compared directly: oh()'s division truncates toward zero, so with a stride above 1 a kernel larger than the

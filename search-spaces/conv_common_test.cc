@@ -40,6 +40,17 @@ TEST(ConvCommon, GivenAKernelLargerThanThePaddedInputWeShouldNameTheSpec) {
   EXPECT_TRUE(ConvShapeFromTask(ParseTask("conv2d:1,4,4,4,4,4,4,2,0")).ok());  // exactly fits: 1x1
 }
 
+// A task made from a model's attributes is not bounded by Task::Parse: a pad of 2^62 overflowed h + 2 * pad (and
+// was then called "larger than the padded input").
+TEST(ConvCommon, GivenASizeOrPadPastTheTaskBoundWeShouldSaySoWithoutOverflowing) {
+  Task task = ParseTask("conv2d:1,4,8,8,4,3,3,1,1");
+  for (auto& [name, value] : task.params)
+    if (name == "pad") value = int64_t{1} << 62;
+  Result<ConvShape> s = ConvShapeFromTask(task);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("larger than 16777216"), std::string::npos) << s.status().ToString();
+}
+
 TEST(ConvCommon, GivenAnExtentFactorSplitsShouldListEveryOrderedFactorizationOnce) {
   // 12 = 2^2 * 3: ordered 3-factorizations = C(4,2) * C(3,2) = 18.
   const auto all = FactorSplits(12, 3);

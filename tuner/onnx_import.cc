@@ -13,6 +13,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include "common/printable.h"
+#include "search-spaces/op_signature.h"
 #include "tuner/onnx_graph_view.h"
 #include "tuner/onnx_op_extract.h"
 
@@ -115,14 +116,19 @@ Result<std::pair<std::string, std::vector<int64_t>>> ParseInputShape(std::string
   std::string name(text.substr(0, colon));
   std::string dims(text.substr(colon + 1));
   if (dims.size() >= 2 && dims.front() == '[' && dims.back() == ']') dims = dims.substr(1, dims.size() - 2);
+  const char sep = dims.find(',') != std::string::npos ? ',' : 'x';
+  if (!dims.empty() && dims.back() == sep) return bad("a dim after the last '" + std::string(1, sep) + "' is missing");
   std::vector<int64_t> out;
   std::string part;
   std::istringstream in(dims);
-  while (std::getline(in, part, dims.find(',') != std::string::npos ? ',' : 'x')) {
+  while (std::getline(in, part, sep)) {
     char* end = nullptr;
     errno = 0;
     long long v = std::strtoll(part.c_str(), &end, 10);
     if (part.empty() || *end != '\0' || errno != 0 || v <= 0) return bad("'" + part + "' is not a positive size");
+    // A task's sizes are bounded (op_signature.h): a larger dim made every layer it reaches a rejected task, listed
+    // as not tuned, and `tune` went on with the rest of the model.
+    if (v > kMaxTaskSize) return bad("'" + part + "' is larger than " + std::to_string(kMaxTaskSize));
     out.push_back(v);
   }
   if (out.empty()) return bad("no dims");

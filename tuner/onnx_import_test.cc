@@ -575,6 +575,21 @@ TEST(ParseInputShapeTest, GivenNameAndDims_WeShouldParseBothForms) {
   EXPECT_FALSE(ParseInputShape("x:1xNx3").ok());
 }
 
+// A dim past a task's bound made every layer it reaches a rejected task, listed as not tuned, and `tune` went on
+// with the rest (exit 0); a trailing separator dropped a dim.
+TEST(ParseInputShapeTest, GivenADimPastTheTaskBoundOrAMissingDim_WeShouldRefuseIt) {
+  auto huge = ParseInputShape("data:1x3x99999999999x2");
+  ASSERT_FALSE(huge.ok());
+  EXPECT_NE(huge.status().message().find("'99999999999' is larger than 16777216"), std::string::npos)
+      << huge.status().ToString();
+  EXPECT_TRUE(ParseInputShape("data:1x3x16777216x2").ok());
+  for (const char* cut : {"data:1x3x8x", "data:[1,3,8,]"}) {
+    auto r = ParseInputShape(cut);
+    ASSERT_FALSE(r.ok()) << cut;
+    EXPECT_NE(r.status().message().find("is missing"), std::string::npos) << r.status().ToString();
+  }
+}
+
 // The real torchvision exports in ../shared/models next to the checkout (weights stripped), or in
 // $TUNEFLEET_MODELS_DIR; absent in a fresh clone, then skipped.
 TEST(SharedModelsTest, GivenTheStrippedTorchvisionModels_WeShouldReproduceTheKnownWorkloadCounts) {
