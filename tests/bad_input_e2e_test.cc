@@ -322,6 +322,42 @@ TEST(BadInputE2E, GivenAModelPathAfterInputShapeOrTaskTuneShouldTakeItAsTheModel
                          fleet.dir() + "/absent.onnx: cannot open");
 }
 
+// `tasks > /dev/full` (or `best --json > best.json` on a full disk) printed nothing and exited 0.
+TEST(BadInputE2E, GivenAnOutputThatCannotBeWrittenTheCommandShouldFailInOneLine) {
+  LocalFleet fleet;
+  const std::string bin = BinDir();
+  const std::string model = fleet.dir() + "/r.onnx";
+  RunResult made = testing::Run({bin + "/tunefleet-make-model", "resnet", "-o", model}, std::chrono::seconds(30));
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  for (const char* redirect : {"> /dev/full", ">&-"}) {
+    RunResult r = testing::Run({"/bin/sh", "-c", std::string("exec \"$0\" tasks \"$1\" ") + redirect,
+                                bin + "/tunefleet", model},
+                               std::chrono::seconds(30));
+    EXPECT_EQ(r.exit_code, 1) << redirect << ": " << r.output;
+    EXPECT_NE(r.output.find("tunefleet: error: standard output: write failed"), std::string::npos) << r.output;
+    EXPECT_EQ(CountLines(r.output), 1) << r.output;
+  }
+  RunResult fine = testing::Run({"/bin/sh", "-c", "exec \"$0\" tasks \"$1\" > /dev/null", bin + "/tunefleet", model},
+                                std::chrono::seconds(30));
+  EXPECT_EQ(fine.exit_code, 0) << fine.output;
+}
+
+// Options of the cost model with another search, and two transfer options that contradict each other, were accepted
+// and ignored: the user believed they took effect.
+TEST(BadInputE2E, GivenContradictoryTuneOptionsTheyShouldBeRefusedInOneLine) {
+  const std::vector<std::string> tune = {BinDir() + "/tunefleet", "tune", "--rpc-key", "k", "--task", "gemm:8,8,8"};
+  auto with = [&tune](std::vector<std::string> more) {
+    std::vector<std::string> argv = tune;
+    argv.insert(argv.end(), more.begin(), more.end());
+    return argv;
+  };
+  ExpectRefusedInOneLine(with({"--tuner", "random", "--xgb-objective", "rank"}),
+                         "--xgb-objective applies to --tuner xgb (the cost model), not --tuner random");
+  ExpectRefusedInOneLine(with({"--tuner", "grid", "--xgb-prior-pool", "0"}),
+                         "--xgb-prior-pool applies to --tuner xgb (the cost model), not --tuner grid");
+  ExpectRefusedInOneLine(with({"--no-transfer", "--transfer-once"}), "--no-transfer excludes --transfer-once");
+}
+
 // `measure --dump-program` said "no template can run X" and not why; `tune` (and `measure` on a device) say why.
 TEST(BadInputE2E, GivenATaskNoTemplateRunsMeasureDumpProgramShouldSayWhy) {
   ExpectRefusedInOneLine({BinDir() + "/tunefleet", "measure", "--task", "conv2d:1,6,8,8,4,3,3,1,1,groups=4",
@@ -522,6 +558,36 @@ void ImportOneRecord(LocalFleet& fleet) {
          R"("result": [[0.001], 0, 1.0, 1700000000.0], "version": 0.2})" "\n";
   RunResult imported = fleet.Cli({"import", "--db", fleet.db(), lines}, std::chrono::seconds(30), false);
   ASSERT_EQ(imported.exit_code, 0) << imported.output;
+}
+
+// An import into a new log whose only line is refused: it left an empty tuning log behind (a bad --db is still said
+// before the file is read); one that adds a record creates the log, and says only its summary line.
+TEST(BadInputE2E, GivenANewLogAndAnImportWhoseOnlyLineIsRefusedNoLogShouldBeLeft) {
+  LocalFleet fleet;  // no tracker
+  ASSERT_NO_FATAL_FAILURE(ImportOneRecord(fleet));  // writes one.autotvm.log, a record of 1 ms, into a new log
+  EXPECT_TRUE(std::filesystem::exists(fleet.db()));
+  std::string line;
+  std::getline(std::ifstream(fleet.dir() + "/one.autotvm.log"), line);
+  ASSERT_NE(line.find("[0.001]"), std::string::npos) << line;
+  const std::string neg = fleet.dir() + "/neg.log", db = fleet.dir() + "/new.db";
+  std::ofstream(neg) << line.replace(line.find("[0.001]"), 7, "[-1]") << "\n";
+  const std::string bin = BinDir() + "/tunefleet";
+  ExpectRefusedInOneLine({bin, "import", "--db", db, neg},
+                         neg + ":1: cost -1 of a result without error is not a time between 1 ps and 10^6 s");
+  EXPECT_FALSE(std::filesystem::exists(db));
+  EXPECT_FALSE(std::filesystem::exists(db + ".locks"));
+  // A --db where no log can be created is said first, not the file's line.
+  const std::string nowhere = fleet.dir() + "/no-such-folder/new.db";
+  RunResult r = testing::Run({bin, "import", "--db", nowhere, neg}, std::chrono::seconds(30));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find(nowhere), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("cost -1"), std::string::npos) << r.output;
+  EXPECT_EQ(CountLines(r.output), 1) << r.output;
+  // The good line into a new log: the log, and one line saying so.
+  RunResult good = testing::Run({bin, "import", "--db", db, fleet.dir() + "/one.autotvm.log"}, std::chrono::seconds(30));
+  EXPECT_EQ(good.exit_code, 0) << good.output;
+  EXPECT_EQ(good.output, "tunefleet import: 1 records added to " + db + ", 0 already present, 0 skipped\n");
+  EXPECT_TRUE(std::filesystem::exists(db));
 }
 
 // A config nested 200,000 levels deep in the log: quoted in a message, it overflowed the stack (SIGSEGV).

@@ -24,6 +24,9 @@
 namespace tunefleet {
 namespace {
 
+// The exit code of a program that was measured and failed (its status and message are in the printed result).
+constexpr int kMeasuredButFailed = 3;
+
 struct MeasureArgs {
   std::string tracker = "127.0.0.1:9190";
   std::string key;
@@ -219,14 +222,19 @@ int Run(const MeasureArgs& a) {
   opts.always_print_enums_as_ints = true;
   (void)google::protobuf::util::MessageToJsonString(result, &out, opts);
   std::cout << out << "\n";
-  return 0;
+  // The result is printed either way; a script that checks the exit code alone must not take a kernel that did
+  // not build, crashed or computed the wrong answer for a measurement (exit 0 said so).
+  return result.status() == proto::OK ? 0 : kMeasuredButFailed;
 }
 
 }  // namespace
 
 void RegisterMeasure(CLI::App& app, int* exit_code) {
   auto a = std::make_shared<MeasureArgs>();
-  auto* sub = app.add_subcommand("measure", "Measure one kernel program on a device of a key (nothing is recorded)");
+  auto* sub = app.add_subcommand("measure",
+                                 "Measure one kernel program on a device of a key (nothing is recorded); prints the "
+                                 "result as JSON, exit 0 when its status is 0 (ok), 3 when the program was measured "
+                                 "and failed (its status and message say how)");
   sub->add_option("--rpc-tracker", a->tracker, "Tracker address host:port (default 127.0.0.1:9190)")
       ->check(cli::HostPort());
   sub->add_option("--rpc-key", a->key, "Device key")->check(cli::DeviceKey());

@@ -250,9 +250,11 @@ void RegisterTune(CLI::App& app, int* exit_code) {
   sub->add_option("--seed", a->seed, "Seed of the search (runs with the same seed propose the same configs)")
       ->check(cli::Whole<uint64_t>());
   sub->add_flag("--fresh", a->fresh, "Do not resume from the log: start the search over");
-  sub->add_flag("--no-transfer", a->no_transfer, "Do not warm-start the model from other tasks/devices");
+  CLI::Option* no_transfer =
+      sub->add_flag("--no-transfer", a->no_transfer, "Do not warm-start the model from other tasks/devices");
   sub->add_flag("--transfer-once", a->transfer_once,
-                "Read other tasks' records once, at a task's first batch, not again before its later plans");
+                "Read other tasks' records once, at a task's first batch, not again before its later plans")
+      ->excludes(no_transfer);
   sub->add_option("--precision", a->precision,
                   "Model precision: float32 | float16 | float16-acc32 (the model's float16 layers stay half)")
       ->check(cli::NotEmpty());
@@ -264,7 +266,19 @@ void RegisterTune(CLI::App& app, int* exit_code) {
       ->expected(1)  // as --task
       ->allow_extra_args(false)
       ->take_all();
-  sub->callback([a, exit_code] { *exit_code = RunTuneCommand(*a); });
+  sub->callback([a, exit_code, sub] {
+    // The model's options with another search: accepted and ignored, they let a user believe they took effect.
+    if (a->tuner != "xgb") {
+      for (const char* xgb_only : {"--xgb-objective", "--xgb-prior-pool"}) {
+        if (sub->count(xgb_only) > 0) {
+          *exit_code = CommandError("tune", std::string(xgb_only) + " applies to --tuner xgb (the cost model), not " +
+                                                "--tuner " + a->tuner, 2);
+          return;
+        }
+      }
+    }
+    *exit_code = RunTuneCommand(*a);
+  });
 }
 
 }  // namespace tunefleet
