@@ -9,6 +9,7 @@
 
 #include "storage/tuning_log.h"
 #include "tuner/command.h"
+#include "tuner/deferred_log.h"
 #include "tuner/import_autotvm.h"
 #include "tuner/stop_signals.h"
 
@@ -28,16 +29,30 @@ int RunImport(const ImportOptions& o) {
   }
   std::ifstream in(o.file);
   if (!in) return CommandError("import", o.file + ": cannot open", 2);
-  auto log = TuningLog::Open(o.db);
+  // A log that exists is opened now, and a path where none could be created is said now, before the file is read; a
+  // new log is created when the import first writes to it, so that a file refused at its first lines (or an import
+  // stopped before then) leaves no new, empty log.
+  auto log = DeferredLog::Open(o.db);
   if (!log.ok()) return CommandError("import", log.status().message(), LogOpenExitCode(log.status()));
   // Ctrl-C ends the import between two lines, its session 'interrupted'.
   StopOnSignals signals(std::chrono::milliseconds(1000), "the records added so far are kept");
-  auto counts = ImportAutotvm(in, o.file, **log, {}, std::cerr, signals.token());
+  ImportProgress progress;
+  progress.out = &std::cerr;  // a line every few seconds of a long import; stdout stays as it was
+  auto counts = ImportAutotvm(in, o.file, *log, {}, std::cerr, signals.token(), progress);
   if (!counts.ok()) return CommandError("import", counts.status().message(), LogOpenExitCode(counts.status()));
   if (counts->interrupted) {
+    if (log->IfOpen() == nullptr) {
+      std::cerr << "tunefleet import: interrupted by " << signals.signal_name() << " before anything was written; "
+                << "no log was created at " << o.db << "\n";
+      return 130;
+    }
     std::cerr << "tunefleet import: interrupted by " << signals.signal_name() << " after " << counts->added
               << " records added to " << o.db << " (importing the file again skips them)\n";
     return 130;
+  }
+  // An import that wrote nothing (an empty file, or only skipped lines) still leaves the log it names: an empty one.
+  if (Result<TuningLog*> made = log->Get(); !made.ok()) {
+    return CommandError("import", made.status().message(), LogOpenExitCode(made.status()));
   }
   std::cerr << "tunefleet import: " << counts->added << " records added to " << o.db << ", " << counts->duplicate
             << " already present, " << counts->skipped << " skipped\n";

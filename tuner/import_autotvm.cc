@@ -1,6 +1,7 @@
 #include "tuner/import_autotvm.h"
 
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <numeric>
 #include <optional>
@@ -97,16 +98,52 @@ struct Workload {
 };
 
 
+// Writes ImportProgress's lines.
+class ProgressLines {
+ public:
+  ProgressLines(const std::string& source, const ImportProgress& p)
+      : source_(source), p_(p), start_(Now()), last_(start_) {}
+
+  // Called before each line: `lines` have been read so far.
+  void Tick(size_t lines, const ImportCounts& counts) {
+    if (p_.out == nullptr) return;
+    const auto now = Now();
+    if (now - last_ < p_.every) return;
+    last_ = now;
+    const double seconds = std::chrono::duration<double>(now - start_).count();
+    char rate[32];
+    std::snprintf(rate, sizeof rate, "%.0f", seconds > 0 ? static_cast<double>(lines) / seconds : 0.0);
+    *p_.out << source_ << ": " << lines << (lines == 1 ? " line" : " lines") << " read (" << rate
+            << " a second): " << counts.added << " records added, " << counts.duplicate << " already present, "
+            << counts.skipped << " skipped" << std::endl;  // flushed: a person is waiting on it
+  }
+
+ private:
+  std::chrono::steady_clock::time_point Now() const {
+    return p_.clock ? p_.clock() : std::chrono::steady_clock::now();
+  }
+
+  const std::string& source_;
+  const ImportProgress& p_;
+  std::chrono::steady_clock::time_point start_, last_;
+};
+
+// The log to write to: opened (a deferred one created) by the first call.
+using LogGetter = std::function<Result<TuningLog*>()>;
+
 // The import itself, counting into `counts`; `session` is the session it opened (none until a record is added), for
-// ImportAutotvm to end.
-Status ImportLines(std::istream& in, const std::string& source, TuningLog& log, const TemplateLookup& lookup_in,
-                   std::ostream& notes, const std::stop_token& stop, ImportCounts& counts,
-                   std::optional<RunSession>& session) {
+// ImportAutotvm to end. The log is asked for only once a line is to be written.
+Status ImportLines(std::istream& in, const std::string& source, const LogGetter& get_log,
+                   const TemplateLookup& lookup_in, std::ostream& notes, const std::stop_token& stop,
+                   const ImportProgress& progress, ImportCounts& counts, std::optional<RunSession>& session) {
   TemplateLookup lookup = lookup_in ? lookup_in : [](const std::string& n) { return FindTemplate(n); };
   std::map<std::tuple<std::string, std::string, std::string>, Workload> cache;
   std::set<std::string> noted;
+  ProgressLines progress_lines(source, progress);
+  TuningLog* log = nullptr;
   std::string text;
   for (int line_no = 1; std::getline(in, text); ++line_no) {
+    progress_lines.Tick(static_cast<size_t>(line_no - 1), counts);
     if (stop.stop_requested()) {
       counts.interrupted = true;
       break;
@@ -151,13 +188,16 @@ Status ImportLines(std::istream& in, const std::string& source, TuningLog& log, 
       if (!space.ok()) return space.status().WithContext(where);
       Workload w;
       w.space = std::make_shared<const Space>(std::move(space).value());
-      TF_ASSIGN_OR_RETURN(w.device_id, log.UpsertDevice(*device));
+      if (log == nullptr) {  // the first write: a new log is created now
+        TF_ASSIGN_OR_RETURN(log, get_log());
+      }
+      TF_ASSIGN_OR_RETURN(w.device_id, log->UpsertDevice(*device));
       nlohmann::json workload = {{"op", tvm_task->task.op}, {"precision", PrecisionName(tvm_task->task.precision)}};
       for (const auto& [name, value] : tvm_task->task.params) workload["params"][name] = value;
-      TF_ASSIGN_OR_RETURN(w.task_id, log.UpsertTask(spec, tvm_task->task.op, workload.dump(),
+      TF_ASSIGN_OR_RETURN(w.task_id, log->UpsertTask(spec, tvm_task->task.op, workload.dump(),
                                                     tmpl->Flops(tvm_task->task)));
-      TF_ASSIGN_OR_RETURN(w.template_id, log.UpsertTemplate(tmpl->name(), tmpl->version()));
-      TF_ASSIGN_OR_RETURN(auto existing, log.Records(w.task_id, w.template_id, w.device_id));
+      TF_ASSIGN_OR_RETURN(w.template_id, log->UpsertTemplate(tmpl->name(), tmpl->version()));
+      TF_ASSIGN_OR_RETURN(auto existing, log->Records(w.task_id, w.template_id, w.device_id));
       for (const auto& r : existing) w.seen.insert({r.config, r.timestamp, r.status, r.costs});
       found = cache.emplace(key, std::move(w)).first;
     }
@@ -178,7 +218,7 @@ Status ImportLines(std::istream& in, const std::string& source, TuningLog& log, 
     if (!session) {
       // Its lock, as a tune run's, lets a later run tell an import that was killed from one still going.
       const std::string args = nlohmann::json({{"import", source}, {"format", "autotvm"}}).dump();
-      TF_ASSIGN_OR_RETURN(RunSession begun, RunSession::Begin(log, args, RunHolder("import"),
+      TF_ASSIGN_OR_RETURN(RunSession begun, RunSession::Begin(*log, args, RunHolder("import"),
                                                                   SessionLock::kBestEffort));
       session.emplace(std::move(begun));
     }
@@ -197,7 +237,7 @@ Status ImportLines(std::istream& in, const std::string& source, TuningLog& log, 
     r.message = line.error_no == 0 ? "" : "imported from AutoTVM log (error_no " + std::to_string(line.error_no) + ")";
     r.timestamp = line.timestamp;
     // Checked again in the insert's transaction: another import of the same file may be adding it at this moment.
-    TF_ASSIGN_OR_RETURN(std::optional<int64_t> added, log.AddRecordUnlessPresent(r));
+    TF_ASSIGN_OR_RETURN(std::optional<int64_t> added, log->AddRecordUnlessPresent(r));
     if (added) {
       ++counts.added;
     } else {
@@ -207,13 +247,12 @@ Status ImportLines(std::istream& in, const std::string& source, TuningLog& log, 
   return Status::OK();
 }
 
-}  // namespace
-
-Result<ImportCounts> ImportAutotvm(std::istream& in, const std::string& source, TuningLog& log,
-                                   const TemplateLookup& lookup, std::ostream& notes, std::stop_token stop) {
+Result<ImportCounts> Import(std::istream& in, const std::string& source, const LogGetter& get_log,
+                            const TemplateLookup& lookup, std::ostream& notes, const std::stop_token& stop,
+                            const ImportProgress& progress) {
   std::optional<RunSession> session;
   ImportCounts counts;
-  if (Status st = ImportLines(in, source, log, lookup, notes, stop, counts, session); !st.ok()) {
+  if (Status st = ImportLines(in, source, get_log, lookup, notes, stop, progress, counts, session); !st.ok()) {
     // The records before the bad line stay (each commits at once, and nothing recorded is dropped); the session
     // says the import failed, and the error how far it got.
     if (session) (void)session->End("failed");
@@ -223,6 +262,20 @@ Result<ImportCounts> ImportAutotvm(std::istream& in, const std::string& source, 
   }
   if (session) TF_RETURN_IF_ERROR(session->End(counts.interrupted ? "interrupted" : "done"));
   return counts;
+}
+
+}  // namespace
+
+Result<ImportCounts> ImportAutotvm(std::istream& in, const std::string& source, DeferredLog& log,
+                                   const TemplateLookup& lookup, std::ostream& notes, std::stop_token stop,
+                                   const ImportProgress& progress) {
+  return Import(in, source, [&log] { return log.Get(); }, lookup, notes, stop, progress);
+}
+
+Result<ImportCounts> ImportAutotvm(std::istream& in, const std::string& source, TuningLog& log,
+                                   const TemplateLookup& lookup, std::ostream& notes, std::stop_token stop,
+                                   const ImportProgress& progress) {
+  return Import(in, source, [&log]() -> Result<TuningLog*> { return &log; }, lookup, notes, stop, progress);
 }
 
 }  // namespace tunefleet

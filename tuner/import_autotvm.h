@@ -6,6 +6,8 @@
 // Thread safety: the log is used by the calling thread only.
 #pragma once
 
+#include <chrono>
+#include <functional>
 #include <istream>
 #include <ostream>
 #include <stop_token>
@@ -13,6 +15,7 @@
 
 #include "common/status.h"
 #include "storage/tuning_log.h"
+#include "tuner/deferred_log.h"
 #include "tuner/export_autotvm.h"
 
 namespace tunefleet {
@@ -24,11 +27,28 @@ struct ImportCounts {
   bool interrupted = false;  // `stop` was requested: the lines after it were not read
 };
 
+// Progress lines of a long import, for the person waiting on it: "SOURCE: N lines read (R a second): A records
+// added, D already present, S skipped", at most one each `every`, the first once `every` has passed (a short import
+// prints none).
+struct ImportProgress {
+  std::ostream* out = nullptr;  // null: no progress lines
+  std::chrono::steady_clock::duration every = std::chrono::seconds(5);
+  // The time now; empty: std::chrono::steady_clock::now. Tests step a clock of their own.
+  std::function<std::chrono::steady_clock::time_point()> clock;
+};
+
 // `source` names the input in notes and errors ("FILE:LINE: ..."). A line that is not JSON or not an
 // AutoTVM record (or a result without error whose costs are not seconds above 0) is an error naming the line;
 // nothing before it is lost (each record commits at once), and the import's session ends as "failed". A stop
 // request (Ctrl-C) is honoured between lines: the session ends as "interrupted".
+// A deferred `log` is created only when the import first writes to it (the device, task and template of the first
+// line that has a template here): an import refused, or stopped, before then leaves no new log behind.
+Result<ImportCounts> ImportAutotvm(std::istream& in, const std::string& source, DeferredLog& log,
+                                   const TemplateLookup& lookup, std::ostream& notes, std::stop_token stop = {},
+                                   const ImportProgress& progress = {});
+// The same into a log that is open.
 Result<ImportCounts> ImportAutotvm(std::istream& in, const std::string& source, TuningLog& log,
-                                   const TemplateLookup& lookup, std::ostream& notes, std::stop_token stop = {});
+                                   const TemplateLookup& lookup, std::ostream& notes, std::stop_token stop = {},
+                                   const ImportProgress& progress = {});
 
 }  // namespace tunefleet

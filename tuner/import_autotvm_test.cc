@@ -1,6 +1,7 @@
 #include "tuner/import_autotvm.h"
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -11,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include "tuner/deferred_log.h"
 #include "tuner/export_autotvm_workload.h"
 #include "tuner/export_kernel_pack.h"
 #include "tuner/export_testing.h"
@@ -349,6 +351,86 @@ TEST_F(ImportAutotvmTest, GivenCostsThatAreNotSecondsAboveZero_WeShouldNameTheLi
         << counts.status().message();
     EXPECT_EQ(SessionStates(second->path()), "failed") << bad;
   }
+}
+
+// An import into a new log creates it only when it first writes: a file refused at its first line left an empty
+// tuning log (and `tune` leaves none where it records nothing).
+TEST_F(ImportAutotvmTest, GivenANewLogAndAFileWhoseOnlyLineIsRefused_NoLogShouldBeCreated) {
+  std::string line = ExportedConvRecord(0.00025);
+  line.replace(line.find("[0.00025]"), 9, "[-1]");
+  const std::string path = dir_.File("new.db");
+  Result<DeferredLog> log = DeferredLog::Open(path);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  std::istringstream in(line);
+  auto counts = ImportAutotvm(in, "tvm.log", *log, LookupMirrorTemplate, notes_);
+  ASSERT_FALSE(counts.ok());
+  EXPECT_NE(counts.status().message().find("tvm.log:1: cost -1 of a result without error"), std::string::npos)
+      << counts.status().message();
+  EXPECT_EQ(log->IfOpen(), nullptr);
+  EXPECT_FALSE(std::filesystem::exists(path));
+  EXPECT_FALSE(std::filesystem::exists(path + ".locks"));
+}
+
+TEST_F(ImportAutotvmTest, GivenANewLogAndALineToAdd_TheLogShouldBeCreatedWithItsRecord) {
+  const std::string lines = ExportedConvRecord(0.001);
+  const std::string path = dir_.File("new.db");
+  Result<DeferredLog> log = DeferredLog::Open(path);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  ASSERT_FALSE(std::filesystem::exists(path));
+  std::istringstream in(lines);
+  auto counts = ImportAutotvm(in, "tvm.log", *log, LookupMirrorTemplate, notes_);
+  ASSERT_TRUE(counts.ok()) << counts.status().ToString();
+  EXPECT_EQ(counts->added, 1u);
+  ASSERT_NE(log->IfOpen(), nullptr);
+  EXPECT_TRUE(std::filesystem::exists(path));
+  EXPECT_EQ(Export(*log->IfOpen()), lines);
+  EXPECT_EQ(SessionStates(path), "done");
+}
+
+// A long import says how far it is on the progress stream, at most one line each `every` of the clock (a test clock
+// here that moves one second each time it is read, so no line depends on how fast the machine is).
+TEST_F(ImportAutotvmTest, GivenALongImport_ItShouldWriteAProgressLineEachIntervalOfItsClock) {
+  const std::string good = ExportedConvRecord(0.00025);
+  std::string lines;
+  for (int i = 1; i <= 12; ++i) {  // 12 measurements of one config, told apart by their costs
+    std::string line = good;
+    line.replace(line.find("[0.00025]"), 9, "[0.000" + std::to_string(100 + i) + "]");
+    lines += line;
+  }
+  lines += good + good;  // the 13th, and then the same again: 1 already present
+  auto log = Open("log.db");
+  std::ostringstream progress_out;
+  std::chrono::steady_clock::time_point now{};
+  ImportProgress progress;
+  progress.out = &progress_out;
+  progress.every = std::chrono::seconds(5);
+  progress.clock = [&now] { return now += std::chrono::seconds(1); };
+  std::istringstream in(lines);
+  auto counts = ImportAutotvm(in, "tvm.log", *log, LookupMirrorTemplate, notes_, {}, progress);
+  ASSERT_TRUE(counts.ok()) << counts.status().ToString();
+  EXPECT_EQ(counts->added, 13u);
+  EXPECT_EQ(counts->duplicate, 1u);
+  // Read at 1 s (the start), then before each line at 2 s, 3 s, ...: a line before the 5th (4 read in 5 s) and
+  // before the 10th (9 in 10 s); stdout and the notes are not where it goes.
+  EXPECT_EQ(progress_out.str(),
+            "tvm.log: 4 lines read (1 a second): 4 records added, 0 already present, 0 skipped\n"
+            "tvm.log: 9 lines read (1 a second): 9 records added, 0 already present, 0 skipped\n");
+  EXPECT_EQ(notes_.str(), "");
+}
+
+TEST_F(ImportAutotvmTest, GivenAnImportShorterThanTheInterval_ItShouldWriteNoProgressLine) {
+  const std::string lines = ExportedConvRecord(0.001);
+  auto log = Open("log.db");
+  std::ostringstream progress_out;
+  std::chrono::steady_clock::time_point now{};
+  ImportProgress progress;
+  progress.out = &progress_out;
+  progress.clock = [&now] { return now += std::chrono::seconds(1); };  // 5 s, the default, never pass
+  std::istringstream in(lines);
+  auto counts = ImportAutotvm(in, "tvm.log", *log, LookupMirrorTemplate, notes_, {}, progress);
+  ASSERT_TRUE(counts.ok()) << counts.status().ToString();
+  EXPECT_EQ(counts->added, 1u);
+  EXPECT_EQ(progress_out.str(), "");
 }
 
 // An Adreno target without -texture_spatial_limit cannot run the image templates: its lines are skipped with a note,
