@@ -14,6 +14,8 @@
 // `auto` gives its members (rank:ndcg without history, rank:pairwise with it). --prior-pool sets
 // StrategyOptions::prior_pool: without history the strategy's models start from the device prior as their base
 // margin unless it is 0 (the step then times the models of before that, on the results alone).
+// --plan is at most 4096 and each --results count at most 500,000; each count plus the plan, and --history, must fit
+// among the space's valid configs (else one error line, exit 2).
 #include <google/protobuf/util/json_util.h>
 
 #include <algorithm>
@@ -86,6 +88,12 @@ class SyntheticCost {
   std::vector<double> weights_, centers_;
 };
 
+// Bounds of --plan and --results, each element of the list alike (a value past them ran for minutes, or wrapped: a
+// --results of 2^64 - 1 sampled the whole space and left no config to plan). The space (--task, --template,
+// --device) bounds them again once it is made: results + plan configs must be among its valid ones.
+constexpr double kMaxPlan = 4096;
+constexpr double kMaxResults = 500000;
+
 struct Args {
   // 99,792 valid configs of 338,688 raw points with the H200's limits.
   std::string task = "conv2d:1,48,28,28,48,3,3,1,1";
@@ -108,11 +116,13 @@ int Run(int argc, char** argv) {
   app.add_option("--device", a.device, "Whose limits shape the space")
       ->capture_default_str()
       ->check(CLI::IsMember({"h200", "pocl"}));
-  app.add_option("--plan", a.plan, "Configs per plan")->capture_default_str()->check(cli::Positive());
+  app.add_option("--plan", a.plan, "Configs per plan")
+      ->capture_default_str()
+      ->check(cli::Between(1, kMaxPlan, "AutoTVM plans 64 at a time"));
   app.add_option("--results", a.results, "Result counts to time the refit at, comma-separated")
       ->delimiter(',')
       ->capture_default_str()
-      ->check(cli::Positive());
+      ->check(cli::Between(1, kMaxResults, "each result is a config of the space, measured once"));
   app.add_option("--history", a.history, "Warm-start rows added to every refit")
       ->capture_default_str()
       ->check(cli::NonNegative());
@@ -144,6 +154,21 @@ int Run(int argc, char** argv) {
   Clock::time_point t0 = Clock::now();
   const uint64_t valid = space.CountValid();
   const double count_s = Seconds(t0);
+  // Results and a plan are distinct configs (a plan proposes configs not measured yet), and so are the history
+  // rows: more than the space holds would leave the plan short.
+  for (size_t n : a.results) {
+    if (n + a.plan > valid) {
+      std::cerr << "tunefleet-model-speed: error: --results " << n << " and --plan " << a.plan << " need " << n + a.plan
+                << " distinct configs, but " << task->ToSpec() << " on " << tmpl->name() << " has " << valid
+                << " valid ones\n";
+      return 2;
+    }
+  }
+  if (a.history > valid) {
+    std::cerr << "tunefleet-model-speed: error: --history " << a.history << " is more than the " << valid
+              << " valid configs of " << task->ToSpec() << " on " << tmpl->name() << "\n";
+    return 2;
+  }
   const FeatureExtractor fx(space, tmpl, &*task, &limits);
   std::printf("space: %s on %s (%s limits): %llu valid configs of %llu raw points, %zu features (counted in %.2f s)\n",
               task->ToSpec().c_str(), tmpl->name().c_str(), a.device.c_str(), static_cast<unsigned long long>(valid),

@@ -1,6 +1,7 @@
 // Checks for the options of the command-line tools (tunefleet, tunefleet-tracker, tunefleet-agent), each rejecting
 // a bad value with one plain line: CLI11's own PositiveNumber prints the whole range of a double, and an unsigned
-// option takes "-1" as a huge number unless it is checked first. ParseCommandLine reports a bad option so.
+// option takes "-1" as a huge number unless it is checked first. ParseCommandLine reports a bad option so, and
+// refuses for every whole-number option (scalar or list) a value its type would hold wrapped or clamped.
 // Thread safety: free functions, no state.
 #pragma once
 
@@ -173,10 +174,58 @@ inline CLI::Validator HostPort() {
       "HOST:PORT", "host:port");
 }
 
+namespace detail {
+// What CLI11 (2.1) would wrongly take for a whole-number option: it reads an unsigned value with strtoull, which
+// takes "-1" as 2^64 - 1 and a value past 64 bits as 2^64 - 1 (ERANGE unchecked), and a signed one with strtoll,
+// which clamps past 64 bits alike. A 32-bit option refuses those itself (the clamped value does not fit it); a
+// 64-bit one, a size_t, took them silently. Any other text is left to CLI11 and the option's own checks.
+inline std::string WholeNumberOverflow(const std::string& text, bool is_unsigned) {
+  const size_t first = text.find_first_not_of(" \t\n\v\f\r");
+  if (first == std::string::npos) return {};
+  char* end = nullptr;
+  errno = 0;
+  if (is_unsigned) {
+    const unsigned long long v = std::strtoull(text.c_str(), &end, 0);
+    if (end != text.c_str() + text.size()) return {};  // not a whole number: CLI11 says so
+    if (errno == ERANGE) return "expected a whole number that fits in 64 bits, got '" + text + "'";
+    if (text[first] == '-' && v != 0) return "expected a whole number of 0 or more, got '" + text + "'";
+    return {};
+  }
+  (void)std::strtoll(text.c_str(), &end, 0);
+  if (end != text.c_str() + text.size()) return {};
+  if (errno == ERANGE) return "expected a whole number that fits in 64 bits, got '" + text + "'";
+  return {};
+}
+
+// CLI11's name of an option's value type without its validators' descriptions ("UINT" of "UINT:> 0").
+inline std::string BaseTypeName(const CLI::Option& opt) {
+  const std::string full = opt.get_type_name();
+  return full.substr(0, full.find(':'));
+}
+}  // namespace detail
+
+// Makes every whole-number option of `app` and of its subcommands (an element of a list option too: CLI11 checks
+// each) refuse a value its type would hold wrapped or clamped rather than as given: "-1" for an unsigned option, a
+// value past 64 bits for any. Added after the options' own checks, so their messages come first. ParseCommandLine
+// calls it; a tool that parses by hand calls it before parsing.
+inline void GuardWholeNumbers(CLI::App& app) {
+  for (CLI::Option* opt : app.get_options()) {
+    if (opt->get_type_size_max() == 0) continue;  // a flag
+    const std::string type = detail::BaseTypeName(*opt);
+    if (type != "UINT" && type != "INT") continue;
+    const bool is_unsigned = type == "UINT";
+    opt->check(CLI::Validator(
+        [is_unsigned](std::string& text) { return detail::WholeNumberOverflow(text, is_unsigned); }, "",
+        "whole-number-overflow"));
+  }
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) GuardWholeNumbers(*sub);
+}
+
 // Parses the command line of `tool`. Returns the exit code when the program should end here: 2 after one line
 // "<tool>: error: <what> (see --help)" for a bad option (common/cli_error_text.h), CLI11's own for --help; nullopt
 // to go on.
 inline std::optional<int> ParseCommandLine(CLI::App& app, int argc, char** argv, const std::string& tool) {
+  GuardWholeNumbers(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

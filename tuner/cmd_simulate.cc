@@ -2,6 +2,8 @@
 // baseline, without a device. The last line of stdout is the summary:
 //   trials-to-95%: <tuner> <median> <baseline> <median> ratio <baseline median / tuner median>
 // --trace FILE also writes every replayed trial as CSV (kSimulateTraceHeader), for curves and post-mortems.
+// Progress goes to stderr, a line per finished run; SIGINT/SIGTERM end the replay between two batches, exit 130.
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -15,7 +17,9 @@
 #include "storage/tuning_log.h"
 #include "tuner/command.h"
 #include "tuner/export_csv.h"
+#include "tuner/progress.h"
 #include "tuner/simulate.h"
+#include "tuner/stop_signals.h"
 #include "tuner/strategy.h"
 
 namespace tunefleet {
@@ -72,7 +76,8 @@ int RunSimulate(const SimulateArgs& a) {
   } else if (!w.history.empty()) {
     std::cout << ", " << w.history.size() << " history records for warm start";
   }
-  std::cout << "\n";
+  // Flushed at once: stdout is fully buffered in a pipe, and a long replay stopped by a signal lost the line.
+  std::cout << std::endl;
   // After the line above, which scripts read for a space's coverage (bench/record_spaces.sh).
   if (Status st = CheckRecorded(w, a.opts); !st.ok()) return CommandError("simulate", st.message(), 2);
   if (w.table.by_index.size() < valid) {
@@ -80,11 +85,33 @@ int RunSimulate(const SimulateArgs& a) {
               << " valid configs have no record; proposing one counts as a failed trial\n";
   }
 
-  Result<SimulationReport> report = Simulate(w, a.opts, on_trial);
+  // Ctrl-C ends the replay between two batches of trials; set up before the strategies start their threads.
+  StopOnSignals signals(std::chrono::milliseconds(1000), "the seeds finished so far are reported");
+  const auto start = std::chrono::steady_clock::now();
+  SimulateControl control;
+  control.stop = signals.token();
+  // One line per finished run on stderr (stdout's last line stays the summary), so that a long replay is seen to go.
+  control.on_seed = [&](const SeedDone& s) {
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double eta = elapsed / s.done * (s.total - s.done);
+    std::cerr << "tunefleet simulate: " << s.strategy << " seed " << s.seed << "/" << a.opts.seeds
+              << ": the target in " << s.trials << (s.trials == 1 ? " trial" : " trials") << " | run " << s.done
+              << "/" << s.total << " | elapsed " << FormatDuration(elapsed) << " | ETA " << FormatDuration(eta)
+              << "\n";
+  };
+  Result<SimulationReport> report = Simulate(w, a.opts, on_trial, control);
   if (!report.ok()) return CommandError("simulate", report.status().message(), 1);
   if (trace.is_open()) {
     trace.close();
     if (!trace) return CommandError("simulate", "writing the trace file " + a.trace + " failed", 1);
+  }
+  if (report->interrupted) {
+    std::cerr << "tunefleet simulate: interrupted by " << signals.signal_name() << " after "
+              << report->tuner.trials.size() << " of " << a.opts.seeds << " seeds of " << report->tuner.name << " and "
+              << report->baseline.trials.size() << " of " << a.opts.seeds << " of " << report->baseline.name
+              << "; no summary"
+              << (a.trace.empty() ? "" : " (the trace holds every trial replayed)") << "\n";
+    return 130;
   }
   for (const StrategyRuns* runs : {&report->tuner, &report->baseline}) {
     std::cout << runs->name << ": trials per seed";
@@ -116,7 +143,10 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
   sub->add_option("--baseline", args->opts.baseline, "Strategy to compare with")
       ->capture_default_str()
       ->check(CLI::IsMember(StrategyNames()));
-  sub->add_option("--seeds", args->opts.seeds, "Runs per strategy (seeds 1..K)")->capture_default_str();
+  sub->add_option("--seeds", args->opts.seeds,
+                  "Runs per strategy (seeds 1..K), at most " + std::to_string(kMaxSimulateSeeds))
+      ->capture_default_str()
+      ->check(cli::Between(1, kMaxSimulateSeeds, "more runs take hours and no longer move the median"));
   sub->add_option("--target", args->opts.target, "Share of the best recorded performance to reach")
       ->capture_default_str();
   sub->add_option("--batch", args->opts.batch, "Configs asked per round")->capture_default_str()->check(cli::Positive());

@@ -51,6 +51,8 @@ int main(int argc, char** argv) {
     std::cerr << "tunefleet: error: TUNEFLEET_TOKEN is not valid UTF-8\n";
     return 2;
   }
+  // "-1" or a value past 64 bits for a 64-bit or size_t option was taken clamped (CLI11 reads it with strtoull).
+  tunefleet::cli::GuardWholeNumbers(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

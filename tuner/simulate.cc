@@ -44,10 +44,14 @@ ReplayTable BuildReplayTable(const Space& space, const std::vector<RecordRow>& r
 }
 
 Result<uint64_t> TrialsToTarget(Strategy& strategy, const ReplayTable& table, double target, size_t batch,
-                                uint64_t* unrecorded, const TrialObserver& on_trial, const ReplayDraws& draws) {
+                                uint64_t* unrecorded, const TrialObserver& on_trial, const ReplayDraws& draws,
+                                std::stop_token stop) {
   if (table.best_cost <= 0) return Status::InvalidArgument("no successful record to replay");
   uint64_t trials = 0;
   for (;;) {
+    if (stop.stop_requested()) {
+      return Status::Unavailable("stopped after " + std::to_string(trials) + " trials, before the target");
+    }
     std::vector<uint64_t> proposed = strategy.NextBatch(batch);
     if (proposed.empty()) {
       return Status::NotFound("the strategy exhausted the space after " + std::to_string(trials) +
@@ -109,11 +113,18 @@ double Median(std::vector<uint64_t> v) {
   return n % 2 == 1 ? static_cast<double>(v[n / 2]) : (static_cast<double>(v[n / 2 - 1]) + v[n / 2]) / 2.0;
 }
 
+// The runs of one strategy. `done` counts the finished runs of both strategies, for control.on_seed; a stop request
+// ends the loop early and sets *interrupted.
 Result<StrategyRuns> RunSeeds(const ReplayWorld& w, const SimulateOptions& opts, const std::string& name,
-                              bool warm_start, uint64_t* unrecorded, const TraceObserver& on_trial) {
+                              bool warm_start, uint64_t* unrecorded, const TraceObserver& on_trial,
+                              const SimulateControl& control, int* done, bool* interrupted) {
   StrategyRuns runs;
   runs.name = name;
-  for (int seed = 1; seed <= opts.seeds; ++seed) {
+  for (int seed = 1; seed <= opts.seeds && !*interrupted; ++seed) {
+    if (control.stop.stop_requested()) {
+      *interrupted = true;
+      break;
+    }
     StrategyOptions so;
     so.name = name;
     so.seed = static_cast<uint64_t>(seed);
@@ -142,9 +153,16 @@ Result<StrategyRuns> RunSeeds(const ReplayWorld& w, const SimulateOptions& opts,
     ReplayDraws draws;
     if (opts.observe == "pass") draws.pass = &pass_rng;
     if (opts.arrival == "shuffled") draws.arrival = &arrival_rng;
-    Result<uint64_t> t = TrialsToTarget(*st, w.table, opts.target, opts.batch, unrecorded, observe, draws);
+    Result<uint64_t> t =
+        TrialsToTarget(*st, w.table, opts.target, opts.batch, unrecorded, observe, draws, control.stop);
+    if (!t.ok() && control.stop.stop_requested()) {
+      *interrupted = true;  // this run is not counted: it had not reached the target
+      break;
+    }
     if (!t.ok()) return t.status().WithContext(name + " seed " + std::to_string(seed));
     runs.trials.push_back(*t);
+    ++*done;
+    if (control.on_seed) control.on_seed(SeedDone{name, seed, *t, *done, 2 * opts.seeds});
   }
   runs.median = Median(runs.trials);
   return runs;
@@ -163,7 +181,10 @@ std::string FormatNumber(double v) {
 }  // namespace
 
 Status CheckSimulateOptions(const ReplayWorld& world, const SimulateOptions& opts) {
-  if (opts.seeds < 1) return Status::InvalidArgument("--seeds must be at least 1");
+  if (opts.seeds < 1 || opts.seeds > kMaxSimulateSeeds) {
+    return Status::InvalidArgument("--seeds must be from 1 to " + std::to_string(kMaxSimulateSeeds) + ", not " +
+                                   std::to_string(opts.seeds));
+  }
   if (!(opts.target > 0 && opts.target <= 1)) return Status::InvalidArgument("--target must be in (0, 1]");
   if (opts.batch == 0) return Status::InvalidArgument("--batch must be positive");
   if (opts.observe != "median" && opts.observe != "pass") {
@@ -200,13 +221,16 @@ Status CheckRecorded(const ReplayWorld& world, const SimulateOptions& opts) {
 }
 
 Result<SimulationReport> Simulate(const ReplayWorld& world, const SimulateOptions& opts,
-                                  const TraceObserver& on_trial) {
+                                  const TraceObserver& on_trial, const SimulateControl& control) {
   TF_RETURN_IF_ERROR(CheckSimulateOptions(world, opts));
   TF_RETURN_IF_ERROR(CheckRecorded(world, opts));
   SimulationReport report;
+  int done = 0;
   // Only the tuner under test gets the history: the baseline is the plain reference point.
-  TF_ASSIGN_OR_RETURN(report.tuner, RunSeeds(world, opts, opts.tuner, true, &report.unrecorded, on_trial));
-  TF_ASSIGN_OR_RETURN(report.baseline, RunSeeds(world, opts, opts.baseline, false, &report.unrecorded, on_trial));
+  TF_ASSIGN_OR_RETURN(report.tuner, RunSeeds(world, opts, opts.tuner, true, &report.unrecorded, on_trial, control,
+                                             &done, &report.interrupted));
+  TF_ASSIGN_OR_RETURN(report.baseline, RunSeeds(world, opts, opts.baseline, false, &report.unrecorded, on_trial,
+                                                control, &done, &report.interrupted));
   return report;
 }
 

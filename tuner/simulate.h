@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <random>
+#include <stop_token>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -35,10 +36,15 @@ struct ReplayTable {
 // Keys records by their config JSON mapped through `space` (falling back to the stored config_index).
 ReplayTable BuildReplayTable(const Space& space, const std::vector<RecordRow>& records);
 
+// The most seeds (runs per strategy) a replay takes. One seed of xgb on a space of 10^5 configs takes seconds, so
+// 10,000 seeds of two strategies are hours already; and the median of so many runs no longer moves by a trial.
+// A larger --seeds (2147483647 ran for ever, silent) is a typo, refused at once.
+inline constexpr int kMaxSimulateSeeds = 10000;
+
 struct SimulateOptions {
   std::string tuner = "xgb";
   std::string baseline = "random";
-  int seeds = 5;                  // runs per strategy, seeds 1..seeds
+  int seeds = 5;                  // runs per strategy, seeds 1..seeds, at most kMaxSimulateSeeds
   double target = 0.95;           // share of the best recorded performance (best_cost / cost)
   size_t batch = 16;              // configs per NextBatch, as a tuner with 16 devices would ask
   size_t plan_size = 64;
@@ -69,6 +75,9 @@ struct SimulationReport {
   StrategyRuns tuner;
   StrategyRuns baseline;
   uint64_t unrecorded = 0;  // proposals of valid configs with no record (replayed as failures), all runs
+  // A stop was requested (SimulateControl::stop): the runs hold the seeds finished before it, their medians those
+  // seeds' (the tuner's seeds run first, so the baseline may have none).
+  bool interrupted = false;
   double ratio() const { return tuner.median > 0 ? baseline.median / tuner.median : 0; }
 };
 
@@ -98,10 +107,11 @@ struct ReplayDraws {
   std::mt19937_64* arrival = nullptr;
 };
 
-// Trials one strategy needs to reach the target; FailedPrecondition-like error when nothing recorded ran.
+// Trials one strategy needs to reach the target; FailedPrecondition-like error when nothing recorded ran. A stop
+// requested through `stop` ends it before the next batch with Unavailable.
 Result<uint64_t> TrialsToTarget(Strategy& strategy, const ReplayTable& table, double target, size_t batch,
                                 uint64_t* unrecorded, const TrialObserver& on_trial = {},
-                                const ReplayDraws& draws = {});
+                                const ReplayDraws& draws = {}, std::stop_token stop = {});
 
 // The history a run's earlier task leaves: the first `trials` trials of strategy `so` replayed on `sibling` (no
 // target; an unrecorded config counts as failed), each as the HistoryRecord `tune` would read from the log.
@@ -117,6 +127,24 @@ struct TraceRow {
 };
 using TraceObserver = std::function<void(const TraceRow& row)>;
 
+// One finished run of one strategy, for progress: `done` runs of `total` (both strategies, the tuner's first).
+struct SeedDone {
+  std::string strategy;
+  int seed = 0;
+  uint64_t trials = 0;  // to reach the target
+  int done = 0;
+  int total = 0;
+};
+using SeedObserver = std::function<void(const SeedDone& seed)>;
+
+// How a caller follows a replay and ends it early; every member may be left empty.
+struct SimulateControl {
+  SeedObserver on_seed;  // after each run, in order
+  // A stop request ends the replay before the next batch of trials; Simulate then returns the seeds finished so far
+  // with SimulationReport::interrupted set.
+  std::stop_token stop;
+};
+
 // One InvalidArgument naming the first option that `world` and `opts` cannot replay with; Simulate checks it first.
 Status CheckSimulateOptions(const ReplayWorld& world, const SimulateOptions& opts);
 // InvalidArgument when the replayed space (or, with transfer_trials, the sibling's) is less than half recorded, or
@@ -126,7 +154,7 @@ Status CheckRecorded(const ReplayWorld& world, const SimulateOptions& opts);
 // Runs both strategies over seeds 1..opts.seeds; warm-starts each run with world.history when it is set.
 // `on_trial`, when set, sees every trial of every run (the tuner's seeds first, then the baseline's).
 Result<SimulationReport> Simulate(const ReplayWorld& world, const SimulateOptions& opts,
-                                  const TraceObserver& on_trial = {});
+                                  const TraceObserver& on_trial = {}, const SimulateControl& control = {});
 
 // "trials-to-95%: <tuner> <median> <baseline> <median> ratio <r>", ratio = baseline median / tuner median.
 std::string SummaryLine(const SimulateOptions& opts, const SimulationReport& report);

@@ -265,6 +265,72 @@ TEST_F(SimulateTest, GivenASpaceMostlyUnrecorded_WeShouldRefuseToReplayIt) {
             std::string::npos);
 }
 
+// `simulate --seeds 2147483647` ran for ever without a word: a count of seeds past the maximum is refused.
+TEST_F(SimulateTest, GivenSeedsPastTheMaximum_WeShouldRefuseThemSayingTheBounds) {
+  const Space s = Tiny();
+  RecordKnownSpace(s);
+  auto w = World(s);
+  for (int seeds : {10001, 2147483647, 0}) {
+    EXPECT_EQ(CheckSimulateOptions(*w, Options("grid", "random", seeds, 1)).message(),
+              "--seeds must be from 1 to 10000, not " + std::to_string(seeds));
+  }
+  EXPECT_TRUE(CheckSimulateOptions(*w, Options("grid", "random", 10000, 1)).ok());
+}
+
+TEST_F(SimulateTest, GivenASeedObserver_ItShouldSeeEveryRunInOrderWithItsTrials) {
+  const Space s = Tiny();
+  RecordKnownSpace(s);
+  auto w = World(s);
+  std::vector<std::string> seen;
+  SimulateControl control;
+  control.on_seed = [&](const SeedDone& d) {
+    seen.push_back(d.strategy + " " + std::to_string(d.seed) + " " + std::to_string(d.trials) + " " +
+                   std::to_string(d.done) + "/" + std::to_string(d.total));
+  };
+  Result<SimulationReport> r = Simulate(*w, Options("grid", "grid", 2, 2), {}, control);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_FALSE(r->interrupted);
+  EXPECT_EQ(seen, (std::vector<std::string>{"grid 1 3 1/4", "grid 2 3 2/4", "grid 1 3 3/4", "grid 2 3 4/4"}));
+}
+
+// Ctrl-C on a long replay: it ends before the next batch, reporting the runs finished so far (it died silent).
+TEST_F(SimulateTest, GivenAStopRequestedAfterTwoRuns_TheReplayShouldEndWithThoseRunsOnly) {
+  const Space s = Tiny();
+  RecordKnownSpace(s);
+  auto w = World(s);
+  std::stop_source stop;
+  SimulateControl control;
+  control.stop = stop.get_token();
+  int runs = 0;
+  control.on_seed = [&](const SeedDone& d) {
+    runs = d.done;
+    if (d.done == 2) stop.request_stop();
+  };
+  Result<SimulationReport> r = Simulate(*w, Options("grid", "random", 5, 2), {}, control);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->interrupted);
+  EXPECT_EQ(runs, 2);
+  EXPECT_EQ(r->tuner.trials, (std::vector<uint64_t>{3, 3}));
+  EXPECT_TRUE(r->baseline.trials.empty());
+}
+
+TEST_F(SimulateTest, GivenAStopRequestedBeforeABatch_TrialsToTargetShouldEndWithoutProposingIt) {
+  const Space s = Tiny();
+  RecordKnownSpace(s);
+  auto w = World(s);
+  StrategyOptions so;
+  so.name = "grid";
+  std::unique_ptr<Strategy> grid = MakeStrategyForSpace(so, nullptr, nullptr, w->space, nullptr).value();
+  std::stop_source stop;
+  stop.request_stop();
+  uint64_t trials = 0;
+  Result<uint64_t> t = TrialsToTarget(*grid, w->table, 0.95, 2, nullptr,
+                                      [&](uint64_t, const Observation&) { ++trials; }, {}, stop.get_token());
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), Status::Code::kUnavailable) << t.status().ToString();
+  EXPECT_EQ(trials, 0u);
+}
+
 TEST_F(SimulateTest, GivenAGemmLog_LoadShouldResolveTaskTemplateAndDeviceAndAskWhenAmbiguous) {
   const Template* gemm = FindTemplate("gemm.buffer");
   ASSERT_NE(gemm, nullptr);
