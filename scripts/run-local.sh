@@ -20,7 +20,18 @@ cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
 }
-trap cleanup EXIT INT TERM
+# SIGINT/SIGTERM end the script at once (the commands run in the background and are waited for, so that the trap is
+# not deferred until a long `tune` ends); EXIT stops what it started (a `tune` ends its session as 'interrupted').
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+# Runs a command in the background and waits for it: its exit status, or the script's trap at once on a signal.
+run() {
+  "$@" &
+  local pid=$!
+  pids+=("$pid")
+  wait "$pid"
+}
 
 echo "== tracker on 127.0.0.1:$PORT (log $LOGDIR/tracker.log)"
 "$BIN/tunefleet-tracker" --host 127.0.0.1 --port "$PORT" >"$LOGDIR/tracker.log" 2>&1 &
@@ -30,17 +41,36 @@ echo "== agent on OpenCL platform ${OPENCL_PLATFORM:-0} device ${OPENCL_DEVICE:-
   --platform "${OPENCL_PLATFORM:-0}" --device "${OPENCL_DEVICE:-0}" >"$LOGDIR/agent.log" 2>&1 &
 pids+=($!)
 
+tracker_pid=${pids[0]} agent_pid=${pids[1]}
+registered=false
 for _ in $(seq 1 100); do
-  if "$BIN/tunefleet" query --json --rpc-tracker "127.0.0.1:$PORT" 2>/dev/null | grep -q "\"$KEY\""; then break; fi
+  if "$BIN/tunefleet" query --json --rpc-tracker "127.0.0.1:$PORT" 2>/dev/null | grep -q "\"$KEY\""; then
+    registered=true
+    break
+  fi
+  # A tracker or agent that could not start (a port in use, no such OpenCL device) says why in its log.
+  for who in tracker agent; do
+    pid_var=${who}_pid
+    if ! kill -0 "${!pid_var}" 2>/dev/null; then
+      echo "run-local: error: the $who exited; the end of $LOGDIR/$who.log:" >&2
+      tail -n 5 "$LOGDIR/$who.log" >&2
+      exit 1
+    fi
+  done
   sleep 0.3
 done
-"$BIN/tunefleet" query --rpc-tracker "127.0.0.1:$PORT"
+if ! $registered; then
+  echo "run-local: error: the agent did not register within 30 s; the end of $LOGDIR/agent.log:" >&2
+  tail -n 5 "$LOGDIR/agent.log" >&2
+  exit 1
+fi
+run "$BIN/tunefleet" query --rpc-tracker "127.0.0.1:$PORT"
 
 echo "== tasks of $MODEL"
-"$BIN/tunefleet" tasks "$MODEL"
+run "$BIN/tunefleet" tasks "$MODEL"
 echo "== tuning $MODEL: $TRIALS trials in total, log $DB"
-"$BIN/tunefleet" tune "$MODEL" --rpc-tracker "127.0.0.1:$PORT" --rpc-key "$KEY" --trials "$TRIALS" \
+run "$BIN/tunefleet" tune "$MODEL" --rpc-tracker "127.0.0.1:$PORT" --rpc-key "$KEY" --trials "$TRIALS" \
   --db "$DB" --number 2 --repeat 2 --batch 4
 echo "== best per task"
-"$BIN/tunefleet" best --db "$DB"
+run "$BIN/tunefleet" best --db "$DB"
 echo "== results are in $DB (sqlite3 $DB 'SELECT count(*) FROM records')"
