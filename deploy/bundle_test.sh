@@ -96,6 +96,48 @@ sed -i 's/^need="GLIBCXX_[0-9.]*"$/need="GLIBCXX_3.4.999"/' "${work}/probe/grpc_
 Check "on a host whose libstdc++ is older, the bundled C++ runtime is on the path" \
   OutputMatches "^${work}/probe/lib:${work}/probe/lib/runtime(:|$)" env -i "${work}/probe/grpc_cpp_plugin"
 Check "bundle refuses a BUILD_DIR without the binary" Fails "${here}/bundle" "${work}/fake_build" "${work}/p_x"
+
+# A failed re-run leaves a working bundle as it was (closures first, then a fresh folder moved into place).
+cp "${work}/p1/MANIFEST" "${work}/p1.MANIFEST"
+echo "kept" >"${work}/p1/NOTES.txt"  # not part of the bundle: a re-run keeps it
+SameBundle() {  # the bundle p1 is the one built above, and it still works
+  cmp -s "${work}/p1/MANIFEST" "${work}/p1.MANIFEST" || { echo "  MANIFEST changed:"; head -3 "${work}/p1/MANIFEST"; return 1; }
+  ResolvesInside "${work}/p1/lib" "${work}/p1/bin/grpc_cpp_plugin"
+}
+Check "a re-run whose library is not found (--search-path) fails" \
+  Fails "${here}/bundle" "${work}/fake_build" "${work}/p1" --bin grpc_cpp_plugin --search-path "${work}/no-libs"
+Check "... and leaves the previous bundle as it was" SameBundle
+Check "... with no stray folder beside it" test -z "$(find "${work}" -maxdepth 1 -name '.p1.*')"
+if command -v cc >/dev/null 2>&1; then
+  # A binary whose library ldd cannot find: the closure of every binary is computed before anything is copied.
+  mkdir -p "${work}/gone"
+  echo 'int tf_gone(void) { return 0; }' >"${work}/gone/gone.c"
+  echo 'int tf_gone(void); int main(void) { return tf_gone(); }' >"${work}/gone/main.c"
+  if cc -shared -fPIC -o "${work}/gone/libtfgone.so" "${work}/gone/gone.c" &&
+     cc -o "${work}/fake_build/bin/needs-gone" "${work}/gone/main.c" -L"${work}/gone" -ltfgone; then
+    rm -f "${work}/gone/libtfgone.so"
+    Check "a re-run with a binary whose library is missing (ldd: not found) fails" \
+      Fails "${here}/bundle" "${work}/fake_build" "${work}/p1" --bin grpc_cpp_plugin --bin needs-gone
+    Check "... and leaves the previous bundle as it was" SameBundle
+    Check "... without the new binary in it" test ! -e "${work}/p1/bin/needs-gone"
+    rm -f "${work}/fake_build/bin/needs-gone"
+  else
+    echo "SKIP: cannot compile a binary with a missing library (cc failed)"
+  fi
+fi
+Check "a successful re-run replaces the bundle" "${here}/bundle" "${work}/fake_build" "${work}/p1" --bin grpc_cpp_plugin
+Check "... keeps files that are no part of the bundle" grep -q kept "${work}/p1/NOTES.txt"
+Check "... and the bundle works" ResolvesInside "${work}/p1/lib" "${work}/p1/bin/grpc_cpp_plugin"
+# --search-path walks DT_NEEDED with readelf: without it nothing would be found, and the bundle would be empty.
+mkdir -p "${work}/no-readelf"
+for f in /usr/bin/* /bin/*; do
+  case "$(basename "${f}")" in *readelf*) continue ;; esac
+  [[ -e "${work}/no-readelf/$(basename "${f}")" ]] || ln -s "${f}" "${work}/no-readelf/"
+done
+Check "--search-path without readelf on PATH is refused" \
+  Fails env PATH="${work}/no-readelf" bash "${here}/bundle" "${work}/fake_build" "${work}/p_r" --bin grpc_cpp_plugin \
+  --search-path "/usr/lib/$(uname -m)-linux-gnu:/lib/$(uname -m)-linux-gnu"
+Check "... and packs nothing" test ! -e "${work}/p_r"
 Check "bundle exits 2 on bad usage" test "$("${here}/bundle" >/dev/null 2>&1; echo $?)" = 2
 
 agent="${build_dir}/bin/tunefleet-agent"

@@ -19,6 +19,7 @@ build_dir="$(cd "${1:?usage: fleet_test.sh BUILD_DIR}" && pwd)"
 work="$(mktemp -d "${TMPDIR:-/tmp}/fleet_test.XXXXXX")"
 fleet="${here}/fleet"
 tracker_pid=""
+extra_pids=""  # processes the test started besides the tracker (stand-in agents, stale-pid stand-ins)
 export ADB="${here}/testing/adb"
 export FAKE_ADB_ROOT="${work}/devices"
 export FAKE_ADB_DEVICES="fake-0 fake-1"
@@ -26,6 +27,12 @@ failures=0
 
 Cleanup() {
   "${fleet}" down >/dev/null 2>&1 || true
+  local p
+  for p in ${extra_pids}; do kill "${p}" 2>/dev/null; done
+  # Stand-in agents an agentctl lost track of (they run in a folder under ${work}).
+  for p in /proc/[0-9]*; do
+    [[ "$(readlink "${p}/cwd" 2>/dev/null)" != "${work}/"* ]] || kill "${p#/proc/}" 2>/dev/null
+  done
   if [[ -n "${tracker_pid}" ]]; then
     kill "${tracker_pid}" 2>/dev/null
     wait "${tracker_pid}" 2>/dev/null
@@ -68,16 +75,25 @@ StatusRow() {  # StatusRow SERIAL REGEX: the status line of SERIAL matches REGEX
   row="$(grep "^$1 " "${work}/status.out")" || { echo "  no status row for $1"; return 1; }
   [[ "${row}" =~ $2 ]] || { echo "  status row '${row}' does not match /$2/"; return 1; }
 }
-FreePort() {  # prints a TCP port nobody listens on
-  local p
+FreePort() {  # prints a TCP port nobody listens on, from $DEPLOY_TEST_PORTS (LOW-HIGH; default 20000-49999)
+  local p lo=20000 hi=49999
+  [[ "${DEPLOY_TEST_PORTS:-}" =~ ^([0-9]+)-([0-9]+)$ ]] && lo="${BASH_REMATCH[1]}" hi="${BASH_REMATCH[2]}"
   for _ in $(seq 50); do
-    p=$((20000 + RANDOM % 30000))
+    p=$((lo + RANDOM % (hi - lo + 1)))
     (exec 3<>"/dev/tcp/127.0.0.1/${p}") 2>/dev/null || { echo "${p}"; return 0; }
   done
   return 1
 }
 
 echo "== part 1: fleet's plumbing against two stand-in devices, nothing running =="
+# A stand-in tuner CLI whose query always fails, saying why on stderr (fleet must show that line).
+cat >"${work}/tunefleet-stub" <<'STUB'
+#!/bin/sh
+echo "tunefleet query: error: stub tracker refuses: invalid token" >&2
+exit 1
+STUB
+chmod +x "${work}/tunefleet-stub"
+export TUNEFLEET="${work}/tunefleet-stub"
 Check "--help explains the commands" OutputMatches "up .*down .*status .*logs" "${fleet}" --help
 Check "no command is a usage error (exit 2)" ExitsWith 2 "${fleet}"
 Check "an unknown command is a usage error (exit 2)" ExitsWith 2 "${fleet}" launch
@@ -92,6 +108,75 @@ Check "down where nothing was installed succeeds and says so" OutputMatches "fak
 Check "logs before any up fails" ExitsWith 1 "${fleet}" logs
 Check "with no device attached, fleet fails and says so" \
   FailsSaying "no device attached" env FAKE_ADB_DEVICES="" "${fleet}" status
+
+# Token: one place (fleet --token or $TUNEFLEET_TOKEN), for the agents and the query.
+Check "--help no longer suggests the token after --" Fails OutputMatches "-- --token" "${fleet}" --help
+Check "--token among the agent arguments is refused (exit 2), naming fleet's --token" \
+  ExitsWith 2 "${fleet}" up --key k --bundle "${work}/nothing" --wait 0 -- --platform 0 --token T
+Check "... saying to use fleet's --token or TUNEFLEET_TOKEN" \
+  FailsSaying "--token after --.*fleet's --token.*TUNEFLEET_TOKEN" \
+  "${fleet}" up --key k --bundle "${work}/nothing" --wait 0 -- --token=T
+Check "a missing tuner CLI is said up front (exit 1)" \
+  FailsSaying "tuner CLI .*no-such-tunefleet not found" env TUNEFLEET="${work}/no-such-tunefleet" "${fleet}" status
+Check "status shows the first line of the failed query's error" \
+  OutputMatches "did not answer .*: tunefleet query: error: stub tracker refuses: invalid token" \
+  "${fleet}" status --tracker-port "$(FreePort)"
+# adb failing for one device: an error row and exit 1, not "stopped".
+cat >"${work}/flaky-adb" <<FLAKY
+#!/usr/bin/env bash
+if [[ "\$*" == *"-s fake-1 shell"* ]]; then echo "error: device offline" >&2; exit 1; fi
+exec "${ADB}" "\$@"
+FLAKY
+chmod +x "${work}/flaky-adb"
+"${fleet}" status >/dev/null 2>&1  # creates nothing; the stand-in devices exist from here on
+Check "status fails (exit 1) when adb fails for a device" \
+  ExitsWith 1 env ADB="${work}/flaky-adb" "${fleet}" status --tracker-port "$(FreePort)"
+Check "... with an error row and adb's message, not 'stopped'" \
+  FailsSaying "fake-1: error: error: device offline.*fake-1 +error" \
+  env ADB="${work}/flaky-adb" "${fleet}" status --tracker-port "$(FreePort)"
+
+echo "== part 1b: agentctl with a stand-in agent (a sh script named tunefleet-agent) =="
+dev="${work}/agentctl-dev"
+mkdir -p "${dev}/tf"
+cp "${here}/agentctl" "${dev}/tf/agentctl"
+cat >"${dev}/tf/tunefleet-agent" <<'AGENT'
+#!/bin/sh
+echo "stand-in agent: $*"
+while :; do sleep 1; done
+AGENT
+AgentPid() { cat "${dev}/tf/agent.pid" 2>/dev/null; }
+Check "agentctl start with a relative DIR succeeds" \
+  OutputMatches "^started [0-9]+$" sh -c "cd '${dev}' && sh tf/agentctl start tf 127.0.0.1:1 k --token s3cr3t-t0ken"
+rel_pid="$(AgentPid)"
+extra_pids+=" ${rel_pid}"
+Check "... and the agent it started is the one agent.pid names, running" \
+  OutputMatches "^running ${rel_pid}$" sh "${dev}/tf/agentctl" status "${dev}/tf"
+Check "agentctl records the start arguments in agent.args" \
+  OutputMatches "key=k" cat "${dev}/tf/agent.args"
+Check "... the token hashed, never in clear" Fails grep -q s3cr3t-t0ken "${dev}/tf/agent.args"
+Check "agentctl same: the same arguments match" \
+  sh "${dev}/tf/agentctl" same "${dev}/tf" 127.0.0.1:1 k --token s3cr3t-t0ken
+Check "agentctl same: another key and token are named" \
+  FailsSaying "differs: key token" sh "${dev}/tf/agentctl" same "${dev}/tf" 127.0.0.1:1 k2 --token other
+Check "agentctl stop stops it" OutputMatches "stopped ${rel_pid}|killed ${rel_pid}" sh "${dev}/tf/agentctl" stop "${dev}/tf"
+Check "... the agent is gone" Gone "${rel_pid}"
+# A stale pid file: the number now belongs to an unrelated process (after a reboot).
+sleep 300 &
+stranger=$!
+extra_pids+=" ${stranger}"
+echo "${stranger}" >"${dev}/tf/agent.pid"
+Check "a pid file naming an unrelated process is not a running agent (status: stopped, exit 3)" \
+  ExitsWith 3 sh "${dev}/tf/agentctl" status "${dev}/tf"
+Check "... and the stale pid file is removed" test ! -e "${dev}/tf/agent.pid"
+echo "${stranger}" >"${dev}/tf/agent.pid"
+Check "agentctl stop with a stale pid file kills nothing" OutputMatches "^stopped$" sh "${dev}/tf/agentctl" stop "${dev}/tf"
+Check "... the unrelated process still runs" kill -0 "${stranger}"
+echo "${stranger}" >"${dev}/tf/agent.pid"
+Check "agentctl start with a stale pid file starts the agent" \
+  OutputMatches "^started [0-9]+$" sh "${dev}/tf/agentctl" start "${dev}/tf" 127.0.0.1:1 k
+extra_pids+=" $(AgentPid)"
+sh "${dev}/tf/agentctl" stop "${dev}/tf" >/dev/null 2>&1
+Check "... the unrelated process still runs after that agent's stop" kill -0 "${stranger}"
 
 missing=""
 for b in tunefleet-agent tunefleet-tracker tunefleet; do
@@ -109,6 +194,8 @@ port="$(FreePort)" || { echo "FAIL: no free port"; exit 1; }
 env -u TUNEFLEET_TOKEN "${work}/bundle/tunefleet-tracker" --host 127.0.0.1 --port "${port}" >"${work}/tracker.log" 2>&1 &
 tracker_pid=$!
 export TUNEFLEET="${work}/bundle/tunefleet"
+Fleet() { "${fleet}" "$1" --tracker-port "${port}" --bundle "${work}/bundle" "${@:2}"; }  # with this test's tracker
+AgentPidOf() { cat "${FAKE_ADB_ROOT}/$1/data/local/tmp/tunefleet/agent.pid" 2>/dev/null; }
 for _ in $(seq 100); do
   "${TUNEFLEET}" query --json --rpc-tracker "127.0.0.1:${port}" >/dev/null 2>&1 && break
   kill -0 "${tracker_pid}" 2>/dev/null || break
@@ -136,6 +223,61 @@ pid0="$(cat "${FAKE_ADB_ROOT}/fake-0/data/local/tmp/tunefleet/agent.pid")"
 Check "a second up leaves the running agents alone" \
   OutputMatches "fake-0: already running ${pid0}" \
   "${fleet}" up --key fleet-test --tracker-port "${port}" --bundle "${work}/bundle" --wait 10
+
+# A second up with other arguments restarts the agent, and says so; with the same ones it keeps it.
+Check "up with another key restarts the running agents, saying the key differs" \
+  OutputMatches "fake-0: restarting the agent \(running ${pid0}\): key .*all 2 device\(s\) registered" \
+  Fleet up --key fleet-test2 --wait 60
+pid1="$(AgentPidOf fake-0)"
+Check "... the agent was replaced" test "${pid1}" != "${pid0}"
+Check "... the old one is gone" Gone "${pid0}"
+Check "up with a token restarts it, saying the token differs" \
+  OutputMatches "fake-0: restarting the agent .*token" Fleet up -d fake-0 --key fleet-test2 --token t0k3n-x --wait 0
+Check "... agent.args holds no token in clear" \
+  Fails grep -q t0k3n-x "${FAKE_ADB_ROOT}/fake-0/data/local/tmp/tunefleet/agent.args"
+Check "... and the agent got --token once" \
+  OutputMatches "^1$" sh -c "tr '\\0' '\\n' </proc/$(AgentPidOf fake-0)/cmdline | grep -c -x -- --token"
+Check "TUNEFLEET_TOKEN and the same arguments: the agent is kept" \
+  OutputMatches "fake-0: already running" env TUNEFLEET_TOKEN=t0k3n-x "${fleet}" up -d fake-0 --key fleet-test2 \
+  --tracker-port "${port}" --bundle "${work}/bundle" --wait 0
+Check "up with other agent arguments restarts it, saying so" \
+  OutputMatches "fake-0: restarting the agent .*arguments" Fleet up -d fake-0 --key fleet-test2 --wait 0 -- --job-timeout 77
+cp -r "${work}/bundle" "${work}/bundle2"
+echo "another build" >"${work}/bundle2/NOTE"
+Check "up with another bundle restarts it, saying so" \
+  OutputMatches "fake-0: restarting the agent .*bundle" "${fleet}" up -d fake-0 --key fleet-test2 \
+  --tracker-port "${port}" --bundle "${work}/bundle2" --wait 0 -- --job-timeout 77
+Check "up with the first arguments again restarts it and waits until it is registered" \
+  OutputMatches "fake-0: restarting.*all 1 device\(s\) registered" Fleet up -d fake-0 --key fleet-test --wait 60
+Check "... a further up with those keeps it" \
+  OutputMatches "fake-0: already running" Fleet up -d fake-0 --key fleet-test --wait 10
+
+# A new phone whose agent dies while another phone's agent runs under the same key: not registered.
+"${fleet}" down -d fake-1 >/dev/null 2>&1
+cp -r "${work}/bundle" "${work}/dying"
+printf '#!/bin/sh\nsleep 3\nexit 1\n' >"${work}/dying/tunefleet-agent"
+Check "up -d of a phone whose agent dies fails, though another phone's agent has the key" \
+  FailsSaying "fake-1: error: the agent is not running" \
+  "${fleet}" up -d fake-1 --key fleet-test --tracker-port "${port}" --bundle "${work}/dying" --wait 20
+"${fleet}" down -d fake-1 >/dev/null 2>&1
+Check "up -d fake-1 with the real bundle registers it again" \
+  OutputMatches "all 1 device\(s\) registered" Fleet up -d fake-1 --key fleet-test --wait 60
+
+# Agents that never log their id (output discarded): registered by key, counting only agents no device logged.
+"${fleet}" down >/dev/null 2>&1
+rm -f "${FAKE_ADB_ROOT}"/fake-*/data/local/tmp/tunefleet/agent.log
+cp -r "${work}/bundle" "${work}/mute"
+sed -i 's|^exec "\$here/bin/tunefleet-agent" "\$@"$|exec "$here/bin/tunefleet-agent" "$@" >/dev/null 2>\&1|' \
+  "${work}/mute/tunefleet-agent"
+Check "the mute bundle's wrapper discards the agent's output" grep -q '>/dev/null 2>&1$' "${work}/mute/tunefleet-agent"
+Check "up with agents that never log an id waits until the tracker lists as many under the key" \
+  OutputMatches "all 2 device\(s\) registered" \
+  "${fleet}" up --key fleet-mute --tracker-port "${port}" --bundle "${work}/mute" --wait 60
+"${fleet}" status --tracker-port "${port}" >"${work}/status.out" 2>&1
+Indent <"${work}/status.out"
+Check "status shows fake-0 registered by key" StatusRow fake-0 "running [0-9]+ +yes \(by key\)"
+Check "status shows fake-1 registered by key" StatusRow fake-1 "running [0-9]+ +yes \(by key\)"
+
 Check "logs shows each device's agent log" \
   OutputMatches "==> fake-0.*agentctl start.*==> fake-1.*agentctl start" "${fleet}" logs -n 20
 Check "down stops both agents" OutputMatches "fake-0: (stopped|killed).*fake-1: (stopped|killed)" "${fleet}" down
