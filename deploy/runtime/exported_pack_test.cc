@@ -21,6 +21,24 @@
 namespace tunefleet {
 namespace {
 
+// Records gemm.buffer's fallback config for `spec` on `info`, measured at 0.1 ms.
+void AddFallbackRecord(TuningLog& log, const proto::DeviceInfo& info, const std::string& spec) {
+  const Template* t = FindTemplate("gemm.buffer");
+  ASSERT_NE(t, nullptr);
+  Task task = Task::Parse(spec).value();
+  Space space = t->MakeSpace(task, DeviceLimits::From(info)).value();
+  Config c = t->Fallback(task, space);
+  RecordRow r;
+  r.device_id = log.UpsertDevice(info).value();
+  r.task_id = log.UpsertTask(task.ToSpec(), "gemm", "{}", t->Flops(task)).value();
+  r.template_id = log.UpsertTemplate(t->name(), t->version()).value();
+  r.config_index = space.IndexOf(c);
+  r.config = space.ToJson(c).dump();
+  r.costs = {1e-4};
+  r.mean_cost = 1e-4;
+  ASSERT_TRUE(log.AddRecord(r).ok());
+}
+
 TEST(ExportedPackTest, GivenATunedGemmInTheLog_TheAppShouldGetTheRightProductFromThePack) {
   constexpr int M = 32, N = 32, K = 32;
   const std::string spec = "gemm:32,32,32:float32";
@@ -40,20 +58,7 @@ TEST(ExportedPackTest, GivenATunedGemmInTheLog_TheAppShouldGetTheRightProductFro
 
   {
     auto log = std::move(TuningLog::Open((dir / "log.db").string())).value();
-    const Template* t = FindTemplate("gemm.buffer");
-    ASSERT_NE(t, nullptr);
-    Task task = Task::Parse(spec).value();
-    Space space = t->MakeSpace(task, DeviceLimits::From(info)).value();
-    Config c = t->Fallback(task, space);
-    RecordRow r;
-    r.device_id = log->UpsertDevice(info).value();
-    r.task_id = log->UpsertTask(spec, "gemm", "{}", t->Flops(task)).value();
-    r.template_id = log->UpsertTemplate(t->name(), t->version()).value();
-    r.config_index = space.IndexOf(c);
-    r.config = space.ToJson(c).dump();
-    r.costs = {1e-4};
-    r.mean_cost = 1e-4;
-    ASSERT_TRUE(log->AddRecord(r).ok());
+    ASSERT_NO_FATAL_FAILURE(AddFallbackRecord(*log, info, spec));
     std::ostringstream notes;
     auto packs = BuildKernelPacks(*log, {}, notes);
     ASSERT_TRUE(packs.ok()) << packs.status().ToString();
@@ -119,21 +124,8 @@ TEST(ExportedPackTest, GivenWorkloadsWithNamedParameters_TheAppShouldFindThemHow
   info.set_local_mem_bytes(64 * 1024);
   info.set_fingerprint("fp-cpu");
   auto log = std::move(TuningLog::Open(dir.File("log.db"))).value();
-  const Template* t = FindTemplate("gemm.buffer");
-  ASSERT_NE(t, nullptr);
   for (const std::string spec : {"gemm:32,32,32", "gemm:16,16,16,transb=1,act=relu"}) {
-    Task task = Task::Parse(spec).value();
-    Space space = t->MakeSpace(task, DeviceLimits::From(info)).value();
-    Config c = t->Fallback(task, space);
-    RecordRow r;
-    r.device_id = log->UpsertDevice(info).value();
-    r.task_id = log->UpsertTask(task.ToSpec(), "gemm", "{}", t->Flops(task)).value();
-    r.template_id = log->UpsertTemplate(t->name(), t->version()).value();
-    r.config_index = space.IndexOf(c);
-    r.config = space.ToJson(c).dump();
-    r.costs = {1e-4};
-    r.mean_cost = 1e-4;
-    ASSERT_TRUE(log->AddRecord(r).ok());
+    ASSERT_NO_FATAL_FAILURE(AddFallbackRecord(*log, info, spec));
   }
   std::ostringstream notes;
   auto packs = BuildKernelPacks(*log, {}, notes);
