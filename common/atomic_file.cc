@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -99,6 +100,13 @@ Status WriteOutput(const std::string& path, const std::function<Status(std::ostr
   std::cout.flush();
   if (!std::cout) return Status::IOError("standard output: write failed" + WriteErrorCause(errno));
   return written;
+}
+
+Status FlushStandardOutput() {
+  errno = 0;
+  std::cout.flush();
+  const bool failed = !std::cout || std::fflush(stdout) != 0 || std::ferror(stdout) != 0;
+  return failed ? Status::IOError("standard output: write failed" + WriteErrorCause(errno)) : Status::OK();
 }
 
 }  // namespace tunefleet

@@ -22,4 +22,8 @@ Status WriteFileAtomically(const std::string& path, const std::function<Status(s
 // <cause>", whatever `write` said), anything else WriteFileAtomically.
 Status WriteOutput(const std::string& path, const std::function<Status(std::ostream&)>& write);
 
+// Flushes std::cout and stdout; IOError "standard output: write failed[: <cause>]" when anything written to them
+// did not reach its file (a full disk, a closed stdout).
+Status FlushStandardOutput();
+
 }  // namespace tunefleet

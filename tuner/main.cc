@@ -1,14 +1,13 @@
 // tunefleet: the tuner CLI. main() only builds the command table and dispatches.
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <exception>
 #include <iostream>
 #include <string>
 
 #include <spdlog/spdlog.h>
 
+#include "common/atomic_file.h"
 #include "common/cli_checks.h"
 #include "common/grpc_log_route.h"
 #include "common/utf8.h"
@@ -80,16 +79,8 @@ int main(int argc, char** argv) {
   spdlog::default_logger()->flush();  // kept, not dropped: a gRPC line may still reach it until the end
   // What a command printed is its result (`best --json > best.json`): output that did not reach its file (a full
   // disk, a closed stdout) is a failed command, not an empty file and exit 0.
-  errno = 0;
-  std::cout.flush();
-  const bool cout_failed = !std::cout;
-  const int cout_errno = errno;
-  errno = 0;
-  const bool stdout_failed = std::fflush(stdout) != 0 || std::ferror(stdout) != 0;
-  const int err = cout_failed ? cout_errno : errno;
-  if (cout_failed || stdout_failed) {
-    std::cerr << "tunefleet: error: standard output: write failed" << (err != 0 ? ": " + std::string(std::strerror(err)) : "")
-              << "\n";
+  if (tunefleet::Status out = tunefleet::FlushStandardOutput(); !out.ok()) {
+    std::cerr << "tunefleet: error: " << out.message() << "\n";
     if (exit_code == 0) exit_code = 1;
   }
   std::cerr.flush();
