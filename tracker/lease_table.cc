@@ -77,8 +77,14 @@ void LeaseTable::CancelWaiter(uint64_t waiter_id) {
 std::vector<Grant> LeaseTable::Pump(TimePoint now) {
   std::vector<Grant> grants;
   for (auto& [key, ks] : keys_) {
-    while (!ks.queue.empty()) {
-      const Waiter& head = *ks.queue.begin();
+    for (auto it = ks.queue.begin(); it != ks.queue.end();) {
+      const Waiter& head = *it;
+      // A waiter wanting more agents than the key has registered cannot be granted before more register: it waits
+      // without holding up the requests behind it (it blocked its key's whole queue).
+      if (head.spec.min_count > ks.registered) {
+        ++it;
+        continue;
+      }
       if (ks.free.size() < head.spec.min_count) break;  // the head blocks the rest
       const size_t n = std::min<size_t>(head.spec.count, ks.free.size());
       Lease lease;
@@ -92,7 +98,7 @@ std::vector<Grant> LeaseTable::Pump(TimePoint now) {
       leases_[lease.lease_id] = lease;
       grants.push_back(Grant{head.seq, std::move(lease)});
       waiter_key_.erase(head.seq);
-      ks.queue.erase(ks.queue.begin());
+      it = ks.queue.erase(it);
     }
   }
   return grants;

@@ -2,7 +2,8 @@
 // acquire requests waiting for agents. Pure logic: no gRPC, no clock (time is a parameter), no threads.
 //
 // Queue order: higher priority first, FIFO among equal priorities. The head of a key's queue blocks the
-// requests behind it (no overtaking), so a request for many devices is never starved by small ones.
+// requests behind it (no overtaking), so a request for many devices is never starved by small ones; a request
+// whose min_count exceeds the agents registered for its key waits without blocking the others.
 // A waiter is granted min(count, free) agents as soon as at least min_count agents of its key are free.
 //
 // Thread safety: none; the owner serialises calls (TrackerState holds it under its mutex).

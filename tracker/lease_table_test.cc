@@ -127,7 +127,9 @@ TEST_F(LeaseTableTest, GivenMinCount_WeShouldGrantFewerThanCountOnlyWhenMinCount
 }
 
 TEST_F(LeaseTableTest, GivenABlockedHead_WeShouldNotLetSmallerRequestsOvertakeIt) {
-  AddAgents("phone", 1);
+  AddAgents("phone", 2);
+  Want("phone", 1);
+  ASSERT_EQ(table_.Pump(At(0)).size(), 1u);  // one of the two agents is leased
   const uint64_t big = Want("phone", 2, 0, 2);
   const uint64_t small = Want("phone", 1);
   EXPECT_TRUE(table_.Pump(At(0)).empty());
@@ -135,6 +137,29 @@ TEST_F(LeaseTableTest, GivenABlockedHead_WeShouldNotLetSmallerRequestsOvertakeIt
   auto g = table_.Pump(At(1));
   ASSERT_EQ(g.size(), 1u);
   EXPECT_EQ(g[0].waiter_id, small);
+}
+
+// A request for more devices than the key has registered can only wait for more agents; it blocked every other
+// request of its key until then.
+TEST_F(LeaseTableTest, GivenAHeadWantingMoreAgentsThanRegistered_WeShouldGrantTheRequestsBehindIt) {
+  AddAgents("phone", 2);
+  const uint64_t big = Want("phone", 3, 0, 3);
+  const uint64_t small = Want("phone", 1);
+  auto g = table_.Pump(At(0));
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].waiter_id, small);
+  EXPECT_TRUE(table_.IsWaiting(big));
+  // Once the fleet could satisfy it, it is the head again and blocks the smaller requests behind it.
+  AddAgents("phone", 1);
+  const uint64_t later = Want("phone", 1);
+  EXPECT_TRUE(table_.Pump(At(1)).empty());
+  EXPECT_TRUE(table_.IsWaiting(later));
+  ASSERT_TRUE(table_.Release(g[0].lease.lease_id).ok());
+  auto woke = table_.Pump(At(2));
+  ASSERT_EQ(woke.size(), 1u);
+  EXPECT_EQ(woke[0].waiter_id, big);
+  EXPECT_EQ(woke[0].lease.agent_ids.size(), 3u);
+  EXPECT_TRUE(table_.IsWaiting(later));
 }
 
 TEST_F(LeaseTableTest, GivenAnAgentRemovedFromALease_WeShouldKeepTheLeaseWithTheOthers) {
