@@ -174,11 +174,12 @@ proto::MeasureResult WorkerSupervisor::RunOnce(const proto::KernelProgram& progr
   const auto start = std::chrono::steady_clock::now();
   bool spawn_failed = false;
   auto finish = [&](proto::MeasureResult result) {
-    // Replace a worker that died or was killed now, so the next job does not pay for its start.
-    if (pid_ <= 0 && !cancelled_ && !spawn_failed) (void)Spawn();
     if (result.wall_time() == 0) {
       result.set_wall_time(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     }
+    // Replace a worker that died or was killed now, so the next job does not pay for its start; the start is not
+    // this job's time (it was counted in its wall time).
+    if (pid_ <= 0 && !cancelled_ && !spawn_failed) (void)Spawn();
     return result;
   };
   if (cancelled_) return finish(Failed(proto::UNKNOWN_ERROR, "the agent is shutting down"));
