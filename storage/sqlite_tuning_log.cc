@@ -135,6 +135,22 @@ class SqliteTuningLog final : public TuningLog {
         [&](SqliteStmt& st) { st.Bind(1, spec); });
   }
 
+  Status EditTaskWorkload(int64_t task_id,
+                          const std::function<std::optional<std::string>(const std::string&)>& edit) override {
+    Status s = Write([&]() -> Status {
+      TF_ASSIGN_OR_RETURN(SqliteStmt sel, db_.Prepare("SELECT workload FROM tasks WHERE id = ?1"));
+      sel.Bind(1, task_id);
+      TF_ASSIGN_OR_RETURN(bool row, sel.Step());
+      if (!row) return Status::NotFound("no task #" + std::to_string(task_id) + " in the log");
+      const std::optional<std::string> edited = edit(sel.Text(0));
+      if (!edited) return Status::OK();
+      TF_ASSIGN_OR_RETURN(SqliteStmt upd, db_.Prepare("UPDATE tasks SET workload = ?1 WHERE id = ?2"));
+      upd.Bind(1, *edited).Bind(2, task_id);
+      return upd.Run();
+    });
+    return Fail(s);
+  }
+
   Result<int64_t> UpsertTemplate(const std::string& name, int version) override {
     return UpsertReturningId(
         "INSERT INTO templates (name, version) VALUES (?1, ?2) ON CONFLICT (name, version) DO NOTHING",

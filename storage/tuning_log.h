@@ -132,6 +132,11 @@ class TuningLog {
   // Inserts or finds by spec; `workload_json` holds op and params; flops of one run. Returns tasks.id.
   virtual Result<int64_t> UpsertTask(const std::string& spec, const std::string& op,
                                      const std::string& workload_json, double flops) = 0;
+  // Rewrites task `task_id`'s workload JSON in one write transaction: `edit` gets the stored text and returns the
+  // new text, or nothing to leave it. Two runs editing one task at once each see the other's edit. Errors: no such
+  // task (NotFound), the database's.
+  virtual Status EditTaskWorkload(int64_t task_id,
+                                  const std::function<std::optional<std::string>(const std::string&)>& edit) = 0;
   // Inserts or finds by (name, version); returns templates.id.
   virtual Result<int64_t> UpsertTemplate(const std::string& name, int version) = 0;
   // A tuning session (one tuner run); `args_json` records the command line, `run_lock` the name of the lock file

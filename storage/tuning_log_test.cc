@@ -137,6 +137,23 @@ TEST_F(TuningLogTest, GivenTheSameDeviceTaskAndTemplateTwice_WeShouldGetTheSameI
   EXPECT_NE(devices[0].info_json.find("\"max_work_group_size\""), std::string::npos);
 }
 
+TEST_F(TuningLogTest, GivenAWorkloadEdit_WeShouldStoreItOrLeaveTheRowAndRefuseAMissingTask) {
+  auto log = OpenOrDie();
+  MakeWorld(*log);
+  std::string seen;
+  ASSERT_TRUE(log->EditTaskWorkload(task_, [&](const std::string& w) -> std::optional<std::string> {
+                   seen = w;
+                   return R"({"count":6})";
+                 }).ok());
+  EXPECT_EQ(seen, R"({"M":64})");
+  EXPECT_EQ(log->Tasks().value()[0].workload, R"({"count":6})");
+  ASSERT_TRUE(log->EditTaskWorkload(task_, [](const std::string&) { return std::optional<std::string>(); }).ok());
+  EXPECT_EQ(log->Tasks().value()[0].workload, R"({"count":6})");
+  const Status missing =
+      log->EditTaskWorkload(task_ + 100, [](const std::string&) { return std::optional<std::string>("{}"); });
+  EXPECT_EQ(missing.code(), Status::Code::kNotFound) << missing.ToString();
+}
+
 TEST_F(TuningLogTest, GivenAClosedLog_WeShouldFindItsRecordsAfterReopening) {
   {
     auto log = OpenOrDie();

@@ -136,7 +136,7 @@ int Run(const MeasureArgs& a) {
   if (!a.task_spec.empty()) {
     Result<Task> task = Task::Parse(a.task_spec);
     if (!task.ok()) return CommandError("measure", task.status().message(), 2);
-    if (Status fit = CheckSomeDeviceRuns({{*task, 1}}, a.template_name); !fit.ok())
+    if (Status fit = CheckSomeDeviceRuns({{*task, 1, ""}}, a.template_name); !fit.ok())
       return CommandError("measure", fit.message(), 2);
     std::string why;
     const nlohmann::json config = a.config.empty() ? nlohmann::json() : ParseJson(a.config, &why);

@@ -1,5 +1,6 @@
 // `tunefleet tune`: tune explicit tasks (--task) or every task of an ONNX model, through the tracker.
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -63,7 +64,7 @@ Result<std::vector<TuneTask>> CollectTasks(const TuneArgs& a) {
   TF_ASSIGN_OR_RETURN(Precision precision, ParsePrecision(a.precision.empty() ? "float32" : a.precision));
   for (const std::string& spec : a.task_specs) {
     TF_ASSIGN_OR_RETURN(Task t, Task::Parse(spec));
-    tasks.push_back({t, 1});
+    tasks.push_back({t, 1, ""});
   }
   if (!a.model.empty()) {
     ImportOptions import;
@@ -76,7 +77,8 @@ Result<std::vector<TuneTask>> CollectTasks(const TuneArgs& a) {
     TF_ASSIGN_OR_RETURN(options.precision.ops,
                         ParseMixedPrecisionOps(a.mixed_ops.empty() ? "conv2d,dense" : a.mixed_ops));
     TF_ASSIGN_OR_RETURN(ImportedModel model, ImportOnnxFile(a.model, import));
-    for (const ModelTask& mt : BuildModelTasks(model, options)) tasks.push_back({mt.task, mt.count});
+    const std::string model_name = std::filesystem::path(a.model).filename().string();
+    for (const ModelTask& mt : BuildModelTasks(model, options)) tasks.push_back({mt.task, mt.count, model_name});
   }
   if (tasks.empty()) return Status::InvalidArgument("nothing to tune: give --task SPEC or a model file");
   // A task named twice (`gemm:8,8,8` and `gemm:8,8,8:float32`, or a --task that is also a layer of the model) is
@@ -88,6 +90,7 @@ Result<std::vector<TuneTask>> CollectTasks(const TuneArgs& a) {
     if (auto it = seen.find(spec); it != seen.end()) {
       spdlog::warn("task {} is named more than once: tuned once", spec);
       unique[it->second].count = std::max(unique[it->second].count, tt.count);
+      if (!tt.model.empty()) unique[it->second].model = tt.model;
       continue;
     }
     seen[spec] = unique.size();

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/json_parse.h"
+#include "tuner/task_workload.h"
 
 namespace tunefleet {
 namespace {
@@ -89,6 +90,7 @@ Result<ReportData> LoadReportData(TuningLog& log) {
         s.flops = t->second->flops;
         nlohmann::json w = ParseJson(t->second->workload);
         if (w.is_object() && w.contains("count") && w["count"].is_number_integer()) s.count = w["count"];
+        s.model_counts = ModelCounts(t->second->workload);
       } else {
         s.task_spec = "task #" + std::to_string(r.task_id);
       }

@@ -119,7 +119,22 @@ void Section(const ReportSeries& s, const SeriesStats& st, size_t index, std::os
     out << " &middot; best " << Fixed(st.best_cost * 1e3, 4) << " ms = " << Fixed(Gflops(s.flops, st.best_cost), 2)
         << " GFLOPS";
   }
-  if (s.count > 0) out << " &middot; occurs " << s.count << "&times; in the model";
+  if (s.count > 0) {
+    out << " &middot; occurs " << s.count << "&times; in ";
+    if (s.model_counts.size() == 1 && s.model_counts.begin()->second == s.count) {
+      out << "<code>" << HtmlEscape(s.model_counts.begin()->first) << "</code>";
+    } else if (s.model_counts.empty()) {
+      out << "the model";
+    } else {
+      out << "the models (";
+      bool first = true;
+      for (const auto& [model, n] : s.model_counts) {
+        out << (first ? "" : ", ") << "<code>" << HtmlEscape(model) << "</code> " << n << "&times;";
+        first = false;
+      }
+      out << ")";
+    }
+  }
   out << "</p><div class=\"charts\">";
   std::vector<double> curve, ok;
   for (const auto& r : s.records) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,7 +25,8 @@ struct ReportSeries {
   int template_version = 0;
   std::string device_name;  // unique per device of the log (its fingerprint added where names repeat)
   double flops = 0;        // of one run of the task
-  int64_t count = 0;       // occurrences in the model; 0 when unknown
+  int64_t count = 0;       // occurrences in the models tuned into the log; 0 when unknown
+  std::map<std::string, int64_t> model_counts;  // the same by model file name (empty: not kept by model)
   std::vector<ReportMeasurement> records;
 };
 

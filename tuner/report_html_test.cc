@@ -110,6 +110,19 @@ TEST(ReportHtmlTest, GivenAnUnknownCount_WeShouldMarkTheSumAsPartial) {
   EXPECT_NE(html.find("<b>4.0000</b>"), std::string::npos);
 }
 
+TEST(ReportHtmlTest, GivenATaskOfTwoModels_WeShouldNameEachModelsCount) {
+  ReportData d = TwoTasksOnOneDevice();
+  d.series[0].count = 5;
+  d.series[0].model_counts = {{"a<1>.onnx", 3}, {"b.onnx", 2}};
+  d.series[1].model_counts = {{"b.onnx", d.series[1].count}};
+  std::string html = RenderReportHtml(d);
+  EXPECT_EQ(CheckWellFormed(html), "");
+  EXPECT_NE(html.find("occurs 5&times; in the models (<code>a&lt;1&gt;.onnx</code> 3&times;, "
+                      "<code>b.onnx</code> 2&times;)"),
+            std::string::npos);
+  EXPECT_NE(html.find("&times; in <code>b.onnx</code>"), std::string::npos);
+}
+
 TEST(ReportHtmlTest, GivenAnEmptyLog_WeShouldStillWriteAValidPage) {
   std::string html = RenderReportHtml(ReportData{});
   EXPECT_EQ(CheckWellFormed(html), "");

@@ -15,19 +15,9 @@
 #include "storage/tuning_log.h"
 #include "tuner/recorded_config.h"
 #include "tuner/strategy_transfer.h"
+#include "tuner/task_workload.h"
 
 namespace tunefleet {
-namespace {
-
-std::string WorkloadJson(const Task& task, int64_t count) {
-  nlohmann::json params = nlohmann::json::object();
-  for (const auto& [k, v] : task.params) params[k] = v;
-  return nlohmann::json{{"op", task.op}, {"params", params}, {"precision", PrecisionName(task.precision)},
-                        {"count", count}}
-      .dump();
-}
-
-}  // namespace
 
 TaskTuner::TaskTuner(const Task& task, const Template& tmpl, Space space, const TaskTunerOptions& opts,
                      TuningLog* log)
@@ -40,7 +30,11 @@ Result<std::unique_ptr<TaskTuner>> TaskTuner::Create(const Task& task, const Tem
   std::unique_ptr<TaskTuner> t(new TaskTuner(task, tmpl, std::move(space), opts, log));
   t->limits_ = limits;
   t->flops_ = tmpl.Flops(task);
-  TF_ASSIGN_OR_RETURN(t->task_id_, log->UpsertTask(task.ToSpec(), task.op, WorkloadJson(task, opts.count), t->flops_));
+  const std::string workload = LogWorkloadJson(task, opts.count, opts.model);
+  TF_ASSIGN_OR_RETURN(t->task_id_, log->UpsertTask(task.ToSpec(), task.op, workload, t->flops_));
+  // A task recorded before (by another model, or a --task run) counts this model's occurrences too.
+  TF_RETURN_IF_ERROR(log->EditTaskWorkload(
+      t->task_id_, [&](const std::string& stored) { return WithModelCount(stored, task, opts.count, opts.model); }));
   TF_ASSIGN_OR_RETURN(t->template_id_, log->UpsertTemplate(tmpl.name(), tmpl.version()));
   t->fallback_index_ = t->space_.IndexOf(tmpl.Fallback(task, t->space_));
   TF_ASSIGN_OR_RETURN(t->strategy_, MakeStrategy(opts.strategy, tmpl, t->task_, t->space_, limits));

@@ -36,6 +36,7 @@ struct TaskTunerOptions {
   int64_t session_id = 0;
   int64_t device_id = 0;
   int64_t count = 1;           // occurrences of the task in the model
+  std::string model;           // the model's file name ("" for a --task spec): its count in the log's workload
 };
 
 // One candidate ready to send.

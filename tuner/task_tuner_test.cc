@@ -1,6 +1,7 @@
 #include "tuner/task_tuner.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "search-spaces/template.h"
 #include "tuner/tuning_log_testing.h"
@@ -150,6 +151,33 @@ TEST_F(TaskTunerTest, GivenRecordsWhoseIndexDisagreesWithTheirConfig_ResumeShoul
   ASSERT_NE(t, nullptr);
   EXPECT_EQ(t->resumed(), 2u);
   EXPECT_EQ(t->best_index(), valid[0]);
+}
+
+// Two models sharing a task: the log's count is both models' occurrences (it kept the first model's), and a
+// resumed run of one of them does not count it twice.
+TEST_F(TaskTunerTest, GivenTwoModelsSharingATask_TheLogsCountShouldBeTheSumOfTheirs) {
+  auto stored = [&]() {
+    const std::vector<TaskRow> tasks = log_->Tasks().value();
+    EXPECT_EQ(tasks.size(), 1u);
+    return tasks.empty() ? nlohmann::json() : nlohmann::json::parse(tasks[0].workload);
+  };
+  opts_.model = "resnet18.onnx";
+  opts_.count = 4;
+  ASSERT_NE(Create(), nullptr);
+  EXPECT_EQ(stored()["count"], 4);
+  opts_.model = "mobilenet_v2.onnx";
+  opts_.count = 2;
+  ASSERT_NE(Create(), nullptr);
+  EXPECT_EQ(stored()["count"], 6);
+  opts_.model = "resnet18.onnx";  // resumed
+  opts_.count = 4;
+  ASSERT_NE(Create(), nullptr);
+  EXPECT_EQ(stored()["count"], 6);
+  EXPECT_EQ(stored()["models"], (nlohmann::json{{"mobilenet_v2.onnx", 2}, {"resnet18.onnx", 4}}));
+  opts_.model = "";  // a --task run names no model and changes nothing
+  opts_.count = 1;
+  ASSERT_NE(Create(), nullptr);
+  EXPECT_EQ(stored()["count"], 6);
 }
 
 }  // namespace

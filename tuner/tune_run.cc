@@ -74,6 +74,7 @@ Result<std::vector<Entry>> MakeEntries(const TuneOptions& opts, const DeviceLimi
       to.session_id = session_id;
       to.device_id = device_id;
       to.count = tt.count;
+      to.model = tt.model;
       to.strategy.seed = opts.tuner.strategy.seed + entries.size();
       Result<std::unique_ptr<TaskTuner>> tuner = TaskTuner::Create(tt.task, *tmpl, limits, to, &log);
       if (!tuner.ok()) return tuner.status().WithContext(tt.task.ToSpec() + " [" + tmpl->name() + "]");

@@ -23,6 +23,7 @@ namespace tunefleet {
 struct TuneTask {
   Task task;
   int64_t count = 1;  // occurrences in the model
+  std::string model;  // the model's file name, without its folder ("" for a --task spec)
 };
 
 struct TuneOptions {
