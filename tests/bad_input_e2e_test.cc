@@ -615,6 +615,38 @@ TEST(BadInputE2E, GivenANewLogAndAnImportWhoseOnlyLineIsRefusedNoLogShouldBeLeft
   EXPECT_TRUE(std::filesystem::exists(db));
 }
 
+// A log of two device models holds two kernel packs: `-o pack.json` made a folder of that name; `-` is refused too.
+TEST(BadInputE2E, GivenALogOfTwoDevicesTheKernelPackExportShouldWantAFolder) {
+  LocalFleet fleet;  // no tracker
+  ASSERT_NO_FATAL_FAILURE(ImportOneRecord(fleet));  // writes one.autotvm.log
+  std::string line;
+  std::getline(std::ifstream(fleet.dir() + "/one.autotvm.log"), line);
+  const std::string tiles = R"(["tile_y", "sp", [-1, 1, 1]], ["tile_x", "sp", [-1, 1, 1]])";
+  ASSERT_NE(line.find(tiles), std::string::npos) << line;
+  line.replace(line.find(tiles), tiles.size(), R"(["tile_y", "sp", [-1, 2, 4]], ["tile_x", "sp", [-1, 1, 8]])");
+  std::string other = line;  // another device: the target names another thread limit
+  other.replace(other.find("-max_num_threads=256"), 20, "-max_num_threads=512");
+  const std::string lines = fleet.dir() + "/two.autotvm.log", db = fleet.dir() + "/two.db";
+  std::ofstream(lines) << line << "\n" << other << "\n";
+  RunResult imported = fleet.Cli({"import", "--db", db, lines}, std::chrono::seconds(30), false);
+  ASSERT_EQ(imported.exit_code, 0) << imported.output;
+  const std::string file = fleet.dir() + "/pack.json";
+  for (const std::string& out : {file, std::string("-")}) {
+    RunResult r = fleet.Cli({"export", "--db", db, "--format", "kernel-pack", "-o", out}, std::chrono::seconds(30),
+                            false);
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("the log holds 2 device models, one kernel pack each: give -o FOLDER"), std::string::npos)
+        << r.output;
+    EXPECT_EQ(CountLines(r.output), 1) << r.output;
+  }
+  EXPECT_FALSE(std::filesystem::exists(file));
+  const std::string folder = fleet.dir() + "/packs";
+  RunResult r = fleet.Cli({"export", "--db", db, "--format", "kernel-pack", "-o", folder}, std::chrono::seconds(30),
+                          false);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(folder), std::filesystem::directory_iterator{}), 2);
+}
+
 // A config nested 200,000 levels deep in the log: quoted in a message, it overflowed the stack (SIGSEGV).
 TEST(BadInputE2E, GivenAConfigNestedDeepInTheLogTheReadingCommandsShouldPassItOver) {
   LocalFleet fleet;

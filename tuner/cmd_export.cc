@@ -1,6 +1,7 @@
 // `tunefleet export --db FILE --format autotvm|kernel-pack|csv -o OUT [--best-only]`: a tuning log as AutoTVM
 // log lines (for `tvmc compile --tuning-records`), as kernel packs for applications (tunefleet-runtime), or
 // as CSV for analysis.
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -66,6 +67,13 @@ int RunExport(const ExportOptions& o) {
     std::cerr << "tunefleet export: " << packs->front().pack["kernels"].size() << " kernels for "
               << packs->front().pack["device"]["name"].get<std::string>() << " written to standard output\n";
     return 0;
+  }
+  // A name ending in .json is a file: a log of several device models has no one file to write (it made a folder
+  // of that name).
+  if (std::error_code ec; packs->size() > 1 && o.out.ends_with(".json") && !std::filesystem::is_directory(o.out, ec)) {
+    return CommandError("export", "the log holds " + std::to_string(packs->size()) +
+                                      " device models, one kernel pack each: give -o FOLDER, not the file " + o.out,
+                        2);
   }
   auto paths = WriteKernelPacks(*packs, o.out);
   if (!paths.ok()) return CommandError("export", paths.status().message());
