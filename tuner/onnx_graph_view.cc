@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cstring>
+#include <utility>
 
 namespace tunefleet {
 namespace {
@@ -25,16 +26,39 @@ const onnx::AttributeProto* FindAttr(const onnx::NodeProto& node, const std::str
   return nullptr;
 }
 
+// The names a subgraph reads, at any depth: its nodes' inputs and its outputs (an output may be an outer tensor
+// itself). Names it defines are among them too, which is harmless: the enclosing graph does not define them (or, if
+// the subgraph shadows one, it only keeps a fusion from being made).
+void CollectReads(const onnx::GraphProto& graph, std::unordered_set<std::string>* reads) {
+  for (const auto& node : graph.node()) {
+    for (const auto& in : node.input()) {
+      if (!in.empty()) reads->insert(in);
+    }
+    for (const auto& [label, sub] : Subgraphs(node)) CollectReads(*sub, reads);
+  }
+  for (const auto& out : graph.output()) reads->insert(out.name());
+}
+
 }  // namespace
 
-OnnxGraphView::OnnxGraphView(const onnx::GraphProto& graph) {
+OnnxGraphView::OnnxGraphView(const onnx::GraphProto& graph) : OnnxGraphView(graph, nullptr, "") {}
+
+OnnxGraphView::OnnxGraphView(const onnx::GraphProto& graph, const OnnxGraphView& outer, std::string scope)
+    : OnnxGraphView(graph, &outer, std::move(scope)) {}
+
+OnnxGraphView::OnnxGraphView(const onnx::GraphProto& graph, const OnnxGraphView* outer, std::string scope)
+    : outer_(outer), scope_(std::move(scope)) {
   // Initializers first: their dims are known even when their data was stripped; value_info may refine.
   for (const auto& t : graph.initializer()) {
     shapes_[t.name()] = std::vector<int64_t>(t.dims().begin(), t.dims().end());
     if (t.data_type() != onnx::TensorProto::UNDEFINED) elem_types_[t.name()] = t.data_type();
     constants_[t.name()] = &t;
+    defined_.insert(t.name());
   }
-  for (const auto& vi : graph.input()) AddValueInfo(vi, &shapes_, &elem_types_);
+  for (const auto& vi : graph.input()) {
+    AddValueInfo(vi, &shapes_, &elem_types_);
+    defined_.insert(vi.name());
+  }
   for (const auto& vi : graph.value_info()) AddValueInfo(vi, &shapes_, &elem_types_);
   for (const auto& vi : graph.output()) {
     AddValueInfo(vi, &shapes_, &elem_types_);
@@ -45,16 +69,29 @@ OnnxGraphView::OnnxGraphView(const onnx::GraphProto& graph) {
     for (const auto& in : node.input()) {
       if (!in.empty()) consumers_[in].push_back(i);
     }
+    for (const auto& out : node.output()) {
+      if (!out.empty()) defined_.insert(out);
+    }
+    std::unordered_set<std::string> reads;
+    for (const auto& [label, sub] : Subgraphs(node)) CollectReads(*sub, &reads);
+    for (const auto& r : reads) consumers_[r].push_back(i);
     if (node.op_type() == "Constant" && node.output_size() == 1) {
       if (const auto* a = FindAttr(node, "value"); a != nullptr && a->has_t()) constants_[node.output(0)] = &a->t();
     }
   }
 }
 
+std::string OnnxGraphView::NodeName(const onnx::NodeProto& node, int index) const {
+  return ScopedNodeName(scope_, node, index);
+}
+
+// Each lookup: this graph's record, else nothing when this graph defines the tensor, else the enclosing graph's.
 std::optional<std::vector<int64_t>> OnnxGraphView::Shape(const std::string& tensor) const {
-  auto it = shapes_.find(tensor);
-  if (it == shapes_.end()) return std::nullopt;
-  return it->second;
+  for (const OnnxGraphView* v = this; v != nullptr; v = v->outer_) {
+    if (auto it = v->shapes_.find(tensor); it != v->shapes_.end()) return it->second;
+    if (v->defined_.count(tensor)) break;
+  }
+  return std::nullopt;
 }
 
 std::optional<std::vector<int64_t>> OnnxGraphView::StaticShape(const std::string& tensor) const {
@@ -67,8 +104,11 @@ std::optional<std::vector<int64_t>> OnnxGraphView::StaticShape(const std::string
 }
 
 int32_t OnnxGraphView::ElemType(const std::string& tensor) const {
-  auto it = elem_types_.find(tensor);
-  return it == elem_types_.end() ? onnx::TensorProto::UNDEFINED : it->second;
+  for (const OnnxGraphView* v = this; v != nullptr; v = v->outer_) {
+    if (auto it = v->elem_types_.find(tensor); it != v->elem_types_.end()) return it->second;
+    if (v->defined_.count(tensor)) break;
+  }
+  return onnx::TensorProto::UNDEFINED;
 }
 
 const std::vector<int>& OnnxGraphView::Consumers(const std::string& tensor) const {
@@ -78,8 +118,11 @@ const std::vector<int>& OnnxGraphView::Consumers(const std::string& tensor) cons
 }
 
 const onnx::TensorProto* OnnxGraphView::Constant(const std::string& tensor) const {
-  auto it = constants_.find(tensor);
-  return it == constants_.end() ? nullptr : it->second;
+  for (const OnnxGraphView* v = this; v != nullptr; v = v->outer_) {
+    if (auto it = v->constants_.find(tensor); it != v->constants_.end()) return it->second;
+    if (v->defined_.count(tensor)) break;
+  }
+  return nullptr;
 }
 
 std::optional<std::vector<float>> OnnxGraphView::ConstantFloats(const std::string& tensor) const {
@@ -122,6 +165,20 @@ std::vector<int64_t> AttrInts(const onnx::NodeProto& node, const std::string& na
   const auto* a = FindAttr(node, name);
   if (a == nullptr || a->type() != onnx::AttributeProto::INTS) return fallback;
   return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+}
+
+std::string ScopedNodeName(const std::string& scope, const onnx::NodeProto& node, int index) {
+  return scope + (node.name().empty() ? "#" + std::to_string(index) : node.name());
+}
+
+std::vector<std::pair<std::string, const onnx::GraphProto*>> Subgraphs(const onnx::NodeProto& node) {
+  std::vector<std::pair<std::string, const onnx::GraphProto*>> out;
+  for (const auto& a : node.attribute()) {
+    if (a.type() == onnx::AttributeProto::GRAPH && a.has_g()) out.emplace_back(a.name(), &a.g());
+    if (a.type() != onnx::AttributeProto::GRAPHS) continue;
+    for (int i = 0; i < a.graphs_size(); ++i) out.emplace_back(a.name() + "[" + std::to_string(i) + "]", &a.graphs(i));
+  }
+  return out;
 }
 
 std::string ElemTypeName(int32_t elem_type) {

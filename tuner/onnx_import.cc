@@ -7,6 +7,8 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
@@ -56,6 +58,30 @@ Result<int64_t> CheckOpsets(const onnx::ModelProto& model) {
   return opset;
 }
 
+// Forgets the shapes recorded in the subgraphs of `graph`'s nodes, at any depth: their value_info, and the shapes of
+// their inputs and outputs (element types are kept). A Loop-carried value's shape, which shape inference does not
+// carry into the body, is then unknown, and the ops that read it are not tuned rather than tuned at the old shape.
+void ClearSubgraphShapes(onnx::GraphProto* graph) {
+  const auto clear = [](onnx::ValueInfoProto& vi) {
+    if (vi.type().has_tensor_type()) vi.mutable_type()->mutable_tensor_type()->clear_shape();
+  };
+  for (onnx::NodeProto& node : *graph->mutable_node()) {
+    for (onnx::AttributeProto& a : *node.mutable_attribute()) {
+      std::vector<onnx::GraphProto*> subgraphs;
+      if (a.type() == onnx::AttributeProto::GRAPH && a.has_g()) subgraphs.push_back(a.mutable_g());
+      if (a.type() == onnx::AttributeProto::GRAPHS) {
+        for (onnx::GraphProto& g : *a.mutable_graphs()) subgraphs.push_back(&g);
+      }
+      for (onnx::GraphProto* g : subgraphs) {
+        g->clear_value_info();
+        for (auto& vi : *g->mutable_input()) clear(vi);
+        for (auto& vi : *g->mutable_output()) clear(vi);
+        ClearSubgraphShapes(g);
+      }
+    }
+  }
+}
+
 // Applies --input-shape values and rejects graph inputs left with dynamic dims.
 Status FixInputShapes(onnx::GraphProto* graph, const ImportOptions& options) {
   std::set<std::string> initializers;
@@ -100,6 +126,7 @@ Status FixInputShapes(onnx::GraphProto* graph, const ImportOptions& options) {
     // Shapes recorded for the old input shape would contradict the new ones: let inference recompute them.
     graph->clear_value_info();
     for (auto& out : *graph->mutable_output()) out.mutable_type()->mutable_tensor_type()->clear_shape();
+    ClearSubgraphShapes(graph);
   }
   return Status::OK();
 }
@@ -163,17 +190,68 @@ Result<ImportedModel> ImportOnnxFile(const std::string& path, const ImportOption
 namespace {
 
 // Strides and dilations are 1 or more (the ONNX operators' definition). Checked before shape inference, which
-// divides by them (libonnx's convPoolShapeInference died of SIGFPE on a stride of 0).
-Status CheckWindowAttributes(const onnx::GraphProto& graph) {
-  for (const onnx::NodeProto& node : graph.node()) {
+// divides by them (libonnx's convPoolShapeInference died of SIGFPE on a stride of 0), in subgraphs too (`scope`, as
+// OnnxGraphView::Scope says it), where shape inference goes as well.
+Status CheckWindowAttributes(const onnx::GraphProto& graph, const std::string& scope) {
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const onnx::NodeProto& node = graph.node(i);
     for (const onnx::AttributeProto& a : node.attribute()) {
       if (a.name() != "strides" && a.name() != "dilations") continue;
       for (int64_t v : a.ints()) {
         if (v < 1) {
-          return Status::InvalidArgument("node '" + node.name() + "' (" + node.op_type() + "): " + a.name() + " " +
-                                         std::to_string(v) + " (each must be 1 or more)");
+          return Status::InvalidArgument("node '" + ScopedNodeName(scope, node, i) + "' (" + node.op_type() + "): " +
+                                         a.name() + " " + std::to_string(v) + " (each must be 1 or more)");
         }
       }
+    }
+    for (const auto& [label, sub] : Subgraphs(node)) {
+      TF_RETURN_IF_ERROR(CheckWindowAttributes(*sub, ScopedNodeName(scope, node, i) + "/" + label + "/"));
+    }
+  }
+  return Status::OK();
+}
+
+// ONNX's control-flow operators, whose work is all in their subgraphs (an If's branches, a Loop's or Scan's body).
+bool IsControlFlow(const onnx::NodeProto& node) {
+  const std::string& t = node.op_type();
+  return (node.domain().empty() || node.domain() == "ai.onnx") && (t == "If" || t == "Loop" || t == "Scan");
+}
+
+// The nodes ExtractGraph went through, for the message of a model with no tunable operator.
+struct NodeCount {
+  int64_t all = 0;           // of every graph
+  int64_t in_subgraphs = 0;  // of those, in subgraphs
+};
+
+// Appends the tunable operators of `view`'s graph to out->ops in graph order, each node's subgraphs (walked with
+// views nested in `view`, at any depth) at the node's place, and counts the other nodes in out->not_tuned. Fusion
+// stays within one graph: ExtractNode fuses only nodes of `graph`, and a node holding subgraphs reads, as the view
+// sees it, what they read. A contradiction is an InvalidArgument naming the node.
+Status ExtractGraph(const onnx::GraphProto& graph, const OnnxGraphView& view, int64_t opset, ImportedModel* out,
+                    NodeCount* count) {
+  std::set<int> fused;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const onnx::NodeProto& node = graph.node(i);
+    ++count->all;
+    if (!view.Scope().empty()) ++count->in_subgraphs;
+    if (fused.count(i) || node.op_type() == "Constant") continue;  // Constant is data, not work
+    const auto subgraphs = Subgraphs(node);
+    for (const auto& [label, sub] : subgraphs) {
+      const OnnxGraphView sub_view(*sub, view, view.NodeName(node, i) + "/" + label + "/");
+      TF_RETURN_IF_ERROR(ExtractGraph(*sub, sub_view, opset, out, count));
+    }
+    if (!subgraphs.empty() && IsControlFlow(node)) continue;  // its work was its subgraphs'
+    ExtractedNode e = ExtractNode(graph, view, i, opset);
+    if (!e.contradiction.empty()) return Status::InvalidArgument(e.contradiction);
+    if (e.op) {
+      out->ops.push_back(std::move(*e.op));
+      fused.insert(e.fused.begin(), e.fused.end());
+    } else if ((node.domain().empty() || node.domain() == "ai.onnx") &&
+               onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset), "") == nullptr) {
+      // Not an operator of ONNX at this opset (a misspelt or custom op type): say so, for it may be the cause.
+      ++out->not_tuned[Printable(node.op_type(), 64, PrintableBytes::kAsciiOnly) + " (not an ONNX operator)"];
+    } else {
+      ++out->not_tuned[Printable(e.not_tuned, 100, PrintableBytes::kAsciiOnly)];
     }
   }
   return Status::OK();
@@ -192,7 +270,7 @@ Result<ImportedModel> ImportOnnxModel(onnx::ModelProto& model, const std::string
   auto opset = CheckOpsets(model);
   if (!opset.ok()) return opset.status().WithContext(name);
   TF_RETURN_IF_ERROR(FixInputShapes(model.mutable_graph(), options).WithContext(name));
-  TF_RETURN_IF_ERROR(CheckWindowAttributes(model.graph()).WithContext(name));
+  TF_RETURN_IF_ERROR(CheckWindowAttributes(model.graph(), "").WithContext(name));
   try {
     // error_mode 1: a node whose shapes contradict its operator is an error, not silently skipped.
     onnx::ShapeInferenceOptions si(/*check_type_val=*/false, /*strict_mode_val=*/1, /*data_prop_val=*/true);
@@ -208,31 +286,17 @@ Result<ImportedModel> ImportOnnxModel(onnx::ModelProto& model, const std::string
   ImportedModel out;
   out.name = name;
   out.opset = *opset;
-  const auto& graph = model.graph();
-  OnnxGraphView view(graph);
-  std::set<int> fused;
-  for (int i = 0; i < graph.node_size(); ++i) {
-    if (fused.count(i) || graph.node(i).op_type() == "Constant") continue;  // Constant is data, not work
-    ExtractedNode e = ExtractNode(graph, view, i, *opset);
-    if (!e.contradiction.empty()) return Status::InvalidArgument(name + ": " + e.contradiction);
-    if (e.op) {
-      out.ops.push_back(std::move(*e.op));
-      fused.insert(e.fused.begin(), e.fused.end());
-    } else if (const onnx::NodeProto& node = graph.node(i);
-               (node.domain().empty() || node.domain() == "ai.onnx") &&
-               onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(*opset), "") == nullptr) {
-      // Not an operator of ONNX at this opset (a misspelt or custom op type): say so, for it may be the cause.
-      ++out.not_tuned[Printable(node.op_type(), 64, PrintableBytes::kAsciiOnly) + " (not an ONNX operator)"];
-    } else {
-      ++out.not_tuned[Printable(e.not_tuned, 100, PrintableBytes::kAsciiOnly)];
-    }
-  }
+  const OnnxGraphView view(model.graph());
+  NodeCount count;
+  TF_RETURN_IF_ERROR(ExtractGraph(model.graph(), view, *opset, &out, &count).WithContext(name));
   if (out.ops.empty()) {
     std::string ops;
     for (const auto& [op, n] : out.not_tuned) ops += (ops.empty() ? "" : ", ") + op + " x" + std::to_string(n);
+    const std::string where =
+        count.in_subgraphs == 0 ? "" : " (" + std::to_string(count.in_subgraphs) + " of them in subgraphs)";
     return Status::InvalidArgument(name + ": no tunable operator (Conv, Gemm, MatMul, MaxPool, AveragePool, "
-                                          "GlobalAveragePool) among " + std::to_string(graph.node_size()) +
-                                   " nodes" + (ops.empty() ? "" : ": " + ops));
+                                          "GlobalAveragePool) among " + std::to_string(count.all) + " nodes" + where +
+                                   (ops.empty() ? "" : ": " + ops));
   }
   return out;
 }

@@ -17,19 +17,16 @@ ExtractedNode NotTuned(const std::string& op, const std::string& why) {
   return e;
 }
 
-std::string NodeName(const onnx::NodeProto& node, int index) {
-  return node.name().empty() ? "#" + std::to_string(index) : node.name();
-}
-
 std::string DimsText(const std::vector<int64_t>& d) {
   std::string s = "[";
   for (size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + std::to_string(d[i]);
   return s + "]";
 }
 
-ExtractedNode Contradiction(const onnx::NodeProto& node, int index, const std::string& what) {
+ExtractedNode Contradiction(const OnnxGraphView& view, const onnx::NodeProto& node, int index,
+                            const std::string& what) {
   ExtractedNode e;
-  e.contradiction = "node '" + NodeName(node, index) + "' (" + node.op_type() + "): " + what;
+  e.contradiction = "node '" + view.NodeName(node, index) + "' (" + node.op_type() + "): " + what;
   return e;
 }
 
@@ -136,24 +133,26 @@ ExtractedNode ExtractConv(const onnx::GraphProto& graph, const OnnxGraphView& vi
   const int64_t k = (*wt)[0], kh = (*wt)[2], kw = (*wt)[3];
   const int64_t groups = AttrInt(node, "group", 1);
   // Shape inference takes the output's channels from the weight and checks nothing else of it.
-  if (groups < 1) return Contradiction(node, index, "group " + std::to_string(groups) + " (must be 1 or more)");
+  if (groups < 1) return Contradiction(view, node, index, "group " + std::to_string(groups) + " (must be 1 or more)");
   if (c % groups != 0 || k % groups != 0)
-    return Contradiction(node, index, "group " + std::to_string(groups) + " does not divide the input's " +
-                                          std::to_string(c) + " channels and the weight's " + std::to_string(k) +
-                                          " filters");
+    return Contradiction(view, node, index, "group " + std::to_string(groups) + " does not divide the input's " +
+                                                std::to_string(c) + " channels and the weight's " + std::to_string(k) +
+                                                " filters");
   if ((*wt)[1] * groups != c)
-    return Contradiction(node, index, "the weight " + DimsText(*wt) + " takes " + std::to_string((*wt)[1]) +
-                                          " input channel(s) per group x " + std::to_string(groups) +
-                                          " group(s), but the input " + DimsText(*x) + " has " + std::to_string(c));
+    return Contradiction(view, node, index, "the weight " + DimsText(*wt) + " takes " + std::to_string((*wt)[1]) +
+                                                " input channel(s) per group x " + std::to_string(groups) +
+                                                " group(s), but the input " + DimsText(*x) + " has " +
+                                                std::to_string(c));
   // kernel_shape is optional; where given, the weight's spatial dims must be it (the kernels are sized from the weight).
   if (Dims ks = AttrInts(node, "kernel_shape", {}); !ks.empty() && ks != Dims{kh, kw}) {
-    return Contradiction(node, index, "kernel_shape " + DimsText(ks) + " disagrees with the weight " + DimsText(*wt) +
-                                          " (" + std::to_string(kh) + "x" + std::to_string(kw) + ")");
+    return Contradiction(view, node, index, "kernel_shape " + DimsText(ks) + " disagrees with the weight " +
+                                                DimsText(*wt) + " (" + std::to_string(kh) + "x" + std::to_string(kw) +
+                                                ")");
   }
   if (node.input_size() > 2 && !node.input(2).empty()) {
     if (auto b = view.StaticShape(node.input(2)); b && (b->size() != 1 || (*b)[0] != k))
-      return Contradiction(node, index, "the bias " + DimsText(*b) + " is not one value per output channel ([" +
-                                            std::to_string(k) + "])");
+      return Contradiction(view, node, index, "the bias " + DimsText(*b) + " is not one value per output channel ([" +
+                                                  std::to_string(k) + "])");
   }
   Window win = SpatialWindow(node, *x, kh, kw);
   if (!win.why_not.empty()) return NotTuned("Conv", win.why_not);
@@ -161,7 +160,7 @@ ExtractedNode ExtractConv(const onnx::GraphProto& graph, const OnnxGraphView& vi
 
   ExtractedNode e;
   OpOccurrence op;
-  op.node = NodeName(node, index);
+  op.node = view.NodeName(node, index);
   op.onnx_ops = "Conv";
   const bool depthwise = groups > 1 && groups == c && k == c;
   if (depthwise) {
@@ -179,7 +178,7 @@ ExtractedNode ExtractConv(const onnx::GraphProto& graph, const OnnxGraphView& vi
   // A convolution the model cannot run (a kernel larger than the padded input: an output of -1 x -1) is the
   // model's contradiction, said as `tune` would say it of the task.
   if (Result<ConvShape> shape = ConvShapeFromTask(op.task); !shape.ok()) {
-    return Contradiction(node, index, shape.status().message());
+    return Contradiction(view, node, index, shape.status().message());
   }
   op.workload = {{"input", *x}, {"weight", *wt}, {"strides", win.stride}, {"pad", win.pad},
                  {"dilation", win.dilation}, {"groups", groups}, {"bias", bias}};
@@ -220,15 +219,15 @@ ExtractedNode ExtractGemm(const onnx::GraphProto& graph, const OnnxGraphView& vi
   const bool bias = has_c && beta == 1.0f;
   const int64_t m = (*a)[0], kk = (*a)[1], n = transb ? (*b)[0] : (*b)[1];
   if (kk != (transb ? (*b)[1] : (*b)[0]))
-    return Contradiction(node, index, "A " + DimsText(*a) + " and B " + DimsText(*b) + (transb ? " (transB)" : "") +
-                                          " do not agree on K");
+    return Contradiction(view, node, index, "A " + DimsText(*a) + " and B " + DimsText(*b) +
+                                                (transb ? " (transB)" : "") + " do not agree on K");
   if (bias) {
     auto c = view.StaticShape(node.input(2));
     if (!c || !IsBiasRow(*c, n)) return NotTuned("Gemm", "C is not a bias row");
   }
   ExtractedNode e;
   OpOccurrence op;
-  op.node = NodeName(node, index);
+  op.node = view.NodeName(node, index);
   op.onnx_ops = "Gemm";
   op.task.op = "gemm";
   op.task.params = {{"M", m}, {"N", n}, {"K", kk}};
@@ -249,7 +248,7 @@ ExtractedNode ExtractMatMul(const onnx::GraphProto& graph, const OnnxGraphView& 
   if (a->size() < 2 || b->size() < 2) return NotTuned("MatMul", "vector operand");
   const int64_t kk = a->back(), n = b->back();
   if (kk != (*b)[b->size() - 2])
-    return Contradiction(node, index, "A " + DimsText(*a) + " and B " + DimsText(*b) + " do not agree on K");
+    return Contradiction(view, node, index, "A " + DimsText(*a) + " and B " + DimsText(*b) + " do not agree on K");
   int64_t m = 0, batch = 1;
   if (b->size() == 2) {
     m = Product(*a, 0, a->size() - 1);  // a batched A against one B is one tall GEMM
@@ -261,7 +260,7 @@ ExtractedNode ExtractMatMul(const onnx::GraphProto& graph, const OnnxGraphView& 
   }
   ExtractedNode e;
   OpOccurrence op;
-  op.node = NodeName(node, index);
+  op.node = view.NodeName(node, index);
   op.onnx_ops = "MatMul";
   op.task.op = "gemm";
   op.task.params = {{"M", m}, {"N", n}, {"K", kk}};
@@ -314,14 +313,14 @@ ExtractedNode ExtractPool(const onnx::GraphProto& graph, const OnnxGraphView& vi
     // Written so that a pad near 2^62 does not overflow h + 2 * pad (a negative pad is the task's bounds' to refuse).
     const auto larger = [&win](int64_t k, int64_t in) { return k > in && (k - in + 1) / 2 > win.pad; };
     if (win.pad >= 0 && (larger(kh, h) || larger(kw, w))) {
-      return Contradiction(node, index, "the " + std::to_string(kh) + "x" + std::to_string(kw) +
-                                            " window is larger than the padded input " + DimsText(*x) + " (pad " +
-                                            std::to_string(win.pad) + ")");
+      return Contradiction(view, node, index, "the " + std::to_string(kh) + "x" + std::to_string(kw) +
+                                                  " window is larger than the padded input " + DimsText(*x) + " (pad " +
+                                                  std::to_string(win.pad) + ")");
     }
     if (win.pad >= 0 && (win.pad >= kh || win.pad >= kw)) {
-      return Contradiction(node, index, "pad " + std::to_string(win.pad) + " is not smaller than the " +
-                                            std::to_string(kh) + "x" + std::to_string(kw) +
-                                            " window (a window over padding alone has no value)");
+      return Contradiction(view, node, index, "pad " + std::to_string(win.pad) + " is not smaller than the " +
+                                                  std::to_string(kh) + "x" + std::to_string(kw) +
+                                                  " window (a window over padding alone has no value)");
     }
     if (type == "AveragePool" && win.pad > 0 && AttrInt(node, "count_include_pad", 0) != 0) {
       return NotTuned(type, "count_include_pad");
@@ -329,7 +328,7 @@ ExtractedNode ExtractPool(const onnx::GraphProto& graph, const OnnxGraphView& vi
   }
   ExtractedNode e;
   OpOccurrence op;
-  op.node = NodeName(node, index);
+  op.node = view.NodeName(node, index);
   op.onnx_ops = type;
   op.task.op = "pool";
   op.task.params = {{"N", n}, {"C", c}, {"H", h}, {"W", w}, {"KH", kh}, {"KW", kw},
