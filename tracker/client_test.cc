@@ -83,6 +83,20 @@ TEST_F(TrackerClientLeaseTest, GivenAnUnrenewedLease_WeShouldSeeItExpireAndTheAg
   EXPECT_EQ(client_->Release(*lease).code(), Status::Code::kNotFound);
 }
 
+TEST_F(TrackerClientLeaseTest, GivenAReleasedLease_TheKeepAliveShouldHoldTheRenewalError) {
+  auto lease = client_->Acquire("pocl", 1, 0, 0, 5, "test");
+  ASSERT_TRUE(lease.ok()) << lease.status().ToString();
+  ASSERT_TRUE(client_->Release(*lease).ok());
+  LeaseKeepAlive keep(client_.get(), *lease);
+  Status error;
+  for (int i = 0; i < 200 && error.ok(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    error = keep.last_error();
+  }
+  EXPECT_EQ(error.code(), Status::Code::kNotFound) << error.ToString();
+  EXPECT_EQ(keep.renewals(), 0);
+}
+
 TEST_F(TrackerClientLeaseTest, GivenAKeepAlive_WeShouldKeepTheLeasePastItsTtl) {
   auto lease = client_->Acquire("pocl", 1, 0, 0, 5, "test");
   ASSERT_TRUE(lease.ok()) << lease.status().ToString();

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <spdlog/spdlog.h>
+
 namespace tunefleet {
 
 LeaseKeepAlive::LeaseKeepAlive(TrackerClient* client, Lease lease)
@@ -25,8 +27,13 @@ void LeaseKeepAlive::Loop() {
     Status s = client_->Renew(lease_);
     lock.lock();
     if (s.ok()) {
+      if (!last_error_.ok()) spdlog::info("lease {} renewed again", lease_.lease_id);
       renewals_++;
+      last_error_ = Status::OK();
     } else {
+      // Said once per streak: the tracker may be restarting (the run waits for it), or the lease ran out (the next
+      // batch acquires another).
+      if (last_error_.ok()) spdlog::warn("cannot renew lease {}: {}", lease_.lease_id, s.message());
       last_error_ = s;
     }
   }

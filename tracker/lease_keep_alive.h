@@ -1,6 +1,7 @@
 // LeaseKeepAlive: renews a lease every ttl/3 on a thread of its own until destroyed, so a tuner that is
-// busy generating candidates does not lose its devices. A failed renewal is remembered (last_error()) and
-// retried at the next period; the lease is not released by this class.
+// busy generating candidates does not lose its devices. A failed renewal is logged (a warning at the first of a
+// streak), remembered until the next success (last_error()) and retried at the next period; the lease is not
+// released by this class.
 //
 // Thread safety: last_error() may be called from any thread. `client` must outlive the keep-alive.
 #pragma once
@@ -20,7 +21,7 @@ class LeaseKeepAlive {
   LeaseKeepAlive(const LeaseKeepAlive&) = delete;
   LeaseKeepAlive& operator=(const LeaseKeepAlive&) = delete;
 
-  Status last_error() const;
+  Status last_error() const;  // of the latest renewal: OK once one succeeded again
   int renewals() const;  // successful renewals so far
 
  private:
