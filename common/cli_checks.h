@@ -21,7 +21,6 @@
 #include "common/cli_error_text.h"
 #include "common/device_key.h"
 #include "common/printable.h"
-#include "common/seconds.h"
 
 namespace tunefleet::cli {
 

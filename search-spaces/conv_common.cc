@@ -157,7 +157,6 @@ proto::KernelLaunch* AddLaunch(proto::KernelProgram* program, std::string source
 
 void ArgBuffer(proto::KernelLaunch* launch, const std::string& name) { launch->add_args()->set_buffer(name); }
 void ArgImage(proto::KernelLaunch* launch, const std::string& name) { launch->add_args()->set_image(name); }
-void ArgInt(proto::KernelLaunch* launch, int32_t v) { launch->add_args()->set_i32(v); }
 
 std::vector<std::vector<int64_t>> FactorSplits(int64_t extent, int parts,
                                                const std::function<bool(const std::vector<int64_t>&)>& keep) {

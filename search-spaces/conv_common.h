@@ -80,7 +80,6 @@ proto::KernelLaunch* AddLaunch(proto::KernelProgram* program, std::string source
                                std::vector<uint64_t> local);
 void ArgBuffer(proto::KernelLaunch* launch, const std::string& name);
 void ArgImage(proto::KernelLaunch* launch, const std::string& name);
-void ArgInt(proto::KernelLaunch* launch, int32_t v);
 
 // Ordered factorizations of `extent` into `parts` factors (product == extent), outer factor first, that
 // pass `keep` (may be empty). Order: lexicographic on the factors from the innermost part outwards, so the

@@ -57,7 +57,7 @@ const Template* FindTemplate(const std::string& name);
 using TemplateLookup = std::function<const Template*(const std::string& name)>;
 // FindTemplate, or InvalidArgument naming the unknown name and the known ones.
 Result<const Template*> LookUpTemplate(const std::string& name);
-// Templates whose op matches the task and that Support() it on this device.
+// Templates whose op matches the task and that Supports() it on this device.
 std::vector<const Template*> TemplatesFor(const Task& task, const DeviceLimits& limits);
 
 }  // namespace tunefleet

@@ -95,12 +95,6 @@ Status SqliteStmt::Run() {
   }
 }
 
-void SqliteStmt::Reset() {
-  sqlite3_reset(stmt_);
-  sqlite3_clear_bindings(stmt_);
-  bind_error_ = Status::OK();
-}
-
 int64_t SqliteStmt::Int64(int col) const { return sqlite3_column_int64(stmt_, col); }
 double SqliteStmt::Double(int col) const { return sqlite3_column_double(stmt_, col); }
 

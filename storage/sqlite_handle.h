@@ -5,7 +5,6 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <string_view>
 
@@ -36,7 +35,6 @@ class SqliteStmt {
   Result<bool> Step();
   // Runs to completion, ignoring rows.
   Status Run();
-  void Reset();
 
   // Columns are 0-based. NULL reads as 0 / "".
   int64_t Int64(int col) const;

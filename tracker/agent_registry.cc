@@ -17,7 +17,6 @@ Registration AgentRegistry::Register(const proto::RegisterAgent& msg, const std:
   rec.peer = peer;
   rec.agent_version = msg.agent_version();
   rec.device = msg.device();
-  rec.registered_at = now;
   rec.last_seen = now;
   agents_[reg.agent_id] = std::move(rec);
   return reg;

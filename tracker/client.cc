@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 
 #include "common/grpc_keepalive.h"
 #include "common/pem_check.h"

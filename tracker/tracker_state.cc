@@ -330,7 +330,6 @@ TrackerState::Counters TrackerState::counters() {
   std::lock_guard<std::mutex> lock(mu_);
   Counters c;
   c.jobs_done = jobs_done_;
-  for (const auto& key : leases_.Keys()) c.leased_agents += leases_.Counts(key).leased;
   return c;
 }
 

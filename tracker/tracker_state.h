@@ -82,7 +82,6 @@ class TrackerState {
   // Counters for the status page and metrics.
   struct Counters {
     uint64_t jobs_done = 0;
-    uint64_t leased_agents = 0;
   };
   Counters counters();
 

@@ -14,6 +14,7 @@
 #include "common/cli_checks.h"
 #include "common/json_parse.h"
 #include "common/printable.h"
+#include "common/seconds.h"
 #include "proto/program_checks.h"
 #include "search-spaces/template.h"
 #include "tuner/command.h"

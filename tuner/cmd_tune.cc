@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/cli_checks.h"
+#include "common/seconds.h"
 #include "search-spaces/template.h"
 #include "storage/tuning_log.h"
 #include "tuner/command.h"

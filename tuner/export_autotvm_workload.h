@@ -15,8 +15,7 @@
 
 namespace tunefleet {
 
-// AutoTVM's version of the log lines we write.
-inline constexpr const char* kAutotvmLogVersion = "0.2";
+// The TVM version AutoTVM's log lines we write name (their own version is 0.2: export_autotvm.cc).
 inline constexpr const char* kAutotvmTvmVersion = "0.8.0";
 // Fingerprints of devices created by an import start with this, followed by the target string.
 inline constexpr const char* kAutotvmDevicePrefix = "autotvm:";

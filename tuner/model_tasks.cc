@@ -1,6 +1,5 @@
 #include "tuner/model_tasks.h"
 
-#include <algorithm>
 #include <sstream>
 #include <unordered_map>
 
@@ -133,12 +132,6 @@ std::string FormatTaskTable(const ImportedModel& model, const std::vector<ModelT
     out << "not tuned (" << n << " nodes): " << list << "\n";
   }
   return out.str();
-}
-
-nlohmann::json TaskWorkloadJson(const ModelTask& task) {
-  nlohmann::json params = nlohmann::json::object();
-  for (const auto& [name, value] : task.task.params) params[name] = value;
-  return {{"op", task.task.op}, {"params", params}, {"count", task.count}, {"onnx", task.workload}};
 }
 
 nlohmann::json TasksToJson(const std::vector<ModelTask>& tasks) {

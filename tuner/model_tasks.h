@@ -64,7 +64,4 @@ std::string FormatTaskTable(const ImportedModel& model, const std::vector<ModelT
 // "onnx_ops", "nodes", "workload": {shapes and attributes}}.
 nlohmann::json TasksToJson(const std::vector<ModelTask>& tasks);
 
-// The "workload" JSON the tuning log stores for a model task (tasks.workload): op, params and "count".
-nlohmann::json TaskWorkloadJson(const ModelTask& task);
-
 }  // namespace tunefleet

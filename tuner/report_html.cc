@@ -1,10 +1,10 @@
 #include "tuner/report_html.h"
 
-#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <sstream>
 
+#include "common/html_escape.h"
 #include "tuner/report_svg.h"
 
 namespace tunefleet {

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "common/html_escape.h"
+
 namespace tunefleet {
 namespace {
 

@@ -6,7 +6,6 @@
 #include <string>
 #include <vector>
 
-#include "common/html_escape.h"
 
 namespace tunefleet {
 

@@ -190,14 +190,9 @@ void XgbStrategy::WarmStart(const std::vector<HistoryRecord>& history) {
   history_rows_ = history_own_ = history_inexact_ = history_skipped_ = 0;
   std::map<std::string, size_t> group_of;
   std::vector<std::vector<const HistoryRecord*>> members;
-  std::vector<std::string> keys;
   for (const auto& h : history) {
-    const std::string key = h.task_spec + "@" + h.device_fingerprint;
-    auto [it, inserted] = group_of.emplace(key, members.size());
-    if (inserted) {
-      members.emplace_back();
-      keys.push_back(key);
-    }
+    auto [it, inserted] = group_of.emplace(h.task_spec + "@" + h.device_fingerprint, members.size());
+    if (inserted) members.emplace_back();
     members[it->second].push_back(&h);
   }
   OwnTaskCache own_tasks;
@@ -211,7 +206,6 @@ void XgbStrategy::WarmStart(const std::vector<HistoryRecord>& history) {
       continue;
     }
     Group group;
-    group.key = keys[g];
     for (const HistoryRecord* h : members[g]) {
       float margin = 0;
       if (!HistoryFeatures(*h, own_tasks, group.features, margin)) {

@@ -61,7 +61,6 @@ class XgbStrategy final : public Strategy {
 
  private:
   struct Group {  // rows of one (task, device) from history
-    std::string key;
     std::vector<float> features;
     std::vector<float> scores;
     std::vector<float> margins;  // the device prior of each row's config (PriorMargin's units)

@@ -1,11 +1,9 @@
 #include "tuner/task_tuner.h"
 
 #include <algorithm>
-#include <chrono>
 #include <map>
 #include <set>
 #include <tuple>
-#include <unordered_set>
 #include <utility>
 
 #include <nlohmann/json.hpp>

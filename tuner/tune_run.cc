@@ -381,7 +381,6 @@ Result<TuneSummary> RunTune(const TuneOptions& opts, DeferredLog& run_log) {
       entries[i].round_trials = entries[i].tuner->trials();
       spent += entries[i].round_trials;
     }
-    summary.measured += spent;
     remaining = remaining > spent ? remaining - spent : 0;
   }
 
@@ -418,7 +417,6 @@ Result<TuneSummary> RunTune(const TuneOptions& opts, DeferredLog& run_log) {
     if (!st.ok()) return fail(st);
     uint64_t measured = tuner.trials() - before;
     e.trials_this_run += std::max<uint64_t>(measured, 1) + credit;
-    summary.measured += measured;
     remaining = remaining > measured ? remaining - measured : 0;
     progress.Show(unit_label(e), tuner.last_gflops(), tuner.best_gflops(), tuner.strategy_status(), true);
     if (!tuner.exhausted() && Done(e, opts.early_stopping))  // said once: the scheduler does not pick it again

@@ -26,7 +26,6 @@ struct TunedTask {
 
 struct TuneSummary {
   std::vector<TunedTask> tasks;
-  uint64_t measured = 0;       // trials measured by this run
   bool interrupted = false;
 };
 

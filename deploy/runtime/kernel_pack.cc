@@ -24,7 +24,6 @@ constexpr uint64_t kMaxImageSide = uint64_t{1} << 20;   // pixels
 constexpr uint64_t kMaxLocalBytes = uint64_t{1} << 31;  // a __local argument
 constexpr uint64_t kMaxGlobalSize = uint64_t{1} << 32;  // work-items per dimension
 constexpr size_t kMaxDims = 3;
-constexpr size_t kRgbaChannels = 4;
 
 // Names of buffers and images of one program and which of the two each is.
 using MemoryKinds = std::map<std::string, PackArg::Kind>;
