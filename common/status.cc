@@ -13,6 +13,7 @@ const char* CodeName(Status::Code code) {
     case Status::Code::kDeadlineExceeded: return "DeadlineExceeded";
     case Status::Code::kPermissionDenied: return "PermissionDenied";
     case Status::Code::kInternal: return "Internal";
+    case Status::Code::kFailedPrecondition: return "FailedPrecondition";
   }
   return "Unknown";
 }

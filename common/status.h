@@ -21,6 +21,7 @@ class [[nodiscard]] Status {
     kDeadlineExceeded,
     kPermissionDenied,
     kInternal,
+    kFailedPrecondition,  // the request is sound but cannot be met here (a task the leased device cannot run)
   };
 
   Status() = default;
@@ -33,6 +34,7 @@ class [[nodiscard]] Status {
   static Status DeadlineExceeded(std::string msg) { return {Code::kDeadlineExceeded, std::move(msg)}; }
   static Status PermissionDenied(std::string msg) { return {Code::kPermissionDenied, std::move(msg)}; }
   static Status Internal(std::string msg) { return {Code::kInternal, std::move(msg)}; }
+  static Status FailedPrecondition(std::string msg) { return {Code::kFailedPrecondition, std::move(msg)}; }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }

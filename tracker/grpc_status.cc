@@ -15,6 +15,7 @@ grpc::Status ToGrpc(const Status& status) {
     case C::kDeadlineExceeded: code = grpc::StatusCode::DEADLINE_EXCEEDED; break;
     case C::kPermissionDenied: code = grpc::StatusCode::PERMISSION_DENIED; break;
     case C::kInternal: code = grpc::StatusCode::INTERNAL; break;
+    case C::kFailedPrecondition: code = grpc::StatusCode::FAILED_PRECONDITION; break;
   }
   return grpc::Status(code, status.message());
 }

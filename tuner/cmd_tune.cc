@@ -175,7 +175,11 @@ int RunTuneCommand(const TuneArgs& a) {
     interrupted_line();
     return 130;
   }
-  if (!summary.ok()) return CommandError("tune", summary.status().message(), 1);
+  // 2: the leased device can run none of the tasks (as `measure` says it), found before the log was written.
+  if (!summary.ok()) {
+    return CommandError("tune", summary.status().message(),
+                        summary.status().code() == Status::Code::kFailedPrecondition ? 2 : 1);
+  }
   std::cout << FormatTuneSummary(*summary) << FormatBestLines(*summary);
   if (summary->interrupted) {
     interrupted_line();

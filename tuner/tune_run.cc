@@ -168,11 +168,14 @@ class RunDevices {
       : opts_(opts), specs_(specs), log_(log) {}
 
   // Locks and records each new device model of a lease (MeasureSession's on_lease); the first lease creates a new
-  // log.
+  // log, unless its first device can run none of the run's tasks (FailedPrecondition, before anything is written).
   Status Adopt(const std::vector<proto::LeasedDevice>& leased) {
     for (const auto& d : leased) {
       const std::string& fp = d.device().fingerprint();
       if (ids_.count(fp)) continue;
+      if (ids_.empty()) {
+        if (Status runs = SomeTaskRuns(d.device()); !runs.ok()) return refused_ = runs;
+      }
       Result<LogRunLock> lock =
           LogRunLock::Acquire(opts_.db, RunLockScope::Device(fp, d.device().name()), specs_, opts_.session.client);
       if (!lock.ok()) return refused_ = lock.status();
@@ -202,6 +205,20 @@ class RunDevices {
   const Status& refused() const { return refused_; }
 
  private:
+  // FailedPrecondition when no template runs any of the run's tasks on `device` (as MakeEntries would find).
+  Status SomeTaskRuns(const proto::DeviceInfo& device) const {
+    const DeviceLimits limits = DeviceLimits::From(device);
+    Status first;
+    for (const TuneTask& tt : opts_.tasks) {
+      Result<std::vector<const Template*>> t = PickTemplates(tt.task, opts_.template_name, limits, device.name());
+      if (t.ok()) return Status::OK();
+      if (first.ok()) first = t.status();
+    }
+    if (opts_.tasks.size() == 1) return Status::FailedPrecondition(first.message());
+    return Status::FailedPrecondition("no task of the run can be tuned on " + device.name() + " (the first: " +
+                                      first.message() + ")");
+  }
+
   const TuneOptions& opts_;
   const std::vector<std::string>& specs_;
   DeferredLog& log_;
