@@ -8,10 +8,10 @@
 # Host setup, once (root; see deploy/README.md for what it changes on the host):
 #   dpkg --add-architecture arm64 && apt-get update
 #   apt-get install --no-install-recommends g++-aarch64-linux-gnu qemu-user \
-#     libgrpc++-dev:arm64 libprotobuf-dev:arm64 libspdlog-dev:arm64 libsqlite3-dev:arm64 ocl-icd-opencl-dev:arm64
+#     libgrpc++-dev:arm64 libprotobuf-dev:arm64 libspdlog-dev:arm64 ocl-icd-opencl-dev:arm64
 # The tuner's libraries have no co-installable arm64 package (libxgboost-dev is not Multi-Arch: same;
 # libonnxifi:arm64 collides with libonnxifi:amd64 on /usr/lib/libonnxifi.so), and the agent links neither, so
-# this script gives CMake configure-only stand-ins for XGBoost and ONNX and builds only the agent target.
+# this script configures the agent alone (-DTUNEFLEET_AGENT_ONLY=ON), which asks for none of them.
 #
 # Defaults: SRC_DIR = the repository holding this script; BUILD_DIR = SRC_DIR/build-aarch64.
 # Exit: 0 the aarch64 agent ran under qemu; 1 a step failed; 77 the host lacks the cross setup (skipped).
@@ -36,33 +36,15 @@ command -v qemu-aarch64 >/dev/null || Skip "qemu-aarch64 not installed (qemu-use
 [[ -f /usr/lib/aarch64-linux-gnu/cmake/grpc/gRPCConfig.cmake ]] || Skip "no arm64 gRPC (libgrpc++-dev:arm64)"
 [[ -f /usr/lib/aarch64-linux-gnu/libprotobuf.so ]] || Skip "no arm64 protobuf (libprotobuf-dev:arm64)"
 [[ -f /usr/lib/aarch64-linux-gnu/cmake/spdlog/spdlogConfig.cmake ]] || Skip "no arm64 spdlog (libspdlog-dev:arm64)"
-[[ -f /usr/lib/aarch64-linux-gnu/libsqlite3.so ]] || Skip "no arm64 SQLite (libsqlite3-dev:arm64)"
 [[ -f /usr/lib/aarch64-linux-gnu/libOpenCL.so ]] || Skip "no arm64 OpenCL loader (ocl-icd-opencl-dev:arm64, deploy/runtime)"
 [[ -e /lib/ld-linux-aarch64.so.1 ]] || Skip "no arm64 C library in /lib (libc6:arm64)"
-
-Step "configure-only stand-ins for the tuner's XGBoost and ONNX (the agent links neither)"
-shims="${build}/configure-shims"
-mkdir -p "${shims}/onnx"
-cat >"${shims}/onnx/ONNXConfig.cmake" <<'EOF'
-# Written by deploy/cross-aarch64.sh: no arm64 ONNX can be installed beside the host's; these empty targets only
-# let the project configure. Targets that link them (the tuner) are not built in this cross build.
-# Both spellings: Debian's config names them onnx/onnx_proto, upstream's ONNX::onnx/ONNX::onnx_proto.
-foreach(t onnx onnx_proto ONNX::onnx ONNX::onnx_proto)
-  if(NOT TARGET ${t})
-    add_library(${t} INTERFACE IMPORTED)
-  endif()
-endforeach()
-EOF
-touch "${shims}/xgboost-not-available-for-aarch64.so"
 
 Step "configuring ${build} for aarch64"
 cmake -S "${src}" -B "${build}" \
   -DCMAKE_TOOLCHAIN_FILE="${here}/cross/aarch64-linux-gnu.cmake" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DTUNEFLEET_BUILD_TESTS=OFF -DTUNEFLEET_BUILD_BENCHMARKS=OFF \
-  -DONNX_DIR="${shims}/onnx" \
-  -DXGBOOST_LIBRARY="${shims}/xgboost-not-available-for-aarch64.so" \
-  -DXGBOOST_INCLUDE_DIR="${shims}" >"${build}.configure.log" 2>&1 ||
+  -DTUNEFLEET_AGENT_ONLY=ON -DTUNEFLEET_BUILD_TESTS=OFF -DTUNEFLEET_BUILD_BENCHMARKS=OFF \
+  >"${build}.configure.log" 2>&1 ||
   { tail -n 30 "${build}.configure.log"; Fail "cmake configure (log: ${build}.configure.log)"; }
 
 Step "building tunefleet-agent for aarch64"
