@@ -70,7 +70,9 @@ TEST_F(ReportDataTest, GivenRecordsOfTwoTasks_WeShouldGetOneSeriesEachWithTheMod
   ModelTask conv = BuildModelTasks(model, {})[1];
   ASSERT_EQ(conv.count, 4);
   int64_t dev = Device("gpu0");
-  int64_t t1 = log_->UpsertTask(conv.task.ToSpec(), "conv2d", LogWorkloadJson(conv.task, conv.count, "resnet.onnx"), 2e6).value();
+  int64_t t1 =
+      log_->UpsertTask(conv.task.ToSpec(), "conv2d", LogWorkloadJson(conv.task, conv.count, "resnet.onnx"), 2e6)
+          .value();
   int64_t t2 = log_->UpsertTask("gemm:64,64,64:float32", "gemm", R"({"M":64})", 2.0 * 64 * 64 * 64).value();
   int64_t tmpl = log_->UpsertTemplate("conv2d_nchw.buffer", 3).value();
   Add(t1, tmpl, dev, 1, 0, 2e-3);
