@@ -120,7 +120,7 @@ Result<StrategyRuns> RunSeeds(const ReplayWorld& w, const SimulateOptions& opts,
                               const SimulateControl& control, int* done, bool* interrupted) {
   StrategyRuns runs;
   runs.name = name;
-  for (int seed = 1; seed <= opts.seeds && !*interrupted; ++seed) {
+  for (int seed = 1; seed <= opts.seeds; ++seed) {
     if (control.stop.stop_requested()) {
       *interrupted = true;
       break;

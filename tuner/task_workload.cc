@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/json_parse.h"
+
 namespace tunefleet {
 namespace {
 
@@ -12,8 +14,9 @@ nlohmann::json Fresh(const Task& task, int64_t count) {
                         {"count", count}};
 }
 
+// The stored workload when it is a JSON object (nesting bounded, as everything read from a log), else null.
 nlohmann::json ParseObject(const std::string& text) {
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  nlohmann::json j = ParseJson(text);
   return j.is_object() ? j : nlohmann::json();
 }
 

@@ -47,6 +47,21 @@ Result<std::vector<const Template*>> PickTemplates(const Task& task, const std::
   return fit;
 }
 
+// OK when a template runs some task of `tasks` on a device of `limits`; else the one task's refusal, or "no task of
+// the run can be tuned on DEVICE (the first: ...)" for several.
+Status SomeTaskRuns(const std::vector<TuneTask>& tasks, const std::string& template_name, const DeviceLimits& limits,
+                    const std::string& device_name) {
+  Status first;
+  for (const TuneTask& tt : tasks) {
+    Result<std::vector<const Template*>> t = PickTemplates(tt.task, template_name, limits, device_name);
+    if (t.ok()) return Status::OK();
+    if (first.ok()) first = t.status();
+  }
+  if (tasks.size() <= 1) return first;
+  return Status::InvalidArgument("no task of the run can be tuned on " + device_name + " (the first: " +
+                                 first.message() + ")");
+}
+
 bool Done(const Entry& e, uint64_t early_stopping) {
   const TaskTuner& t = *e.tuner;
   if (t.exhausted()) return true;
@@ -174,7 +189,9 @@ class RunDevices {
       const std::string& fp = d.device().fingerprint();
       if (ids_.count(fp)) continue;
       if (ids_.empty()) {
-        if (Status runs = SomeTaskRuns(d.device()); !runs.ok()) return refused_ = runs;
+        const Status runs = SomeTaskRuns(opts_.tasks, opts_.template_name, DeviceLimits::From(d.device()),
+                                         d.device().name());
+        if (!runs.ok()) return refused_ = Status::FailedPrecondition(runs.message());
       }
       Result<LogRunLock> lock =
           LogRunLock::Acquire(opts_.db, RunLockScope::Device(fp, d.device().name()), specs_, opts_.session.client);
@@ -205,19 +222,6 @@ class RunDevices {
   const Status& refused() const { return refused_; }
 
  private:
-  // FailedPrecondition when no template runs any of the run's tasks on `device` (as MakeEntries would find).
-  Status SomeTaskRuns(const proto::DeviceInfo& device) const {
-    const DeviceLimits limits = DeviceLimits::From(device);
-    Status first;
-    for (const TuneTask& tt : opts_.tasks) {
-      Result<std::vector<const Template*>> t = PickTemplates(tt.task, opts_.template_name, limits, device.name());
-      if (t.ok()) return Status::OK();
-      if (first.ok()) first = t.status();
-    }
-    if (opts_.tasks.size() == 1) return Status::FailedPrecondition(first.message());
-    return Status::FailedPrecondition("no task of the run can be tuned on " + device.name() + " (the first: " +
-                                      first.message() + ")");
-  }
 
   const TuneOptions& opts_;
   const std::vector<std::string>& specs_;
@@ -253,21 +257,7 @@ Status NoTemplateRuns(const Task& task, const DeviceLimits& limits, const std::s
 }
 
 Status CheckSomeDeviceRuns(const std::vector<TuneTask>& tasks, const std::string& template_name) {
-  size_t runnable = 0;
-  Status refusal;
-  for (const TuneTask& tt : tasks) {
-    Result<std::vector<const Template*>> t =
-        PickTemplates(tt.task, template_name, DeviceLimits::Unbounded(), "any device");
-    if (t.ok()) {
-      ++runnable;
-    } else if (refusal.ok()) {
-      refusal = t.status();
-    }
-  }
-  if (runnable > 0 || tasks.empty()) return Status::OK();
-  if (tasks.size() == 1) return refusal;
-  return Status::InvalidArgument("no task of the run can be tuned on any device (the first: " + refusal.message() +
-                                 ")");
+  return SomeTaskRuns(tasks, template_name, DeviceLimits::Unbounded(), "any device");
 }
 
 Result<TuneSummary> RunTune(const TuneOptions& opts, DeferredLog& run_log) {
