@@ -17,6 +17,7 @@
 
 #include "common/fnv_hash.h"
 #include "common/printable.h"
+#include "common/still_linked.h"
 
 namespace tunefleet {
 namespace {
@@ -40,13 +41,6 @@ std::string Now() {
   char text[64];
   std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", &tm);
   return text;
-}
-
-// The descriptor still names the file at `path`: another run did not remove it between our open and our lock.
-bool StillLinked(int fd, const std::string& path) {
-  struct stat held {}, named {};
-  return ::fstat(fd, &held) == 0 && ::stat(path.c_str(), &named) == 0 && held.st_dev == named.st_dev &&
-         held.st_ino == named.st_ino;
 }
 
 // Raises the soft limit of open files to the hard one; true when it was raised. A run holds a descriptor per lock

@@ -1,7 +1,6 @@
 #include "tuner/measure_session.h"
 
 #include <chrono>
-#include <filesystem>
 #include <map>
 #include <set>
 #include <string>
@@ -10,10 +9,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/host_name.h"
 #include "common/printable.h"
 #include "tracker/client.h"
 #include "tracker/lease_keep_alive.h"
-#include "tuner/lease_note.h"
 
 namespace tunefleet {
 namespace {
@@ -96,8 +95,14 @@ Status MeasureSession::Acquire(double wait) {
   devices_ = lease.devices;
   keep_alive_ = std::make_unique<LeaseKeepAlive>(client_.get(), lease);
   if (!opts_.lease_note.empty()) {
-    if (Status noted = WriteLeaseNote(opts_.lease_note, lease_id_, opts_.tracker); !noted.ok())
-      spdlog::warn("{} (a run killed now would hold its lease until the tracker's --lease-ttl)", noted.message());
+    note_.reset();
+    Result<LeaseNote> noted = LeaseNote::Write(opts_.lease_note, lease_id_, opts_.tracker);
+    if (noted.ok()) {
+      note_.emplace(std::move(noted).value());
+    } else {
+      spdlog::warn("{} (a run killed now would hold its lease until the tracker's --lease-ttl)",
+                   noted.status().message());
+    }
   }
   return Status::OK();
 }
@@ -110,17 +115,15 @@ Status MeasureSession::Adopt() {
 }
 
 void MeasureSession::ReleaseDeadRunLeases() {
+  const std::string host = HostName();
   for (const NotedLease& n : FindDeadRunLeases(opts_.lease_note)) {
-    if (n.tracker == opts_.tracker) {
-      Lease lease;
-      lease.lease_id = n.lease_id;
-      Status st = client_->Release(lease);  // NotFound: it ran out meanwhile
-      if (st.ok())
-        spdlog::info("released the lease that run pid {} of this log still held (it ended without releasing it)",
-                     n.pid);
-    }
-    std::error_code ec;
-    std::filesystem::remove(n.path, ec);
+    if (n.tracker != opts_.tracker) continue;
+    Lease lease;
+    lease.lease_id = n.lease_id;
+    Status st = client_->Release(lease);  // NotFound: it ran out meanwhile
+    if (st.ok())
+      spdlog::info("released the lease that run pid {} of this log still held ({}it ended without releasing it)",
+                   n.pid, n.host == host ? "" : "on host '" + Printable(n.host) + "'; ");
   }
 }
 
@@ -154,7 +157,7 @@ void MeasureSession::Release() {
   Status st = client_->Release(lease);
   if (!st.ok()) spdlog::debug("release of lease {}: {}", lease_id_, st.ToString());
   lease_id_.clear();
-  if (!opts_.lease_note.empty()) RemoveLeaseNote(opts_.lease_note);
+  note_.reset();
 }
 
 Status MeasureSession::Measure(

@@ -20,6 +20,7 @@
 #include "common/status.h"
 #include "proto/tunefleet.pb.h"
 #include "tracker/client.h"
+#include "tuner/lease_note.h"
 
 namespace tunefleet {
 
@@ -37,7 +38,7 @@ struct SessionOptions {
   std::string tls_ca_file;   // PEM roots; non-empty: connect to the tracker with TLS
   std::string client;        // shown in `tunefleet query`
   // Non-empty (`tune`: the log's path): the lease is noted in PREFIX.lease.PID while held (tuner/lease_note.h), and
-  // Open first releases the leases noted by runs of this host that were killed.
+  // Open first releases the leases noted by runs of this log that were killed, on this host or another.
   std::string lease_note;
   std::stop_token stop;      // a stop request abandons what is in flight (see above); none by default
   // Called with the devices of every lease the session gets, before a job is sent to them: the first lease (in Open)
@@ -88,6 +89,7 @@ class MeasureSession {
   std::optional<std::stop_callback<std::function<void()>>> on_stop_;
   std::unique_ptr<LeaseKeepAlive> keep_alive_;
   std::string lease_id_;
+  std::optional<LeaseNote> note_;  // while a lease is held, when SessionOptions::lease_note asks for one
   std::vector<proto::LeasedDevice> devices_;
   uint64_t next_job_id_ = 1;
 };
