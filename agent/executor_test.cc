@@ -255,11 +255,16 @@ TEST_F(ExecutorTest, GivenHalfBuffers_WeShouldCompareThemWithAFloatReference) {
 TEST_F(ExecutorTest, GivenAMinRepeatTime_WeShouldGrowNumberUntilARepeatLastsThatLong) {
   proto::KernelProgram program = VectorAdd(kAdd);
   program.mutable_timing()->set_repeat(1);
-  program.mutable_timing()->set_min_repeat_ms(5);
+  program.mutable_timing()->set_min_repeat_ms(100);
+  (void)executor_->Execute(program);  // compiled once: the job below only runs
   proto::MeasureResult result = executor_->Execute(program);
   ASSERT_EQ(result.status(), proto::OK) << result.message();
   ASSERT_EQ(result.costs_size(), 1);
   EXPECT_GT(result.costs(0), 0);
+  // One run of this kernel lasts microseconds, and the rest of a compiled job milliseconds: only a grown `number`
+  // makes the one repeat, and so the job, last 100 ms.
+  EXPECT_LT(result.costs(0), 0.01);
+  EXPECT_GE(result.wall_time(), 0.1);
 }
 
 // A tiny kernel asked to repeat for longer than its job may take: the launches' host time keeps the job within its

@@ -385,17 +385,27 @@ TEST_F(SessionTest, GivenARejectedToken_WeShouldStopWithPermissionDenied) {
   EXPECT_NE(status.message().find("token required"), std::string::npos) << status.message();
 }
 
-TEST_F(SessionTest, GivenNoTracker_WeShouldKeepRetryingUntilStopped) {
+TEST_F(SessionTest, GivenNoTracker_WeShouldKeepRetryingUntilOneListensThenRegisterAndStopWhenAsked) {
   StartTracker(Script::kServeJobs);
   server_->Shutdown();
   server_.reset();  // nothing listens on port_ any more
   Session session(Options(), proto::DeviceInfo(), &runner_);
-  std::thread stopper([&] {
-    std::this_thread::sleep_for(300ms);  // a few failed attempts; nothing is asserted about timing
-    session.Stop();
-  });
-  EXPECT_TRUE(session.Run().ok());
-  stopper.join();
+  std::promise<Status> ended;
+  std::thread run([&] { ended.set_value(session.Run()); });
+  std::future<Status> status = ended.get_future();
+  // A few failed attempts (backoff 20-100 ms); a session that gave up would have ended by now.
+  EXPECT_EQ(status.wait_for(500ms), std::future_status::timeout) << "the session ended without a tracker";
+  // A tracker on the same port: the session, still dialling, registers with it.
+  tracker_ = std::make_unique<ScriptedTracker>(Script::kServeJobs, nullptr);
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort("127.0.0.1:" + std::to_string(port_), grpc::InsecureServerCredentials());
+  builder.RegisterService(tracker_.get());
+  server_ = builder.BuildAndStart();
+  EXPECT_NE(server_, nullptr) << "port " << port_ << " was taken meanwhile";
+  if (server_ != nullptr) EXPECT_TRUE(tracker_->WaitUntil([&] { return tracker_->registrations_ == 1; }));
+  session.Stop();
+  run.join();
+  EXPECT_TRUE(status.get().ok());
 }
 
 TEST_F(SessionTest, GivenCancelsForTheRunningAndAQueuedJob_WeShouldAbortOneAnswerTheOtherUnrunAndReportBoth) {

@@ -280,8 +280,12 @@ Check "status shows fake-1 registered by key" StatusRow fake-1 "running [0-9]+ +
 
 Check "logs shows each device's agent log" \
   OutputMatches "==> fake-0.*agentctl start.*==> fake-1.*agentctl start" "${fleet}" logs -n 20
+pid_a="$(AgentPidOf fake-0)"
+pid_b="$(AgentPidOf fake-1)"
+Check "both agents run before down" test -n "${pid_a}" -a -n "${pid_b}"
 Check "down stops both agents" OutputMatches "fake-0: (stopped|killed).*fake-1: (stopped|killed)" "${fleet}" down
-Check "the agent process is gone" Gone "${pid0}"
+Check "... fake-0's agent process is gone" Gone "${pid_a}"
+Check "... fake-1's agent process is gone" Gone "${pid_b}"
 Check "status shows both stopped after down" \
   OutputMatches "fake-0 +stopped.*fake-1 +stopped" "${fleet}" status --tracker-port "${port}"
 
