@@ -1,65 +1,21 @@
 // Test helpers for the exporters: a tuning log in a temporary directory (common/temp_dir_testing.h), filled from one
-// line of domain text per record, and a stand-in for the Adreno texture convolution template whose space mirrors TVM's
-// knobs (tile_fc, tile_y, tile_x, tile_rcc, tile_ry, tile_rx, auto_unroll_max_step, unroll_explicit), so
-// the AutoTVM mapping is tested whether or not the real template is built. Test-only.
+// line of domain text per record through the registered templates (FindTemplate), an Adreno device, and a config of
+// the real conv2d_nchwc.image2d space. Test-only.
 #pragma once
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "common/temp_dir_testing.h"
-#include "search-spaces/conv_common.h"
+#include "search-spaces/device_limits.h"
 #include "search-spaces/template.h"
 #include "storage/tuning_log.h"
 
 namespace tunefleet {
-
-class TvmMirrorConvTemplate final : public Template {
- public:
-  explicit TvmMirrorConvTemplate(std::string name) : name_(std::move(name)) {}
-  std::string name() const override { return name_; }
-  int version() const override { return 1; }
-  bool Supports(const Task& task, const DeviceLimits&, std::string*) const override {
-    return task.op == "conv2d" || task.op == "dwconv2d";
-  }
-  Result<Space> MakeSpace(const Task& task, const DeviceLimits&) const override {
-    TF_ASSIGN_OR_RETURN(ConvShape s, ConvShapeFromTask(task));
-    Space space;
-    space.AddSplit("tile_fc", s.k, 3).AddSplit("tile_y", s.oh(), 3).AddSplit("tile_x", s.ow(), 3);
-    if (!s.depthwise()) space.AddSplit("tile_rcc", s.c, 2);
-    space.AddSplit("tile_ry", s.kh, 2).AddSplit("tile_rx", s.kw, 2);
-    space.AddList("auto_unroll_max_step", {0, 512, 1500}).AddList("unroll_explicit", {0, 1});
-    return space;
-  }
-  Result<proto::KernelProgram> Generate(const Task&, const Space&, const Config&) const override {
-    return proto::KernelProgram();
-  }
-  proto::KernelProgram Reference(const Task&) const override { return {}; }
-  double Flops(const Task& task) const override {
-    auto s = ConvShapeFromTask(task);
-    return s.ok() ? s->Flops() : 0;
-  }
-  Config Fallback(const Task&, const Space& space) const override { return Config(space.knobs().size(), 0); }
-  std::vector<float> DerivedFeatures(const Task&, const Space&, const Config&, const DeviceLimits&) const override {
-    return {};
-  }
-  double WorkItems(const Task&, const Space&, const Config&) const override { return 0; }
-
- private:
-  std::string name_;
-};
-
-// A registry of the two mirror templates, for TemplateLookup.
-inline const Template* LookupMirrorTemplate(const std::string& name) {
-  static const TvmMirrorConvTemplate conv("conv2d_nchwc.image2d");
-  static const TvmMirrorConvTemplate dw("depthwise_conv2d_nchwc.image2d");
-  if (name == conv.name()) return &conv;
-  if (name == dw.name()) return &dw;
-  return nullptr;
-}
 
 inline proto::DeviceInfo AdrenoDevice() {
   proto::DeviceInfo d;
@@ -77,7 +33,9 @@ inline proto::DeviceInfo AdrenoDevice() {
   return d;
 }
 
-// Adds one record: `status` 0 with `costs` (seconds), or a failure.
+// Adds one record: `status` 0 with `costs` (seconds), or a failure. A registered template's record holds `config` as
+// its space (made for `device`) writes it, and must be a valid config of that space; any other template's holds it as
+// given.
 inline int64_t AddTestRecord(TuningLog& log, const proto::DeviceInfo& device, const std::string& spec,
                              const std::string& tmpl, const nlohmann::json& config, int status,
                              std::vector<double> costs, double timestamp) {
@@ -85,17 +43,20 @@ inline int64_t AddTestRecord(TuningLog& log, const proto::DeviceInfo& device, co
   EXPECT_TRUE(task.ok()) << task.status().ToString();
   RecordRow r;
   r.device_id = log.UpsertDevice(device).value();
-  const Template* t = LookupMirrorTemplate(tmpl);
+  const Template* t = FindTemplate(tmpl);
   r.task_id = log.UpsertTask(task->ToSpec(), task->op, "{}", t ? t->Flops(*task) : 1e6).value();
-  r.template_id = log.UpsertTemplate(tmpl, 1).value();
+  r.template_id = log.UpsertTemplate(tmpl, t ? t->version() : 1).value();
+  r.config = config.dump();
   if (t) {
     auto space = t->MakeSpace(*task, DeviceLimits::From(device));
-    auto c = space->FromJson(config);
+    EXPECT_TRUE(space.ok()) << space.status().ToString();
+    auto c = space.ok() ? space->FromJson(config) : Result<Config>(space.status());
     EXPECT_TRUE(c.ok()) << c.status().ToString();
-    r.config_index = space->IndexOf(*c);
-    r.config = space->ToJson(*c).dump();
-  } else {
-    r.config = config.dump();
+    if (c.ok()) {
+      EXPECT_EQ(space->Check(*c), "") << tmpl << " " << spec << " " << config.dump();
+      r.config_index = space->IndexOf(*c);
+      r.config = space->ToJson(*c).dump();
+    }
   }
   r.status = status;
   r.costs = costs;
@@ -108,9 +69,11 @@ inline int64_t AddTestRecord(TuningLog& log, const proto::DeviceInfo& device, co
   return log.AddRecord(r).value();
 }
 
-// A conv2d config of the mirror space for "conv2d:1,32,16,16,32,3,3,1,1".
+// A conv2d config of conv2d_nchwc.image2d's space for "conv2d:1,32,16,16,32,3,3,1,1" on AdrenoDevice(): tile_fc splits
+// the 8 blocks of 4 output channels, tile_rcc the 8 of input channels; a work-group of 4x2x8 = 64 items, 2x2x1 = 4
+// virtual threads.
 inline nlohmann::json ConvConfig() {
-  return {{"tile_fc", {2, 4, 4}}, {"tile_y", {4, 2, 2}},   {"tile_x", {2, 1, 8}},         {"tile_rcc", {8, 4}},
+  return {{"tile_fc", {1, 2, 4}}, {"tile_y", {4, 2, 2}},   {"tile_x", {2, 1, 8}},         {"tile_rcc", {2, 4}},
           {"tile_ry", {3, 1}},    {"tile_rx", {1, 3}},     {"auto_unroll_max_step", 512}, {"unroll_explicit", 1}};
 }
 
