@@ -1,6 +1,5 @@
-// The tunefleet-agent binary as a real process: flags, startup errors, the reconnect loop, signals, and a session
-// with a minimal in-test tracker (the real tracker's integration test lives in tests/).
-#include <grpcpp/grpcpp.h>
+// The tunefleet-agent binary as a real process: flags, startup errors, the reconnect loop and signals. With the real
+// tracker (registration, a wrong token, a measured job, SIGINT after it) it is tested in tests/fault_e2e_test.cc.
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -9,18 +8,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <condition_variable>
 #include <cstdlib>
 #include <cstdio>
 #include <filesystem>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "agent/cl_api.h"
 #include "agent/device_info.h"
-#include "agent/test_programs.h"
-#include "proto/tunefleet.grpc.pb.h"
 
 extern char** environ;
 
@@ -71,71 +66,6 @@ bool HaveOpenCl() {
   Result<std::unique_ptr<ClApi>> api = ClApi::Load();
   return api.ok() && PickDevice(**api, 0, 0).ok();
 }
-
-// A minimal tracker: rejects every agent when `reject`, else registers it, sends one job and records the result.
-class FakeTracker final : public proto::Tracker::Service {
- public:
-  explicit FakeTracker(bool reject) : reject_(reject) {}
-
-  grpc::Status AgentSession(grpc::ServerContext*,
-                            grpc::ServerReaderWriter<proto::TrackerMessage, proto::AgentMessage>* stream) override {
-    proto::AgentMessage message;
-    if (!stream->Read(&message) || !message.has_register_()) return {grpc::StatusCode::INVALID_ARGUMENT, "no hello"};
-    if (reject_) return {grpc::StatusCode::PERMISSION_DENIED, "bad token"};
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      registration_ = message.register_();
-    }
-    proto::TrackerMessage reply;
-    reply.mutable_registered()->set_agent_id("agent-1");
-    stream->Write(reply);
-    proto::TrackerMessage job;
-    job.mutable_job()->set_job_id(42);
-    *job.mutable_job()->mutable_program() = TestVectorAdd();
-    stream->Write(job);
-    while (stream->Read(&message)) {
-      if (message.has_result()) {
-        std::lock_guard<std::mutex> lock(mu_);
-        result_ = message.result();
-        cv_.notify_all();
-      }
-    }
-    return grpc::Status::OK;
-  }
-
-  // Waits (without a time bound: CTest's timeout guards) for the job's result.
-  proto::JobResult WaitForResult() {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [this] { return result_.has_value(); });
-    return *result_;
-  }
-  proto::RegisterAgent registration() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return registration_;
-  }
-
- private:
-  const bool reject_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  proto::RegisterAgent registration_;
-  std::optional<proto::JobResult> result_;
-};
-
-struct TrackerServer {
-  explicit TrackerServer(bool reject) : service(reject) {
-    grpc::ServerBuilder builder;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-    builder.RegisterService(&service);
-    server = builder.BuildAndStart();
-  }
-  ~TrackerServer() { server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2)); }
-  std::string address() const { return "127.0.0.1:" + std::to_string(port); }
-
-  FakeTracker service;
-  int port = 0;
-  std::unique_ptr<grpc::Server> server;
-};
 
 TEST(AgentProcessTest, GivenVersion_WeShouldPrintItAndExitZero) {
   std::string output;
@@ -240,30 +170,6 @@ TEST(AgentProcessTest, GivenNoTrackerListening_WeShouldRetryUntilSigtermThenExit
   const pid_t ended = waitpid(pid, &status, WNOHANG);
   ASSERT_EQ(ended, 0) << "the agent exited without a tracker (status " << status << ") instead of dialling again";
   kill(pid, SIGTERM);
-  EXPECT_EQ(WaitExit(pid), 0);
-}
-
-TEST(AgentProcessTest, GivenATrackerThatRejectsTheToken_WeShouldExitNonZero) {
-  if (!HaveOpenCl()) GTEST_SKIP() << "no OpenCL platform";
-  TrackerServer tracker(/*reject=*/true);
-  pid_t pid = SpawnAgent({"--tracker", tracker.address(), "--key", "k", "--token", "wrong"});
-  EXPECT_EQ(WaitExit(pid), 2);
-}
-
-TEST(AgentProcessTest, GivenATrackerWithAJob_WeShouldRegisterRunItAndSendTheResult) {
-  if (!HaveOpenCl()) GTEST_SKIP() << "no OpenCL platform";
-  TrackerServer tracker(/*reject=*/false);
-  pid_t pid = SpawnAgent({"--tracker", tracker.address(), "--key", "cpu-pocl", "--token", "t"});
-  proto::JobResult result = tracker.service.WaitForResult();
-  EXPECT_EQ(result.job_id(), 42u);
-  EXPECT_EQ(result.result().status(), proto::OK) << result.result().message();
-  EXPECT_EQ(result.result().costs_size(), 1);
-  proto::RegisterAgent registration = tracker.service.registration();
-  EXPECT_EQ(registration.key(), "cpu-pocl");
-  EXPECT_EQ(registration.token(), "t");
-  EXPECT_EQ(registration.agent_version(), TUNEFLEET_VERSION);
-  EXPECT_FALSE(registration.device().fingerprint().empty());
-  kill(pid, SIGINT);
   EXPECT_EQ(WaitExit(pid), 0);
 }
 

@@ -432,15 +432,28 @@ TEST(FaultE2E, GivenAWrongTokenAgentsAndTunersShouldBeRejectedWithAClearError) {
   // The refused run leaves no new, empty log behind (nor its lock folder).
   EXPECT_FALSE(std::filesystem::exists(fleet.db())) << r.output;
   EXPECT_FALSE(std::filesystem::exists(fleet.db() + ".locks"));
-  // The right token gets in.
-  fleet.StartAgent("pocl", {"--token", "s3cret"});
+  // The right token gets in: the agent is listed under its key with its device, measures a job, and stops cleanly
+  // on SIGINT.
+  const size_t good = fleet.StartAgent("pocl", {"--token", "s3cret"});
+  nlohmann::json q;
   bool listed = false;
   for (int i = 0; i < 100 && !listed; ++i) {
-    nlohmann::json q = fleet.Query();  // with the token the tracker was started with
+    q = fleet.Query();  // with the token the tracker was started with
     listed = q.is_object() && q["agents"].size() == 1;
     if (!listed) std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
-  EXPECT_TRUE(listed);
+  ASSERT_TRUE(listed) << q.dump();
+  EXPECT_EQ(q["agents"][0]["key"], "pocl") << q.dump();
+  EXPECT_FALSE(q["agents"][0].value("device_fingerprint", "").empty()) << q.dump();
+  EXPECT_NE(fleet.tracker().Log().find("agent version '" TUNEFLEET_VERSION "'"), std::string::npos)
+      << fleet.tracker().Log();
+  RunResult m = fleet.Cli({"measure", "--rpc-key", "pocl", "--token", "s3cret", "--task", "gemm:32,32,32"},
+                          std::chrono::seconds(120));
+  EXPECT_EQ(m.exit_code, 0) << m.output;
+  EXPECT_EQ(m.output.rfind("{\"status\":0,", 0), 0u) << m.output;
+  fleet.agent(good).Signal(SIGINT);
+  EXPECT_EQ(fleet.agent(good).Wait(std::chrono::seconds(30)), std::optional<int>(0)) << fleet.agent(good).Log();
+  EXPECT_NE(fleet.agent(good).Log().find("stopped after 1 job(s)"), std::string::npos) << fleet.agent(good).Log();
 }
 
 TEST(FaultE2E, GivenABatchLargerThanTheTrackerAcceptsTheRunShouldEndWithOneErrorLineNotSpinThroughLeases) {

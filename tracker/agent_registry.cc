@@ -15,7 +15,6 @@ Registration AgentRegistry::Register(const proto::RegisterAgent& msg, const std:
   rec.agent_id = reg.agent_id;
   rec.key = msg.key();
   rec.peer = peer;
-  rec.agent_version = msg.agent_version();
   rec.device = msg.device();
   rec.last_seen = now;
   agents_[reg.agent_id] = std::move(rec);

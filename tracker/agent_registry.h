@@ -23,7 +23,6 @@ struct AgentRecord {
   std::string agent_id;
   std::string key;
   std::string peer;  // gRPC peer string ("ipv4:127.0.0.1:5555")
-  std::string agent_version;
   proto::DeviceInfo device;
   TimePoint last_seen;  // last message of any kind
   uint64_t jobs_done = 0;  // results relayed by the tracker

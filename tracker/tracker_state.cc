@@ -38,8 +38,8 @@ Result<std::string> TrackerState::AddAgent(const proto::RegisterAgent& msg, cons
     spdlog::info("agent {} is device '{}' (key '{}') reconnecting from {}, previously {}", reg.agent_id,
                  Printable(msg.device().name()), msg.key(), peer, reg.previous_agent_id);
   } else {
-    spdlog::info("agent {} registered: key '{}', device '{}', from {}", reg.agent_id, msg.key(),
-                 Printable(msg.device().name()), peer);
+    spdlog::info("agent {} registered: key '{}', device '{}', agent version '{}', from {}", reg.agent_id, msg.key(),
+                 Printable(msg.device().name()), Printable(msg.agent_version()), peer);
   }
   AgentLine& line = agent_mail_[reg.agent_id] = AgentLine{std::move(mailbox), std::move(cancel)};
   if (stopping_) line.End();
