@@ -6,12 +6,14 @@
 # `adb reverse tcp:P tcp:P` is an identity). Everything else is real: the bundle, the agent (on PoCL), the
 # tracker on 127.0.0.1 and the tuner CLI's `tunefleet query --json`.
 #
-# Part 1 (always): usage, errors, and status/logs/down of devices where nothing runs.
-# Part 2 (when tunefleet-agent, tunefleet-tracker and tunefleet are built in BUILD_DIR/bin): given a tracker on
-#   loopback and two devices, `fleet up` should start both agents and wait until the tracker lists them,
-#   `fleet status` should show them running and registered, a second `up` should leave them alone, `fleet logs`
-#   should show their logs, and `fleet down` should stop them.
-# Exit: 0 pass; 1 a check failed; 77 part 2 skipped because a binary is not built (part 1 passed).
+# Needs tunefleet-agent, tunefleet-tracker and tunefleet built in BUILD_DIR/bin (exit 77 when one is not).
+# Part 1: usage, errors, and status/logs/down of devices where nothing runs (the real tuner CLI's query fails: no
+#   tracker listens).
+# Part 2: given a tracker on loopback and two devices, `fleet up` should start both agents and wait until the tracker
+#   lists them, `fleet status` should show them running and registered, a second `up` should leave them alone,
+#   `fleet logs` should show their logs, and `fleet down` should stop them.
+# Part 3: agentctl alone, on a folder holding a real bundle: start, status, same, stop, and stale pid files.
+# Exit: 0 pass; 1 a check failed; 77 a binary is not built.
 set -uo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -19,7 +21,7 @@ build_dir="$(cd "${1:?usage: fleet_test.sh BUILD_DIR}" && pwd)"
 work="$(mktemp -d "${TMPDIR:-/tmp}/fleet_test.XXXXXX")"
 fleet="${here}/fleet"
 tracker_pid=""
-extra_pids=""  # processes the test started besides the tracker (stand-in agents, stale-pid stand-ins)
+extra_pids=""  # processes the test started besides the tracker (agents started by agentctl, stale-pid stand-ins)
 export ADB="${here}/testing/adb"
 export FAKE_ADB_ROOT="${work}/devices"
 export FAKE_ADB_DEVICES="fake-0 fake-1"
@@ -85,15 +87,18 @@ FreePort() {  # prints a TCP port nobody listens on, from $DEPLOY_TEST_PORTS (LO
   return 1
 }
 
+missing=""
+for b in tunefleet-agent tunefleet-tracker tunefleet; do
+  [[ -x "${build_dir}/bin/${b}" ]] || missing+=" ${b}"
+done
+if [[ -n "${missing}" ]]; then
+  echo "SKIP: not built in ${build_dir}/bin:${missing}"
+  exit 77
+fi
+
 echo "== part 1: fleet's plumbing against two stand-in devices, nothing running =="
-# A stand-in tuner CLI whose query always fails, saying why on stderr (fleet must show that line).
-cat >"${work}/tunefleet-stub" <<'STUB'
-#!/bin/sh
-echo "tunefleet query: error: stub tracker refuses: invalid token" >&2
-exit 1
-STUB
-chmod +x "${work}/tunefleet-stub"
-export TUNEFLEET="${work}/tunefleet-stub"
+# The real tuner CLI: no tracker listens, so its query fails, saying why on stderr (fleet must show that line).
+export TUNEFLEET="${build_dir}/bin/tunefleet"
 Check "--help explains the commands" OutputMatches "up .*down .*status .*logs" "${fleet}" --help
 Check "no command is a usage error (exit 2)" ExitsWith 2 "${fleet}"
 Check "an unknown command is a usage error (exit 2)" ExitsWith 2 "${fleet}" launch
@@ -119,7 +124,7 @@ Check "... saying to use fleet's --token or TUNEFLEET_TOKEN" \
 Check "a missing tuner CLI is said up front (exit 1)" \
   FailsSaying "tuner CLI .*no-such-tunefleet not found" env TUNEFLEET="${work}/no-such-tunefleet" "${fleet}" status
 Check "status shows the first line of the failed query's error" \
-  OutputMatches "did not answer .*: tunefleet query: error: stub tracker refuses: invalid token" \
+  OutputMatches "did not answer .*: tunefleet query: error: cannot reach tracker at 127\.0\.0\.1:[0-9]+" \
   "${fleet}" status --tracker-port "$(FreePort)"
 # adb failing for one device: an error row and exit 1, not "stopped".
 cat >"${work}/flaky-adb" <<FLAKY
@@ -134,59 +139,6 @@ Check "status fails (exit 1) when adb fails for a device" \
 Check "... with an error row and adb's message, not 'stopped'" \
   FailsSaying "fake-1: error: error: device offline.*fake-1 +error" \
   env ADB="${work}/flaky-adb" "${fleet}" status --tracker-port "$(FreePort)"
-
-echo "== part 1b: agentctl with a stand-in agent (a sh script named tunefleet-agent) =="
-dev="${work}/agentctl-dev"
-mkdir -p "${dev}/tf"
-cp "${here}/agentctl" "${dev}/tf/agentctl"
-cat >"${dev}/tf/tunefleet-agent" <<'AGENT'
-#!/bin/sh
-echo "stand-in agent: $*"
-while :; do sleep 1; done
-AGENT
-AgentPid() { cat "${dev}/tf/agent.pid" 2>/dev/null; }
-Check "agentctl start with a relative DIR succeeds" \
-  OutputMatches "^started [0-9]+$" sh -c "cd '${dev}' && sh tf/agentctl start tf 127.0.0.1:1 k --token s3cr3t-t0ken"
-rel_pid="$(AgentPid)"
-extra_pids+=" ${rel_pid}"
-Check "... and the agent it started is the one agent.pid names, running" \
-  OutputMatches "^running ${rel_pid}$" sh "${dev}/tf/agentctl" status "${dev}/tf"
-Check "agentctl records the start arguments in agent.args" \
-  OutputMatches "key=k" cat "${dev}/tf/agent.args"
-Check "... the token hashed, never in clear" Fails grep -q s3cr3t-t0ken "${dev}/tf/agent.args"
-Check "agentctl same: the same arguments match" \
-  sh "${dev}/tf/agentctl" same "${dev}/tf" 127.0.0.1:1 k --token s3cr3t-t0ken
-Check "agentctl same: another key and token are named" \
-  FailsSaying "differs: key token" sh "${dev}/tf/agentctl" same "${dev}/tf" 127.0.0.1:1 k2 --token other
-Check "agentctl stop stops it" OutputMatches "stopped ${rel_pid}|killed ${rel_pid}" sh "${dev}/tf/agentctl" stop "${dev}/tf"
-Check "... the agent is gone" Gone "${rel_pid}"
-# A stale pid file: the number now belongs to an unrelated process (after a reboot).
-sleep 300 &
-stranger=$!
-extra_pids+=" ${stranger}"
-echo "${stranger}" >"${dev}/tf/agent.pid"
-Check "a pid file naming an unrelated process is not a running agent (status: stopped, exit 3)" \
-  ExitsWith 3 sh "${dev}/tf/agentctl" status "${dev}/tf"
-Check "... and the stale pid file is removed" test ! -e "${dev}/tf/agent.pid"
-echo "${stranger}" >"${dev}/tf/agent.pid"
-Check "agentctl stop with a stale pid file kills nothing" OutputMatches "^stopped$" sh "${dev}/tf/agentctl" stop "${dev}/tf"
-Check "... the unrelated process still runs" kill -0 "${stranger}"
-echo "${stranger}" >"${dev}/tf/agent.pid"
-Check "agentctl start with a stale pid file starts the agent" \
-  OutputMatches "^started [0-9]+$" sh "${dev}/tf/agentctl" start "${dev}/tf" 127.0.0.1:1 k
-extra_pids+=" $(AgentPid)"
-sh "${dev}/tf/agentctl" stop "${dev}/tf" >/dev/null 2>&1
-Check "... the unrelated process still runs after that agent's stop" kill -0 "${stranger}"
-
-missing=""
-for b in tunefleet-agent tunefleet-tracker tunefleet; do
-  [[ -x "${build_dir}/bin/${b}" ]] || missing+=" ${b}"
-done
-if [[ -n "${missing}" ]]; then
-  echo "SKIP: part 2 (real agents on stand-in devices, real tracker): not built in ${build_dir}/bin:${missing}"
-  ((failures == 0)) || exit 1
-  exit 77
-fi
 
 echo "== part 2: real agents on the stand-in devices, real tracker on 127.0.0.1 =="
 port="$(FreePort)" || { echo "FAIL: no free port"; exit 1; }
@@ -288,6 +240,45 @@ Check "... fake-0's agent process is gone" Gone "${pid_a}"
 Check "... fake-1's agent process is gone" Gone "${pid_b}"
 Check "status shows both stopped after down" \
   OutputMatches "fake-0 +stopped.*fake-1 +stopped" "${fleet}" status --tracker-port "${port}"
+
+echo "== part 3: agentctl alone, on a folder holding the real bundle (its agent dials a port nobody listens on) =="
+dev="${work}/agentctl-dev"
+mkdir -p "${dev}"
+cp -a "${work}/bundle" "${dev}/tf"
+cp "${here}/agentctl" "${dev}/tf/agentctl"
+AgentPid() { cat "${dev}/tf/agent.pid" 2>/dev/null; }
+Check "agentctl start with a relative DIR succeeds" \
+  OutputMatches "^started [0-9]+$" sh -c "cd '${dev}' && sh tf/agentctl start tf 127.0.0.1:1 k --token s3cr3t-t0ken"
+rel_pid="$(AgentPid)"
+extra_pids+=" ${rel_pid}"
+Check "... and the agent it started is the one agent.pid names, running" \
+  OutputMatches "^running ${rel_pid}$" sh "${dev}/tf/agentctl" status "${dev}/tf"
+Check "agentctl records the start arguments in agent.args" \
+  OutputMatches "key=k" cat "${dev}/tf/agent.args"
+Check "... the token hashed, never in clear" Fails grep -q s3cr3t-t0ken "${dev}/tf/agent.args"
+Check "agentctl same: the same arguments match" \
+  sh "${dev}/tf/agentctl" same "${dev}/tf" 127.0.0.1:1 k --token s3cr3t-t0ken
+Check "agentctl same: another key and token are named" \
+  FailsSaying "differs: key token" sh "${dev}/tf/agentctl" same "${dev}/tf" 127.0.0.1:1 k2 --token other
+Check "agentctl stop stops it" OutputMatches "stopped ${rel_pid}|killed ${rel_pid}" sh "${dev}/tf/agentctl" stop "${dev}/tf"
+Check "... the agent is gone" Gone "${rel_pid}"
+# A stale pid file: the number now belongs to an unrelated process (after a reboot).
+sleep 300 &
+stranger=$!
+extra_pids+=" ${stranger}"
+echo "${stranger}" >"${dev}/tf/agent.pid"
+Check "a pid file naming an unrelated process is not a running agent (status: stopped, exit 3)" \
+  ExitsWith 3 sh "${dev}/tf/agentctl" status "${dev}/tf"
+Check "... and the stale pid file is removed" test ! -e "${dev}/tf/agent.pid"
+echo "${stranger}" >"${dev}/tf/agent.pid"
+Check "agentctl stop with a stale pid file kills nothing" OutputMatches "^stopped$" sh "${dev}/tf/agentctl" stop "${dev}/tf"
+Check "... the unrelated process still runs" kill -0 "${stranger}"
+echo "${stranger}" >"${dev}/tf/agent.pid"
+Check "agentctl start with a stale pid file starts the agent" \
+  OutputMatches "^started [0-9]+$" sh "${dev}/tf/agentctl" start "${dev}/tf" 127.0.0.1:1 k
+extra_pids+=" $(AgentPid)"
+sh "${dev}/tf/agentctl" stop "${dev}/tf" >/dev/null 2>&1
+Check "... the unrelated process still runs after that agent's stop" kill -0 "${stranger}"
 
 if ((failures > 0)); then
   echo "${failures} check(s) failed"
