@@ -1,5 +1,8 @@
-// The session against a scripted in-process tracker on loopback, with a recording JobRunner (the worker process
-// is tested in worker_supervisor_test; here only the protocol and the reconnect logic matter).
+// The session against a scripted in-process tracker on loopback, with a recording JobRunner: the scripts play what
+// the real tracker never does on purpose (refusing, never answering, closing the stream, flooding jobs, keeping the
+// stream open after Leaving, not reading), and the order of jobs and cancels the tests need. The worker process is
+// tested in worker_supervisor_test, and the agent with the real tracker in tests/ (fault_e2e_test.cc and the tune
+// tests).
 #include "agent/session.h"
 
 #include <grpcpp/grpcpp.h>
@@ -60,8 +63,10 @@ class LargeResultRunner final : public JobRunner {
   std::atomic<bool> ran_{false};
 };
 
-// Stands for a job that would run for minutes (a real kernel that long cannot be had here): Run() blocks until
-// AbortJob() and reports how it ended.
+// Stands for a job that runs until it is aborted, whose start and end the test chooses: Run() blocks until
+// AbortJob() and reports how it ended. (A real worker's abort of a kernel that never ends, through the fault hook,
+// is tested in worker_supervisor_test and tests/fault_e2e_test.cc; here the session's handling of cancels and
+// floods is what is tested.)
 class BlockingRunner final : public JobRunner {
  public:
   proto::MeasureResult Run(const proto::KernelProgram&) override {
@@ -151,7 +156,10 @@ class ScriptedTracker final : public proto::Tracker::Service {
     }
     if (script_ == Script::kKeepOpen) {
       while (stream->Read(&message)) {
-        Update([&] { leavings_ += message.has_leaving() ? 1 : 0; });
+        Update([&] {
+          leavings_ += message.has_leaving() ? 1 : 0;
+          heartbeats_ += message.has_heartbeat() ? 1 : 0;
+        });
       }
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [&] { return released_; });
@@ -232,6 +240,7 @@ class ScriptedTracker final : public proto::Tracker::Service {
 
   int hellos_ = 0;                      // guarded by mu_
   int registrations_ = 0;               // guarded by mu_
+  int heartbeats_ = 0;                  // guarded by mu_ (kKeepOpen)
   std::vector<uint64_t> results_;       // guarded by mu_
   std::vector<std::string> messages_;   // guarded by mu_ (kCancelRunningJob)
   int64_t last_heartbeat_jobs_ = -1;    // guarded by mu_
@@ -312,8 +321,8 @@ TEST_F(SessionTest, GivenATrackerThatKeepsTheStreamOpenAfterLeaving_StopShouldSt
   Session session(Options(), proto::DeviceInfo(), &runner_);
   Status status = Status::Internal("not run");
   std::thread run([&] { status = session.Run(); });
-  EXPECT_TRUE(tracker_->WaitUntil([&] { return tracker_->registrations_ == 1; }));
-  std::this_thread::sleep_for(100ms);  // let the registration reach the session
+  // A heartbeat: the session has read its registration and serves.
+  EXPECT_TRUE(tracker_->WaitUntil([&] { return tracker_->heartbeats_ > 0; }));
   session.Stop();
   run.join();  // the session cancels the stream itself after a few seconds; a hang here is the failure
   EXPECT_TRUE(status.ok()) << status.ToString();

@@ -131,7 +131,13 @@ TEST_F(InterruptE2E, GivenAMeasureInFlightSigintShouldReleaseTheLeaseAtOnce) {
     if (!leased) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   ASSERT_TRUE(leased) << measure->Log();
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the job is on its way to the agent
+  // The job reached the agent, which logs each job as it takes it (its runs take seconds).
+  bool running = false;
+  for (int i = 0; i < 600 && !running; ++i) {
+    running = fleet_.agent(0).Log().find("1 launch(es)") != std::string::npos;
+    if (!running) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(running) << fleet_.agent(0).Log();
   const auto sent = Clock::now();
   measure->Signal(SIGINT);
   auto code = measure->Wait(std::chrono::seconds(15));

@@ -1,8 +1,11 @@
-// TestAgent (tests only): stands in for the OpenCL agent of agent/ (which has its own tests). It is a real
-// gRPC client speaking the AgentSession protocol: it registers, then answers every Job with a canned
-// MeasureResult (mean_cost = 1 ms * (job_id + 1)), or, in kDieOnJob mode, drops its stream as soon as it
-// receives a job, as a phone that is unplugged mid-measurement; in kNanCost mode it answers with a cost that is
-// not a number, as a broken or hostile agent would.
+// TestAgent (tests only): stands in for the OpenCL agent of agent/ in the tracker's own tests, which check the
+// tracker's bookkeeping (leases, queues, routing each result to its job, dropping bad agents) and need the agent's
+// answer to be the test's choice: its cost tells which job it answers, and the agent must die, lie or fall silent on
+// cue, as a phone that is unplugged mid-measurement or a broken agent would, which a real agent does not do on
+// purpose. It is a real gRPC client speaking the AgentSession protocol: it registers, then answers every Job with a
+// canned MeasureResult (mean_cost = 1 ms * (job_id + 1)), or, in kDieOnJob mode, drops its stream as soon as it
+// receives a job; in kNanCost mode it answers with a cost that is not a number. The tracker with real agents on
+// PoCL is tested in tests/ (the tune, fault, interrupt and resume end-to-end tests).
 #pragma once
 
 #include <grpcpp/grpcpp.h>
