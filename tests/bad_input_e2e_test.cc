@@ -506,7 +506,11 @@ TEST(BadInputE2E, GivenAnOutputThatIsTheTuningLogItselfEachWriterShouldRefuseItA
            {{"export", "--db", db, "--format", "csv", "-o", ""}, "-o is empty: give a file path"},
            {{"report", "--db", db, "-o", ""}, "-o is empty: give a file path"},
            {{"report", "--db", db, "-o", db + "-wal"}, "-o " + db + "-wal is SQLite's -wal file of the tuning log"},
-           {{"export", "--db", db, "--format", "csv", "-o", db + "-journal"}, "is SQLite's -journal file"}}) {
+           {{"export", "--db", db, "--format", "csv", "-o", db + "-journal"}, "is SQLite's -journal file"},
+           // The command's own descriptor of the log (the first file it opens): the name of the log only once it is
+           // open. An export through it replaced the log with the CSV.
+           {{"export", "--db", db, "--format", "csv", "-o", "/dev/fd/3"}, "-o /dev/fd/3 is the tuning log itself"},
+           {{"report", "--db", db, "-o", "/proc/self/fd/3"}, "-o /proc/self/fd/3 is the tuning log itself"}}) {
     RunResult r = fleet.Cli(args, std::chrono::seconds(30), false);
     EXPECT_EQ(r.exit_code, 2) << args[0] << ": " << r.output;
     EXPECT_NE(r.output.find(says), std::string::npos) << r.output;
@@ -760,6 +764,14 @@ TEST(BadInputE2E, GivenNoTrackerListeningTheTunerShouldFailWithinBoundedTime) {
   EXPECT_NE(again.output.find(fleet.address()), std::string::npos) << again.output;
   EXPECT_TRUE(std::filesystem::exists(fleet.db()));
   EXPECT_EQ(fleet.Sql("SELECT count(*) FROM records").at(0).at(0), "0");  // the log's tables are there
+  // An empty file given as the log (made for the run) stays empty: it became a log before the tracker was asked.
+  const std::string touched = fleet.dir() + "/touched.db";
+  { std::ofstream(touched).flush(); }
+  RunResult third = fleet.Cli({"tune", "--rpc-key", "k", "--task", "gemm:64,64,64", "--db", touched},
+                              std::chrono::seconds(60));
+  EXPECT_EQ(third.exit_code, 1) << third.output;
+  EXPECT_EQ(std::filesystem::file_size(touched), 0u) << third.output;
+  EXPECT_FALSE(std::filesystem::exists(touched + ".locks"));
 }
 
 TEST(BadInputE2E, GivenNoAgentForTheKeyTheTunerShouldWaitThenSaySo) {

@@ -29,6 +29,8 @@ int RunExport(const ExportOptions& o) {
   if (std::string over = OutputOverLog("-o", o.out, o.db); !over.empty()) return CommandError("export", over, 2);
   auto log = TuningLog::OpenExisting(o.db);
   if (!log.ok()) return CommandError("export", log.status().message(), 2);
+  // Again with the log open: a name of one of this process's descriptors (/dev/fd/3) names the log only now.
+  if (std::string over = OutputOverLog("-o", o.out, o.db); !over.empty()) return CommandError("export", over, 2);
   WarnDamagedRecords("export", **log);
   if (o.format == "autotvm") {
     ExportCounts counts;

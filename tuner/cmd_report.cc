@@ -21,6 +21,8 @@ int RunReport(const ReportArgs& args) {
   if (std::string over = OutputOverLog("-o", args.out, args.db); !over.empty()) return CommandError("report", over, 2);
   auto log = TuningLog::OpenExisting(args.db);
   if (!log.ok()) return CommandError("report", log.status().message(), 2);
+  // Again with the log open: a name of one of this process's descriptors (/dev/fd/3) names the log only now.
+  if (std::string over = OutputOverLog("-o", args.out, args.db); !over.empty()) return CommandError("report", over, 2);
   WarnDamagedRecords("report", **log);
   auto data = LoadReportData(**log);
   if (!data.ok()) return CommandError("report", args.db + ": " + data.status().message(), 1);

@@ -8,12 +8,17 @@
 namespace tunefleet {
 namespace {
 
-// Whether TuningLog::Open would create a new log at `path`: no file is there (not even a link), in a folder that
-// exists and that this user may write to. (Where it would refuse the path, it says so itself, creating nothing.)
+// Whether TuningLog::Open would create a new log at `path`: no file is there (not even a link), or an empty file
+// this user may write (`touch`ed for the run: SQLite makes a log of it), in a folder that exists and that this user
+// may write to. (Where it would refuse the path, it says so itself, creating nothing.)
 bool WouldCreateLog(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (path.empty() || fs::symlink_status(path, ec).type() != fs::file_type::not_found) return false;
+  if (path.empty()) return false;
+  const fs::file_type type = fs::symlink_status(path, ec).type();
+  const bool empty_file = type == fs::file_type::regular && fs::file_size(path, ec) == 0 && !ec &&
+                          ::access(path.c_str(), R_OK | W_OK) == 0;
+  if (type != fs::file_type::not_found && !empty_file) return false;
   const fs::path folder = fs::path(path).has_parent_path() ? fs::path(path).parent_path() : fs::path(".");
   return fs::is_directory(folder, ec) && ::access(folder.c_str(), W_OK | X_OK) == 0;
 }

@@ -28,6 +28,21 @@ TEST(DeferredLogTest, GivenNoFileAtThePath_TheLogShouldBeCreatedOnlyByTheFirstGe
   EXPECT_EQ(*again, *opened);
 }
 
+// An empty file made for the run (`touch tune.db`) is no log yet: it stays empty until the first Get makes one of it.
+TEST(DeferredLogTest, GivenAnEmptyFile_TheLogShouldBeMadeOfItOnlyByTheFirstGet) {
+  TempDir dir;
+  const std::string path = dir.File("touched.db");
+  { std::ofstream(path).flush(); }
+  Result<DeferredLog> log = DeferredLog::Open(path);
+  ASSERT_TRUE(log.ok()) << log.status().message();
+  EXPECT_EQ(log->IfOpen(), nullptr);
+  EXPECT_EQ(fs::file_size(path), 0u);
+  Result<TuningLog*> opened = log->Get();
+  ASSERT_TRUE(opened.ok()) << opened.status().message();
+  EXPECT_GT(fs::file_size(path), 0u);
+  EXPECT_TRUE((*opened)->Records(0, 0, 0).ok());
+}
+
 TEST(DeferredLogTest, GivenAnExistingLog_ItShouldBeOpenAtOnce) {
   TempDir dir;
   const std::string path = dir.File("old.db");

@@ -89,13 +89,31 @@ Result<TvmLine> ParseLine(const std::string& text) {
 
 // Row ids and the space for one (target, task, template), cached across lines.
 struct Workload {
-  int64_t device_id = 0, task_id = 0, template_id = 0;
   std::shared_ptr<const Space> space;
+  // What its rows in the log are made of; written (the log created when it is new) once a line of it is found good.
+  proto::DeviceInfo device;
+  Task task;
+  const Template* tmpl = nullptr;
+  bool in_log = false;
+  int64_t device_id = 0, task_id = 0, template_id = 0;
   // (config, timestamp, status, costs) of the measurements already in the log: two results of one config at one
   // time are two measurements when they differ. The config's JSON, not its index: an index depends on the space,
   // which depends on the device's limits as this build derives them (they changed once for imported devices).
   std::set<std::tuple<std::string, double, int, std::vector<double>>> seen;
 };
+
+// Writes the workload's device, task and template rows and reads the measurements of it that the log holds.
+Status EnterLog(TuningLog& log, Workload& w) {
+  TF_ASSIGN_OR_RETURN(w.device_id, log.UpsertDevice(w.device));
+  nlohmann::json workload = {{"op", w.task.op}, {"precision", PrecisionName(w.task.precision)}};
+  for (const auto& [name, value] : w.task.params) workload["params"][name] = value;
+  TF_ASSIGN_OR_RETURN(w.task_id, log.UpsertTask(w.task.ToSpec(), w.task.op, workload.dump(), w.tmpl->Flops(w.task)));
+  TF_ASSIGN_OR_RETURN(w.template_id, log.UpsertTemplate(w.tmpl->name(), w.tmpl->version()));
+  TF_ASSIGN_OR_RETURN(auto existing, log.Records(w.task_id, w.template_id, w.device_id));
+  for (const auto& r : existing) w.seen.insert({r.config, r.timestamp, r.status, r.costs});
+  w.in_log = true;
+  return Status::OK();
+}
 
 
 // Writes ImportProgress's lines.
@@ -188,17 +206,9 @@ Status ImportLines(std::istream& in, const std::string& source, const LogGetter&
       if (!space.ok()) return space.status().WithContext(where);
       Workload w;
       w.space = std::make_shared<const Space>(std::move(space).value());
-      if (log == nullptr) {  // the first write: a new log is created now
-        TF_ASSIGN_OR_RETURN(log, get_log());
-      }
-      TF_ASSIGN_OR_RETURN(w.device_id, log->UpsertDevice(*device));
-      nlohmann::json workload = {{"op", tvm_task->task.op}, {"precision", PrecisionName(tvm_task->task.precision)}};
-      for (const auto& [name, value] : tvm_task->task.params) workload["params"][name] = value;
-      TF_ASSIGN_OR_RETURN(w.task_id, log->UpsertTask(spec, tvm_task->task.op, workload.dump(),
-                                                    tmpl->Flops(tvm_task->task)));
-      TF_ASSIGN_OR_RETURN(w.template_id, log->UpsertTemplate(tmpl->name(), tmpl->version()));
-      TF_ASSIGN_OR_RETURN(auto existing, log->Records(w.task_id, w.template_id, w.device_id));
-      for (const auto& r : existing) w.seen.insert({r.config, r.timestamp, r.status, r.costs});
+      w.device = *std::move(device);
+      w.task = tvm_task->task;
+      w.tmpl = tmpl;
       found = cache.emplace(key, std::move(w)).first;
     }
     Workload& w = found->second;
@@ -211,6 +221,12 @@ Status ImportLines(std::istream& in, const std::string& source, const LogGetter&
     auto cfg = w.space->FromJson(*config);
     if (!cfg.ok()) return cfg.status().WithContext(where);
     const uint64_t index = w.space->IndexOf(*cfg);
+    if (!w.in_log) {
+      if (log == nullptr) {  // the first write: a new log is created now
+        TF_ASSIGN_OR_RETURN(log, get_log());
+      }
+      TF_RETURN_IF_ERROR(EnterLog(*log, w));
+    }
     if (!w.seen.insert({config->dump(), line.timestamp, line.error_no, line.costs}).second) {
       ++counts.duplicate;
       continue;

@@ -354,21 +354,35 @@ TEST_F(ImportAutotvmTest, GivenCostsThatAreNotSecondsAboveZero_WeShouldNameTheLi
 }
 
 // An import into a new log creates it only when it first writes: a file refused at its first line left an empty
-// tuning log (and `tune` leaves none where it records nothing).
+// tuning log (and `tune` leaves none where it records nothing); so did one refused for its config, which is read
+// against the space after the workload's rows were written.
 TEST_F(ImportAutotvmTest, GivenANewLogAndAFileWhoseOnlyLineIsRefused_NoLogShouldBeCreated) {
-  std::string line = ExportedConvRecord(0.00025);
-  line.replace(line.find("[0.00025]"), 9, "[-1]");
-  const std::string path = dir_.File("new.db");
-  Result<DeferredLog> log = DeferredLog::Open(path);
-  ASSERT_TRUE(log.ok()) << log.status().ToString();
-  std::istringstream in(line);
-  auto counts = ImportAutotvm(in, "tvm.log", *log, {}, notes_);
-  ASSERT_FALSE(counts.ok());
-  EXPECT_NE(counts.status().message().find("tvm.log:1: cost -1 of a result without error"), std::string::npos)
-      << counts.status().message();
-  EXPECT_EQ(log->IfOpen(), nullptr);
-  EXPECT_FALSE(std::filesystem::exists(path));
-  EXPECT_FALSE(std::filesystem::exists(path + ".locks"));
+  const std::string good = ExportedConvRecord(0.00025);
+  auto edited = [&](const std::string& from, const std::string& to) {
+    std::string line = good;
+    EXPECT_NE(line.find(from), std::string::npos) << from;
+    if (line.find(from) != std::string::npos) line.replace(line.find(from), from.size(), to);
+    return line;
+  };
+  const size_t entity = good.find("\"entity\":");
+  ASSERT_NE(entity, std::string::npos) << good;
+  const std::string entity_list = good.substr(entity, good.find("]]}", entity) + 3 - entity);
+  for (const auto& [line, says] : std::vector<std::pair<std::string, std::string>>{
+           {edited("[0.00025]", "[-1]"), "tvm.log:1: cost -1 of a result without error"},
+           {edited(R"(["tile_fc","sp",[-1,2,4]])", R"(["tile_fc","sp",[-1,999,999]])"),
+            "tvm.log:1: split [\"tile_fc\",\"sp\",[-1,999,999]] is not a choice of knob 'tile_fc'"},
+           {edited(entity_list, "\"entity\":\"x\"}"), "tvm.log:1: "}}) {
+    const std::string path = dir_.File("new.db");
+    Result<DeferredLog> log = DeferredLog::Open(path);
+    ASSERT_TRUE(log.ok()) << log.status().ToString();
+    std::istringstream in(line);
+    auto counts = ImportAutotvm(in, "tvm.log", *log, {}, notes_);
+    ASSERT_FALSE(counts.ok()) << line;
+    EXPECT_NE(counts.status().message().find(says), std::string::npos) << counts.status().message();
+    EXPECT_EQ(log->IfOpen(), nullptr) << line;
+    EXPECT_FALSE(std::filesystem::exists(path)) << line;
+    EXPECT_FALSE(std::filesystem::exists(path + ".locks")) << line;
+  }
 }
 
 TEST_F(ImportAutotvmTest, GivenANewLogAndALineToAdd_TheLogShouldBeCreatedWithItsRecord) {
