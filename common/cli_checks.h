@@ -220,11 +220,27 @@ inline void GuardWholeNumbers(CLI::App& app) {
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) GuardWholeNumbers(*sub);
 }
 
+// A flag given twice (`--json --json`) is refused as a value option given twice is: CLI11 counts flags and takes
+// them, and a repeated flag is often a command line pasted together from two. Checked once a command's words are
+// parsed, before it runs. --help and --version are left as CLI11 has them.
+inline void RefuseRepeatedFlags(CLI::App& app) {
+  CLI::App* self = &app;
+  app.parse_complete_callback([self] {
+    for (const CLI::Option* opt : self->get_options()) {
+      if (opt->get_expected_max() != 0 || opt->count() < 2) continue;
+      throw CLI::ArgumentMismatch(opt->get_name() + " is given " + std::to_string(opt->count()) +
+                                  " times; it is a flag, given once");
+    }
+  });
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) RefuseRepeatedFlags(*sub);
+}
+
 // Parses the command line of `tool`. Returns the exit code when the program should end here: 2 after one line
 // "<tool>: error: <what> (see --help)" for a bad option (common/cli_error_text.h), CLI11's own for --help; nullopt
 // to go on.
 inline std::optional<int> ParseCommandLine(CLI::App& app, int argc, char** argv, const std::string& tool) {
   GuardWholeNumbers(app);
+  RefuseRepeatedFlags(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,15 +1,17 @@
 // Printable: text read from a file or a peer (a tuning log's device name, task spec, template name, a parser's
 // message quoting its input), made safe to print on a terminal or in a one-line message: control characters (a
 // newline that forges a table row, an escape sequence that clears the screen; C1 controls such as U+009B, which some
-// terminals read as an escape; the bidirectional overrides and isolates that reorder what is shown) become \xNN per
-// byte, and text longer than `max_bytes` is cut with a note of its length. kAsciiOnly escapes every byte outside
-// printable ASCII too, for text that may hold bytes which are not UTF-8.
+// terminals read as an escape; the bidirectional overrides and isolates that reorder what is shown) and bytes that
+// are not well-formed UTF-8 become \xNN per byte, and text longer than `max_bytes` is cut with a note of its length.
+// kAsciiOnly escapes every byte outside printable ASCII too.
 // Thread safety: a pure function.
 #pragma once
 
 #include <cstdio>
 #include <string>
 #include <string_view>
+
+#include "common/utf8.h"
 
 namespace tunefleet {
 
@@ -33,8 +35,17 @@ inline std::string Printable(std::string_view text, size_t max_bytes = 200,
   const std::string_view head = text.substr(0, max_bytes);
   for (size_t i = 0; i < head.size();) {
     const auto c = static_cast<unsigned char>(head[i]);
-    const size_t control =
-        keep == PrintableBytes::kAsciiOnly ? (c < 0x20 || c >= 0x7f ? 1 : 0) : ControlLength(head, i);
+    size_t control = keep == PrintableBytes::kAsciiOnly ? (c < 0x20 || c >= 0x7f ? 1 : 0) : ControlLength(head, i);
+    if (control == 0 && keep == PrintableBytes::kUtf8Kept) {
+      const size_t sequence = Utf8SequenceLength(head, i);
+      if (sequence == 0) {
+        control = 1;  // a byte that is not UTF-8: escaped alone, what follows it read afresh
+      } else {
+        out.append(head.substr(i, sequence));
+        i += sequence;
+        continue;
+      }
+    }
     if (control == 0) {
       out += head[i++];
       continue;

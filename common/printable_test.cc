@@ -21,6 +21,13 @@ TEST(PrintableTest, GivenPlainTextAndUtf8ItShouldBeUnchanged) {
   EXPECT_EQ(Printable("NVIDIA H200 \xc3\xa9"), "NVIDIA H200 \xc3\xa9");
 }
 
+// A file's bytes quoted in a message (`measure --program` of a file that is not UTF-8) went out as they were.
+TEST(PrintableTest, GivenBytesThatAreNotUtf8TheyShouldBeEscapedAndTheUtf8AroundThemKept) {
+  EXPECT_EQ(Printable("a\xff b\xc3 \xe2\x82 \xed\xa0\x80 \xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80"),
+            "a\\xff b\\xc3 \\xe2\\x82 \\xed\\xa0\\x80 \xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80");
+  EXPECT_EQ(Printable("\xc3\xa9\xc3", 3), "\xc3\xa9\\xc3");  // a sequence cut short: its first byte escaped
+}
+
 TEST(PrintableTest, GivenAsciiOnlyEveryByteOutsidePrintableAsciiShouldBeEscaped) {
   EXPECT_EQ(Printable("ok \xff\xc3\xa9\n", 200, PrintableBytes::kAsciiOnly), "ok \\xff\\xc3\\xa9\\x0a");
 }

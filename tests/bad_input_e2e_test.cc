@@ -365,6 +365,19 @@ TEST(BadInputE2E, GivenAnOutputThatCannotBeWrittenTheCommandShouldFailInOneLine)
   RunResult fine = testing::Run({"/bin/sh", "-c", "exec \"$0\" tasks \"$1\" > /dev/null", bin + "/tunefleet", model},
                                 std::chrono::seconds(30));
   EXPECT_EQ(fine.exit_code, 0) << fine.output;
+  // Commands that write their result themselves (`-o -`) say the failure once: the command's line, not a second
+  // one of the binary's.
+  const std::string empty = fleet.dir() + "/none.autotvm.log";
+  { std::ofstream(empty).flush(); }
+  ASSERT_EQ(fleet.Cli({"import", "--db", fleet.db(), empty}, std::chrono::seconds(30), false).exit_code, 0);
+  for (const std::string command : {"export --format csv -o -", "report -o -"}) {
+    RunResult r = testing::Run({"/bin/sh", "-c", "exec \"$0\" " + command + " --db \"$1\" > /dev/full",
+                                bin + "/tunefleet", fleet.db()},
+                               std::chrono::seconds(30));
+    EXPECT_EQ(r.exit_code, 1) << command << ": " << r.output;
+    EXPECT_NE(r.output.find(": error: standard output: write failed"), std::string::npos) << r.output;
+    EXPECT_EQ(CountLines(r.output), 1) << r.output;
+  }
 }
 
 // Options of the cost model with another search, and two transfer options that contradict each other, were accepted
@@ -451,7 +464,7 @@ TEST(BadInputE2E, GivenATrackerAddressThatIsNotHostAndPortOrAnUnknownCommandWeSh
 
 // An unknown option is what the rest of a command line's faults most often follow from: it is named first (`tune
 // --bogus` said "--rpc-key is required"). An option given twice is said so (CLI11 said "--rpc-key: At Most 1 required
-// but received 2").
+// but received 2"), a flag too.
 TEST(BadInputE2E, GivenAnUnknownOptionOrAnOptionTwiceEachToolShouldSaySoFirstInOneLine) {
   const std::string bin = BinDir();
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
@@ -468,6 +481,13 @@ TEST(BadInputE2E, GivenAnUnknownOptionOrAnOptionTwiceEachToolShouldSaySoFirstInO
        "tunefleet: error: --rpc-key is given 2 times; it takes one value"},
       {{bin + "/tunefleet-tracker", "--port", "1", "--port", "2"},
        "tunefleet-tracker: error: --port is given 2 times; it takes one value"},
+      // A flag twice, as from two command lines pasted together, was taken silently.
+      {{bin + "/tunefleet", "tasks", "--json", "--json", "x.onnx"},
+       "tunefleet: error: --json is given 2 times; it is a flag, given once"},
+      {{bin + "/tunefleet", "tune", "--rpc-key", "k", "--task", "gemm:8,8,8", "--fresh", "--fresh"},
+       "tunefleet: error: --fresh is given 2 times; it is a flag, given once"},
+      {{bin + "/tunefleet-agent", "--list-devices", "--list-devices"},
+       "tunefleet-agent: error: --list-devices is given 2 times; it is a flag, given once"},
   };
   for (const auto& [argv, says] : cases) {
     ExpectRefusedInOneLine(argv, says);

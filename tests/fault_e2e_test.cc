@@ -467,7 +467,7 @@ TEST(FaultE2E, GivenABatchLargerThanTheTrackerAcceptsTheRunShouldEndWithOneError
                           std::chrono::seconds(60));
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("Received message larger than max"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("a smaller --batch sends less"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("tune's --batch sets how many programs one carries"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("measure on lease"), std::string::npos) << r.output;  // not retried as a lost device
   EXPECT_EQ(r.output.find("no device of key"), std::string::npos) << r.output;
   // The line that says it leased a device, then the error: nothing else (no retry, no wait for a device).

@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
   }
   // "-1" or a value past 64 bits for a 64-bit or size_t option was taken clamped (CLI11 reads it with strtoull).
   tunefleet::cli::GuardWholeNumbers(app);
+  tunefleet::cli::RefuseRepeatedFlags(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -78,10 +79,11 @@ int main(int argc, char** argv) {
   // handlers.
   spdlog::default_logger()->flush();  // kept, not dropped: a gRPC line may still reach it until the end
   // What a command printed is its result (`best --json > best.json`): output that did not reach its file (a full
-  // disk, a closed stdout) is a failed command, not an empty file and exit 0.
-  if (tunefleet::Status out = tunefleet::FlushStandardOutput(); !out.ok()) {
+  // disk, a closed stdout) is a failed command, not an empty file and exit 0. A command that failed already said
+  // its one line (the same failure, when it wrote its result itself: `export -o -`).
+  if (tunefleet::Status out = tunefleet::FlushStandardOutput(); !out.ok() && exit_code == 0) {
     std::cerr << "tunefleet: error: " << out.message() << "\n";
-    if (exit_code == 0) exit_code = 1;
+    exit_code = 1;
   }
   std::cerr.flush();
   std::fflush(nullptr);
