@@ -483,6 +483,10 @@ Status CheckNotOtherThanAFile(const std::string& path) {
 
 Result<std::unique_ptr<TuningLog>> TuningLog::Open(const std::string& path) {
   if (path.empty()) return Status::InvalidArgument("the tuning log's path is empty");
+  if (path == ":memory:") {
+    return Status::InvalidArgument(":memory: is SQLite's in-memory database, whose records would be gone at exit: a "
+                                   "tuning log is a file (give ./:memory: for a file of that name)");
+  }
   TF_RETURN_IF_ERROR(CheckNotOtherThanAFile(path));
   TF_ASSIGN_OR_RETURN(SqliteDb db, SqliteDb::Open(path));
   // The file SQLite opened, as it resolved the path (symlinks followed): its write-ahead log is named after it.

@@ -153,6 +153,19 @@ TEST(BadInputE2E, GivenANumberOutOfRangeEachToolShouldNameTheOptionInOneLineAndE
       // Said before the device is opened (its line came first).
       {{bin + "/tunefleet-agent", "--tracker", fleet.address(), "--key", "k", "--tls-ca", not_pem},
        "TLS root certificates '" + not_pem + "': no PEM certificate in it"},
+      // As `query` says it (tune and measure exited 1, found when they connected).
+      {{bin + "/tunefleet", "tune", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--task", "gemm:8,8,8",
+        "--db", fleet.db(), "--tls-ca", not_pem},
+       "tunefleet tune: error: TLS root certificates '" + not_pem + "': no PEM certificate in it"},
+      {{bin + "/tunefleet", "measure", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--task", "gemm:8,8,8",
+        "--tls-ca", not_pem},
+       "tunefleet measure: error: TLS root certificates '" + not_pem + "': no PEM certificate in it"},
+      // SQLite's in-memory database is no log (tune leased a device, then failed on it with exit 1).
+      {{bin + "/tunefleet", "tune", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--task", "gemm:8,8,8",
+        "--db", ":memory:"},
+       "tunefleet tune: error: :memory: is SQLite's in-memory database"},
+      {{bin + "/tunefleet", "import", "--db", ":memory:", not_pem},
+       "tunefleet import: error: :memory: is SQLite's in-memory database"},
       {{bin + "/tunefleet-agent", "--tracker", fleet.address(), "--key", "k", "--job-timeout", "99999999999"},
        "tunefleet-agent: error: --job-timeout: '99999999999' is not a value it takes (out of its range, or not a "
        "number of its kind)"},

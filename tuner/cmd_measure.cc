@@ -13,6 +13,7 @@
 
 #include "common/cli_checks.h"
 #include "common/json_parse.h"
+#include "common/pem_check.h"
 #include "common/printable.h"
 #include "common/seconds.h"
 #include "proto/program_checks.h"
@@ -178,6 +179,11 @@ int Run(const MeasureArgs& a) {
     auto p = ProgramFromFile(a.program_file);
     if (!p.ok()) return CommandError("measure", p.status().message(), 2);
     program = std::move(p).value();
+  }
+  // Read now, as `query` reads it: a file that holds no certificate is bad input.
+  if (!a.tls_ca.empty()) {
+    if (Result<std::string> pem = ReadPemCertificates(a.tls_ca); !pem.ok())
+      return CommandError("measure", pem.status().message(), 2);
   }
   SessionOptions so;
   so.tracker = a.tracker;

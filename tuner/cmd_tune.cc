@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/cli_checks.h"
+#include "common/pem_check.h"
 #include "common/seconds.h"
 #include "search-spaces/template.h"
 #include "storage/tuning_log.h"
@@ -102,6 +103,11 @@ Result<std::vector<TuneTask>> CollectTasks(const TuneArgs& a) {
 
 int RunTuneCommand(const TuneArgs& a) {
   if (a.key.empty()) return CommandError("tune", "--rpc-key is required", 2);
+  // Read now, as `query` reads it: a file that holds no certificate is bad input, said before the log is opened.
+  if (!a.tls_ca.empty()) {
+    if (Result<std::string> pem = ReadPemCertificates(a.tls_ca); !pem.ok())
+      return CommandError("tune", pem.status().message(), 2);
+  }
   Result<std::vector<TuneTask>> tasks = CollectTasks(a);
   if (!tasks.ok()) return CommandError("tune", tasks.status().message(), 2);
   if (!a.template_name.empty()) {

@@ -27,7 +27,7 @@ bool WouldCreateLog(const std::string& path) {
 
 Result<DeferredLog> DeferredLog::Open(const std::string& path) {
   DeferredLog log(path);
-  if (WouldCreateLog(path)) return log;
+  if (path != ":memory:" && WouldCreateLog(path)) return log;  // TuningLog::Open refuses that name at once
   TF_ASSIGN_OR_RETURN(log.log_, TuningLog::Open(path));
   return log;
 }

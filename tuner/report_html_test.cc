@@ -102,6 +102,19 @@ TEST(ReportHtmlTest, GivenFailures_WeShouldCountThemByStatusAndEscapeTheirMessag
   EXPECT_EQ(html.find("error <42>"), std::string::npos);
 }
 
+// A title or device name with a control character (`report --title $'x\x01'`) put the byte itself in the page.
+TEST(ReportHtmlTest, GivenControlCharactersInTheTitleAndADeviceName_WeShouldShowThemEscaped) {
+  ReportData d = TwoTasksOnOneDevice();
+  d.title = "run\x01<b>";
+  d.devices[0].name = "cpu\x1b[31m";
+  const std::string html = RenderReportHtml(d);
+  EXPECT_NE(html.find("run\\x01&lt;b&gt;"), std::string::npos);
+  EXPECT_NE(html.find("cpu\\x1b[31m"), std::string::npos);
+  EXPECT_EQ(html.find('\x01'), std::string::npos);
+  EXPECT_EQ(html.find('\x1b'), std::string::npos);
+  EXPECT_EQ(CheckWellFormed(html), "");
+}
+
 TEST(ReportHtmlTest, GivenAnUnknownCount_WeShouldMarkTheSumAsPartial) {
   ReportData d = TwoTasksOnOneDevice();
   d.series[1].count = 0;
