@@ -68,10 +68,13 @@ for _ in $(seq 1 100); do
 done
 "$BIN/tunefleet" query --rpc-tracker "$ADDR" | tee "$OUT/query.txt"
 
-counts() {  # db task tmpl -> "recorded valid" from "replaying SPEC on TEMPLATE: N recorded configs of M valid"
+# db task tmpl -> "recorded valid", from "replaying SPEC on TEMPLATE: N recorded configs of M valid" on stdout, or
+# from the refusal of a space less than half recorded ("the log records N of the M valid configs ...") on stderr.
+counts() {
   [ -f "$OUT/$1.db" ] || return 0
   "$BIN/tunefleet" simulate --db "$OUT/$1.db" --task "$2" --template "$3" --tuner grid --baseline grid --seeds 1 \
-    --target 1 2>/dev/null | head -n 1 | sed -n 's/.*: \([0-9]*\) recorded configs of \([0-9]*\) valid.*/\1 \2/p'
+    --target 1 2>&1 | sed -n -e 's/^replaying .*: \([0-9]*\) recorded configs of \([0-9]*\) valid.*/\1 \2/p' \
+    -e 's/.*the log records \([0-9]*\) of the \([0-9]*\) valid configs.*/\1 \2/p' | head -n 1
 }
 
 records_of() {  # db task -> how many records (every pass, failures included) the task has

@@ -543,7 +543,8 @@ TEST(BadInputE2E, GivenAnOutputThatIsTheTuningLogItselfEachWriterShouldRefuseItA
            // The command's own descriptor of the log (the first file it opens): the name of the log only once it is
            // open. An export through it replaced the log with the CSV.
            {{"export", "--db", db, "--format", "csv", "-o", "/dev/fd/3"}, "-o /dev/fd/3 is the tuning log itself"},
-           {{"report", "--db", db, "-o", "/proc/self/fd/3"}, "-o /proc/self/fd/3 is the tuning log itself"}}) {
+           {{"report", "--db", db, "-o", "/proc/self/fd/3"}, "-o /proc/self/fd/3 is the tuning log itself"},
+           {{"simulate", "--db", db, "--trace", "/dev/fd/3"}, "--trace /dev/fd/3 is the tuning log itself"}}) {
     RunResult r = fleet.Cli(args, std::chrono::seconds(30), false);
     EXPECT_EQ(r.exit_code, 2) << args[0] << ": " << r.output;
     EXPECT_NE(r.output.find(says), std::string::npos) << r.output;

@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -83,6 +85,56 @@ TEST(SimulateE2E, GivenALongReplaySigintShouldEndItWith130SayingHowManySeedsWere
   ASSERT_NE(said, std::string::npos) << log;
   EXPECT_NE(log.find(" of 10000 seeds of xgb and 0 of 10000 of random; no summary\n", said), std::string::npos) << log;
   EXPECT_EQ(log.find("trials-to-"), std::string::npos) << log;
+}
+
+// A space less than half recorded is refused in one line alone: the "replaying ..." header, on stdout, had come first.
+TEST(SimulateE2E, GivenASpaceLessThanHalfRecordedSimulateShouldRefuseItInOneLineWithoutTheHeader) {
+  LocalFleet fleet;
+  WriteRecordedSpace(fleet, "pool:1,8,8,8,2,2,2,0,mode=max", "pool", "pool.worksize", 8, 5);  // 8 configs
+  fleet.ExecSql("DELETE FROM records WHERE config_index > 2;");                             // 3 of them left
+  RunResult r = fleet.Cli({"simulate", "--db", fleet.db(), "--tuner", "grid"}, std::chrono::seconds(60), false);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_EQ(r.output.rfind("tunefleet simulate: error: the log records 3 of the 8 valid configs of pool:", 0), 0u)
+      << r.output;
+  EXPECT_EQ(r.output.find("replaying"), std::string::npos) << r.output;
+  EXPECT_EQ(CountLines(r.output), 1) << r.output;
+}
+
+// A --trace that cannot be written is a failure at run time (1) that says the system's reason, before the replay.
+TEST(SimulateE2E, GivenATraceThatCannotBeWrittenSimulateShouldExit1SayingWhyBeforeTheReplay) {
+  LocalFleet fleet;
+  WriteRecordedSpace(fleet, "pool:1,8,8,8,2,2,2,0,mode=max", "pool", "pool.worksize", 8, 5);
+  for (const auto& [trace, why] : std::vector<std::pair<std::string, std::string>>{
+           {fleet.dir() + "/no-such-folder/trace.csv", "No such file or directory"},
+           {fleet.dir(), "Is a directory"}}) {
+    RunResult r = fleet.Cli({"simulate", "--db", fleet.db(), "--tuner", "grid", "--trace", trace},
+                            std::chrono::seconds(60), false);
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_EQ(r.output, "tunefleet simulate: error: cannot write the trace file " + trace + ": " + why + "\n");
+  }
+}
+
+// The model's options when neither strategy is xgb had no effect and were accepted; refused as tune refuses them.
+TEST(SimulateE2E, GivenXgbOptionsWithoutAnXgbStrategySimulateShouldRefuseThemInOneLine) {
+  LocalFleet fleet;
+  WriteRecordedSpace(fleet, "pool:1,8,8,8,2,2,2,0,mode=max", "pool", "pool.worksize", 8, 5);
+  for (const auto& [option, value] : std::vector<std::pair<std::string, std::string>>{{"--xgb-objective", "rank"},
+                                                                                      {"--xgb-kappa", "2"},
+                                                                                      {"--xgb-ensemble", "1"},
+                                                                                      {"--xgb-prior-pool", "0"},
+                                                                                      {"--plan-size", "8"}}) {
+    RunResult r = fleet.Cli({"simulate", "--db", fleet.db(), "--tuner", "random", "--baseline", "grid", option, value},
+                            std::chrono::seconds(60), false);
+    EXPECT_EQ(r.exit_code, 2) << option << ": " << r.output;
+    EXPECT_EQ(r.output, "tunefleet simulate: error: " + option +
+                            " applies to --tuner or --baseline xgb (the cost model), not --tuner random --baseline "
+                            "grid\n");
+  }
+  // xgb as the baseline takes them.
+  RunResult r = fleet.Cli({"simulate", "--db", fleet.db(), "--tuner", "grid", "--baseline", "xgb", "--xgb-kappa", "2",
+                           "--plan-size", "4", "--seeds", "1"},
+                          std::chrono::seconds(120), false);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Where the tracker listens: one plain line when it cannot, and an IPv6 address as readily as an IPv4 one.
 #include <chrono>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <utility>
@@ -32,12 +33,62 @@ TEST(TrackerListenE2E, GivenAStatusPortInUseTheTrackerShouldFailInOneLineWithout
   LocalFleet fleet;
   fleet.StartTracker();  // holds 127.0.0.1:port
   const std::string port = std::to_string(fleet.port());
-  RunResult r = testing::Run({BinDir() + "/tunefleet-tracker", "--host", "127.0.0.1", "--port", "0", "--http-port", port},
-                             std::chrono::seconds(30));
+  RunResult r = testing::Run(
+      {BinDir() + "/tunefleet-tracker", "--host", "127.0.0.1", "--port", "0", "--http-port", port},
+      std::chrono::seconds(30));
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find(port), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("listening on"), std::string::npos) << r.output;
   EXPECT_EQ(CountLines(r.output), 1) << r.output;
+}
+
+// The gRPC port as the status port is a conflict of options, said before either is bound (it was "cannot listen for
+// HTTP ...: Address already in use", exit 1, the tracker in its own way).
+TEST(TrackerListenE2E, GivenTheSamePortForGrpcAndHttpTheTrackerShouldRefuseTheOptionsInOneLine) {
+  const std::string port = std::to_string(FreeLoopbackPort());
+  RunResult r = testing::Run(
+      {BinDir() + "/tunefleet-tracker", "--host", "127.0.0.1", "--port", port, "--http-port", port},
+      std::chrono::seconds(30));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_EQ(r.output, "tunefleet-tracker: error: --port and --http-port are both " + port +
+                          ": the status page needs a port of its own\n");
+}
+
+// Stdout alone (`stdout`) or stderr alone of the tracker run with `args`, the other stream dropped.
+RunResult RunTracker(const std::vector<std::string>& args, bool stdout_only) {
+  std::vector<std::string> argv = {"/bin/sh", "-c", stdout_only ? "exec \"$0\" \"$@\" 2>/dev/null"
+                                                                : "exec \"$0\" \"$@\" >/dev/null",
+                                   BinDir() + "/tunefleet-tracker"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return testing::Run(argv, std::chrono::seconds(30));
+}
+
+// A start that fails says so on stderr in the line every tool says an error in, not as a log line on stdout.
+TEST(TrackerListenE2E, GivenAStartThatFailsTheTrackerShouldSayWhyOnStderrInOneErrorLine) {
+  LocalFleet fleet;
+  fleet.StartTracker();  // holds 127.0.0.1:port
+  const std::string port = std::to_string(fleet.port());
+  const std::string junk = fleet.dir() + "/junk.pem";
+  { std::ofstream(junk) << "not a PEM file\n"; }
+  struct Case {
+    std::vector<std::string> args;
+    int exit_code;
+    std::string line;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{"--host", "not a host", "--port", "0"}, 2,
+            "tunefleet-tracker: error: cannot listen on not a host:0: --host not a host is no address or known name\n"},
+           {{"--host", "127.0.0.1", "--port", "0", "--tls-cert", junk, "--tls-key", junk}, 2,
+            "tunefleet-tracker: error: TLS certificate '" + junk + "': no PEM certificate in it\n"},
+           {{"--host", "127.0.0.1", "--port", port}, 1,
+            "tunefleet-tracker: error: cannot listen on 127.0.0.1:" + port + ": Address already in use\n"}}) {
+    RunResult err = RunTracker(c.args, /*stdout_only=*/false);
+    EXPECT_EQ(err.exit_code, c.exit_code) << err.output;
+    EXPECT_EQ(err.output, c.line);
+    RunResult out = RunTracker(c.args, /*stdout_only=*/true);
+    EXPECT_EQ(out.exit_code, c.exit_code) << out.output;
+    EXPECT_EQ(out.output, "");
+  }
 }
 
 TEST(TrackerListenE2E, GivenAnIPv6HostTheTrackerShouldListenThereAndAnswerQueries) {

@@ -35,6 +35,13 @@ int main(int argc, char** argv) {
   app.add_option("--max-message-mb", o.max_message_mb, "largest gRPC message, in MiB")
       ->capture_default_str()->check(CLI::Range(1, 2047));
   if (auto done = tunefleet::cli::ParseCommandLine(app, argc, argv, "tunefleet-tracker")) return *done;
+  // Conflicting options, refused before anything is bound (the status port had failed as "in use" by the tracker
+  // itself, a run-time failure). Both 0 is fine: each gets a free port of its own.
+  if (o.http_port > 0 && o.http_port == o.port) {
+    std::fprintf(stderr, "tunefleet-tracker: error: --port and --http-port are both %d: the status page needs a port "
+                 "of its own\n", o.port);
+    return 2;
+  }
   if (o.token.empty()) {
     if (const char* env = std::getenv("TUNEFLEET_TOKEN")) o.token = env;
   }

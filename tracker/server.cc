@@ -11,12 +11,16 @@
 #include <spdlog/spdlog.h>
 
 #include <boost/asio.hpp>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <sstream>
 
 #include "common/grpc_keepalive.h"
 #include "common/pem_check.h"
+#include "common/printable.h"
 #include "tracker/host_port.h"
 #include "tracker/http_status.h"
 #include "tracker/tracker_service.h"
@@ -25,8 +29,13 @@ namespace tunefleet::tracker {
 namespace {
 
 Result<std::string> ReadFile(const std::string& path, const char* what) {
+  errno = 0;
   std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::IOError(std::string("cannot read ") + what + " '" + path + "'");
+  if (!in) {
+    const int err = errno;  // the system's reason: a key only root may read is "Permission denied"
+    return Status::IOError(std::string("cannot read ") + what + " '" + path + "'" +
+                           (err != 0 ? std::string(": ") + std::strerror(err) : std::string()));
+  }
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
@@ -178,7 +187,10 @@ int Run(const ServerOptions& options) {
 
   auto server = TrackerServer::Start(options);
   if (!server.ok()) {
-    spdlog::error("cannot start the tracker: {}", server.status().message());
+    // On stderr in the one line every tool says an error in, not as a log line on stdout: a start that fails is
+    // answered like a bad option (a service manager's journal keeps stderr alike).
+    const std::string why = Printable(server.status().message(), std::string::npos);
+    std::fprintf(stderr, "tunefleet-tracker: error: %s\n", why.c_str());
     // Bad input (a TLS file that is not PEM, half of a TLS pair) is 2; a port that cannot be had is 1.
     return server.status().code() == Status::Code::kInvalidArgument ? 2 : 1;
   }

@@ -55,8 +55,9 @@ class TrackerServer {
   bool shut_down_ = false;
 };
 
-// Runs the tracker until SIGINT or SIGTERM, then shuts down cleanly. Returns the process exit code
-// (0 after a clean shutdown, 1 when the server could not start; the reason is logged).
+// Runs the tracker until SIGINT or SIGTERM, then shuts down cleanly. Returns the process exit code: 0 after a clean
+// shutdown; when the server could not start, 2 for bad input (a TLS file that is not PEM, a --host that is no
+// address) and 1 otherwise (a port in use), after one line "tunefleet-tracker: error: <why>" on stderr.
 int Run(const ServerOptions& options);
 
 }  // namespace tunefleet::tracker

@@ -3,8 +3,10 @@
 //   trials-to-95%: <tuner> <median> <baseline> <median> ratio <baseline median / tuner median>
 // --trace FILE also writes every replayed trial as CSV (kSimulateTraceHeader), for curves and post-mortems.
 // Progress goes to stderr, a line per finished run; SIGINT/SIGTERM end the replay between two batches, exit 130.
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -51,22 +53,37 @@ int RunSimulate(const SimulateArgs& a) {
   }
   Result<std::unique_ptr<TuningLog>> log = TuningLog::OpenExisting(a.db);
   if (!log.ok()) return CommandError("simulate", log.status().message(), 2);
+  // Again with the log open: a name of one of this process's descriptors (/dev/fd/3) names the log only now.
+  if (std::string over = a.trace.empty() ? "" : OutputOverLog("--trace", a.trace, a.db); !over.empty()) {
+    return CommandError("simulate", over, 2);
+  }
   WarnDamagedRecords("simulate", **log);
   Result<std::unique_ptr<ReplayWorld>> world = LoadReplayWorld(**log, a.sel);
   if (!world.ok()) return CommandError("simulate", a.db + ": " + world.status().message(), 2);
   const ReplayWorld& w = **world;
-  // Bad options are usage errors: said before anything is printed, like a bad --db or --task.
+  // Bad options are usage errors: said before anything is printed, like a bad --db or --task. So is a space less than
+  // half recorded: its refusal comes alone, and says the space's coverage, which scripts read from the line below
+  // otherwise (bench/record_spaces.sh).
   if (Status st = CheckSimulateOptions(w, a.opts); !st.ok()) return CommandError("simulate", st.message(), 2);
+  if (Status st = CheckRecorded(w, a.opts); !st.ok()) return CommandError("simulate", st.message(), 2);
 
+  // Opened before the replay, so that a trace that cannot be written ends the run before its minutes of work; the
+  // system's reason is said, and it is a failure at run time (1), as an output export or report cannot write.
   std::ofstream trace;
   TraceObserver on_trial;
   if (!a.trace.empty()) {
+    errno = 0;
     trace.open(a.trace, std::ios::out | std::ios::trunc);
-    if (!trace) return CommandError("simulate", "cannot write the trace file " + a.trace, 2);
+    if (!trace) {
+      const int err = errno;
+      return CommandError("simulate", "cannot write the trace file " + a.trace +
+                                          (err != 0 ? std::string(": ") + std::strerror(err) : std::string()), 1);
+    }
     trace << kSimulateTraceHeader << "\n";
     on_trial = [&](const TraceRow& row) { trace << TraceLine(w, row) << "\n"; };
   }
 
+  // Printed once the replay goes ahead: a refused one says its one line alone.
   const uint64_t valid = w.space.CountValid();
   std::cout << "replaying " << w.task.ToSpec() << " on " << w.tmpl->name() << ": " << w.table.by_index.size()
             << " recorded configs of " << valid << " valid";
@@ -78,8 +95,6 @@ int RunSimulate(const SimulateArgs& a) {
   }
   // Flushed at once: stdout is fully buffered in a pipe, and a long replay stopped by a signal lost the line.
   std::cout << std::endl;
-  // After the line above, which scripts read for a space's coverage (bench/record_spaces.sh).
-  if (Status st = CheckRecorded(w, a.opts); !st.ok()) return CommandError("simulate", st.message(), 2);
   if (w.table.by_index.size() < valid) {
     std::cerr << "tunefleet simulate: warning: " << valid - w.table.by_index.size()
               << " valid configs have no record; proposing one counts as a failed trial\n";
@@ -149,7 +164,9 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
       ->check(cli::Between(1, kMaxSimulateSeeds, "more runs take hours and no longer move the median"));
   sub->add_option("--target", args->opts.target, "Share of the best recorded performance to reach")
       ->capture_default_str();
-  sub->add_option("--batch", args->opts.batch, "Configs asked per round")->capture_default_str()->check(cli::Positive());
+  sub->add_option("--batch", args->opts.batch, "Configs asked per round")
+      ->capture_default_str()
+      ->check(cli::Positive());
   sub->add_option("--plan-size", args->opts.plan_size, "xgb: results per model refit")
       ->capture_default_str()
       ->check(cli::Positive());
@@ -169,9 +186,9 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(0.0, 100.0));
   sub->add_option("--xgb-prior-pool", args->opts.prior_pool,
                   "xgb without history: the first plan is the plan-size configs that the device prior "
-                  "(work-items against what the device runs at once) ranks best of N x plan-size random ones, and every model "
-                  "starts from the prior (its base margin); 0 or 1 = a random first plan and models of the results "
-                  "alone")
+                  "(work-items against what the device runs at once) ranks best of N x plan-size random ones, and "
+                  "every model starts from the prior (its base margin); 0 or 1 = a random first plan and models of "
+                  "the results alone")
       ->capture_default_str()
       ->check(CLI::Range(size_t{0}, kMaxPriorPool));
   sub->add_option("--observe", args->opts.observe,
@@ -197,7 +214,22 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
                   "Also write every replayed trial to this CSV file: strategy, seed, trial, config index and JSON, "
                   "ok, cost (s), share of the best recorded performance")
       ->check(cli::NotEmpty());
-  sub->callback([args, exit_code] { *exit_code = RunSimulate(*args); });
+  sub->callback([args, exit_code, sub] {
+    // The model's options when neither strategy is xgb: accepted and ignored, they let a user believe they took
+    // effect (tune refuses them with another --tuner alike).
+    if (args->opts.tuner != "xgb" && args->opts.baseline != "xgb") {
+      for (const char* xgb_only :
+           {"--plan-size", "--xgb-objective", "--xgb-ensemble", "--xgb-kappa", "--xgb-prior-pool"}) {
+        if (sub->count(xgb_only) > 0) {
+          *exit_code = CommandError("simulate", std::string(xgb_only) + " applies to --tuner or --baseline xgb (the "
+                                                "cost model), not --tuner " + args->opts.tuner + " --baseline " +
+                                                args->opts.baseline, 2);
+          return;
+        }
+      }
+    }
+    *exit_code = RunSimulate(*args);
+  });
 }
 
 }  // namespace tunefleet
