@@ -543,6 +543,7 @@ std::optional<SqliteDb> OpenReadableReadOnly(const std::string& path) {
 }  // namespace
 
 Result<std::unique_ptr<TuningLog>> TuningLog::OpenExisting(const std::string& path) {
+  if (path.empty()) return Status::InvalidArgument("the tuning log's path is empty");
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return Status::NotFound(path + ": no such tuning log");
   TF_RETURN_IF_ERROR(CheckNotOtherThanAFile(path));

@@ -522,6 +522,14 @@ TEST(BadInputE2E, GivenALogPathWithNoFileTheReadingCommandsShouldSaySoAndCreateN
     EXPECT_EQ(CountLines(r.output), 1) << r.output;
     EXPECT_FALSE(std::filesystem::exists(missing)) << args[0] << " created " << missing;
   }
+  // An empty --db (a variable that was not set) is said as such, as tune and import say it (": no such tuning log").
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"best", "--db", ""}, {"report", "--db", "", "-o", fleet.dir() + "/r.html"}, {"simulate", "--db", ""}}) {
+    RunResult r = fleet.Cli(args, std::chrono::seconds(30), false);
+    EXPECT_EQ(r.exit_code, 2) << args[0] << ": " << r.output;
+    EXPECT_NE(r.output.find("error: the tuning log's path is empty"), std::string::npos) << r.output;
+    EXPECT_EQ(CountLines(r.output), 1) << r.output;
+  }
 }
 
 TEST(BadInputE2E, GivenAnOutputThatIsTheTuningLogItselfEachWriterShouldRefuseItAndKeepTheLog) {
