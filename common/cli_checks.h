@@ -155,19 +155,27 @@ inline CLI::Validator DeviceKey() {
       "KEY", "device-key");
 }
 
-// host:port with a port from 1 to 65535 (a tracker's address; an IPv6 host in brackets, [::1]:9190).
+// host:port with a port of digits from 1 to 65535 (a tracker's address; an IPv6 host in brackets, [::1]:9190, and
+// only an IPv6 host: gRPC cannot parse "[127.0.0.1]:9190"). No spaces: gRPC took "127.0.0.1: 9190" and failed later.
 inline CLI::Validator HostPort() {
   return CLI::Validator(
       [](std::string& text) -> std::string {
         const std::string bad = "expected host:port (e.g. 127.0.0.1:9190 or [::1]:9190), got '" + text + "'";
         const size_t colon = text.rfind(':');
         if (colon == std::string::npos || colon == 0) return bad;
-        const std::string host = text.substr(0, colon);
-        if (host.find(':') != std::string::npos && (host.front() != '[' || host.back() != ']')) return bad;
-        double port = 0;
-        if (!detail::ParseNumber(text.substr(colon + 1), port) || port < 1 || port > 65535 ||
-            port != std::floor(port))
+        const std::string host = text.substr(0, colon), port = text.substr(colon + 1);
+        for (char c : text) {
+          if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f) return bad;
+        }
+        const bool bracketed = host.front() == '[' || host.back() == ']';
+        if (bracketed && (host.size() < 3 || host.front() != '[' || host.back() != ']' ||
+                          host.find(':') == std::string::npos || host.find_first_of("[]", 1) != host.size() - 1)) {
           return bad;
+        }
+        if (!bracketed && host.find_first_of(":[]") != std::string::npos) return bad;
+        if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos) return bad;
+        const int number = std::stoi(port);
+        if (number < 1 || number > 65535) return bad;
         return {};
       },
       "HOST:PORT", "host:port");

@@ -468,6 +468,11 @@ TEST(BadInputE2E, GivenATrackerAddressThatIsNotHostAndPortOrAnUnknownCommandWeSh
        "--rpc-tracker: expected host:port"},
       {{bin + "/tunefleet-agent", "--tracker", "trackerhost", "--key", "k"},
        "tunefleet-agent: error: --tracker: expected host:port"},
+      // Taken, then failed at run time with exit 1 ("unparseable host:port", or a connection to port 1).
+      {{bin + "/tunefleet", "query", "--rpc-tracker", "[127.0.0.1]:9190"},
+       "--rpc-tracker: expected host:port (e.g. 127.0.0.1:9190 or [::1]:9190), got '[127.0.0.1]:9190'"},
+      {{bin + "/tunefleet", "query", "--rpc-tracker", "127.0.0.1: 9190"}, "got '127.0.0.1: 9190'"},
+      {{bin + "/tunefleet", "query", "--rpc-tracker", "127.0.0.1:+1"}, "got '127.0.0.1:+1'"},
       {{bin + "/tunefleet", "tuen", "--rpc-key", "k"}, "tunefleet: error: unknown command 'tuen'"},
       {{bin + "/tunefleet-agent", "--key", "k"},
        "tunefleet-agent: error: --tracker host:port and --key KEY are required"},

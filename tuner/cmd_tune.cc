@@ -247,7 +247,8 @@ void RegisterTune(CLI::App& app, int* exit_code) {
   sub->add_option("--timeout", a->timeout, "Seconds a job may take on the agent (build + run; default 20)")
       ->check(cli::Between(0.001, 4294967, "whole milliseconds, at least 1"));
   sub->add_option("--early-stopping", a->early_stopping,
-                  "Stop a task after N trials without a new best (after its first N when none of them ran)")
+                  "Stop a task after N trials without a new best (after its first N when none of them ran); 0, the "
+                  "default: never, each task runs its --trials")
       ->check(cli::Whole<uint64_t>());
   sub->add_option("--wait", a->wait, "Seconds to wait for a free device of the key (default 60)")
       ->check(cli::Between(0, kOneYearSeconds, "a year at most"));
