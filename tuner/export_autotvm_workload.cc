@@ -209,6 +209,14 @@ Result<TvmTask> TaskFromTvmWorkload(const std::string& task_name, const nlohmann
                                    args.dump());
   }
   std::string precision = dtype == "float16" ? (acc32 ? "float16-acc32" : "float16") : dtype;
+  // The types must be those the export writes for the precision: a float64 output was taken as a float32 task.
+  const std::string out_dtype = args[5].is_string() ? args[5].get<std::string>() : args[5].dump();
+  const std::string want_out = dtype == "float16" && !acc32 ? "float16" : "float32";
+  if (kdtype != dtype || out_dtype != want_out) {
+    return Status::InvalidArgument(task_name + ": data " + dtype + ", kernel " + kdtype + " and out_dtype " +
+                                   out_dtype + " are no tunefleet precision (float32, float16, or float16 with a "
+                                   "float32 output as *_acc32)");
+  }
   std::ostringstream spec;
   if (dw) {
     if (kernel[0] != data[1]) return Status::InvalidArgument(task_name + ": kernel channels differ from data's");

@@ -476,6 +476,26 @@ TEST_F(ImportAutotvmTest, GivenATargetThatCannotRunTheTemplate_ItsLinesShouldBeS
   EXPECT_EQ(notes_.str().find("tvm.log:2"), std::string::npos) << notes_.str();  // said once
 }
 
+// A TVM task whose types are no tunefleet precision (a float64 output) was imported as a float32 task.
+TEST_F(ImportAutotvmTest, GivenAnOutDtypeThatIsNoPrecision_TheLineShouldBeSkippedWithANote) {
+  const std::string good = ExportedConvRecord(0.00025);  // float16 data, kernel and output
+  const std::string out = R"([1,1],"float16"],{}])";
+  const size_t at = good.find(out);
+  ASSERT_NE(at, std::string::npos) << good;
+  std::string bad = good;
+  bad.replace(at, out.size(), R"([1,1],"float64"],{}])");
+  auto log = Open("second.db");
+  std::istringstream in(bad + good);
+  auto counts = ImportAutotvm(in, "tvm.log", *log, {}, notes_);
+  ASSERT_TRUE(counts.ok()) << counts.status().ToString();
+  EXPECT_EQ(counts->added, 1u);
+  EXPECT_EQ(counts->skipped, 1u);
+  EXPECT_NE(notes_.str().find("tvm.log:1: skipped: conv2d_nchwc.image2d: data float16, kernel float16 and "
+                              "out_dtype float64 are no tunefleet precision"),
+            std::string::npos)
+      << notes_.str();
+}
+
 TEST_F(ImportAutotvmTest, GivenAnErrorNoThatIsNotAMeasureErrorNo_WeShouldSaySo) {
   std::string line = ExportedConvRecord(0.00025);
   const size_t at = line.find("[0.00025],0,");
