@@ -14,8 +14,10 @@
 // `auto` gives its members (rank:ndcg without history, rank:pairwise with it). --prior-pool sets
 // StrategyOptions::prior_pool: without history the strategy's models start from the device prior as their base
 // margin unless it is 0 (the step then times the models of before that, on the results alone).
-// --plan is at most 4096 and each --results count at most 500,000; each count plus the plan, and --history, must fit
-// among the space's valid configs (else one error line, exit 2).
+// --plan is at most 4096, each --results count at most 500,000 and --ensemble from 1 to 64; each count plus the plan,
+// and --history, must fit among the space's valid configs. Bad input (those, a --task that is no task, a --template
+// that is unknown or does not run the task on the --device's limits) gets one error line naming the option, exit 2;
+// a failure at run time (standard output that could not be written) one line, exit 1.
 #include <google/protobuf/util/json_util.h>
 
 #include <algorithm>
@@ -31,6 +33,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "common/atomic_file.h"
 #include "common/cli_checks.h"
 
 #include "proto/tunefleet.pb.h"
@@ -53,6 +56,15 @@ constexpr const char* kPocl =
     R"({"name":"pthread-skylake-avx512-AMD EPYC","device_type":"CPU","compute_units":2,"max_work_group_size":"4096",)"
     R"("max_work_item_sizes":["4096","4096","4096"],"local_mem_bytes":"1048576","image_support":true,)"
     R"("image2d_max_width":"16384","image2d_max_height":"16384"})";
+
+constexpr const char* kTool = "tunefleet-model-speed";
+
+// One error line; returns `code`.
+int Error(const std::string& message, int code) {
+  std::fflush(stdout);  // the lines printed before it go first
+  std::cerr << kTool << ": error: " << message << "\n";
+  return code;
+}
 
 using Clock = std::chrono::steady_clock;
 
@@ -93,6 +105,9 @@ class SyntheticCost {
 // --device) bounds them again once it is made: results + plan configs must be among its valid ones.
 constexpr double kMaxPlan = 4096;
 constexpr double kMaxResults = 500000;
+// Bound of --ensemble, checked up front: MakeStrategy refuses more models (tuner/strategy.cc), but only once the
+// space is counted, and under --xgb-ensemble's name. `tunefleet simulate --xgb-ensemble` checks the same range.
+constexpr int kMaxEnsemble = 64;
 
 struct Args {
   // 99,792 valid configs of 338,688 raw points with the H200's limits.
@@ -111,8 +126,8 @@ int Run(int argc, char** argv) {
   Args a;
   CLI::App app{"tunefleet-model-speed: seconds for a refit of the cost model and one plan of annealing on a large "
                "real space (no device: the results are a synthetic cost)"};
-  app.add_option("--task", a.task, "Task spec")->capture_default_str();
-  app.add_option("--template", a.tmpl, "Template")->capture_default_str();
+  app.add_option("--task", a.task, "Task spec")->capture_default_str()->check(cli::NotEmpty());
+  app.add_option("--template", a.tmpl, "Template")->capture_default_str()->check(cli::NotEmpty());
   app.add_option("--device", a.device, "Whose limits shape the space")
       ->capture_default_str()
       ->check(CLI::IsMember({"h200", "pocl"}));
@@ -131,24 +146,31 @@ int Run(int argc, char** argv) {
       ->check(cli::Positive());
   app.add_option("--ensemble", a.ensemble, "The strategy's bagged models (1 = one model)")
       ->capture_default_str()
-      ->check(cli::Positive());
+      ->check(cli::Between(1, kMaxEnsemble, "models in the xgb strategy's ensemble"));
   app.add_option("--prior-pool", a.prior_pool, "The strategy's device prior pool (0 = no prior, no base margins)")
       ->capture_default_str()
       ->check(CLI::Range(size_t{0}, kMaxPriorPool));
-  if (auto code = cli::ParseCommandLine(app, argc, argv, "tunefleet-model-speed")) return *code;
+  if (auto code = cli::ParseCommandLine(app, argc, argv, kTool)) return *code;
   proto::DeviceInfo info;
   (void)google::protobuf::util::JsonStringToMessage(a.device == "h200" ? kH200 : kPocl, &info);
   const DeviceLimits limits = DeviceLimits::From(info);
   Result<Task> task = Task::Parse(a.task);
-  const Template* tmpl = FindTemplate(a.tmpl);
-  if (!task.ok() || tmpl == nullptr) {
-    std::cerr << "tunefleet-model-speed: bad --task or unknown --template\n";
-    return 2;
+  if (!task.ok()) return Error("--task: " + task.status().message(), 2);
+  Result<const Template*> found = LookUpTemplate(a.tmpl);
+  if (!found.ok()) return Error("--template: " + found.status().message(), 2);
+  const Template* tmpl = *found;
+  // A template of another op is --template's fault; a shape it does not run on these limits (or a float16 task
+  // without cl_khr_fp16), --task's.
+  if (std::string why; !tmpl->Supports(*task, limits, &why)) {
+    return Error(std::string(tmpl->RunsOp(task->op) ? "--task: " : "--template: ") + "template " + tmpl->name() +
+                     " cannot run " + task->ToSpec() + " on " + info.name() + " (--device " + a.device + ")" +
+                     (why.empty() ? "" : ": " + why),
+                 2);
   }
   Result<Space> made = tmpl->MakeSpace(*task, limits);
   if (!made.ok()) {
-    std::cerr << "tunefleet-model-speed: " << made.status().ToString() << "\n";
-    return 2;
+    const int code = made.status().code() == Status::Code::kInvalidArgument ? 2 : 1;
+    return Error(task->ToSpec() + " on " + tmpl->name() + ": " + made.status().message(), code);
   }
   const Space space = std::move(made).value();
   Clock::time_point t0 = Clock::now();
@@ -216,10 +238,7 @@ int Run(int argc, char** argv) {
       CostModelOptions mo;
       mo.objective = XgbModelObjectives(StrategyOptions{}, /*warm=*/!history.empty()).front();
       CostModel model(mo);
-      if (Status s = model.Fit(set); !s.ok()) {
-        std::cerr << "tunefleet-model-speed: " << s.ToString() << "\n";
-        return 1;
-      }
+      if (Status s = model.Fit(set); !s.ok()) return Error("the refit: " + s.message(), 1);
       refit_s.push_back(Seconds(t0));
 
       // One plan of annealing over the model (chains start at the best measured configs, as the strategy's do).
@@ -236,10 +255,7 @@ int Run(int argc, char** argv) {
           space, [&](const std::vector<uint64_t>& idx) { return model.Predict(fx.ExtractIndices(idx), fx.dim()); },
           visited, starts, 2 * a.plan, ao);
       anneal_s.push_back(Seconds(t0));
-      if (!top.ok()) {
-        std::cerr << "tunefleet-model-speed: " << top.status().ToString() << "\n";
-        return 1;
-      }
+      if (!top.ok()) return Error("the annealing: " + top.status().message(), 1);
 
       // The strategy's whole step between two plans.
       StrategyOptions so;
@@ -248,23 +264,23 @@ int Run(int argc, char** argv) {
       so.xgb_ensemble = a.ensemble;
       so.prior_pool = a.prior_pool;
       Result<std::unique_ptr<Strategy>> st = MakeStrategy(so, *tmpl, *task, space, limits);
-      if (!st.ok()) {
-        std::cerr << "tunefleet-model-speed: " << st.status().ToString() << "\n";
-        return 1;
-      }
+      if (!st.ok()) return Error("the strategy: " + st.status().message(), 1);
       if (!history.empty()) (*st)->WarmStart(history);
       (*st)->Update(obs);
       t0 = Clock::now();
       const std::vector<uint64_t> plan = (*st)->NextBatch(a.plan);
       step_s.push_back(Seconds(t0));
       if (plan.size() != a.plan) {
-        std::cerr << "tunefleet-model-speed: the strategy proposed " << plan.size() << " configs\n";
-        return 1;
+        return Error("the strategy proposed " + std::to_string(plan.size()) + " configs of " +
+                         std::to_string(a.plan),
+                     1);
       }
     }
     const double refit = Median(refit_s), anneal = Median(anneal_s);
     std::printf("%8zu %10.3f %10.3f %12.3f %10.3f\n", n, refit, anneal, refit + anneal, Median(step_s));
   }
+  // The figures are the result: output that did not reach standard output (a full disk, a closed pipe) is a failure.
+  if (Status out = FlushStandardOutput(); !out.ok()) return Error(out.message(), 1);
   return 0;
 }
 
