@@ -260,7 +260,8 @@ Check "agentctl same: the same arguments match" \
   sh "${dev}/tf/agentctl" same "${dev}/tf" 127.0.0.1:1 k --token s3cr3t-t0ken
 Check "agentctl same: another key and token are named" \
   FailsSaying "differs: key token" sh "${dev}/tf/agentctl" same "${dev}/tf" 127.0.0.1:1 k2 --token other
-Check "agentctl stop stops it" OutputMatches "stopped ${rel_pid}|killed ${rel_pid}" sh "${dev}/tf/agentctl" stop "${dev}/tf"
+Check "agentctl stop stops it" \
+  OutputMatches "stopped ${rel_pid}|killed ${rel_pid}" sh "${dev}/tf/agentctl" stop "${dev}/tf"
 Check "... the agent is gone" Gone "${rel_pid}"
 # A stale pid file: the number now belongs to an unrelated process (after a reboot).
 sleep 300 &
@@ -271,7 +272,8 @@ Check "a pid file naming an unrelated process is not a running agent (status: st
   ExitsWith 3 sh "${dev}/tf/agentctl" status "${dev}/tf"
 Check "... and the stale pid file is removed" test ! -e "${dev}/tf/agent.pid"
 echo "${stranger}" >"${dev}/tf/agent.pid"
-Check "agentctl stop with a stale pid file kills nothing" OutputMatches "^stopped$" sh "${dev}/tf/agentctl" stop "${dev}/tf"
+Check "agentctl stop with a stale pid file kills nothing" \
+  OutputMatches "^stopped$" sh "${dev}/tf/agentctl" stop "${dev}/tf"
 Check "... the unrelated process still runs" kill -0 "${stranger}"
 echo "${stranger}" >"${dev}/tf/agent.pid"
 Check "agentctl start with a stale pid file starts the agent" \

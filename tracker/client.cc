@@ -109,7 +109,8 @@ Status TrackerClient::FromGrpc(const grpc::Status& s, const char* call) const {
     case grpc::StatusCode::PERMISSION_DENIED: return Status::PermissionDenied(msg);
     case grpc::StatusCode::RESOURCE_EXHAUSTED:  // a message over a size limit: sending it again cannot help
       return Status::InvalidArgument(msg + " (a request must fit the tracker's --max-message-mb and the tuner's " +
-                                     std::to_string(options_.max_message_mb) + " MiB; tune's --batch sets how many programs one carries)");
+                                     std::to_string(options_.max_message_mb) +
+                                     " MiB; tune's --batch sets how many programs one carries)");
     case grpc::StatusCode::UNAVAILABLE:
     case grpc::StatusCode::CANCELLED: return Status::Unavailable(msg);
     default: return Status::Internal(msg);
