@@ -40,6 +40,9 @@ Subprocess::Subprocess(std::vector<std::string> argv, std::string log_path, std:
   posix_spawn_file_actions_addopen(&fa, 1, log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
   posix_spawn_file_actions_adddup2(&fa, 1, 2);
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  // Only the three standard streams, as a shell starts a command: a descriptor the test runner holds (CTest's) is
+  // not the program's to write to, and the log is then the first file a command opens (bad_log_e2e's /dev/fd/3).
+  posix_spawn_file_actions_addclosefrom_np(&fa, 3);
   int rc = posix_spawn(&pid_, cargv[0], &fa, nullptr, cargv.data(), cenv.data());
   posix_spawn_file_actions_destroy(&fa);
   if (rc != 0) throw std::runtime_error("posix_spawn " + argv[0] + " failed: " + std::to_string(rc));
