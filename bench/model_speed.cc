@@ -105,9 +105,6 @@ class SyntheticCost {
 // --device) bounds them again once it is made: results + plan configs must be among its valid ones.
 constexpr double kMaxPlan = 4096;
 constexpr double kMaxResults = 500000;
-// Bound of --ensemble, checked up front: MakeStrategy refuses more models (tuner/strategy.cc), but only once the
-// space is counted, and under --xgb-ensemble's name. `tunefleet simulate --xgb-ensemble` checks the same range.
-constexpr int kMaxEnsemble = 64;
 
 struct Args {
   // 99,792 valid configs of 338,688 raw points with the H200's limits.
@@ -146,7 +143,9 @@ int Run(int argc, char** argv) {
       ->check(cli::Positive());
   app.add_option("--ensemble", a.ensemble, "The strategy's bagged models (1 = one model)")
       ->capture_default_str()
-      ->check(cli::Between(1, kMaxEnsemble, "models in the xgb strategy's ensemble"));
+      // Checked up front: MakeStrategy refuses more models, but only once the space is counted, and under
+      // --xgb-ensemble's name.
+      ->check(cli::Between(1, kMaxXgbEnsemble, "models in the xgb strategy's ensemble"));
   app.add_option("--prior-pool", a.prior_pool, "The strategy's device prior pool (0 = no prior, no base margins)")
       ->capture_default_str()
       ->check(CLI::Range(size_t{0}, kMaxPriorPool));

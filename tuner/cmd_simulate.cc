@@ -178,7 +178,7 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
   sub->add_option("--xgb-ensemble", args->opts.xgb_ensemble,
                   "xgb: bagged models whose spread of predictions plans follow (1 = one model, AutoTVM's choice)")
       ->capture_default_str()
-      ->check(CLI::Range(1, 64));
+      ->check(CLI::Range(1, kMaxXgbEnsemble));
   sub->add_option("--xgb-kappa", args->opts.xgb_kappa,
                   "xgb: plans follow mean + kappa * spread of the models' predictions (0 = the mean)")
       ->capture_default_str()

@@ -35,9 +35,9 @@ Result<std::unique_ptr<Strategy>> MakeStrategyForSpace(const StrategyOptions& op
       return Status::InvalidArgument("--xgb-objective: '" + opts.xgb_objective + "' is not auto, rank, ndcg or reg");
     }
     if (opts.plan_size == 0) return Status::InvalidArgument("strategy: plan size must be positive");
-    if (opts.xgb_ensemble < 1 || opts.xgb_ensemble > 64) {
+    if (opts.xgb_ensemble < 1 || opts.xgb_ensemble > kMaxXgbEnsemble) {
       return Status::InvalidArgument("--xgb-ensemble: " + std::to_string(opts.xgb_ensemble) +
-                                     " is not a number of models from 1 to 64");
+                                     " is not a number of models from 1 to " + std::to_string(kMaxXgbEnsemble));
     }
     if (!(opts.xgb_kappa >= 0 && opts.xgb_kappa <= 100)) {
       return Status::InvalidArgument("--xgb-kappa: " + std::to_string(opts.xgb_kappa) + " is not from 0 to 100");

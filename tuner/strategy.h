@@ -54,6 +54,8 @@ struct StrategyOptions {
 };
 // The largest prior_pool accepted (--xgb-prior-pool of tune and simulate, MakeStrategy).
 inline constexpr size_t kMaxPriorPool = 64;
+// The most models of an xgb ensemble (MakeStrategy; simulate's --xgb-ensemble, tunefleet-model-speed's --ensemble).
+inline constexpr int kMaxXgbEnsemble = 64;
 
 class Strategy {
  public:
