@@ -216,7 +216,8 @@ TEST(BadInputE2E, GivenANewLogAndAnImportWhoseOnlyLineIsRefusedNoLogShouldBeLeft
   EXPECT_EQ(r.output.find("cost -1"), std::string::npos) << r.output;
   EXPECT_EQ(CountLines(r.output), 1) << r.output;
   // The good line into a new log: the log, and one line saying so.
-  RunResult good = testing::Run({bin, "import", "--db", db, fleet.dir() + "/one.autotvm.log"}, std::chrono::seconds(30));
+  RunResult good =
+      testing::Run({bin, "import", "--db", db, fleet.dir() + "/one.autotvm.log"}, std::chrono::seconds(30));
   EXPECT_EQ(good.exit_code, 0) << good.output;
   EXPECT_EQ(good.output, "tunefleet import: 1 records added to " + db + ", 0 already present, 0 skipped\n");
   EXPECT_TRUE(std::filesystem::exists(db));
