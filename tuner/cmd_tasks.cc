@@ -59,7 +59,8 @@ void RegisterTasks(CLI::App& app, int* exit_code) {
   sub->add_option("model", args->model, "ONNX model file")->required()->check(cli::NotEmpty());
   sub->add_flag("--json", args->json, "Print a JSON array instead of a table");
   sub->add_option("--input-shape", args->input_shapes,
-                  "Shape of a graph input with dynamic dims, name:1x3x224x224 (repeatable)")
+                  "Shape of a graph input, name:1x3x224x224 (repeatable): gives its dynamic dims, or replaces its "
+                  "static ones (the same rank)")
       ->check(cli::NotEmpty())
       ->expected(1)
       ->take_all();

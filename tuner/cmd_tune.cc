@@ -276,7 +276,8 @@ void RegisterTune(CLI::App& app, int* exit_code) {
   sub->add_option("--mixed-precision-ops", a->mixed_ops, "Op kinds that take --precision (default conv2d,dense)")
       ->check(cli::NotEmpty());
   sub->add_option("--input-shape", a->input_shapes,
-                  "Shape of a graph input with dynamic dims, name:1x3x224x224 (repeatable)")
+                  "Shape of a graph input, name:1x3x224x224 (repeatable): gives its dynamic dims, or replaces its "
+                  "static ones (the same rank)")
       ->check(cli::NotEmpty())
       ->expected(1)  // as --task
       ->allow_extra_args(false)
