@@ -26,10 +26,9 @@ struct ExportOptions {
 };
 
 int RunExport(const ExportOptions& o) {
-  if (std::string over = OutputOverLog("-o", o.out, o.db); !over.empty()) return CommandError("export", over, 2);
   auto log = TuningLog::OpenExisting(o.db);
   if (!log.ok()) return CommandError("export", log.status().message(), 2);
-  // Again with the log open: a name of one of this process's descriptors (/dev/fd/3) names the log only now.
+  // Checked with the log open: a name of one of this process's descriptors (/dev/fd/3) names the log only then.
   if (std::string over = OutputOverLog("-o", o.out, o.db); !over.empty()) return CommandError("export", over, 2);
   WarnDamagedRecords("export", **log);
   if (o.format == "autotvm") {

@@ -18,10 +18,9 @@ struct ReportArgs {
 };
 
 int RunReport(const ReportArgs& args) {
-  if (std::string over = OutputOverLog("-o", args.out, args.db); !over.empty()) return CommandError("report", over, 2);
   auto log = TuningLog::OpenExisting(args.db);
   if (!log.ok()) return CommandError("report", log.status().message(), 2);
-  // Again with the log open: a name of one of this process's descriptors (/dev/fd/3) names the log only now.
+  // Checked with the log open: a name of one of this process's descriptors (/dev/fd/3) names the log only then.
   if (std::string over = OutputOverLog("-o", args.out, args.db); !over.empty()) return CommandError("report", over, 2);
   WarnDamagedRecords("report", **log);
   auto data = LoadReportData(**log);

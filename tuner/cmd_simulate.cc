@@ -48,12 +48,9 @@ std::string TraceLine(const ReplayWorld& w, const TraceRow& row) {
 }
 
 int RunSimulate(const SimulateArgs& a) {
-  if (std::string over = a.trace.empty() ? "" : OutputOverLog("--trace", a.trace, a.db); !over.empty()) {
-    return CommandError("simulate", over, 2);
-  }
   Result<std::unique_ptr<TuningLog>> log = TuningLog::OpenExisting(a.db);
   if (!log.ok()) return CommandError("simulate", log.status().message(), 2);
-  // Again with the log open: a name of one of this process's descriptors (/dev/fd/3) names the log only now.
+  // Checked with the log open: a name of one of this process's descriptors (/dev/fd/3) names the log only then.
   if (std::string over = a.trace.empty() ? "" : OutputOverLog("--trace", a.trace, a.db); !over.empty()) {
     return CommandError("simulate", over, 2);
   }
