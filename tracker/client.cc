@@ -31,6 +31,21 @@ std::string WhyNoConnection(const std::shared_ptr<grpc::Channel>& channel) {
   return s.error_code() == grpc::StatusCode::UNAVAILABLE ? s.error_message() : "";
 }
 
+enum class Connection { kReady, kFailed, kTimedOut };
+
+// Waits until `channel` is ready or `deadline` passes; with `give_up_on_failure`, also stops at the first failed
+// connection attempt (gRPC would retry it with backoff until the deadline).
+Connection WaitForChannel(grpc::Channel& channel, std::chrono::system_clock::time_point deadline,
+                          bool give_up_on_failure) {
+  if (!give_up_on_failure) return channel.WaitForConnected(deadline) ? Connection::kReady : Connection::kTimedOut;
+  for (grpc_connectivity_state state = channel.GetState(/*try_to_connect=*/true);;) {
+    if (state == GRPC_CHANNEL_READY) return Connection::kReady;
+    if (state == GRPC_CHANNEL_TRANSIENT_FAILURE || state == GRPC_CHANNEL_SHUTDOWN) return Connection::kFailed;
+    if (!channel.WaitForStateChange(state, deadline)) return Connection::kTimedOut;
+    state = channel.GetState(/*try_to_connect=*/true);
+  }
+}
+
 }  // namespace
 
 // Registers `ctx` for the lifetime of one call; ok() is false when the client was cancelled before the call.
@@ -86,14 +101,19 @@ Result<std::unique_ptr<TrackerClient>> TrackerClient::Connect(const std::string&
   args.SetMaxSendMessageSize(options.max_message_mb * 1024 * 1024);
   SetClientKeepalive(&args);
   auto channel = grpc::CreateCustomChannel(target, creds, args);
-  if (!channel->WaitForConnected(After(options.connect_timeout))) {
+  const Connection connection =
+      WaitForChannel(*channel, After(options.connect_timeout), options.give_up_on_first_failure);
+  if (connection != Connection::kReady) {
     std::string why = WhyNoConnection(channel);
     // A TLS tracker closes a plain connection without a word: gRPC says only "Socket closed".
     if (options.tls_ca_file.empty() && why.find("Socket closed") != std::string::npos) {
       why += "; if the tracker uses TLS, give --tls-ca";
     }
-    return Status::Unavailable("cannot reach tracker at " + target + ": no connection within " +
-                               SecondsText(options.connect_timeout) + (why.empty() ? "" : " (" + why + ")"));
+    return Status::Unavailable("cannot reach tracker at " + target + ": " +
+                               (connection == Connection::kFailed
+                                    ? "the connection failed"
+                                    : "no connection within " + SecondsText(options.connect_timeout)) +
+                               (why.empty() ? "" : " (" + why + ")"));
   }
   return std::unique_ptr<TrackerClient>(new TrackerClient(target, options, std::move(channel)));
 }

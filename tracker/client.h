@@ -29,6 +29,9 @@ struct TrackerClientOptions {
   double call_timeout = 30;    // seconds, for Renew / Release / Summary
   std::string tls_ca_file;     // PEM roots; non-empty: connect with TLS
   int max_message_mb = 64;
+  // Gives up at the first failed connection attempt (nothing listens, a refused handshake) instead of retrying
+  // until connect_timeout: for a one-shot question such as `tunefleet query`.
+  bool give_up_on_first_failure = false;
 };
 
 class TrackerClient {

@@ -37,6 +37,33 @@ TEST(TrackerClientTest, GivenNothingListening_ConnectShouldFailWithinTheTimeoutN
   EXPECT_NE(c.status().message().find("Connection refused"), std::string::npos) << c.status().message();
 }
 
+TEST(TrackerClientTest, GivenNothingListeningAndGiveUpOnFirstFailure_ConnectShouldSayTheConnectionFailed) {
+  const std::string target = "127.0.0.1:" + std::to_string(UnusedPort());
+  TrackerClientOptions o;
+  o.connect_timeout = 600;  // not waited for: the refused attempt ends it
+  o.give_up_on_first_failure = true;
+  auto c = TrackerClient::Connect(target, o);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), Status::Code::kUnavailable);
+  EXPECT_NE(c.status().message().find("cannot reach tracker at " + target + ": the connection failed ("),
+            std::string::npos)
+      << c.status().message();
+  EXPECT_NE(c.status().message().find("Connection refused"), std::string::npos) << c.status().message();
+}
+
+TEST(TrackerClientTest, GivenATrackerAndGiveUpOnFirstFailure_ConnectShouldSucceed) {
+  tracker::ServerOptions so;
+  so.host = "127.0.0.1";
+  so.port = 0;
+  auto server = tracker::TrackerServer::Start(so);
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  TrackerClientOptions o;
+  o.give_up_on_first_failure = true;
+  auto c = TrackerClient::Connect("127.0.0.1:" + std::to_string((*server)->port()), o);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_TRUE((*c)->Summary().ok());
+}
+
 TEST(TrackerClientTest, GivenAnAddressWithoutPort_ConnectShouldRejectIt) {
   auto c = TrackerClient::Connect("localhost", "", 0.5);
   EXPECT_EQ(c.status().code(), Status::Code::kInvalidArgument);

@@ -29,6 +29,7 @@ int RunQuery(const QueryOptions& o) {
   co.connect_timeout = o.timeout;
   co.call_timeout = o.timeout;
   co.tls_ca_file = o.tls_ca_file;
+  co.give_up_on_first_failure = true;  // a question about now: a refused connection is the answer
   auto client = TrackerClient::Connect(o.tracker, co);
   if (!client.ok()) {
     return CommandError("query", client.status().message(),
@@ -48,7 +49,8 @@ void RegisterQuery(CLI::App& app, int* exit_code) {
   sub->add_option("--rpc-tracker", opts->tracker, "tracker address, host:port")->required()->check(cli::HostPort());
   sub->add_option("--token", opts->token, "shared secret of the tracker (default: $TUNEFLEET_TOKEN)");
   sub->add_option("--tls-ca", opts->tls_ca_file, "PEM root certificates: connect with TLS")->check(CLI::ExistingFile);
-  sub->add_option("--timeout", opts->timeout, "seconds to wait for the tracker")
+  sub->add_option("--timeout", opts->timeout,
+                  "seconds to wait for the tracker to answer (a refused connection fails at once)")
       ->capture_default_str()
       ->check(cli::PositiveAtMost(3600));
   sub->add_flag("--json", opts->json, "print JSON instead of tables");
