@@ -20,6 +20,7 @@
 #include "agent/session.h"
 #include "agent/worker_main.h"
 #include "agent/worker_supervisor.h"
+#include "common/atomic_file.h"
 #include "common/cli_checks.h"
 #include "common/grpc_log_route.h"
 #include "common/pem_check.h"
@@ -60,6 +61,12 @@ int ListFailure(const Status& status) {
   return status.code() == Status::Code::kInvalidArgument ? 2 : 1;
 }
 
+// 0 once what was printed is written; 1 with one line when it cannot be (a full disk, a closed pipe).
+int ExitAfterOutput() {
+  if (Status out = FlushStandardOutput(); !out.ok()) return ListFailure(out);
+  return 0;
+}
+
 int ListDevices(const Flags& flags) {
   Result<std::unique_ptr<ClApi>> api = ClApi::Load(flags.opencl_lib);
   if (!api.ok()) return ListFailure(api.status());
@@ -67,7 +74,7 @@ int ListDevices(const Flags& flags) {
       DeviceListing(**api, flags.platform_given ? std::optional<int>(flags.platform) : std::nullopt);
   if (!listing.ok()) return ListFailure(listing.status());
   std::fputs(listing->c_str(), stdout);
-  return 0;
+  return ExitAfterOutput();
 }
 
 // A --device-lock file that cannot be opened (a folder that does not exist, a directory) is said before the worker
@@ -197,7 +204,7 @@ int AgentMain(int argc, char** argv) {
   }
   if (flags.version) {
     std::printf("tunefleet-agent %s\n", TUNEFLEET_VERSION);
-    return 0;
+    return ExitAfterOutput();
   }
   if (flags.list_devices) return ListDevices(flags);
   if (!IsUtf8(flags.token)) {  // it travels in a protobuf string, which must be UTF-8

@@ -23,8 +23,9 @@ namespace tunefleet::agent {
 namespace {
 
 // Runs the agent with `args`; returns its exit status and everything it printed.
-int RunAgent(const std::string& args, std::string* output) {
-  FILE* pipe = popen((std::string(TUNEFLEET_AGENT_BINARY) + " " + args + " 2>&1").c_str(), "r");
+// Runs the agent with `args`; `output` gets what the shell's `redirects` send to the pipe (its stdout).
+int RunAgent(const std::string& args, std::string* output, const std::string& redirects = "2>&1") {
+  FILE* pipe = popen((std::string(TUNEFLEET_AGENT_BINARY) + " " + args + " " + redirects).c_str(), "r");
   if (pipe == nullptr) return -1;
   char buffer[4096];
   size_t n = 0;
@@ -71,6 +72,16 @@ TEST(AgentProcessTest, GivenVersion_WeShouldPrintItAndExitZero) {
   std::string output;
   EXPECT_EQ(RunAgent("--version", &output), 0);
   EXPECT_NE(output.find(TUNEFLEET_VERSION), std::string::npos) << output;
+}
+
+// Both printed nothing and exited 0 when their output could not be written.
+TEST(AgentProcessTest, GivenAnOutputThatCannotBeWritten_VersionAndListDevicesShouldFailInOneLine) {
+  for (const std::string args : {"--version", "--list-devices"}) {
+    if (args == "--list-devices" && !HaveOpenCl()) continue;
+    std::string output;  // stderr alone: stdout goes to /dev/full
+    EXPECT_EQ(RunAgent(args, &output, "2>&1 >/dev/full"), 1) << args << ": " << output;
+    EXPECT_EQ(output, "tunefleet-agent: error: standard output: write failed: No space left on device\n") << args;
+  }
 }
 
 TEST(AgentProcessTest, GivenNoTracker_WeShouldExplainTheMissingFlags) {
