@@ -22,11 +22,9 @@ struct TasksArgs {
 // Returns the exit code: 0, or 2 for any bad input (each reported as one line).
 int RunTasks(const TasksArgs& args) {
   ImportOptions import;
-  for (const auto& s : args.input_shapes) {
-    auto shape = ParseInputShape(s);
-    if (!shape.ok()) return CommandError("tasks", shape.status().message(), 2);
-    import.input_shapes[shape->first] = shape->second;
-  }
+  auto shapes = ParseInputShapes(args.input_shapes);
+  if (!shapes.ok()) return CommandError("tasks", shapes.status().message(), 2);
+  import.input_shapes = std::move(*shapes);
   TaskListOptions options;
   auto precision = ParsePrecision(args.precision);
   if (!precision.ok()) return CommandError("tasks", "--precision: " + precision.status().message(), 2);

@@ -70,10 +70,7 @@ Result<std::vector<TuneTask>> CollectTasks(const TuneArgs& a) {
   }
   if (!a.model.empty()) {
     ImportOptions import;
-    for (const auto& s : a.input_shapes) {
-      TF_ASSIGN_OR_RETURN(auto shape, ParseInputShape(s));
-      import.input_shapes[shape.first] = shape.second;
-    }
+    TF_ASSIGN_OR_RETURN(import.input_shapes, ParseInputShapes(a.input_shapes));
     TaskListOptions options;
     options.precision.precision = precision;
     TF_ASSIGN_OR_RETURN(options.precision.ops,

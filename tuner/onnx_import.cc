@@ -162,6 +162,20 @@ Result<std::pair<std::string, std::vector<int64_t>>> ParseInputShape(std::string
   return std::make_pair(name, out);
 }
 
+Result<std::map<std::string, std::vector<int64_t>>> ParseInputShapes(const std::vector<std::string>& texts) {
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const std::string& text : texts) {
+    TF_ASSIGN_OR_RETURN(auto shape, ParseInputShape(text));
+    if (shapes.count(shape.first) != 0) {
+      return Status::InvalidArgument("--input-shape names the input '" + shape.first + "' twice (" +
+                                     ShapeText(shapes[shape.first], 'x') + " and " + ShapeText(shape.second, 'x') +
+                                     "); give each input once");
+    }
+    shapes.emplace(std::move(shape));
+  }
+  return shapes;
+}
+
 Result<ImportedModel> ImportOnnxFile(const std::string& path, const ImportOptions& options) {
   // Read only a regular file, of at most the 2 GiB a protobuf holds: a directory threw from the read, and
   // /dev/zero was read until memory ran out.

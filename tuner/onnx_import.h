@@ -72,6 +72,9 @@ struct ImportOptions {
 // Parses one "--input-shape" value "name:1x3x224x224" (also "name:[1,3,224,224]").
 Result<std::pair<std::string, std::vector<int64_t>>> ParseInputShape(std::string_view text);
 
+// Parses every "--input-shape" value; an input named twice is refused (the last one won without a word).
+Result<std::map<std::string, std::vector<int64_t>>> ParseInputShapes(const std::vector<std::string>& texts);
+
 // Reads, validates and imports an ONNX file. Every error is one line that names the file: not an ONNX file,
 // a truncated file, an opset this build does not know, dynamic dims without an --input-shape, no tunable operator
 // (the message counts the nodes of every graph, subgraphs included, and says how many were in subgraphs).

@@ -590,6 +590,20 @@ TEST(ParseInputShapeTest, GivenADimPastTheTaskBoundOrAMissingDim_WeShouldRefuseI
   }
 }
 
+// The same input twice: the last value won without a word.
+TEST(ParseInputShapeTest, GivenAnInputNamedTwice_WeShouldRefuseItSayingBothShapes) {
+  auto twice = ParseInputShapes({"data:4x3x32x32", "other:1x8", "data:2x3x32x32"});
+  ASSERT_FALSE(twice.ok());
+  EXPECT_EQ(twice.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(twice.status().message(),
+            "--input-shape names the input 'data' twice (4x3x32x32 and 2x3x32x32); give each input once");
+  auto two = ParseInputShapes({"data:4x3x32x32", "other:[1,8]"});
+  ASSERT_TRUE(two.ok()) << two.status().ToString();
+  EXPECT_EQ(two->size(), 2u);
+  EXPECT_EQ(two->at("data"), (std::vector<int64_t>{4, 3, 32, 32}));
+  EXPECT_EQ(two->at("other"), (std::vector<int64_t>{1, 8}));
+}
+
 // The real torchvision exports in ../shared/models next to the checkout (weights stripped), or in
 // $TUNEFLEET_MODELS_DIR; absent in a fresh clone, then skipped.
 TEST(SharedModelsTest, GivenTheStrippedTorchvisionModels_WeShouldReproduceTheKnownWorkloadCounts) {
