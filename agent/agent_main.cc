@@ -173,7 +173,9 @@ int AgentMain(int argc, char** argv) {
   app.add_option("--tracker", flags.tracker, "tracker address host:port (e.g. 127.0.0.1:9190)")
       ->check(cli::HostPort());
   app.add_option("--key", flags.key, "device key the tuner acquires by (e.g. pixel7-adreno)")->check(cli::DeviceKey());
-  app.add_option("--token", flags.token, "shared secret, when the tracker requires one");
+  app.add_option("--token", flags.token,
+                 "shared secret, when the tracker requires one (default: $TUNEFLEET_TOKEN, which, unlike an "
+                 "argument, other users of the machine cannot read)");
   CLI::Option* platform = app.add_option("--platform", flags.platform,
                                          "OpenCL platform index (see --list-devices, which lists only it when given)")
                               ->check(cli::NonNegative());
@@ -207,8 +209,11 @@ int AgentMain(int argc, char** argv) {
     return ExitAfterOutput();
   }
   if (flags.list_devices) return ListDevices(flags);
+  if (flags.token.empty()) {
+    if (const char* env = std::getenv("TUNEFLEET_TOKEN")) flags.token = env;
+  }
   if (!IsUtf8(flags.token)) {  // it travels in a protobuf string, which must be UTF-8
-    std::fprintf(stderr, "tunefleet-agent: error: --token is not valid UTF-8\n");
+    std::fprintf(stderr, "tunefleet-agent: error: the token (--token or TUNEFLEET_TOKEN) is not valid UTF-8\n");
     return 2;
   }
   if (flags.tracker.empty() || flags.key.empty()) {

@@ -190,7 +190,11 @@ TEST(BadInputE2E, GivenANumberOutOfRangeEachToolShouldNameTheOptionInOneLineAndE
   EXPECT_EQ(CountLines(tracker.output), 1) << tracker.output;
   ExpectRefusedInOneLine({BinDir() + "/tunefleet-agent", "--tracker", fleet.address(), "--key", "k", "--token",
                           "\xc3\x28"},
-                         "tunefleet-agent: error: --token is not valid UTF-8");
+                         "tunefleet-agent: error: the token (--token or TUNEFLEET_TOKEN) is not valid UTF-8");
+  RunResult agent = testing::Run({BinDir() + "/tunefleet-agent", "--tracker", fleet.address(), "--key", "k"},
+                                 std::chrono::seconds(30), {"TUNEFLEET_TOKEN=\xff\xfe"});
+  EXPECT_EQ(agent.exit_code, 2) << agent.output;
+  EXPECT_EQ(agent.output, "tunefleet-agent: error: the token (--token or TUNEFLEET_TOKEN) is not valid UTF-8\n");
 }
 
 // The runtime example read its workload as sscanf("gemm:%d,%d,%d") does, and the pack's Find as strtod does: each of

@@ -432,9 +432,9 @@ TEST(FaultE2E, GivenAWrongTokenAgentsAndTunersShouldBeRejectedWithAClearError) {
   // The refused run leaves no new, empty log behind (nor its lock folder).
   EXPECT_FALSE(std::filesystem::exists(fleet.db())) << r.output;
   EXPECT_FALSE(std::filesystem::exists(fleet.db() + ".locks"));
-  // The right token gets in: the agent is listed under its key with its device, measures a job, and stops cleanly
-  // on SIGINT.
-  const size_t good = fleet.StartAgent("pocl", {"--token", "s3cret"});
+  // The right token gets in, here from the environment: the agent is listed under its key with its device, measures
+  // a job, and stops cleanly on SIGINT.
+  const size_t good = fleet.StartAgent("pocl", {}, {"TUNEFLEET_TOKEN=s3cret"});
   nlohmann::json q;
   bool listed = false;
   for (int i = 0; i < 100 && !listed; ++i) {
