@@ -1,10 +1,9 @@
-// Whether a file's text holds a PEM block of a kind, so that a wrong --tls-* file is named in one line before gRPC
-// reads it (gRPC logs several lines of its own, then the client only fails to connect).
-// Thread safety: free function, no state.
+// Whether a file's text holds a PEM block of a kind, and whether OpenSSL can read a --tls-ca file's certificates, so
+// that a wrong --tls-* file is named in one line before gRPC reads it (gRPC logs several lines of its own, then the
+// client only fails to connect).
+// Thread safety: free functions, no state; OpenSSL's error queue is per thread.
 #pragma once
 
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <string_view>
 
@@ -27,16 +26,18 @@ inline bool HasPemBlock(std::string_view text, std::string_view label) {
   return false;
 }
 
+// A pem_password_cb for OpenSSL's PEM_read_bio_* that gives no passphrase. Without one OpenSSL asks for it on the
+// terminal (a daemon cannot answer), and an encrypted block then fails to read as any damaged one does.
+int PemNoPassphrase(char* buf, int size, int rwflag, void* u);
+
+// 0 when OpenSSL reads every certificate block of `pem` (as gRPC's root store reads them: CERTIFICATE,
+// X509 CERTIFICATE, TRUSTED CERTIFICATE), else the 1-based number of the first one it cannot read. gRPC itself keeps
+// the certificates before a damaged one and drops the rest unsaid; with none left it only fails to connect. Always 0
+// in an agent-only build without OpenSSL (common/CMakeLists.txt).
+int FirstUnreadablePemCertificate(const std::string& pem);
+
 // The root certificates of a --tls-ca file, read whole: IOError when it cannot be read, InvalidArgument when it holds
-// no PEM certificate (an empty file is read, and refused so).
-inline Result<std::string> ReadPemCertificates(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream pem;
-  if (in) pem << in.rdbuf();
-  if (!in) return Status::IOError("cannot read the TLS root certificates '" + path + "'");
-  if (!HasPemBlock(pem.str(), "CERTIFICATE"))
-    return Status::InvalidArgument("TLS root certificates '" + path + "': no PEM certificate in it");
-  return pem.str();
-}
+// no PEM certificate (an empty file is read, and refused so) or one that OpenSSL cannot read (cut short, damaged).
+Result<std::string> ReadPemCertificates(const std::string& path);
 
 }  // namespace tunefleet

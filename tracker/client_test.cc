@@ -274,6 +274,29 @@ TEST(TrackerClientTlsTest, GivenAKeyOfAnotherCertificateOrADamagedCertificate_St
   EXPECT_TRUE(server.ok()) << server.status().ToString();
 }
 
+// A key protected by a passphrase (PKCS#8, and the older RSA form) is said in the tracker's one line; OpenSSL must not
+// ask for the passphrase first ("Enter PEM pass phrase:" on the terminal, or on stderr when there is none).
+TEST(TrackerClientTlsTest, GivenAKeyProtectedByAPassphrase_StartShouldSaySoWithoutAskingForIt) {
+  TempDir dir;
+  if (!testing::MakeSelfSignedCertificate(dir.path())) GTEST_SKIP() << "openssl tool not available";
+  const std::string cert = dir.File("cert.pem"), key = dir.File("key.pem");
+  const std::string pkcs8 = dir.File("keyenc.pem"), rsa = dir.File("keyenc_rsa.pem");
+  const std::string make = "openssl pkey -in " + key + " -aes256 -passout pass:secret -out " + pkcs8 +
+                           " >/dev/null 2>&1 && openssl rsa -in " + key +
+                           " -aes256 -traditional -passout pass:secret -out " + rsa + " >/dev/null 2>&1";
+  if (std::system(make.c_str()) != 0) GTEST_SKIP() << "openssl tool cannot encrypt a key";
+  for (const std::string& encrypted : {pkcs8, rsa}) {
+    ::testing::internal::CaptureStderr();
+    auto server = tracker::TrackerServer::Start(TlsServer(cert, encrypted));
+    EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+    ASSERT_FALSE(server.ok());
+    EXPECT_EQ(server.status().code(), Status::Code::kInvalidArgument);
+    EXPECT_EQ(server.status().message(), "TLS key '" + encrypted +
+                                             "': the private key cannot be read (damaged, truncated, or protected by "
+                                             "a passphrase)");
+  }
+}
+
 TEST(TrackerClientTlsTest, GivenACertificateWithoutKey_StartShouldFail) {
   tracker::ServerOptions o;
   o.host = "127.0.0.1";

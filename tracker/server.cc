@@ -73,10 +73,12 @@ Status CheckKeyPair(const std::string& cert, const std::string& key, const Serve
   Bio cert_bio(BIO_new_mem_buf(cert.data(), static_cast<int>(cert.size())), &BIO_free);
   Bio key_bio(BIO_new_mem_buf(key.data(), static_cast<int>(key.size())), &BIO_free);
   if (!cert_bio || !key_bio) return Status::Internal("cannot read the TLS files: out of memory");
-  std::unique_ptr<X509, decltype(&X509_free)> x509(PEM_read_bio_X509(cert_bio.get(), nullptr, nullptr, nullptr),
-                                                   &X509_free);
+  // PemNoPassphrase: without a callback OpenSSL asks for a passphrase on the terminal (twice) before the line below
+  // says that the key is protected by one; a daemon has none to give.
+  std::unique_ptr<X509, decltype(&X509_free)> x509(
+      PEM_read_bio_X509(cert_bio.get(), nullptr, &PemNoPassphrase, nullptr), &X509_free);
   std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> pkey(
-      PEM_read_bio_PrivateKey(key_bio.get(), nullptr, nullptr, nullptr), &EVP_PKEY_free);
+      PEM_read_bio_PrivateKey(key_bio.get(), nullptr, &PemNoPassphrase, nullptr), &EVP_PKEY_free);
   const bool pair = x509 && pkey && X509_check_private_key(x509.get(), pkey.get()) == 1;
   ERR_clear_error();  // OpenSSL's error queue is per thread: leave nothing of ours for gRPC to read
   if (!x509) {

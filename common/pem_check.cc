@@ -1,0 +1,54 @@
+#include "common/pem_check.h"
+
+#if TUNEFLEET_HAVE_OPENSSL
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#endif
+
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+namespace tunefleet {
+
+int PemNoPassphrase(char* /*buf*/, int /*size*/, int /*rwflag*/, void* /*u*/) { return 0; }
+
+int FirstUnreadablePemCertificate(const std::string& pem) {
+#if !TUNEFLEET_HAVE_OPENSSL
+  (void)pem;
+  return 0;  // an agent-only build without OpenSSL: gRPC says what it cannot read
+#else
+  std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())), &BIO_free);
+  if (!bio) return 1;
+  ERR_clear_error();  // the end of the blocks is told by the error the last read leaves
+  int read = 0;
+  for (;;) {
+    std::unique_ptr<X509, decltype(&X509_free)> cert(
+        PEM_read_bio_X509_AUX(bio.get(), nullptr, &PemNoPassphrase, nullptr), &X509_free);
+    if (!cert) break;
+    ++read;
+  }
+  const unsigned long err = ERR_peek_last_error();
+  ERR_clear_error();  // leave nothing of ours for gRPC to read on this thread
+  const bool at_end = ERR_GET_LIB(err) == ERR_LIB_PEM && ERR_GET_REASON(err) == PEM_R_NO_START_LINE;
+  // No block read at all although HasPemBlock saw one: a "BEGIN ... CERTIFICATE" kind OpenSSL does not take.
+  return at_end && read > 0 ? 0 : read + 1;
+#endif
+}
+
+Result<std::string> ReadPemCertificates(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream pem;
+  if (in) pem << in.rdbuf();
+  if (!in) return Status::IOError("cannot read the TLS root certificates '" + path + "'");
+  if (!HasPemBlock(pem.str(), "CERTIFICATE"))
+    return Status::InvalidArgument("TLS root certificates '" + path + "': no PEM certificate in it");
+  if (const int bad = FirstUnreadablePemCertificate(pem.str()); bad != 0) {
+    return Status::InvalidArgument("TLS root certificates '" + path + "': certificate " + std::to_string(bad) +
+                                   " cannot be read (damaged or truncated)");
+  }
+  return pem.str();
+}
+
+}  // namespace tunefleet
