@@ -148,7 +148,7 @@ int Run(int argc, char** argv) {
       ->check(cli::Between(1, kMaxXgbEnsemble, "models in the xgb strategy's ensemble"));
   app.add_option("--prior-pool", a.prior_pool, "The strategy's device prior pool (0 = no prior, no base margins)")
       ->capture_default_str()
-      ->check(CLI::Range(size_t{0}, kMaxPriorPool));
+      ->check(cli::WholeBetween(0, kMaxPriorPool));
   if (auto code = cli::ParseCommandLine(app, argc, argv, kTool)) return *code;
   proto::DeviceInfo info;
   (void)google::protobuf::util::JsonStringToMessage(a.device == "h200" ? kH200 : kPocl, &info);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include <cerrno>
 #include <cmath>
@@ -18,6 +19,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "common/atomic_file.h"
 #include "common/cli_error_text.h"
 #include "common/device_key.h"
 #include "common/printable.h"
@@ -32,6 +34,38 @@ inline bool ParseNumber(const std::string& text, double& value) {
   errno = 0;
   value = std::strtod(text.c_str(), &end);
   return errno == 0 && end == text.c_str() + text.size() && std::isfinite(value);
+}
+
+// Why `text` is not a whole number in plain decimal (an optional sign, then digits, without a leading 0 unless the
+// number is 0), or empty. CLI11 (2.1) reads a whole number with strtoll/strtoull of base 0: "045667" as octal 19383,
+// "0x4c03" as hex 19459, so a value would be silently changed; and a range check refused "019443" as out of range.
+inline std::string NotPlainDecimal(const std::string& text) {
+  const size_t start = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
+  const bool digits = text.size() > start && text.find_first_not_of("0123456789", start) == std::string::npos;
+  if (digits && (text[start] != '0' || text.size() == start + 1)) return {};
+  return "expected a whole number in decimal digits, got '" + text + "'";
+}
+
+// Whether `host` is an IPv4 address of four decimal numbers. The resolver reads the old forms inet_aton reads
+// ("127.1", "0x7f.0.0.1", "2130706433", "010.0.0.1" octal) as some address that a log would not show as given, and
+// looks up other digits and dots ("127.0.0.256") as a name that never resolves: both are refused, so a text meant as
+// an IPv4 address is one.
+inline bool NotDottedQuad(const std::string& host) {
+  in_addr v4{};
+  if (inet_pton(AF_INET, host.c_str(), &v4) == 1) return false;
+  return host.find_first_not_of("0123456789.") == std::string::npos || inet_aton(host.c_str(), &v4) != 0;
+}
+
+// Whether `text` is "[ADDRESS]" with an IPv6 address inside, as a host with a port is written (gRPC takes brackets
+// round an IPv6 address only). A link-local address keeps its zone ("[fe80::1%eth0]"), which gRPC reads.
+inline bool BracketedIpv6(const std::string& text) {
+  if (text.size() < 3 || text.front() != '[' || text.back() != ']') return false;
+  const std::string inside = text.substr(1, text.size() - 2);
+  const size_t zone = inside.find('%');
+  if (zone != std::string::npos && (zone + 1 == inside.size() || inside.find_first_of("[]", zone) != std::string::npos))
+    return false;
+  in6_addr v6{};
+  return inet_pton(AF_INET6, inside.substr(0, zone).c_str(), &v6) == 1;
 }
 }  // namespace detail
 
@@ -100,19 +134,37 @@ inline CLI::Validator PositiveAtMost(double max) {
       "> 0", "positive-at-most");
 }
 
-// A number from `min` to `max`; `why` says where the lower bound comes from.
-inline CLI::Validator Between(double min, double max, const std::string& why) {
+// A number from `min` to `max`; `why`, where given, says where a bound comes from.
+inline CLI::Validator Between(double min, double max, const std::string& why = "") {
   return CLI::Validator(
       [min, max, why](std::string& text) -> std::string {
         double v = 0;
         if (!detail::ParseNumber(text, v) || v < min || v > max) {
           char bounds[64];
           std::snprintf(bounds, sizeof bounds, "%g and %g", min, max);
-          return "expected a number between " + std::string(bounds) + " (" + why + "), got '" + text + "'";
+          return "expected a number between " + std::string(bounds) + (why.empty() ? "" : " (" + why + ")") +
+                 ", got '" + text + "'";
         }
         return {};
       },
       "", "between");
+}
+
+// A whole number from `min` to `max`, in decimal digits (a port, a count). Instead of CLI::Range, which says "Value
+// 019443 not in range 0 to 65535" of a zero-padded number before GuardWholeNumbers could say what is wrong with it.
+inline CLI::Validator WholeBetween(long long min, long long max) {
+  return CLI::Validator(
+      [min, max](std::string& text) -> std::string {
+        if (std::string problem = detail::NotPlainDecimal(text); !problem.empty()) return problem;
+        errno = 0;
+        const long long v = std::strtoll(text.c_str(), nullptr, 10);
+        if (errno == ERANGE || v < min || v > max) {
+          return "expected a whole number from " + std::to_string(min) + " to " + std::to_string(max) + ", got '" +
+                 text + "'";
+        }
+        return {};
+      },
+      "in [" + std::to_string(min) + " - " + std::to_string(max) + "]", "whole-between");
 }
 
 // A host to listen on: not empty, and without a port ("127.0.0.1:80"; an IPv6 address holds several colons).
@@ -120,17 +172,16 @@ inline CLI::Validator ListenHost() {
   return CLI::Validator(
       [](std::string& text) -> std::string {
         if (text.empty()) return "expected an address, got ''";
+        // The listener is given "HOST:PORT", where gRPC takes brackets round an IPv6 address only: "[127.0.0.1]"
+        // failed as "in use, or not a local address", and "[::1" made a garbled address.
+        if (text.find_first_of("[]") != std::string::npos) {
+          if (detail::BracketedIpv6(text)) return {};
+          return "expected brackets only round an IPv6 address (e.g. [::1]), got '" + text + "'";
+        }
         const size_t colon = text.find(':');
         const bool one_colon = colon != std::string::npos && text.find(':', colon + 1) == std::string::npos;
-        if (one_colon && text.find(']') == std::string::npos)
-          return "expected an address without a port (the port goes in --port), got '" + text + "'";
-        // Digits and dots are meant as an IPv4 address; a resolver would look such a text up as a name. And the
-        // resolver reads the old forms inet_aton reads ("127.1", "0x7f.0.0.1", "2130706433", "010.0.0.1" octal) as
-        // some address, which a listener's log would not show as given: only four decimal numbers are taken.
-        in_addr v4{};
-        const bool dotted_quad = inet_pton(AF_INET, text.c_str(), &v4) == 1;
-        if (!dotted_quad &&
-            (text.find_first_not_of("0123456789.") == std::string::npos || inet_aton(text.c_str(), &v4) != 0))
+        if (one_colon) return "expected an address without a port (the port goes in --port), got '" + text + "'";
+        if (detail::NotDottedQuad(text))
           return "expected an IPv4 address of four numbers from 0 to 255, got '" + text + "'";
         return {};
       },
@@ -157,6 +208,8 @@ inline CLI::Validator DeviceKey() {
 
 // host:port with a port of digits from 1 to 65535 (a tracker's address; an IPv6 host in brackets, [::1]:9190, and
 // only an IPv6 host: gRPC cannot parse "[127.0.0.1]:9190"). No spaces: gRPC took "127.0.0.1: 9190" and failed later.
+// A host of digits and dots is an IPv4 address of four numbers and a bracketed one a valid IPv6 address: the agent
+// redialled "127.0.0.256:19410" or "[::1x]:19410" for ever on "DNS resolution failed". A host name may resolve later.
 inline CLI::Validator HostPort() {
   return CLI::Validator(
       [](std::string& text) -> std::string {
@@ -168,11 +221,11 @@ inline CLI::Validator HostPort() {
           if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f) return bad;
         }
         const bool bracketed = host.front() == '[' || host.back() == ']';
-        if (bracketed && (host.size() < 3 || host.front() != '[' || host.back() != ']' ||
-                          host.find(':') == std::string::npos || host.find_first_of("[]", 1) != host.size() - 1)) {
-          return bad;
-        }
+        if (bracketed && !detail::BracketedIpv6(host)) return bad;
         if (!bracketed && host.find_first_of(":[]") != std::string::npos) return bad;
+        if (!bracketed && detail::NotDottedQuad(host)) {
+          return "expected host:port with an IPv4 address of four numbers from 0 to 255, got '" + text + "'";
+        }
         if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos) return bad;
         const int number = std::stoi(port);
         if (number < 1 || number > 65535) return bad;
@@ -182,24 +235,20 @@ inline CLI::Validator HostPort() {
 }
 
 namespace detail {
-// What CLI11 (2.1) would wrongly take for a whole-number option: it reads an unsigned value with strtoull, which
-// takes "-1" as 2^64 - 1 and a value past 64 bits as 2^64 - 1 (ERANGE unchecked), and a signed one with strtoll,
-// which clamps past 64 bits alike. A 32-bit option refuses those itself (the clamped value does not fit it); a
-// 64-bit one, a size_t, took them silently. Any other text is left to CLI11 and the option's own checks.
+// What CLI11 (2.1) would wrongly take for a whole-number option. It reads a value with strtoll/strtoull of base 0,
+// so only plain decimal is read as written ("010" is 8, "0x10" 16; NotPlainDecimal). And strtoull takes "-1" as
+// 2^64 - 1 and a value past 64 bits as 2^64 - 1 (ERANGE unchecked), and strtoll clamps past 64 bits alike. A 32-bit
+// option refuses those itself (the clamped value does not fit it); a 64-bit one, a size_t, took them silently.
 inline std::string WholeNumberOverflow(const std::string& text, bool is_unsigned) {
-  const size_t first = text.find_first_not_of(" \t\n\v\f\r");
-  if (first == std::string::npos) return {};
-  char* end = nullptr;
+  if (std::string problem = NotPlainDecimal(text); !problem.empty()) return problem;
   errno = 0;
   if (is_unsigned) {
-    const unsigned long long v = std::strtoull(text.c_str(), &end, 0);
-    if (end != text.c_str() + text.size()) return {};  // not a whole number: CLI11 says so
+    const unsigned long long v = std::strtoull(text.c_str(), nullptr, 10);
     if (errno == ERANGE) return "expected a whole number that fits in 64 bits, got '" + text + "'";
-    if (text[first] == '-' && v != 0) return "expected a whole number of 0 or more, got '" + text + "'";
+    if (text[0] == '-' && v != 0) return "expected a whole number of 0 or more, got '" + text + "'";
     return {};
   }
-  (void)std::strtoll(text.c_str(), &end, 0);
-  if (end != text.c_str() + text.size()) return {};
+  (void)std::strtoll(text.c_str(), nullptr, 10);
   if (errno == ERANGE) return "expected a whole number that fits in 64 bits, got '" + text + "'";
   return {};
 }
@@ -212,9 +261,10 @@ inline std::string BaseTypeName(const CLI::Option& opt) {
 }  // namespace detail
 
 // Makes every whole-number option of `app` and of its subcommands (an element of a list option too: CLI11 checks
-// each) refuse a value its type would hold wrapped or clamped rather than as given: "-1" for an unsigned option, a
-// value past 64 bits for any. Added after the options' own checks, so their messages come first. ParseCommandLine
-// calls it; a tool that parses by hand calls it before parsing.
+// each) refuse a value CLI11 would read otherwise than as written: one not in plain decimal ("010", "0x10", "1e3"),
+// and one its type would hold wrapped or clamped ("-1" for an unsigned option, a value past 64 bits for any). Added
+// after the options' own checks, so their messages come first (WholeBetween, not CLI::Range, for a bounded one: it
+// says the same of "019443"). ParseCommandLine calls it; a tool that parses by hand calls it before parsing.
 inline void GuardWholeNumbers(CLI::App& app) {
   for (CLI::Option* opt : app.get_options()) {
     if (opt->get_type_size_max() == 0) continue;  // a flag
@@ -244,7 +294,7 @@ inline void RefuseRepeatedFlags(CLI::App& app) {
 }
 
 // Parses the command line of `tool`. Returns the exit code when the program should end here: 2 after one line
-// "<tool>: error: <what> (see --help)" for a bad option (common/cli_error_text.h), CLI11's own for --help; nullopt
+// "<tool>: error: <what> (see --help)" for a bad option (common/cli_error_text.h), 0 after --help or --version; nullopt
 // to go on.
 inline std::optional<int> ParseCommandLine(CLI::App& app, int argc, char** argv, const std::string& tool) {
   GuardWholeNumbers(app);
@@ -252,7 +302,14 @@ inline std::optional<int> ParseCommandLine(CLI::App& app, int argc, char** argv,
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);
+    if (e.get_exit_code() == 0) {  // --help, --version: exit 0 once printed; 1 when stdout cannot be written
+      app.exit(e);
+      if (Status out = FlushStandardOutput(); !out.ok()) {
+        std::cerr << tool << ": error: " << out.message() << "\n";
+        return 1;
+      }
+      return 0;
+    }
     std::cerr << tool << ": error: " << Printable(ErrorText(app, e), std::string::npos) << " (see --help)\n";
     return 2;
   }

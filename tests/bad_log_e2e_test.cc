@@ -69,6 +69,20 @@ TEST(BadInputE2E, GivenAnOutputThatCannotBeWrittenTheCommandShouldFailInOneLine)
   }
 }
 
+// --help and --version of every binary printed nothing and exited 0 when their output could not be written.
+TEST(BadInputE2E, GivenAnOutputThatCannotBeWrittenHelpAndVersionShouldFailInOneLine) {
+  const std::string bin = BinDir();
+  for (const std::string tool : {"tunefleet", "tunefleet-tracker", "tunefleet-agent"}) {
+    for (const std::string args : {"--help", "--version"}) {
+      RunResult r = testing::Run({"/bin/sh", "-c", "exec \"$0\" " + args + " > /dev/full", bin + "/" + tool},
+                                 std::chrono::seconds(30));
+      EXPECT_EQ(r.exit_code, 1) << tool << " " << args << ": " << r.output;
+      EXPECT_EQ(r.output.rfind(tool + ": error: standard output: write failed", 0), 0u) << r.output;
+      EXPECT_EQ(CountLines(r.output), 1) << r.output;
+    }
+  }
+}
+
 TEST(BadInputE2E, GivenALogPathWithNoFileTheReadingCommandsShouldSaySoAndCreateNothing) {
   LocalFleet fleet;
   const std::string missing = fleet.dir() + "/typo.db";

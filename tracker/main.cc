@@ -16,8 +16,12 @@ int main(int argc, char** argv) {
   app.add_option("--host", o.host, "address to listen on")
       ->capture_default_str()
       ->check(tunefleet::cli::ListenHost());
-  app.add_option("--port", o.port, "gRPC port (0: any free port)")->capture_default_str()->check(CLI::Range(0, 65535));
-  app.add_option("--token", o.token, "shared secret every agent and tuner must send (default: $TUNEFLEET_TOKEN)");
+  app.add_option("--port", o.port, "gRPC port (0: any free port)")
+      ->capture_default_str()
+      ->check(tunefleet::cli::WholeBetween(0, 65535));
+  // An empty --token ("$SECRET" unset) read as "no token required": the tracker then took everyone, without a word.
+  app.add_option("--token", o.token, "shared secret every agent and tuner must send (default: $TUNEFLEET_TOKEN)")
+      ->check(tunefleet::cli::NotEmpty());
   // At most a day each: longer would not mean more, and a clock must hold it (1e308 s overflowed it).
   app.add_option("--lease-ttl", o.lease_ttl, "seconds a lease lives without renewal")
       ->capture_default_str()->check(tunefleet::cli::PositiveAtMost(tunefleet::kOneDaySeconds));
@@ -26,14 +30,14 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(tunefleet::cli::Between(5, tunefleet::kOneDaySeconds, "agents send a heartbeat every 3 s"));
   app.add_option("--max-agents", o.max_agents, "agents registered at once; more are refused until one leaves")
-      ->capture_default_str()->check(CLI::Range(1, 100000));
+      ->capture_default_str()->check(tunefleet::cli::WholeBetween(1, 100000));
   app.add_option("--http-port", o.http_port, "serve a status page and /metrics on this port (0: any free port)")
-      ->check(CLI::Range(0, 65535));
+      ->check(tunefleet::cli::WholeBetween(0, 65535));
   app.add_option("--tls-cert", o.tls_cert_file, "PEM certificate chain (enables TLS, with --tls-key)")
       ->check(CLI::ExistingFile);
   app.add_option("--tls-key", o.tls_key_file, "PEM private key")->check(CLI::ExistingFile);
   app.add_option("--max-message-mb", o.max_message_mb, "largest gRPC message, in MiB")
-      ->capture_default_str()->check(CLI::Range(1, 2047));
+      ->capture_default_str()->check(tunefleet::cli::WholeBetween(1, 2047));
   if (auto done = tunefleet::cli::ParseCommandLine(app, argc, argv, "tunefleet-tracker")) return *done;
   // Conflicting options, refused before anything is bound (the status port had failed as "in use" by the tracker
   // itself, a run-time failure). Both 0 is fine: each gets a free port of its own.

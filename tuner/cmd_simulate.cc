@@ -175,19 +175,19 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
   sub->add_option("--xgb-ensemble", args->opts.xgb_ensemble,
                   "xgb: bagged models whose spread of predictions plans follow (1 = one model, AutoTVM's choice)")
       ->capture_default_str()
-      ->check(CLI::Range(1, kMaxXgbEnsemble));
+      ->check(cli::WholeBetween(1, kMaxXgbEnsemble));
   sub->add_option("--xgb-kappa", args->opts.xgb_kappa,
                   "xgb: plans follow mean + kappa * spread of the models' predictions (0 = the mean)")
       ->capture_default_str()
       ->check(cli::NonNegative())
-      ->check(CLI::Range(0.0, 100.0));
+      ->check(cli::Between(0, 100));
   sub->add_option("--xgb-prior-pool", args->opts.prior_pool,
                   "xgb without history: the first plan is the plan-size configs that the device prior "
                   "(work-items against what the device runs at once) ranks best of N x plan-size random ones, and "
                   "every model starts from the prior (its base margin); 0 or 1 = a random first plan and models of "
                   "the results alone")
       ->capture_default_str()
-      ->check(CLI::Range(size_t{0}, kMaxPriorPool));
+      ->check(cli::WholeBetween(0, kMaxPriorPool));
   sub->add_option("--observe", args->opts.observe,
                   "What the strategy is told of a config recorded in several passes: median (the lower median, "
                   "which the target is judged by) or pass (one recorded result drawn at random per trial, as a "

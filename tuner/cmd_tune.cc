@@ -232,7 +232,7 @@ void RegisterTune(CLI::App& app, int* exit_code) {
                   "(work-items against what the device runs at once) ranks best of N x plan-size random ones, and every model "
                   "starts from the prior (its base margin); 0 or 1 = a random first plan and models of the results "
                   "alone, as GEMM always has (default 4)")
-      ->check(CLI::Range(size_t{0}, kMaxPriorPool));
+      ->check(cli::WholeBetween(0, kMaxPriorPool));
   sub->add_option("--number", a->number, "Runs averaged into one cost (default 4)")
       ->check(cli::Positive())
       ->check(cli::Whole<uint32_t>());

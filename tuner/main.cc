@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
                 << " (see tunefleet --help)\n";
       return 2;
     }
-    return app.exit(e);
+    exit_code = app.exit(e);  // --help, --version: printed, and checked below as any command's output
   } catch (const std::exception& e) {  // a defect, not an input: still one line and a non-zero exit
     std::cerr << "tunefleet: error: internal error: " << e.what() << "\n";
     exit_code = 1;
