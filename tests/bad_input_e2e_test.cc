@@ -210,6 +210,16 @@ TEST(BadInputE2E, GivenAWorkloadNotWrittenAsTheTunerWritesItTheRuntimeExampleSho
                          "gemm:64, 64,64: not a gemm:M,N,K:float32 workload (size ' 64' is not");
   ExpectRefusedInOneLine({example, pack, "gemm:64,64,64,batch=2:float32"},
                          "the example runs gemm:M,N,K workloads (three sizes, no named parameters)");
+  // A pack path's escape sequence reached the terminal as it was.
+  const std::string odd = fleet.dir() + "/bad\x1b[31mred.json";
+  ExpectRefusedInOneLine({example, odd, "gemm:64,64,64"}, "/bad\\x1b[31mred.json: cannot open kernel pack");
+  // A pack cut inside a kernel's source: the JSON library's message quoted the whole source read so far (4 kB).
+  std::ofstream(pack) << R"({"format":1,"kernels":[{"source":")" << std::string(5000, 'x');
+  RunResult cut = testing::Run({example, pack, "gemm:64,64,64"}, std::chrono::seconds(30));
+  EXPECT_EQ(cut.exit_code, 2) << cut.output;
+  EXPECT_NE(cut.output.find("not valid JSON: "), std::string::npos) << cut.output;
+  EXPECT_EQ(CountLines(cut.output), 1) << cut.output;
+  EXPECT_LT(cut.output.size(), 600u) << cut.output;
 }
 
 // Each exited 1, saying "cannot open the OpenCL device" of a lock file, or "(set --opencl-lib ...)" to one who had;

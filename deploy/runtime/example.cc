@@ -41,7 +41,8 @@ constexpr char kUsage[] =
 using ClContext = ClObject<cl_context, clReleaseContext>;
 using ClQueue = ClObject<cl_command_queue, clReleaseCommandQueue>;
 
-// One line: a compiler's build log comes in several, which are joined with " | ".
+// One line: a compiler's build log comes in several, which are joined with " | "; other control characters (a pack
+// path's escape sequence) are escaped, not sent to the terminal.
 int Fail(const std::string& what, int code = 1) {
   std::string line;
   for (char c : what) {
@@ -53,7 +54,7 @@ int Fail(const std::string& what, int code = 1) {
     }
   }
   while (line.size() >= 3 && line.compare(line.size() - 3, 3, " | ") == 0) line.resize(line.size() - 3);
-  std::fprintf(stderr, "tunefleet_runtime_example: error: %s\n", line.c_str());
+  std::fprintf(stderr, "tunefleet_runtime_example: error: %s\n", tunefleet::Printable(line, std::string::npos).c_str());
   return code;
 }
 
@@ -132,8 +133,9 @@ int main(int argc, char** argv) {
   if (const std::string& task = match->kernel->task; !task.ends_with(":float32")) {
     return Fail("the example runs float32 kernels only, and the pack's kernel for this workload is " + task, 2);
   }
-  // A launch larger than the program's own (a global_size raised by hand) would write past the buffers below.
-  if (auto s = tunefleet::runtime::CheckGemmBufferLaunch(*match->kernel, M, N); !s.ok()) return Fail(s.message(), 2);
+  // A launch larger than the program's own (a global_size raised by hand), or operands' counts edited down, would
+  // let the kernel read and write past the buffers below.
+  if (auto s = tunefleet::runtime::CheckGemmBufferLaunch(*match->kernel, M, N, K); !s.ok()) return Fail(s.message(), 2);
   // The application's own OpenCL objects; the device is found before anything is said of the kernel.
   if (const cl_uint platforms = PlatformCount(); platform_index >= platforms) {
     return Fail("PLATFORM " + std::to_string(platform_index) + " is out of range: this machine has " +

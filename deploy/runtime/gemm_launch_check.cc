@@ -1,6 +1,7 @@
 #include "deploy/runtime/gemm_launch_check.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -18,10 +19,29 @@ std::string Sizes(const std::vector<uint64_t>& sizes) {
 
 }  // namespace
 
-Status CheckGemmBufferLaunch(const PackedKernel& kernel, uint64_t m, uint64_t n, uint64_t batch) {
+Status CheckGemmBufferLaunch(const PackedKernel& kernel, uint64_t m, uint64_t n, uint64_t k, uint64_t batch) {
   const std::string where = kernel.task + " (" + kernel.template_name + "): ";
   if (kernel.template_name != "gemm.buffer") {
     return Status::InvalidArgument(where + "the launch geometry of gemm.buffer kernels only is known here");
+  }
+  const std::pair<const char*, uint64_t> operands[3] = {
+      {"A", batch * m * k}, {"B", batch * k * n}, {"C", batch * m * n}};
+  for (const auto& [name, elements] : operands) {
+    const PackBuffer* b = kernel.program.FindBuffer(name);
+    std::string wrong;
+    if (b == nullptr) {
+      wrong = "is missing";
+    } else if (b->type != ElemType::kFloat32) {
+      wrong = "is not float32";
+    } else if (b->count != elements) {
+      wrong = "holds " + std::to_string(b->count) + " elements";
+    }
+    if (wrong.empty()) continue;
+    return Status::InvalidArgument(where + "buffer '" + name + "' " + wrong + ", but the kernel indexes " +
+                                   std::to_string(elements) + " float32 elements of it for M=" + std::to_string(m) +
+                                   ", N=" + std::to_string(n) + ", K=" + std::to_string(k) +
+                                   ": the pack was edited or is damaged, and a smaller buffer would pass its size "
+                                   "check; not launched");
   }
   const std::vector<PackLaunch>& launches = kernel.program.launches;
   if (launches.size() != 1) {

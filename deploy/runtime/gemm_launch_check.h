@@ -5,7 +5,9 @@
 // per NWG x MWG tile of C per batch: global [ceil(N/NWG)*NDIMC, ceil(M/MWG)*MDIMC, batch], local [NDIMC, MDIMC, 1].
 // Its kernel checks no bounds where the tiles divide the problem, so a launch of more work-items reads and writes
 // past the buffers (the example crashed with SIGSEGV on a pack whose global_size had been raised by hand).
-// The runtime library knows no template; this check is the GEMM application's (the example's), beside it.
+// The same holds for the operands' sizes: Run() checks the application's buffers against the pack's counts, and the
+// kernel indexes A, B and C by the M, N and K compiled into it, so a count edited down would let a smaller buffer
+// pass. The runtime library knows no template; this check is the GEMM application's (the example's), beside it.
 // Thread safety: a pure function.
 #pragma once
 
@@ -17,8 +19,9 @@
 namespace tunefleet::runtime {
 
 // OK when `kernel` is a gemm.buffer program of one launch whose geometry is exactly what its config ("MWG", "NWG",
-// "MDIMC", "NDIMC") gives for C of `batch` x `m` x `n`; else InvalidArgument naming the task, what the launch asks
-// and what the config gives.
-Status CheckGemmBufferLaunch(const PackedKernel& kernel, uint64_t m, uint64_t n, uint64_t batch = 1);
+// "MDIMC", "NDIMC") gives for C of `batch` x `m` x `n`, and whose float32 buffers A, B and C hold batch x m x k,
+// batch x k x n and batch x m x n elements; else InvalidArgument naming the task, what the pack says and what the
+// workload gives.
+Status CheckGemmBufferLaunch(const PackedKernel& kernel, uint64_t m, uint64_t n, uint64_t k, uint64_t batch = 1);
 
 }  // namespace tunefleet::runtime

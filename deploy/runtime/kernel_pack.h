@@ -119,10 +119,11 @@ class KernelPack {
   // tuned kernel of exactly that workload; else the tuned kernel of the nearest workload of the same op and
   // precision (same named extras, closest positional sizes on a log scale); else a fallback of the same op,
   // precision and named extras. Named extras are compared as the tuner writes them where the pack describes its
-  // ops ("spec_extras"): a default left out, a value by name. Where a workload has a kernel of several templates, the one of the lowest latency_ms. The workload is read as strictly as the pack's own task specs: sizes written as the tuner writes
-  // them (digits only: no sign, space or leading zero), no empty parameter, a known precision; anything else is
-  // InvalidArgument, naming the workload and what is wrong. NotFound when the pack holds nothing for the op and
-  // precision.
+  // ops ("spec_extras"): a default left out, a value by name. Where a workload has a kernel of several templates,
+  // the one of the lowest latency_ms. The workload is read as strictly as the pack's own task specs: sizes written
+  // as the tuner writes them (digits only: no sign, space or leading zero), no empty parameter, a known precision;
+  // anything else is InvalidArgument, naming the workload and what is wrong. NotFound when the pack holds nothing
+  // for the op and precision.
   Result<PackMatch> Find(const std::string& task_spec) const;
 
  private:

@@ -10,6 +10,7 @@ namespace tunefleet::runtime::pack_json {
 namespace {
 
 constexpr size_t kMaxDescribedString = 40;
+constexpr size_t kMaxParseError = 240;  // bytes of the JSON library's message, its quote of the input included
 
 std::string Range(const std::string& min, const std::string& max) { return " in [" + min + ", " + max + "]"; }
 
@@ -21,9 +22,9 @@ Result<nlohmann::json> ParseBounded(const std::string& text) {
   try {
     j = nlohmann::json::parse(text, JsonDepthBound(&too_deep));
   } catch (const nlohmann::json::parse_error& e) {
-    // Parse errors quote the offending input, which may be any bytes: printable ASCII only, not cut.
-    return Status::Corruption("not valid JSON: " +
-                              Printable(e.what(), std::string_view::npos, PrintableBytes::kAsciiOnly));
+    // Parse errors quote the offending input, which may be any bytes (printable ASCII only), and may be long: a pack
+    // cut inside a kernel's source quoted the whole source read so far.
+    return Status::Corruption("not valid JSON: " + Printable(e.what(), kMaxParseError, PrintableBytes::kAsciiOnly));
   }
   if (too_deep) {
     return Status::Corruption("JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
