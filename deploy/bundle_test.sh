@@ -6,6 +6,8 @@
 # Part 2 (when BUILD_DIR/bin/tunefleet-agent is built): given the real agent, we should pack it so that
 #   `env -i bundle/tunefleet-agent --version` works, ldd of the bundled binary resolves every non-glibc library
 #   inside the bundle, OpenCL is not bundled, and the --tar archive works from another folder.
+# Part 1 also checks what bundle refuses: an OUT_DIR that is neither new, empty nor a previous bundle (a home folder,
+#   the build folder, ".", ".."), a --bin NAME that is a path, an empty --search-path; each in one line.
 # Exit: 0 pass; 1 a check failed; 77 part 2 skipped because the agent is not built (part 1 passed).
 set -uo pipefail
 
@@ -61,6 +63,15 @@ OutputMatches() {  # OutputMatches REGEX command...: the command succeeds and it
   [[ "${out}" =~ ${re} ]] || { echo "  output '${out}' does not match /${re}/"; return 1; }
 }
 Fails() { ! "$@" >/dev/null 2>&1; }
+OneLineExit() {  # OneLineExit CODE REGEX command...: exits CODE, printing one line (stdout and stderr) matching REGEX
+  local want="$1" re="$2" out got
+  shift 2
+  out="$("$@" 2>&1)"
+  got=$?
+  [[ "${got}" == "${want}" ]] || { echo "  exit ${got}, wanted ${want}: ${out}"; return 1; }
+  [[ "${out}" != *$'\n'* ]] || { echo "  more than one line:"; echo "  | ${out//$'\n'/$'\n'  | }"; return 1; }
+  [[ "${out}" =~ ${re} ]] || { echo "  output '${out}' does not match /${re}/"; return 1; }
+}
 
 echo "== part 1: bundling a gRPC-linked host binary (grpc_cpp_plugin) =="
 plugin="$(command -v grpc_cpp_plugin || true)"
@@ -139,6 +150,53 @@ Check "--search-path without readelf on PATH is refused" \
   --search-path "/usr/lib/$(uname -m)-linux-gnu:/lib/$(uname -m)-linux-gnu"
 Check "... and packs nothing" test ! -e "${work}/p_r"
 Check "bundle exits 2 on bad usage" test "$("${here}/bundle" >/dev/null 2>&1; echo $?)" = 2
+
+# OUT_DIR: a bundle replaces OUT_DIR's bin/ and lib/, so only a new or empty folder or a previous bundle will do.
+mkdir -p "${work}/home/bin"
+echo "mine" >"${work}/home/bin/backup.sh"
+Check "a folder that is not empty and holds no bundle MANIFEST is refused (exit 2, one line)" \
+  OneLineExit 2 "OUT_DIR .*home is not empty and holds no bundle MANIFEST" \
+  "${here}/bundle" "${work}/fake_build" "${work}/home" --bin grpc_cpp_plugin
+Check "... and its bin/ is kept" grep -q mine "${work}/home/bin/backup.sh"
+echo "not ours" >"${work}/home/MANIFEST"
+Check "... also when it has a MANIFEST that deploy/bundle did not write" \
+  OneLineExit 2 "holds no bundle MANIFEST" "${here}/bundle" "${work}/fake_build" "${work}/home" --bin grpc_cpp_plugin
+Check "the build folder itself is refused (exit 2, one line)" \
+  OneLineExit 2 "is the build folder" "${here}/bundle" "${work}/fake_build" "${work}/fake_build" --bin grpc_cpp_plugin
+Check "... and left as it was" test -x "${work}/fake_build/bin/grpc_cpp_plugin" -a ! -e "${work}/fake_build/MANIFEST"
+ln -s fake_build "${work}/build-link"
+Check "so is a symlink to the build folder" \
+  OneLineExit 2 "is the build folder" "${here}/bundle" "${work}/fake_build" "${work}/build-link" --bin grpc_cpp_plugin
+Check "so is a folder inside the build folder's bin/" \
+  OneLineExit 2 "inside the build folder's bin/" \
+  "${here}/bundle" "${work}/fake_build" "${work}/fake_build/bin/out" --bin grpc_cpp_plugin
+Check "so is a folder holding the build folder" \
+  OneLineExit 2 "holds the build folder" "${here}/bundle" "${work}/fake_build/bin/.." "${work}" --bin grpc_cpp_plugin
+Check "OUT_DIR . is refused (exit 2, one line)" OneLineExit 2 "OUT_DIR \.: name a folder" \
+  sh -c "cd '${work}/p1' && '${here}/bundle' '${work}/fake_build' . --bin grpc_cpp_plugin"
+Check "OUT_DIR .. is refused (exit 2, one line)" OneLineExit 2 "OUT_DIR \.\.: name a folder" \
+  sh -c "cd '${work}/p1/lib' && '${here}/bundle' '${work}/fake_build' .. --bin grpc_cpp_plugin"
+Check "... and the bundle there is as it was" SameBundle
+mkdir -p "${work}/empty"
+Check "an empty folder is fine" "${here}/bundle" "${work}/fake_build" "${work}/empty" --bin grpc_cpp_plugin
+Check "... and holds the bundle" Has "${work}/empty/bin/grpc_cpp_plugin"
+Check "OUT_DIR under a file is one line (exit 1)" \
+  OneLineExit 1 "cannot create .*home/MANIFEST/sub: .*home/MANIFEST is not a folder" \
+  "${here}/bundle" "${work}/fake_build" "${work}/home/MANIFEST/sub" --bin grpc_cpp_plugin
+Check "OUT_DIR where no folder can be made (/proc/x) is one line (exit 1)" \
+  OneLineExit 1 "^deploy/bundle: error: cannot create a folder in /proc" \
+  "${here}/bundle" "${work}/fake_build" /proc/tunefleet-bundle-test --bin grpc_cpp_plugin
+# --bin NAME: a file of BUILD_DIR/bin, never a path.
+Check "--bin '' is refused (exit 2, one line)" \
+  OneLineExit 2 "--bin '': not a file name" "${here}/bundle" "${work}/fake_build" "${work}/p_b" --bin ""
+mkdir -p "${work}/p_b_sub"
+Check "--bin ../bin/NAME is refused (exit 2, one line)" \
+  OneLineExit 2 "--bin '\.\./bin/grpc_cpp_plugin': not a file name" \
+  "${here}/bundle" "${work}/fake_build" "${work}/p_b_sub/b" --bin ../bin/grpc_cpp_plugin
+Check "... and writes nothing" test -z "$(ls -A "${work}/p_b_sub")" -a ! -e "${work}/p_b"
+Check "--search-path '' is refused (exit 2, one line)" \
+  OneLineExit 2 "--search-path needs DIRS" \
+  "${here}/bundle" "${work}/fake_build" "${work}/p_s" --bin grpc_cpp_plugin --search-path ""
 
 agent="${build_dir}/bin/tunefleet-agent"
 if [[ ! -x "${agent}" ]]; then

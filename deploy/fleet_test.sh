@@ -12,7 +12,10 @@
 # Part 2: given a tracker on loopback and two devices, `fleet up` should start both agents and wait until the tracker
 #   lists them, `fleet status` should show them running and registered, a second `up` should leave them alone,
 #   `fleet logs` should show their logs, and `fleet down` should stop them.
-# Part 3: agentctl alone, on a folder holding a real bundle: start, status, same, stop, and stale pid files.
+#   With a token, no command line holds it (adb's on this host, agentctl's and the agent's on the device): the agent
+#   gets it as $TUNEFLEET_TOKEN.
+# Part 3: agentctl alone, on a folder holding a real bundle: start, status, same, stop, and stale pid files; the
+#   token on stdin; an agent that exits at once is reported with this start's last lines only.
 # Exit: 0 pass; 1 a check failed; 77 a binary is not built.
 set -uo pipefail
 
@@ -63,6 +66,27 @@ OutputMatches() {  # OutputMatches REGEX command...: the command succeeds and it
   [[ "${out}" =~ ${re} ]] || { echo "  output does not match /${re}/:"; Indent <<<"${out}"; return 1; }
 }
 Fails() { ! "$@" >/dev/null 2>&1; }
+OneLineExit() {  # OneLineExit CODE REGEX command...: exits CODE, printing one line (stdout and stderr) matching REGEX
+  local want="$1" re="$2" out got
+  shift 2
+  out="$("$@" 2>&1)"
+  got=$?
+  [[ "${got}" == "${want}" ]] || { echo "  exit ${got}, wanted ${want}:"; Indent <<<"${out}"; return 1; }
+  [[ "${out}" != *$'\n'* ]] || { echo "  more than one line:"; Indent <<<"${out}"; return 1; }
+  [[ "${out}" =~ ${re} ]] || { echo "  output does not match /${re}/:"; Indent <<<"${out}"; return 1; }
+}
+HasEntry() {  # HasEntry FILE ENTRY: FILE (a /proc/PID/cmdline or environ) holds ENTRY as one of its NUL-ended items
+  local item
+  while IFS= read -r -d '' item; do [[ "${item}" != "$2" ]] || return 0; done <"$1"
+  echo "  no '$2' in $1"
+  return 1
+}
+NeverSays() {  # NeverSays TEXT command...: the command's output (stdout and stderr) does not hold TEXT
+  local text="$1" out
+  shift
+  out="$("$@" 2>&1)"
+  [[ "${out}" != *"${text}"* ]] || { echo "  output holds '${text}':"; Indent <<<"${out}"; return 1; }
+}
 FailsSaying() {  # FailsSaying REGEX command...: the command exits 1 and its output matches REGEX
   local re="$1" out
   shift
@@ -72,6 +96,8 @@ FailsSaying() {  # FailsSaying REGEX command...: the command exits 1 and its out
 Gone() {  # Gone PID: no such process, or a zombie nobody reaped (containers whose init does not reap)
   ! kill -0 "$1" 2>/dev/null || [[ "$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1)" == Z ]]
 }
+# shellcheck disable=SC2069  # the order is meant: stderr to the captured stdout, then stdout dropped
+StderrOnly() { "$@" 2>&1 >/dev/null; }  # StderrOnly command...: its stderr on stdout, its stdout dropped
 StatusRow() {  # StatusRow SERIAL REGEX: the status line of SERIAL matches REGEX
   local row
   row="$(grep "^$1 " "${work}/status.out")" || { echo "  no status row for $1"; return 1; }
@@ -113,6 +139,57 @@ Check "down where nothing was installed succeeds and says so" OutputMatches "fak
 Check "logs before any up fails" ExitsWith 1 "${fleet}" logs
 Check "with no device attached, fleet fails and says so" \
   FailsSaying "no device attached" env FAKE_ADB_DEVICES="" "${fleet}" status
+
+# Options: an empty -d (an unset "$SERIAL") must not mean every phone; an option given twice is refused.
+Check "down -d '' is a usage error (exit 2, one line)" OneLineExit 2 "error: -d needs a SERIAL" "${fleet}" down -d ""
+Check "up -d '' too" OneLineExit 2 "error: -d needs a SERIAL" "${fleet}" up -d "" --key k --wait 0
+Check "status --device= too" OneLineExit 2 "error: -d needs a SERIAL" "${fleet}" status --device=
+Check "-d twice is refused (exit 2, one line)" \
+  OneLineExit 2 "error: -d is given 2 times" "${fleet}" status -d fake-0 -d fake-1
+for twice in "--key a --key b" "--tracker-port 9190 --tracker-port 9191" "--bundle a --bundle b" \
+  "--wait 1 --wait 2" "--tracker 127.0.0.1:1 --tracker 127.0.0.1:2" "-n 1 --lines 2" \
+  "-d fake-0 --device fake-0 -d fake-1"; do
+  read -r -a twice_args <<<"${twice}"
+  Check "${twice}: refused, saying how often (exit 2, one line)" \
+    OneLineExit 2 "error: (${twice_args[0]}|-d|-n) is given $((${#twice_args[@]} / 2)) times" \
+    "${fleet}" up "${twice_args[@]}"
+done
+Check "--bundle=a --bundle b too" OneLineExit 2 "error: --bundle is given 2 times" "${fleet}" up --bundle=a --bundle b
+Check "--token twice is refused without printing either" \
+  NeverSays s3cr3t-v4l "${fleet}" status --token s3cr3t-v4l --token=s3cr3t-v4l2
+Check "... (exit 2)" ExitsWith 2 "${fleet}" status --token s3cr3t-v4l --token=s3cr3t-v4l2
+Check "--token '' is refused (exit 2, one line), not taken for no token" \
+  OneLineExit 2 "error: --token needs a value" "${fleet}" status --token ""
+Check "--token= too" OneLineExit 2 "error: --token needs a value" "${fleet}" status --token=
+Check "--token=VALUE is taken (status runs)" \
+  ExitsWith 0 "${fleet}" status --token=s3cr3t-v4l --tracker-port "$(FreePort)"
+Check "... and the value never printed" \
+  NeverSays s3cr3t-v4l "${fleet}" status --token=s3cr3t-v4l --tracker-port "$(FreePort)"
+Check "an unknown --option=VALUE is refused without printing the value" \
+  NeverSays s3cr3t-v4l "${fleet}" status --tokne=s3cr3t-v4l
+Check "... (exit 2, one line, naming the option)" \
+  OneLineExit 2 "unknown option --tokne \(" "${fleet}" status --tokne=s3cr3t-v4l
+Check "a stray argument is refused without printing it" NeverSays s3cr3t-v4l "${fleet}" status s3cr3t-v4l
+Check "... (exit 2, one line)" OneLineExit 2 "unexpected argument #1 after status" "${fleet}" status s3cr3t-v4l
+# Numbers: decimal without leading zeros, within bounds (045 dialed port 45, --wait 08 was a bash error).
+for bad in "--tracker-port 045" "--tracker-port 0" "--tracker-port 65536" "--tracker-port nine" "--wait 08" \
+  "--wait 010" "--wait 86401" "--wait -1" "-n 99999999999999999999" "-n 0" "--lines 1e3"; do
+  read -r -a bad_args <<<"${bad}"
+  Check "${bad} is a usage error (exit 2, one line)" \
+    OneLineExit 2 "error: ${bad_args[0]/-n/--lines} .*: not a whole number from [0-9]+ to [0-9]+" \
+    "${fleet}" logs "${bad_args[@]}"
+done
+Check "--tracker-port 65535 and --wait 0 are fine" \
+  ExitsWith 0 "${fleet}" status --tracker-port 65535 --wait 0
+# Values that reach the phone's shell and agent.args: no control characters (a $'...' quote changed them there).
+Check "a key with a tab is refused (exit 2, one line)" \
+  OneLineExit 2 "error: --key holds a control character" "${fleet}" up --key $'k\tx' --wait 0
+Check "an agent argument with a newline is refused (exit 2, one line)" \
+  OneLineExit 2 "error: agent argument 2 \(after --\) holds a control character" \
+  "${fleet}" up --key k --wait 0 -- --device-lock $'a\nb'
+Check "a token with an escape is refused (exit 2, one line), without printing it" \
+  OneLineExit 2 "error: the token holds a control character" \
+  env TUNEFLEET_TOKEN=$'s3cr3t-v4l\e[0m' "${fleet}" up --key k --wait 0
 
 # Token: one place (fleet --token or $TUNEFLEET_TOKEN), for the agents and the query.
 Check "--help no longer suggests the token after --" Fails OutputMatches "-- --token" "${fleet}" --help
@@ -183,17 +260,52 @@ Check "up with another key restarts the running agents, saying the key differs" 
 pid1="$(AgentPidOf fake-0)"
 Check "... the agent was replaced" test "${pid1}" != "${pid0}"
 Check "... the old one is gone" Gone "${pid0}"
+# The token is on no command line: an adb stand-in that logs every command line fleet gives adb (the one the
+# device's shell runs included), and the agent's /proc/PID/cmdline.
+cat >"${work}/logging-adb" <<LOGGING
+#!/usr/bin/env bash
+printf '%s\n' "\$*" >>"${work}/adb-argv.log"
+exec "${ADB}" "\$@"
+LOGGING
+chmod +x "${work}/logging-adb"
 Check "up with a token restarts it, saying the token differs" \
-  OutputMatches "fake-0: restarting the agent .*token" Fleet up -d fake-0 --key fleet-test2 --token t0k3n-x --wait 0
+  OutputMatches "fake-0: restarting the agent .*token" \
+  env ADB="${work}/logging-adb" "${fleet}" up -d fake-0 --key fleet-test2 --tracker-port "${port}" \
+  --bundle "${work}/bundle" --token t0k3n-x --wait 0
 Check "... agent.args holds no token in clear" \
   Fails grep -q t0k3n-x "${FAKE_ADB_ROOT}/fake-0/data/local/tmp/tunefleet/agent.args"
-Check "... and the agent got --token once" \
-  OutputMatches "^1$" sh -c "tr '\\0' '\\n' </proc/$(AgentPidOf fake-0)/cmdline | grep -c -x -- --token"
+Check "... no adb command line held it" \
+  Fails grep -q t0k3n-x "${work}/adb-argv.log"
+Check "... agentctl read it from adb shell's stdin" grep -q -e "agentctl start --token-stdin" "${work}/adb-argv.log"
+Check "... the agent's command line holds neither the token nor --token" \
+  Fails grep -a -q -e t0k3n-x -e --token "/proc/$(AgentPidOf fake-0)/cmdline"
+Check "... the agent has it in its environment as TUNEFLEET_TOKEN" \
+  HasEntry "/proc/$(AgentPidOf fake-0)/environ" TUNEFLEET_TOKEN=t0k3n-x
 Check "TUNEFLEET_TOKEN and the same arguments: the agent is kept" \
   OutputMatches "fake-0: already running" env TUNEFLEET_TOKEN=t0k3n-x "${fleet}" up -d fake-0 --key fleet-test2 \
   --tracker-port "${port}" --bundle "${work}/bundle" --wait 0
+Check "up with another token restarts it, saying the token differs" \
+  OutputMatches "fake-0: restarting the agent .*: token differ" \
+  Fleet up -d fake-0 --key fleet-test2 --token t0k3n-y --wait 0
+Check "up without a token restarts it, saying the token differs" \
+  OutputMatches "fake-0: restarting the agent .*: token differ" Fleet up -d fake-0 --key fleet-test2 --wait 0
+Check "... and the agent has no TUNEFLEET_TOKEN" \
+  Fails grep -a -q TUNEFLEET_TOKEN "/proc/$(AgentPidOf fake-0)/environ"
 Check "up with other agent arguments restarts it, saying so" \
-  OutputMatches "fake-0: restarting the agent .*arguments" Fleet up -d fake-0 --key fleet-test2 --wait 0 -- --job-timeout 77
+  OutputMatches "fake-0: restarting the agent .*arguments" \
+  Fleet up -d fake-0 --key fleet-test2 --wait 0 -- --job-timeout 77
+# Quoted for the device's POSIX sh: quotes, blanks, $, \ and * reach the agent unchanged.
+odd="${work}/it's a \$lock \\*\"x\""
+Check "an agent argument with quotes, blanks, \$ and \\ restarts it" \
+  OutputMatches "fake-0: restarting the agent .*arguments" \
+  Fleet up -d fake-0 --key fleet-test2 --wait 0 -- --job-timeout 77 --device-lock "${odd}"
+Check "... and reaches the agent unchanged" HasEntry "/proc/$(AgentPidOf fake-0)/cmdline" "${odd}"
+Check "... an up with the same arguments keeps it" \
+  OutputMatches "fake-0: already running" \
+  Fleet up -d fake-0 --key fleet-test2 --wait 0 -- --job-timeout 77 --device-lock "${odd}"
+Check "up with --job-timeout 77 alone restarts it again" \
+  OutputMatches "fake-0: restarting the agent .*arguments" \
+  Fleet up -d fake-0 --key fleet-test2 --wait 0 -- --job-timeout 77
 cp -r "${work}/bundle" "${work}/bundle2"
 echo "another build" >"${work}/bundle2/NOTE"
 Check "up with another bundle restarts it, saying so" \
@@ -214,6 +326,20 @@ Check "up -d of a phone whose agent dies fails, though another phone's agent has
 "${fleet}" down -d fake-1 >/dev/null 2>&1
 Check "up -d fake-1 with the real bundle registers it again" \
   OutputMatches "all 1 device\(s\) registered" Fleet up -d fake-1 --key fleet-test --wait 60
+
+# An empty -d stops nothing (it stopped every phone).
+Check "down -d '' is refused (exit 2)" ExitsWith 2 "${fleet}" down -d ""
+Check "... and both agents still run" \
+  OutputMatches "fake-0 +running .*fake-1 +running" "${fleet}" status --tracker-port "${port}"
+
+# An agent that exits at once: its error line shows what this start wrote, not the earlier runs' log.
+Check "an agent that exits at once fails up with one short line, without earlier runs' lines" \
+  OneLineExit 1 "^fleet: fake-1: error: agent did not start: .*the agent exited at once.*unknown option.{0,300}$" \
+  StderrOnly Fleet up -d fake-1 --key fleet-test --wait 0 -- --no-such-agent-option
+Check "... (the log holds earlier runs)" \
+  grep -q "registered with tracker" "${FAKE_ADB_ROOT}/fake-1/data/local/tmp/tunefleet/agent.log"
+Check "... of which the error line shows none" \
+  NeverSays "registered with tracker" Fleet up -d fake-1 --key fleet-test --wait 0 -- --no-such-agent-option
 
 # Agents that never log their id (output discarded): registered by key, counting only agents no device logged.
 "${fleet}" down >/dev/null 2>&1
@@ -240,6 +366,12 @@ Check "... fake-0's agent process is gone" Gone "${pid_a}"
 Check "... fake-1's agent process is gone" Gone "${pid_b}"
 Check "status shows both stopped after down" \
   OutputMatches "fake-0 +stopped.*fake-1 +stopped" "${fleet}" status --tracker-port "${port}"
+# down removes the adb reverse of the port it is given (the default 9190 when none), as README says.
+Check "the adb reverse of the test's port is still set after a plain down" \
+  OutputMatches "tcp:${port} tcp:${port}" "${ADB}" -s fake-0 reverse --list
+Check "down --tracker-port PORT removes it" ExitsWith 0 Fleet down
+Check "... the reverse list has no tcp:${port} any more" \
+  Fails OutputMatches "tcp:${port}" "${ADB}" -s fake-0 reverse --list
 
 echo "== part 3: agentctl alone, on a folder holding the real bundle (its agent dials a port nobody listens on) =="
 dev="${work}/agentctl-dev"
@@ -247,8 +379,9 @@ mkdir -p "${dev}"
 cp -a "${work}/bundle" "${dev}/tf"
 cp "${here}/agentctl" "${dev}/tf/agentctl"
 AgentPid() { cat "${dev}/tf/agent.pid" 2>/dev/null; }
-Check "agentctl start with a relative DIR succeeds" \
-  OutputMatches "^started [0-9]+$" sh -c "cd '${dev}' && sh tf/agentctl start tf 127.0.0.1:1 k --token s3cr3t-t0ken"
+Check "agentctl start with a relative DIR and the token on stdin succeeds" \
+  OutputMatches "^started [0-9]+$" \
+  sh -c "cd '${dev}' && echo s3cr3t-t0ken | sh tf/agentctl start --token-stdin tf 127.0.0.1:1 k --platform 0"
 rel_pid="$(AgentPid)"
 extra_pids+=" ${rel_pid}"
 Check "... and the agent it started is the one agent.pid names, running" \
@@ -256,10 +389,20 @@ Check "... and the agent it started is the one agent.pid names, running" \
 Check "agentctl records the start arguments in agent.args" \
   OutputMatches "key=k" cat "${dev}/tf/agent.args"
 Check "... the token hashed, never in clear" Fails grep -q s3cr3t-t0ken "${dev}/tf/agent.args"
-Check "agentctl same: the same arguments match" \
-  sh "${dev}/tf/agentctl" same "${dev}/tf" 127.0.0.1:1 k --token s3cr3t-t0ken
+Check "... the agent has the token in its environment, not on its command line" \
+  HasEntry "/proc/${rel_pid}/environ" TUNEFLEET_TOKEN=s3cr3t-t0ken
+Check "... (its command line)" Fails grep -a -q -e s3cr3t-t0ken -e --token "/proc/${rel_pid}/cmdline"
+Check "agentctl same: the same arguments and token match" \
+  sh -c "echo s3cr3t-t0ken | sh '${dev}/tf/agentctl' same --token-stdin '${dev}/tf' 127.0.0.1:1 k --platform 0"
 Check "agentctl same: another key and token are named" \
-  FailsSaying "differs: key token" sh "${dev}/tf/agentctl" same "${dev}/tf" 127.0.0.1:1 k2 --token other
+  FailsSaying "differs: key token" \
+  sh -c "echo other | sh '${dev}/tf/agentctl' same --token-stdin '${dev}/tf' 127.0.0.1:1 k2 --platform 0"
+Check "agentctl same: no token differs from one" \
+  FailsSaying "differs: token" sh "${dev}/tf/agentctl" same "${dev}/tf" 127.0.0.1:1 k --platform 0
+Check "agentctl refuses --token among the agent arguments (exit 2)" \
+  ExitsWith 2 sh "${dev}/tf/agentctl" same "${dev}/tf" 127.0.0.1:1 k --platform 0 --token s3cr3t-t0ken
+Check "agentctl logs DIR abc is a usage error (exit 2, one line)" \
+  OneLineExit 2 "agentctl: error: logs LINES abc: not a whole number" sh "${dev}/tf/agentctl" logs "${dev}/tf" abc
 Check "agentctl stop stops it" \
   OutputMatches "stopped ${rel_pid}|killed ${rel_pid}" sh "${dev}/tf/agentctl" stop "${dev}/tf"
 Check "... the agent is gone" Gone "${rel_pid}"
@@ -281,6 +424,16 @@ Check "agentctl start with a stale pid file starts the agent" \
 extra_pids+=" $(AgentPid)"
 sh "${dev}/tf/agentctl" stop "${dev}/tf" >/dev/null 2>&1
 Check "... the unrelated process still runs after that agent's stop" kill -0 "${stranger}"
+# An agent that exits at once: only the lines of this start, the last few, each cut short.
+for i in $(seq 30); do echo "old run line ${i} $(printf 'x%.0s' $(seq 300))"; done >>"${dev}/tf/agent.log"
+printf 'cut mid-line' >>"${dev}/tf/agent.log"
+sh "${dev}/tf/agentctl" start "${dev}/tf" 127.0.0.1:1 k --no-such-agent-option >"${work}/start.out" 2>&1
+Check "agentctl start of an agent that exits at once fails" \
+  grep -q "the agent exited at once" "${work}/start.out"
+Check "... showing what it said" grep -q "unknown option" "${work}/start.out"
+Check "... and none of the earlier runs' lines" Fails grep -q "old run line" "${work}/start.out"
+Check "... in a few short lines" test "$(wc -l <"${work}/start.out")" -le 6 -a "$(wc -c <"${work}/start.out")" -le 1200
+Check "... its start line is a line of its own in the log" grep -q -x "cut mid-line" "${dev}/tf/agent.log"
 
 if ((failures > 0)); then
   echo "${failures} check(s) failed"
