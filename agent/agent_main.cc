@@ -9,7 +9,9 @@
 #include <climits>
 #include <cstdio>
 #include <optional>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -170,27 +172,35 @@ int Serve(const Flags& flags, const char* argv0) {
 int AgentMain(int argc, char** argv) {
   Flags flags;
   CLI::App app{"tunefleet-agent: runs OpenCL tuning jobs from a tunefleet tracker on this device"};
-  app.add_option("--tracker", flags.tracker, "tracker address host:port (e.g. 127.0.0.1:9190)")
-      ->check(cli::HostPort());
-  app.add_option("--key", flags.key, "device key the tuner acquires by (e.g. pixel7-adreno)")->check(cli::DeviceKey());
-  app.add_option("--token", flags.token,
+  // The options of a serving agent, which --list-devices would silently ignore: refused beside it.
+  std::vector<CLI::Option*> serving;
+  serving.push_back(app.add_option("--tracker", flags.tracker, "tracker address host:port (e.g. 127.0.0.1:9190)")
+                        ->check(cli::HostPort()));
+  serving.push_back(app.add_option("--key", flags.key, "device key the tuner acquires by (e.g. pixel7-adreno)")
+                        ->check(cli::DeviceKey()));
+  serving.push_back(app.add_option("--token", flags.token,
                  "shared secret, when the tracker requires one (default: $TUNEFLEET_TOKEN, which, unlike an "
-                 "argument, other users of the machine cannot read)");
+                 "argument, other users of the machine cannot read)"));
   CLI::Option* platform = app.add_option("--platform", flags.platform,
                                          "OpenCL platform index (see --list-devices, which lists only it when given)")
                               ->check(cli::NonNegative());
-  app.add_option("--device", flags.device, "OpenCL device index within the platform")->check(cli::NonNegative());
-  app.add_option("--tls-ca", flags.tls_ca, "PEM file of root certificates: dial the tracker with TLS")
-      ->check(CLI::ExistingFile);
+  serving.push_back(app.add_option("--device", flags.device, "OpenCL device index within the platform")
+                        ->check(cli::NonNegative()));
+  serving.push_back(app.add_option("--tls-ca", flags.tls_ca, "PEM file of root certificates: dial the tracker with TLS")
+                        ->check(CLI::ExistingFile));
   app.add_option("--opencl-lib", flags.opencl_lib, "path of libOpenCL.so (default: $TUNEFLEET_OPENCL_LIB, system)")
       ->check(cli::NotEmpty());
-  app.add_option("--device-lock", flags.device_lock,
+  serving.push_back(app.add_option("--device-lock", flags.device_lock,
                  "lock file shared by the agents of one device: they build in parallel, run one at a time "
                  "(default: named by the device in $TMPDIR or /tmp; 'none': no lock)")
-      ->check(cli::NotEmpty());
-  app.add_option("--job-timeout", flags.job_timeout_s, "seconds a job may take when it names no timeout")
-      ->check(cli::Positive());
-  app.add_flag("--list-devices", flags.list_devices, "list OpenCL platforms and devices with their indices");
+                        ->check(cli::NotEmpty()));
+  serving.push_back(app.add_option("--job-timeout", flags.job_timeout_s,
+                                   "seconds a job may take when it names no timeout")
+                        ->check(cli::Positive()));
+  CLI::Option* list = app.add_flag("--list-devices", flags.list_devices,
+                                   "list OpenCL platforms and devices with their indices (of --platform only, when "
+                                   "given); takes no option of a serving agent");
+  for (CLI::Option* option : serving) list->excludes(option);
   app.add_flag("--version", flags.version, "print the version");
   app.add_flag("--worker", flags.worker, "internal: run as the job worker")->group("");
   app.add_option("--worker-fd", flags.worker_fd, "internal: the worker's socket")->group("");

@@ -165,6 +165,19 @@ TEST(AgentProcessTest, GivenListDevicesWithAPlatform_WeShouldListThatPlatformOnl
   EXPECT_EQ(out_of_range.find('\n'), out_of_range.size() - 1) << out_of_range;
 }
 
+// `--list-devices --tracker H:P --key K` listed the devices and ignored the rest, as it did --device 1 (the listing
+// is not narrowed to one device): a serving agent's options beside it are refused before anything is opened.
+TEST(AgentProcessTest, GivenListDevicesWithAServingOption_WeShouldRefuseTheMixInOneLine) {
+  for (const std::string option : {"--tracker 127.0.0.1:9190", "--key k", "--token t", "--device 1", "--tls-ca /dev/null",
+                                   "--device-lock none", "--job-timeout 5"}) {
+    std::string output;
+    EXPECT_EQ(RunAgent("--list-devices " + option + " --opencl-lib /nonexistent/libOpenCL.so", &output), 2)
+        << option << ": " << output;
+    const std::string name = option.substr(0, option.find(' '));
+    EXPECT_EQ(output, "tunefleet-agent: error: " + name + " excludes --list-devices (see --help)\n") << option;
+  }
+}
+
 TEST(AgentProcessTest, GivenListDevices_WeShouldPrintIndexedPlatformsAndDevices) {
   if (!HaveOpenCl()) GTEST_SKIP() << "no OpenCL platform";
   std::string output;

@@ -178,13 +178,16 @@ struct HttpStatus::Impl {
   };
 
   std::string Respond(const std::string& method, const std::string& target) {
-    std::string status = "200 OK", type = "text/html; charset=utf-8", body;
+    std::string status = "200 OK", type = "text/html; charset=utf-8", body, allow;
     // A query string (a browser's or a scraper's "/?refresh=1") does not change the page: routed by the path.
     const std::string path = target.substr(0, target.find('?'));
-    if (method != "GET") {
+    // HEAD (a monitor's or curl -I's check) gets GET's status and headers without the body, as HTTP asks.
+    const bool head = method == "HEAD";
+    if (method != "GET" && !head) {
       status = "405 Method Not Allowed";
       type = "text/plain";
-      body = "only GET\n";
+      body = "only GET and HEAD\n";
+      allow = "Allow: GET, HEAD\r\n";
     } else if (path == "/" || path == "/index.html") {
       body = RenderStatusPage(state->Summary());
     } else if (path == "/metrics") {
@@ -195,8 +198,9 @@ struct HttpStatus::Impl {
       type = "text/plain";
       body = "not found\n";
     }
-    return "HTTP/1.0 " + status + "\r\nContent-Type: " + type + "\r\nContent-Length: " + std::to_string(body.size()) +
-           "\r\nConnection: close\r\n\r\n" + body;
+    return "HTTP/1.0 " + status + "\r\n" + allow + "Content-Type: " + type +
+           "\r\nContent-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" +
+           (head ? std::string() : body);
   }
 };
 

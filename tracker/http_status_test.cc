@@ -64,17 +64,19 @@ TEST(HttpStatusTest, GivenADeviceNameWithMarkup_ThePageShouldEscapeIt) {
   EXPECT_NE(page.find("<td>agent-2</td>"), std::string::npos);
 }
 
-std::string Get(int port, const std::string& path) {
+std::string Request(int port, const std::string& method, const std::string& path) {
   boost::asio::io_context io;
   boost::asio::ip::tcp::socket sock(io);
   sock.connect({boost::asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)});
-  const std::string req = "GET " + path + " HTTP/1.0\r\nHost: x\r\n\r\n";
+  const std::string req = method + " " + path + " HTTP/1.0\r\nHost: x\r\n\r\n";
   boost::asio::write(sock, boost::asio::buffer(req));
   std::string out;
   boost::system::error_code ec;
   boost::asio::read(sock, boost::asio::dynamic_buffer(out), ec);  // until the server closes
   return out;
 }
+
+std::string Get(int port, const std::string& path) { return Request(port, "GET", path); }
 
 // A tracker on loopback with its gRPC and status ports on any free port.
 ServerOptions LoopbackWithStatusPage() {
@@ -112,6 +114,24 @@ TEST(HttpStatusTest, GivenAQueryString_WeShouldServeThePageOfItsPath) {
   const std::string metrics = Get(http, "/metrics?x=1&y");
   EXPECT_EQ(metrics.rfind("HTTP/1.0 200 OK", 0), 0u) << metrics;
   EXPECT_NE(metrics.find("tunefleet_jobs_done_total 0"), std::string::npos) << metrics;
+}
+
+std::string HeaderBlock(const std::string& reply) { return reply.substr(0, reply.find("\r\n\r\n") + 4); }
+
+// `curl -I` and uptime monitors ask with HEAD: they got 405 for a page that GET serves.
+TEST(HttpStatusTest, GivenHead_WeShouldAnswerGetsHeadersWithoutTheBody) {
+  auto server = TrackerServer::Start(LoopbackWithStatusPage());
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  const int http = (*server)->http_port();
+  ASSERT_GT(http, 0);
+  for (const char* path : {"/", "/metrics", "/nope"}) {
+    const std::string got = Get(http, path);
+    const std::string head = Request(http, "HEAD", path);
+    EXPECT_EQ(head, HeaderBlock(got)) << path;  // the same status and Content-Length, nothing after the headers
+    EXPECT_GT(got.size(), head.size()) << path;
+  }
+  const std::string post = Request(http, "POST", "/");
+  EXPECT_EQ(post.rfind("HTTP/1.0 405 Method Not Allowed\r\nAllow: GET, HEAD\r\n", 0), 0u) << post;
 }
 
 // `--host localhost`: gRPC takes a name, and so must the status port (it refused to start, "bad address").
