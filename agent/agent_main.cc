@@ -115,7 +115,7 @@ int Serve(const Flags& flags, const char* argv0) {
   if (!flags.tls_ca.empty()) {
     Result<std::string> pem = ReadPemCertificates(flags.tls_ca);
     if (!pem.ok()) {
-      spdlog::error("{}", pem.status().message());
+      std::fprintf(stderr, "tunefleet-agent: error: %s\n", pem.status().message().c_str());
       return pem.status().code() == Status::Code::kInvalidArgument ? 2 : 1;
     }
     tls_root_certs = std::move(pem).value();
@@ -123,7 +123,8 @@ int Serve(const Flags& flags, const char* argv0) {
   worker.default_job_timeout = std::chrono::seconds(flags.job_timeout_s);
   Result<std::unique_ptr<WorkerSupervisor>> supervisor = WorkerSupervisor::Start(worker);
   if (!supervisor.ok()) {
-    spdlog::error("cannot open the OpenCL device: {}", supervisor.status().message());
+    std::fprintf(stderr, "tunefleet-agent: error: cannot open the OpenCL device: %s\n",
+                 supervisor.status().message().c_str());
     // A --platform or --device index out of range, or an --opencl-lib that does not load, is bad input; a driver
     // that fails is not.
     return supervisor.status().code() == Status::Code::kInvalidArgument ? 2 : 1;
@@ -159,8 +160,8 @@ int Serve(const Flags& flags, const char* argv0) {
   Status status = session.Run();
   done = true;
   signals.join();
-  if (!status.ok()) {
-    spdlog::error("{}", status.message());
+  if (!status.ok()) {  // the tracker refused the agent (its token): the last line, said as a start failure is
+    std::fprintf(stderr, "tunefleet-agent: error: %s\n", status.message().c_str());
     return 2;
   }
   spdlog::info("stopped after {} job(s)", session.jobs_done());

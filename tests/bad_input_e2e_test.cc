@@ -128,7 +128,7 @@ TEST(BadInputE2E, GivenANumberOutOfRangeEachToolShouldNameTheOptionInOneLineAndE
        "--max-agents: expected a whole number from 1 to 100000, got '0'"},
       // Said before the device is opened (its line came first).
       {{bin + "/tunefleet-agent", "--tracker", fleet.address(), "--key", "k", "--tls-ca", not_pem},
-       "TLS root certificates '" + not_pem + "': no PEM certificate in it"},
+       "tunefleet-agent: error: TLS root certificates '" + not_pem + "': no PEM certificate in it"},
       // As `query` says it (tune and measure exited 1, found when they connected).
       {{bin + "/tunefleet", "tune", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--task", "gemm:8,8,8",
         "--db", fleet.db(), "--tls-ca", not_pem},
@@ -146,7 +146,7 @@ TEST(BadInputE2E, GivenANumberOutOfRangeEachToolShouldNameTheOptionInOneLineAndE
        "tunefleet-agent: error: --job-timeout: '99999999999' is not a value it takes (out of its range, or not a "
        "number of its kind)"},
       {{bin + "/tunefleet-agent", "--tracker", fleet.address(), "--key", "k", "--platform", "99"},
-       "cannot open the OpenCL device: --platform 99 is out of range"},
+       "tunefleet-agent: error: cannot open the OpenCL device: --platform 99 is out of range"},
   };
   for (const Case& c : cases) ExpectRefusedInOneLine(c.argv, c.says);
 #if TUNEFLEET_BENCH_TOOLS  // built unless -DTUNEFLEET_BUILD_BENCHMARKS=OFF
