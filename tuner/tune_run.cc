@@ -249,6 +249,8 @@ Status NoTemplateRuns(const Task& task, const DeviceLimits& limits, const std::s
     if (!t->RunsOp(task.op) || (some_capable && !t->Supports(task, capable, nullptr)) ||
         t->Supports(task, limits, &w) || w.empty())
       continue;
+    // A shape check names the task first ("SPEC: the kernel is ..."): the line names it once, before the reasons.
+    if (const std::string spec = task.ToSpec() + ": "; w.rfind(spec, 0) == 0) w.erase(0, spec.size());
     if (why.find(w) != std::string::npos) continue;
     why += (why.empty() ? "" : "; ") + t->name() + ": " + w;
   }
