@@ -272,6 +272,8 @@ TEST(BadInputE2E, GivenAFolderOrNothingAsItsOutputMakeModelShouldSaySoAndExit2) 
 TEST(BadInputE2E, GivenAnInputThatNeedsNoDeviceItShouldBeRefusedBeforeTheTrackerIsAsked) {
   LocalFleet fleet;  // no tracker: a refusal that came after asking one would say it cannot reach it
   const std::string bin = BinDir() + "/tunefleet";
+  const std::string bad_task_file = fleet.dir() + "/tasks.txt";
+  std::ofstream(bad_task_file) << "gemm:64,64,64 2\ngemm:32,32,32 x4\n";
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{bin, "tune", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--task", "gemm:64,64,64", "--template",
         "nope", "--db", fleet.db()},
@@ -284,6 +286,14 @@ TEST(BadInputE2E, GivenAnInputThatNeedsNoDeviceItShouldBeRefusedBeforeTheTracker
         fleet.db()},
        "no template can run conv2d:1,3,8,8,4,9,9,1,0:float32 on any device (conv2d_nchw.buffer: the kernel is "
        "larger than the padded input)"},
+      // A task file: missing, or with a bad line, named by file and line.
+      {{bin, "tune", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--task-file", fleet.dir() + "/none.txt",
+        "--db", fleet.db()},
+       "tunefleet tune: error: " + fleet.dir() + "/none.txt: cannot read it (No such file or directory)"},
+      {{bin, "tune", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--task-file", bad_task_file, "--db",
+        fleet.db()},
+       "tunefleet tune: error: " + bad_task_file + ":2: the count 'x4' is not a whole number from 1 to 1000000"},
+      {{bin, "tasks", "--specs", "--json", "model.onnx"}, "tunefleet: error: --json excludes --specs"},
       {{bin, "tune", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--task", "gemm:64,64,64", "--tuner",
         "bayes", "--db", fleet.db()},
        "--tuner: bayes not in {xgb,ga,random,grid}"},
@@ -323,6 +333,7 @@ TEST(BadInputE2E, GivenAnInputThatNeedsNoDeviceItShouldBeRefusedBeforeTheTracker
        "template gemm.buffer cannot run dwconv2d:1,8,8,8,3,3,1,1:float32 on any device"},
   };
   for (const auto& [argv, says] : cases) ExpectRefusedInOneLine(argv, says);
+  EXPECT_FALSE(std::filesystem::exists(fleet.db())) << "a refused run left a log";
 }
 
 // `tune --input-shape NAME:DIMS model.onnx` took the model path for a second shape (and `--task X model.onnx` for a

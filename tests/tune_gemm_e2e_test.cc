@@ -186,6 +186,25 @@ TEST_F(TuneGemmE2E, GivenTooFewTrialsForEveryTaskTheRunShouldSaySoAtTheStartAndT
   EXPECT_EQ(r.output.find("warm start"), std::string::npos) << r.output;
 }
 
+// A task file's counts weight the tasks as a model's layer counts do: the fastest task, listed as occurring 1000
+// times, is the heaviest by count x latency and gets the batch after the fallback round that the slowest got above.
+TEST_F(TuneGemmE2E, GivenATaskFileItsTasksShouldBeTunedWithTheirCounts) {
+  const std::string file = fleet_.dir() + "/tasks.txt";
+  std::ofstream(file) << "# three GEMMs\ngemm:32,32,32 1000\ngemm:48,48,48\n\ngemm:64,64,64 1  # the slowest\n";
+  RunResult r = fleet_.Cli({"tune", "--rpc-key", "pocl", "--task-file", file, "--template", "gemm.buffer", "--trials",
+                            "8", "--tuner", "random", "--db", fleet_.db(), "--number", "1", "--repeat", "1", "--batch",
+                            "4"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(fleet_.Count("SELECT count(*) FROM records"), 8);
+  EXPECT_EQ(fleet_.Count("SELECT count(*) FROM records r JOIN tasks t ON t.id = r.task_id "
+                         "WHERE t.spec = 'gemm:32,32,32:float32'"),
+            4)
+      << r.output;
+  EXPECT_EQ(fleet_.Sql("SELECT json_extract(workload, '$.count') FROM tasks ORDER BY spec"),
+            (std::vector<std::vector<std::string>>{{"1000"}, {"1"}, {"1"}}));
+  EXPECT_EQ(fleet_.Sql("SELECT json_extract(args, '$.task_file') FROM sessions")[0][0], file);
+}
+
 TEST_F(TuneGemmE2E, GivenABudgetTheFallbackRoundWouldMostlyTakeTheHeaviestByFlopsShouldGoFirstWithoutIt) {
   // 3 fallbacks would take 3 of 5 trials: no round; the first batch (the fallback and 3 picks) goes to the heaviest
   // task by FLOPs, gemm:64, and the last trial to gemm:48, the next heaviest.

@@ -6,6 +6,7 @@
 #include "tuner/command.h"
 #include "tuner/model_tasks.h"
 #include "tuner/onnx_import.h"
+#include "tuner/task_file.h"
 
 namespace tunefleet {
 namespace {
@@ -13,6 +14,7 @@ namespace {
 struct TasksArgs {
   std::string model;
   bool json = false;
+  bool specs = false;
   std::vector<std::string> input_shapes;
   std::string precision = "float32";
   std::string mixed_ops = "conv2d,dense";
@@ -37,15 +39,22 @@ int RunTasks(const TasksArgs& args) {
   auto model = ImportOnnxFile(args.model, import);
   if (!model.ok()) return CommandError("tasks", model.status().message(), 2);
   std::vector<ModelTask> tasks = BuildModelTasks(*model, options);
-  if (args.json) {
-    std::cout << TasksToJson(tasks).dump(2) << "\n";
-    // The array is the contract on stdout; what was left out still deserves a word.
-    std::string left;
-    for (const auto& [op, n] : model->not_tuned) left += (left.empty() ? "" : ", ") + op + " x" + std::to_string(n);
-    if (!left.empty()) std::cerr << "tunefleet tasks: note: not tuned: " << left << "\n";
-  } else {
+  if (!args.json && !args.specs) {
     std::cout << FormatTaskTable(*model, tasks);
+    return 0;
   }
+  if (args.specs) {  // what `tune --task-file` reads
+    std::vector<ListedTask> listed;
+    for (const ModelTask& t : tasks) listed.push_back({t.task, t.count});
+    std::cout << FormatTaskList(listed, model->name + ": " + std::to_string(tasks.size()) +
+                                            " tasks, SPEC COUNT per line (tunefleet tune --task-file reads this)");
+  } else {
+    std::cout << TasksToJson(tasks).dump(2) << "\n";
+  }
+  // The list is the contract on stdout; what was left out still deserves a word.
+  std::string left;
+  for (const auto& [op, n] : model->not_tuned) left += (left.empty() ? "" : ", ") + op + " x" + std::to_string(n);
+  if (!left.empty()) std::cerr << "tunefleet tasks: note: not tuned: " << left << "\n";
   return 0;
 }
 
@@ -55,7 +64,10 @@ void RegisterTasks(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<TasksArgs>();
   auto* sub = app.add_subcommand("tasks", "List the tuning tasks of an ONNX model (deduplicated, with counts)");
   sub->add_option("model", args->model, "ONNX model file")->required()->check(cli::NotEmpty());
-  sub->add_flag("--json", args->json, "Print a JSON array instead of a table");
+  CLI::Option* json = sub->add_flag("--json", args->json, "Print a JSON array instead of a table");
+  sub->add_flag("--specs", args->specs,
+                "Print 'SPEC COUNT' lines instead of a table: a task file for `tunefleet tune --task-file`")
+      ->excludes(json);
   sub->add_option("--input-shape", args->input_shapes,
                   "Shape of a graph input, name:1x3x224x224 (repeatable): gives its dynamic dims, or replaces its "
                   "static ones (the same rank)")

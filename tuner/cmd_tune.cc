@@ -16,6 +16,7 @@
 #include "tuner/command.h"
 #include "tuner/deferred_log.h"
 #include "tuner/model_tasks.h"
+#include "tuner/task_file.h"
 #include "tuner/onnx_import.h"
 #include "tuner/run_session.h"
 #include "tuner/stop_signals.h"
@@ -29,6 +30,7 @@ namespace {
 struct TuneArgs {
   std::string model;
   std::vector<std::string> task_specs;
+  std::string task_file;  // "-": standard input
   std::string tracker = "127.0.0.1:9190";
   std::string key;
   std::string token;
@@ -68,6 +70,10 @@ Result<std::vector<TuneTask>> CollectTasks(const TuneArgs& a) {
     TF_ASSIGN_OR_RETURN(Task t, Task::Parse(spec));
     tasks.push_back({t, 1, ""});
   }
+  if (!a.task_file.empty()) {
+    TF_ASSIGN_OR_RETURN(std::vector<ListedTask> listed, ReadTaskFile(a.task_file));
+    for (ListedTask& t : listed) tasks.push_back({std::move(t.task), t.count, ""});
+  }
   if (!a.model.empty()) {
     ImportOptions import;
     TF_ASSIGN_OR_RETURN(import.input_shapes, ParseInputShapes(a.input_shapes));
@@ -79,7 +85,8 @@ Result<std::vector<TuneTask>> CollectTasks(const TuneArgs& a) {
     const std::string model_name = std::filesystem::path(a.model).filename().string();
     for (const ModelTask& mt : BuildModelTasks(model, options)) tasks.push_back({mt.task, mt.count, model_name});
   }
-  if (tasks.empty()) return Status::InvalidArgument("nothing to tune: give --task SPEC or a model file");
+  if (tasks.empty())
+    return Status::InvalidArgument("nothing to tune: give --task SPEC, --task-file FILE or a model file");
   // A task named twice (`gemm:8,8,8` and `gemm:8,8,8:float32`, or a --task that is also a layer of the model) is
   // one unit of the log: tuned once, with the larger of its counts.
   std::vector<TuneTask> unique;
@@ -144,7 +151,8 @@ int RunTuneCommand(const TuneArgs& a) {
   o.tuner.transfer = !a.no_transfer;
   o.tuner.transfer_refresh = !a.transfer_once;
   const std::string trials_text = o.all_trials ? std::string("all") : std::to_string(o.trials);
-  o.args_json = nlohmann::json{{"model", a.model}, {"tasks", a.task_specs}, {"tracker", a.tracker},
+  o.args_json = nlohmann::json{{"model", a.model}, {"tasks", a.task_specs}, {"task_file", a.task_file},
+                                {"tracker", a.tracker},
                                 {"key", a.key}, {"template", a.template_name}, {"trials", trials_text},
                                 {"tuner", a.tuner}, {"xgb_objective", a.xgb_objective},
                                 {"xgb_prior_pool", a.xgb_prior_pool}, {"number", a.number},
@@ -196,7 +204,8 @@ int RunTuneCommand(const TuneArgs& a) {
 void RegisterTune(CLI::App& app, int* exit_code) {
   auto a = std::make_shared<TuneArgs>();
   auto* sub = app.add_subcommand("tune", "Tune tasks (--task) or a whole ONNX model on the devices of a key");
-  sub->add_option("model", a->model, "ONNX model file (optional when --task is given)")->check(cli::NotEmpty());
+  sub->add_option("model", a->model, "ONNX model file (optional when --task or --task-file is given)")
+      ->check(cli::NotEmpty());
   sub->add_option("--task", a->task_specs,
                   "Task spec, repeatable: gemm:M,N,K[:dtype], conv2d:N,C,H,W,K,KH,KW,stride,pad[:dtype], "
                   "dwconv2d:N,C,H,W,KH,KW,stride,pad[:dtype], ...")
@@ -206,6 +215,10 @@ void RegisterTune(CLI::App& app, int* exit_code) {
       ->expected(1)
       ->allow_extra_args(false)
       ->take_all();
+  sub->add_option("--task-file", a->task_file,
+                  "File of tasks, one 'SPEC [COUNT]' per line (# comments; COUNT weights the task as a model "
+                  "layer's occurrences do; '-': standard input), as `tunefleet tasks MODEL --specs` writes them")
+      ->check(cli::NotEmpty());
   sub->add_option("--rpc-tracker", a->tracker, "Tracker address host:port (default 127.0.0.1:9190)")
       ->check(cli::HostPort());
   sub->add_option("--rpc-key", a->key, "Device key to lease devices of")->required()->check(cli::DeviceKey());
