@@ -26,6 +26,7 @@
 #include "common/cli_checks.h"
 #include "common/grpc_log_route.h"
 #include "common/pem_check.h"
+#include "common/printable.h"
 #include "common/utf8.h"
 
 namespace tunefleet::agent {
@@ -115,7 +116,7 @@ int Serve(const Flags& flags, const char* argv0) {
   if (!flags.tls_ca.empty()) {
     Result<std::string> pem = ReadPemCertificates(flags.tls_ca);
     if (!pem.ok()) {
-      std::fprintf(stderr, "tunefleet-agent: error: %s\n", pem.status().message().c_str());
+      std::fprintf(stderr, "tunefleet-agent: error: %s\n", Printable(pem.status().message(), 1000).c_str());
       return pem.status().code() == Status::Code::kInvalidArgument ? 2 : 1;
     }
     tls_root_certs = std::move(pem).value();
@@ -124,7 +125,7 @@ int Serve(const Flags& flags, const char* argv0) {
   Result<std::unique_ptr<WorkerSupervisor>> supervisor = WorkerSupervisor::Start(worker);
   if (!supervisor.ok()) {
     std::fprintf(stderr, "tunefleet-agent: error: cannot open the OpenCL device: %s\n",
-                 supervisor.status().message().c_str());
+                 Printable(supervisor.status().message(), 1000).c_str());
     // A --platform or --device index out of range, or an --opencl-lib that does not load, is bad input; a driver
     // that fails is not.
     return supervisor.status().code() == Status::Code::kInvalidArgument ? 2 : 1;
@@ -161,7 +162,7 @@ int Serve(const Flags& flags, const char* argv0) {
   done = true;
   signals.join();
   if (!status.ok()) {  // the tracker refused the agent (its token): the last line, said as a start failure is
-    std::fprintf(stderr, "tunefleet-agent: error: %s\n", status.message().c_str());
+    std::fprintf(stderr, "tunefleet-agent: error: %s\n", Printable(status.message(), 1000).c_str());
     return 2;
   }
   spdlog::info("stopped after {} job(s)", session.jobs_done());

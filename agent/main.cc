@@ -1,4 +1,8 @@
 // tunefleet-agent: see agent/agent_main.h.
 #include "agent/agent_main.h"
+#include "common/standard_streams.h"
 
-int main(int argc, char** argv) { return tunefleet::agent::AgentMain(argc, argv); }
+int main(int argc, char** argv) {
+  tunefleet::OpenMissingStandardStreams();  // before anything opens a file
+  return tunefleet::agent::AgentMain(argc, argv);
+}

@@ -294,6 +294,11 @@ TEST(BadInputE2E, GivenAnInputThatNeedsNoDeviceItShouldBeRefusedBeforeTheTracker
         fleet.db()},
        "tunefleet tune: error: " + bad_task_file + ":2: the count 'x4' is not a whole number from 1 to 1000000"},
       {{bin, "tasks", "--specs", "--json", "model.onnx"}, "tunefleet: error: --json excludes --specs"},
+      // Standard input closed: its number was gRPC's event fd by main, which read as EAGAIN ("exit 1").
+      {{"/bin/sh", "-c",
+        "exec '" + bin + "' tune --rpc-tracker " + fleet.address() + " --rpc-key k --task-file - --db '" + fleet.db() +
+            "' <&-"},
+       "tunefleet tune: error: --task-file -: standard input is closed (give the file's path instead)"},
       {{bin, "tune", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--task", "gemm:64,64,64", "--tuner",
         "bayes", "--db", fleet.db()},
        "--tuner: bayes not in {xgb,ga,random,grid}"},

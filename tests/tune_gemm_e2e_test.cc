@@ -200,9 +200,47 @@ TEST_F(TuneGemmE2E, GivenATaskFileItsTasksShouldBeTunedWithTheirCounts) {
                          "WHERE t.spec = 'gemm:32,32,32:float32'"),
             4)
       << r.output;
-  EXPECT_EQ(fleet_.Sql("SELECT json_extract(workload, '$.count') FROM tasks ORDER BY spec"),
-            (std::vector<std::vector<std::string>>{{"1000"}, {"1"}, {"1"}}));
+  EXPECT_EQ(fleet_.Sql("SELECT json_extract(workload, '$.count'), json_extract(workload, '$.models.\"tasks.txt\"') "
+                       "FROM tasks ORDER BY spec"),
+            (std::vector<std::vector<std::string>>{{"1000", "1000"}, {"1", "1"}, {"1", "1"}}));
   EXPECT_EQ(fleet_.Sql("SELECT json_extract(args, '$.task_file') FROM sessions")[0][0], file);
+
+  // An edited count is the log's count after the next run (it kept the first run's).
+  std::ofstream(file) << "gemm:32,32,32 5\ngemm:48,48,48\ngemm:64,64,64\n";
+  r = fleet_.Cli({"tune", "--rpc-key", "pocl", "--task-file", file, "--template", "gemm.buffer", "--trials", "9",
+                  "--tuner", "random", "--db", fleet_.db(), "--number", "1", "--repeat", "1", "--batch", "4"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(fleet_.Sql("SELECT json_extract(workload, '$.count') FROM tasks WHERE spec = 'gemm:32,32,32:float32'"),
+            (std::vector<std::vector<std::string>>{{"5"}}));
+}
+
+// `tasks --specs` writes what `tune --task-file` reads: a generated model's list, piped through a filter (its GEMM
+// and pool layers, quick on PoCL) into tune on standard input.
+TEST_F(TuneGemmE2E, GivenAModelsTaskListOnStandardInputTuneShouldTuneTheListedTasks) {
+  const std::string bin = BinDir(), model = fleet_.dir() + "/r.onnx";
+  RunResult made = tunefleet::testing::Run({bin + "/tunefleet-make-model", "resnet", "-o", model}, std::chrono::seconds(30));
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  const std::string list = "'" + bin + "/tunefleet' tasks '" + model + "' --specs";
+  RunResult listed = tunefleet::testing::Run({"/bin/sh", "-c", list + " 2>/dev/null"}, std::chrono::seconds(30));
+  ASSERT_EQ(listed.exit_code, 0) << listed.output;
+  EXPECT_EQ(listed.output, "# " + model + ": 7 tasks, SPEC COUNT per line (tunefleet tune --task-file reads this)\n"
+                           "conv2d:1,3,32,32,16,3,3,1,1,bias=1:float32 1\n"
+                           "conv2d:1,16,32,32,16,3,3,1,1,bias=1:float32 4\n"
+                           "conv2d:1,16,32,32,32,3,3,2,1,bias=1:float32 1\n"
+                           "conv2d:1,32,16,16,32,3,3,1,1,bias=1:float32 1\n"
+                           "conv2d:1,16,32,32,32,1,1,2,0,bias=1:float32 1\n"
+                           "pool:1,32,16,16,16,16,1,0,mode=avg,global=1:float32 1\n"
+                           "gemm:1,10,32,transb=1,bias=1:float32 1\n");
+  RunResult r = tunefleet::testing::Run({"/bin/sh", "-c",
+                     list + " | grep -v '^conv2d' | '" + bin + "/tunefleet' tune --rpc-tracker " + fleet_.address() +
+                         " --rpc-key pocl --task-file - --trials 4 --tuner random --batch 2 --number 1 --repeat 1 "
+                         "--db '" + fleet_.db() + "'"},
+                    std::chrono::seconds(300));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(fleet_.Sql("SELECT spec, json_extract(workload, '$.models.\"standard input\"') FROM tasks ORDER BY spec"),
+            (std::vector<std::vector<std::string>>{{"gemm:1,10,32,transb=1,bias=1:float32", "1"},
+                                                   {"pool:1,32,16,16,16,16,1,0,mode=avg,global=1:float32", "1"}}));
+  EXPECT_EQ(fleet_.Count("SELECT count(*) FROM records"), 4);
 }
 
 TEST_F(TuneGemmE2E, GivenABudgetTheFallbackRoundWouldMostlyTakeTheHeaviestByFlopsShouldGoFirstWithoutIt) {

@@ -72,7 +72,11 @@ Result<std::vector<TuneTask>> CollectTasks(const TuneArgs& a) {
   }
   if (!a.task_file.empty()) {
     TF_ASSIGN_OR_RETURN(std::vector<ListedTask> listed, ReadTaskFile(a.task_file));
-    for (ListedTask& t : listed) tasks.push_back({std::move(t.task), t.count, ""});
+    // Recorded in the log under the file's name as a model's counts are under the model's, so that a run with an
+    // edited count updates it (and the report counts the list as a model of its own).
+    const std::string source =
+        a.task_file == "-" ? std::string("standard input") : std::filesystem::path(a.task_file).filename().string();
+    for (ListedTask& t : listed) tasks.push_back({std::move(t.task), t.count, source});
   }
   if (!a.model.empty()) {
     ImportOptions import;
@@ -113,7 +117,10 @@ int RunTuneCommand(const TuneArgs& a) {
       return CommandError("tune", pem.status().message(), 2);
   }
   Result<std::vector<TuneTask>> tasks = CollectTasks(a);
-  if (!tasks.ok()) return CommandError("tune", tasks.status().message(), 2);
+  if (!tasks.ok()) {  // bad input, but for a task file that could not be read (an I/O error)
+    const bool unavailable = tasks.status().code() == Status::Code::kUnavailable;
+    return CommandError("tune", tasks.status().message(), unavailable ? 1 : 2);
+  }
   if (!a.template_name.empty()) {
     if (auto t = LookUpTemplate(a.template_name); !t.ok()) return CommandError("tune", t.status().message(), 2);
   }

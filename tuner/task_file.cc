@@ -1,12 +1,12 @@
 #include "tuner/task_file.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iostream>
-#include <iterator>
 #include <sstream>
 
 #include "common/printable.h"
@@ -37,29 +37,59 @@ int64_t ParseCount(std::string_view text) {
   return n <= kMaxTaskCount ? n : -1;
 }
 
-Result<std::string> ReadBounded(std::istream& in, const std::string& name) {
+// Closes a file descriptor it owns when it goes.
+class OwnedFd {
+ public:
+  explicit OwnedFd(int fd) : fd_(fd) {}
+  OwnedFd(const OwnedFd&) = delete;
+  OwnedFd& operator=(const OwnedFd&) = delete;
+  ~OwnedFd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+// Why a file could not be opened or read: bad input when the path names nothing readable as a file; otherwise (an
+// I/O error, no memory, too many open files) the file is unavailable, which `tune` exits 1 for, as for a log.
+Status ReadFailure(const std::string& who, int error) {
+  const std::string what = who + ": cannot read it (" + std::strerror(error) + ")";
+  const bool bad_input = error == ENOENT || error == ENOTDIR || error == EISDIR || error == EACCES ||
+                         error == ENAMETOOLONG || error == ELOOP || error == EBADF;
+  return bad_input ? Status::InvalidArgument(what) : Status::Unavailable(what);
+}
+
+// The whole of `fd` (a file, or standard input), at most kMaxTaskFileBytes.
+Result<std::string> ReadBounded(int fd, const std::string& who) {
   std::string text;
   char chunk[64 * 1024];
-  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
-    text.append(chunk, static_cast<size_t>(in.gcount()));
+  for (;;) {
+    const ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ReadFailure(who, errno);
+    if (n == 0) return text;
+    text.append(chunk, static_cast<size_t>(n));
     if (text.size() > kMaxTaskFileBytes) {
-      return Status::InvalidArgument(name + ": larger than " + std::to_string(kMaxTaskFileBytes >> 20) +
+      return Status::InvalidArgument(who + ": larger than " + std::to_string(kMaxTaskFileBytes >> 20) +
                                      " MiB: not a task file (one SPEC [COUNT] per line)");
     }
   }
-  if (in.bad()) return Status::InvalidArgument(name + ": cannot read it (" + std::strerror(errno) + ")");
-  return text;
 }
 
 }  // namespace
 
 Result<std::vector<ListedTask>> ParseTaskList(std::string_view text, const std::string& name) {
   const std::string who = Printable(name);
+  constexpr std::string_view kBom = "\xef\xbb\xbf";  // Windows editors start a UTF-8 file with it
+  if (text.substr(0, kBom.size()) == kBom) text.remove_prefix(kBom.size());
   std::vector<ListedTask> tasks;
   size_t line_number = 0;
   for (size_t start = 0; start < text.size();) {
     const size_t end = std::min(text.find('\n', start), text.size());
-    const std::string_view line = text.substr(start, end - start);
+    std::string_view line = text.substr(start, end - start);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     start = end + 1;
     ++line_number;
     const std::vector<std::string_view> fields = Fields(line);
@@ -70,7 +100,8 @@ Result<std::vector<ListedTask>> ParseTaskList(std::string_view text, const std::
                                      " fields (a spec holds no spaces): " + Printable(line));
     }
     Result<Task> task = Task::Parse(fields[0]);
-    if (!task.ok()) return Status::InvalidArgument(at + task.status().message());
+    // The parser quotes the spec whole: a line of megabytes is quoted in part.
+    if (!task.ok()) return Status::InvalidArgument(at + Printable(task.status().message(), 400));
     ListedTask listed{std::move(task).value(), 1};
     if (fields.size() == 2) {
       listed.count = ParseCount(fields[1]);
@@ -90,7 +121,13 @@ Result<std::vector<ListedTask>> ParseTaskList(std::string_view text, const std::
 
 Result<std::vector<ListedTask>> ReadTaskFile(const std::string& path) {
   if (path == "-") {
-    TF_ASSIGN_OR_RETURN(std::string text, ReadBounded(std::cin, "standard input"));
+    // An inherited standard input never has FD_CLOEXEC (exec closes those): with it, or none, the one given was
+    // closed (`<&-`) and the number belongs to a file this process opened, such as gRPC's event fd.
+    const int flags = ::fcntl(STDIN_FILENO, F_GETFD);
+    if (flags == -1 || (flags & FD_CLOEXEC) != 0) {
+      return Status::InvalidArgument("--task-file -: standard input is closed (give the file's path instead)");
+    }
+    TF_ASSIGN_OR_RETURN(std::string text, ReadBounded(STDIN_FILENO, "standard input"));
     return ParseTaskList(text, "standard input");
   }
   const std::string who = Printable(path);
@@ -98,9 +135,9 @@ Result<std::vector<ListedTask>> ReadTaskFile(const std::string& path) {
   if (std::filesystem::is_directory(path, ec)) {
     return Status::InvalidArgument(who + ": a folder, not a task file");
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::InvalidArgument(who + ": cannot read it (" + std::strerror(errno) + ")");
-  TF_ASSIGN_OR_RETURN(std::string text, ReadBounded(in, who));
+  const OwnedFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return ReadFailure(who, errno);
+  TF_ASSIGN_OR_RETURN(std::string text, ReadBounded(fd.get(), who));
   return ParseTaskList(text, path);
 }
 

@@ -31,7 +31,8 @@ struct ListedTask {
 // errors name the file: "NAME:LINE: what is wrong". A text that lists no task is an error.
 Result<std::vector<ListedTask>> ParseTaskList(std::string_view text, const std::string& name);
 
-// Reads and parses the file at `path` ("-": standard input).
+// Reads and parses the file at `path` ("-": standard input). An error is kInvalidArgument for bad input (a path that
+// names no file, a bad line) and kUnavailable when the file could not be read for another reason (an I/O error).
 Result<std::vector<ListedTask>> ReadTaskFile(const std::string& path);
 
 // The text ParseTaskList reads back: a comment line `# HEADER` (when not empty), then `SPEC COUNT` per task.

@@ -58,6 +58,26 @@ TEST(TaskFileTest, GivenABadLine_WeShouldNameTheFileAndLineAndWhatIsWrong) {
             "tasks.txt:1: expected SPEC [COUNT], got 3 fields (a spec holds no spaces): gemm:8,8,8 1 \\x1b[2J");
 }
 
+// Windows editors start a UTF-8 file with a byte-order mark and end its lines with CR LF: neither is part of a spec
+// (the mark made the first line's op unknown, shown with an invisible character).
+TEST(TaskFileTest, GivenAByteOrderMarkAndCrLf_WeShouldReadTheTasksAndKeepCrOutOfErrors) {
+  Result<std::vector<ListedTask>> tasks = ParseTaskList("\xef\xbb\xbfgemm:8,8,8 2\r\ngemm:16,16,16\r\n", "t.txt");
+  ASSERT_TRUE(tasks.ok()) << tasks.status().ToString();
+  EXPECT_EQ(SpecsAndCounts(*tasks),
+            (std::vector<std::pair<std::string, int64_t>>{{"gemm:8,8,8:float32", 2}, {"gemm:16,16,16:float32", 1}}));
+  EXPECT_EQ(ErrorOf("gemm:8,8,8 1 2\r\n"),
+            "tasks.txt:1: expected SPEC [COUNT], got 3 fields (a spec holds no spaces): gemm:8,8,8 1 2");
+}
+
+// A spec of megabytes on one line (a task file may hold 16 MiB) is quoted in part: the error stays a line.
+TEST(TaskFileTest, GivenAHugeSpec_TheErrorShouldQuoteItInPart) {
+  const std::string spec = "gemm:8,8,8" + std::string(5'000'000, ',');
+  const std::string error = ErrorOf(spec);
+  EXPECT_EQ(error.rfind("tasks.txt:1: gemm:8,8,8,,,", 0), 0u) << error.substr(0, 100);
+  EXPECT_LT(error.size(), 500u);
+  EXPECT_NE(error.find("bytes)"), std::string::npos) << error;
+}
+
 TEST(TaskFileTest, GivenNoTask_WeShouldSaySoAndShowTheFormat) {
   for (const char* text : {"", "\n\n", "# only a comment\n   \n"}) {
     EXPECT_EQ(ErrorOf(text), "tasks.txt: lists no task (one SPEC [COUNT] per line, e.g. gemm:256,256,256 2)")
@@ -93,6 +113,7 @@ TEST(TaskFileTest, GivenAPath_WeShouldReadTheFileOrSayWhyNot) {
   Result<std::vector<ListedTask>> missing = ReadTaskFile(dir.path() + "/nope.txt");
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().message(), dir.path() + "/nope.txt: cannot read it (No such file or directory)");
+  EXPECT_EQ(missing.status().code(), Status::Code::kInvalidArgument);  // bad input, exit 2
   Result<std::vector<ListedTask>> folder = ReadTaskFile(dir.path());
   ASSERT_FALSE(folder.ok());
   EXPECT_EQ(folder.status().message(), dir.path() + ": a folder, not a task file");
