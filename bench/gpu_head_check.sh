@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A short check of the tracker, agents and tuner on a lent GPU (bench/device_bundle.sh's bundle; nothing installed):
 # a tracker and 2 agents of key h200 on the first NVIDIA platform, then a GEMM tune on both devices, a model tune
-# with one agent killed (SIGKILL) mid-run and started again, its resume, a tune stopped by SIGINT mid-batch, and
+# with one agent killed (SIGKILL) mid-run and started again, its resume, the model's tasks tuned from a task file
+# (tasks --specs, tune --task-file), the status page's GET and HEAD, a tune stopped by SIGINT mid-batch, and
 # --early-stopping on a random search and on a unit whose every job fails (a 1 ms --timeout). The logs, the tuning
 # logs and summary.txt go to OUT; summary.txt is printed at the end.
 #   usage: bench/gpu_head_check.sh DIST_DIR OUT   (with the device tool: bash bench/gpu_head_check.sh dist $OUT)
@@ -17,13 +18,21 @@ tune() { "$D/tunefleet" tune --rpc-tracker "$P" --rpc-key h200 "$@"; }
 "$D/tunefleet-agent" --list-devices >"$OUT/devices.txt" 2>&1
 PLAT=$(grep -i nvidia "$OUT/devices.txt" | head -1 | grep -o -E '^platform [0-9]+' | grep -o -E '[0-9]+')
 echo "platform ${PLAT:=0}" >>"$S"
-"$D/tunefleet-tracker" --host 127.0.0.1 --port 9190 >"$OUT/tracker.log" 2>&1 &
+"$D/tunefleet-tracker" --host 127.0.0.1 --port 9190 --http-port 9191 >"$OUT/tracker.log" 2>&1 &
 TRACKER=$!
 sleep 1
 agent() { "$D/tunefleet-agent" --tracker "$P" --key h200 --platform "$PLAT" >>"$OUT/agent$1.log" 2>&1 & echo $!; }
 A1=$(agent 1); A2=$(agent 2)
 sleep 3
 "$D/tunefleet" query --rpc-tracker "$P" >>"$S" 2>&1
+python3 - >>"$S" 2>&1 <<'PY'
+import http.client
+for method in ("GET", "HEAD"):
+    c = http.client.HTTPConnection("127.0.0.1", 9191, timeout=5)
+    c.request(method, "/metrics")
+    r = c.getresponse()
+    print("status page", method, r.status, "Content-Length", r.getheader("Content-Length"), "body", len(r.read()))
+PY
 
 t0=$(date +%s.%N)
 tune --task gemm:1024,1024,1024 --trials 64 --devices 2 --batch 16 --db "$OUT/gemm.db" >"$OUT/gemm.out" 2>&1
@@ -49,6 +58,13 @@ print("records, distinct units x configs, ok:", c.execute(
     "sum(status = 0) FROM records").fetchone())
 print("sessions:", c.execute("SELECT state, count(*) FROM sessions GROUP BY state").fetchall())
 PY
+
+# A model's tasks as a task file (tasks --specs), tuned without the model.
+"$D/tunefleet" tasks models/tiny_resnet.onnx --specs >"$OUT/tasks.txt" 2>"$OUT/tasks.err"
+tune --task-file "$OUT/tasks.txt" --trials 64 --devices 2 --batch 8 --db "$OUT/taskfile.db" >"$OUT/taskfile.out" 2>&1
+echo "task file rc $? ($(grep -c -v '^#' "$OUT/tasks.txt") tasks listed)," \
+  "records $(log_records "$OUT/taskfile.db")" >>"$S"
+tail -2 "$OUT/taskfile.out" >>"$S"
 
 # Started directly, not through tune(): a background shell function is a subshell, which ignores SIGINT (job
 # control is off in a script) and so would never pass it on.

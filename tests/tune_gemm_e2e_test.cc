@@ -218,7 +218,8 @@ TEST_F(TuneGemmE2E, GivenATaskFileItsTasksShouldBeTunedWithTheirCounts) {
 // and pool layers, quick on PoCL) into tune on standard input.
 TEST_F(TuneGemmE2E, GivenAModelsTaskListOnStandardInputTuneShouldTuneTheListedTasks) {
   const std::string bin = BinDir(), model = fleet_.dir() + "/r.onnx";
-  RunResult made = tunefleet::testing::Run({bin + "/tunefleet-make-model", "resnet", "-o", model}, std::chrono::seconds(30));
+  RunResult made =
+      tunefleet::testing::Run({bin + "/tunefleet-make-model", "resnet", "-o", model}, std::chrono::seconds(30));
   ASSERT_EQ(made.exit_code, 0) << made.output;
   const std::string list = "'" + bin + "/tunefleet' tasks '" + model + "' --specs";
   RunResult listed = tunefleet::testing::Run({"/bin/sh", "-c", list + " 2>/dev/null"}, std::chrono::seconds(30));
