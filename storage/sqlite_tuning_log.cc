@@ -344,15 +344,20 @@ class SqliteTuningLog final : public TuningLog {
     return Status::OK();
   }
 
-  // Successful records ranked by mean cost within (task, template, device), ties to the earliest record: without
-  // `group`, each group's first; with it, every record of that (task id, template id, device id).
+  // Configs ranked by mean cost within (task, template, device), ties to the earliest record: without `group`, each
+  // group's first; with it, every config of that (task id, template id, device id). A config measured more than
+  // once (tune --confirm, a --fresh pass, a recording's passes: records of one config JSON, what was measured) stands
+  // as its lower median record (of two, the faster), so that one lucky measurement does not make it the best.
   Result<std::vector<BestRow>> RankedRows(const std::optional<std::array<int64_t, 3>>& group) {
     std::string sql = std::string(
-                          "WITH ranked AS (SELECT r.*, ROW_NUMBER() OVER (PARTITION BY r.task_id, r.template_id, "
-                          "r.device_id ORDER BY r.mean_cost, r.id) AS rank FROM records r "
+                          "WITH per_config AS (SELECT r.*, ROW_NUMBER() OVER (PARTITION BY r.task_id, r.template_id, "
+                          "r.device_id, r.config ORDER BY r.mean_cost, r.id) AS k, COUNT(*) OVER (PARTITION BY "
+                          "r.task_id, r.template_id, r.device_id, r.config) AS n FROM records r "
                           "WHERE r.status = 0 AND ") + kSoundRecord +
                       (group ? " AND r.task_id = ?1 AND r.template_id = ?2 AND r.device_id = ?3" : "") +
-                      std::string(") "
+                      std::string("), ranked AS (SELECT m.*, ROW_NUMBER() OVER (PARTITION BY m.task_id, "
+                                  "m.template_id, m.device_id ORDER BY m.mean_cost, m.id) AS rank FROM per_config m "
+                                  "WHERE m.k = (m.n + 1) / 2) "
                           "SELECT t.spec, tp.name, tp.version, d.name, d.fingerprint, t.flops, ") +
                       kRecordColumns +
                       " FROM ranked r JOIN tasks t ON t.id = r.task_id JOIN templates tp ON tp.id = r.template_id "

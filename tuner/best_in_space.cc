@@ -80,10 +80,10 @@ Result<std::vector<BestRow>> BestInSpace(TuningLog& log, const TemplateLookup& l
     notes << Printable(row.task) << " (" << Printable(row.template_name) << ") on " << Printable(row.device_name)
           << " [" << Printable(row.device_fingerprint) << "]: ";
     if (found) {
-      notes << passed << " faster record(s) passed over, their config not in the template's space ("
+      notes << passed << " faster config(s) passed over, not in the template's space ("
             << Printable(first_why) << ")\n";
     } else {
-      notes << "left out: none of its " << passed << " successful record(s) has a config of the template's space ("
+      notes << "left out: none of its " << passed << " successful config(s) is in the template's space ("
             << Printable(first_why) << ")\n";
     }
   }

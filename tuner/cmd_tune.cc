@@ -45,6 +45,7 @@ struct TuneArgs {
   uint32_t number = 4, repeat = 3, min_repeat_ms = 0;
   double timeout = 20;
   uint64_t early_stopping = 0;
+  size_t confirm = 0;
   double wait = 60, device_wait = 300;
   uint32_t devices = 1;
   int32_t priority = 0;
@@ -145,6 +146,7 @@ int RunTuneCommand(const TuneArgs& a) {
   o.all_trials = trials->all;
   o.time_budget = a.time_budget;
   o.early_stopping = a.early_stopping;
+  o.confirm = a.confirm;
   o.batch_size = a.batch;
   o.tuner.strategy.name = a.tuner;
   o.tuner.strategy.seed = a.seed;
@@ -164,7 +166,8 @@ int RunTuneCommand(const TuneArgs& a) {
                                 {"tuner", a.tuner}, {"xgb_objective", a.xgb_objective},
                                 {"xgb_prior_pool", a.xgb_prior_pool}, {"number", a.number},
                                 {"repeat", a.repeat}, {"min_repeat_ms", a.min_repeat_ms}, {"timeout", a.timeout},
-                                {"seed", a.seed}, {"fresh", a.fresh}, {"precision", a.precision.empty() ? "float32" : a.precision}}
+                                {"seed", a.seed}, {"fresh", a.fresh}, {"confirm", a.confirm},
+                                {"precision", a.precision.empty() ? "float32" : a.precision}}
                      .dump();
   // A template that cannot run a task on any device is bad input, said before the tracker is asked.
   if (Status fit = CheckSomeDeviceRuns(o.tasks, o.template_name); !fit.ok())
@@ -267,6 +270,11 @@ void RegisterTune(CLI::App& app, int* exit_code) {
                   "Stop a task after N trials without a new best (after its first N when none of them ran); 0, the "
                   "default: never, each task runs its --trials")
       ->check(cli::Whole<uint64_t>());
+  sub->add_option("--confirm", a->confirm,
+                  "After tuning, measure each task's N best configs twice more (beyond --trials) and take a config's "
+                  "median as its cost, so that a lucky run does not pick the kernel; for noisy devices (a phone "
+                  "that throttles, a CPU); 0, the default: off")
+      ->check(cli::WholeBetween(0, 256));
   sub->add_option("--wait", a->wait, "Seconds to wait for a free device of the key (default 60)")
       ->check(cli::Between(0, kOneYearSeconds, "a year at most"));
   sub->add_option("--device-wait", a->device_wait, "Seconds to wait for a lost device to come back (default 300)")

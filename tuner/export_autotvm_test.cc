@@ -142,7 +142,7 @@ TEST_F(ExportAutotvmTest, GivenAConfigOutsideTheSpace_WeShouldSkipItAndExportThe
   const std::string best = Export(true);
   ASSERT_EQ(std::count(best.begin(), best.end(), '\n'), 1) << best;
   EXPECT_EQ(nlohmann::json::parse(best)["result"][0][0].get<double>(), 0.002);
-  EXPECT_NE(notes_.str().find("1 faster record(s) passed over"), std::string::npos) << notes_.str();
+  EXPECT_NE(notes_.str().find("1 faster config(s) passed over"), std::string::npos) << notes_.str();
 }
 
 // A device name from a log reaches a terminal: control characters are shown escaped, not sent.

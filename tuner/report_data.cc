@@ -102,6 +102,7 @@ Result<ReportData> LoadReportData(TuningLog& log) {
       data.series.push_back(std::move(s));
     }
     ReportMeasurement m;
+    m.config_index = r.config_index;
     m.status = r.status;
     m.mean_cost = r.mean_cost;
     m.message = r.message;

@@ -3,9 +3,11 @@
 #include <cstdio>
 #include <map>
 #include <sstream>
+#include <vector>
 
 #include "common/html_escape.h"
 #include "tuner/report_svg.h"
+#include "tuner/strategy_common.h"
 
 namespace tunefleet {
 namespace {
@@ -25,21 +27,31 @@ std::string Fixed(double v, int digits) {
 
 struct SeriesStats {
   int ok = 0;
-  double best_cost = 0;  // seconds, 0 when no success
+  double best_cost = 0;  // seconds, 0 when no success; the lowest lower median of a config's results, as `best`
   std::map<int, int> by_status;
   std::map<int, std::string> first_message;
 };
 
 SeriesStats Stats(const ReportSeries& s) {
   SeriesStats st;
+  std::map<uint64_t, std::vector<double>> ok_costs;  // config index -> its successful results
+  std::vector<double> singles;                       // results without an index: each a config of its own
   for (const auto& r : s.records) {
     ++st.by_status[r.status];
     if (r.status == 0 && r.mean_cost > 0) {
       ++st.ok;
-      if (st.best_cost == 0 || r.mean_cost < st.best_cost) st.best_cost = r.mean_cost;
+      if (r.config_index) {
+        ok_costs[*r.config_index].push_back(r.mean_cost);
+      } else {
+        singles.push_back(r.mean_cost);
+      }
     } else if (r.status != 0 && !st.first_message.count(r.status)) {
       st.first_message[r.status] = r.message;
     }
+  }
+  for (const auto& [index, costs] : ok_costs) singles.push_back(LowerMedian(costs));
+  for (double cost : singles) {
+    if (st.best_cost == 0 || cost < st.best_cost) st.best_cost = cost;
   }
   return st;
 }

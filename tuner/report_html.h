@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,6 +16,8 @@ struct ReportMeasurement {
   int status = 0;          // MeasureStatus 0..8 (0 ok)
   double mean_cost = 0;    // seconds; 0 on failure
   std::string message;     // on failure
+  // Results of one config (tune --confirm) count as their lower median in the best; none: a config of its own.
+  std::optional<uint64_t> config_index;
 };
 
 // The measurements of one task on one template and device, in measurement order.

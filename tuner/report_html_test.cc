@@ -94,6 +94,17 @@ TEST(ReportHtmlTest, GivenCountsAndBestLatencies_WeShouldSumCountTimesLatency) {
   EXPECT_NE(html.find("best 1.0000 ms = 2.00 GFLOPS"), std::string::npos);
 }
 
+// tune --confirm: config 7's lucky 1.0 ms is measured again at 3.0 and 4.0 ms, so its median 3.0 ms loses to config 8's
+// single 1.5 ms, as `tunefleet best` ranks them; the failure of config 9 is no result.
+TEST(ReportHtmlTest, GivenAConfigMeasuredSeveralTimes_TheBestShouldBeTheLowestMedian) {
+  ReportData d = TwoTasksOnOneDevice();
+  ReportSeries& gemm = d.series[0];
+  gemm.records = {{0, 1.0e-3, "", 7}, {0, 1.5e-3, "", 8}, {0, 3.0e-3, "", 7}, {0, 4.0e-3, "", 7}, {4, 0, "x", 9}};
+  const std::string html = RenderReportHtml(d);
+  EXPECT_NE(html.find("best 1.5000 ms = 1.33 GFLOPS"), std::string::npos);
+  EXPECT_EQ(html.find("best 1.0000 ms"), std::string::npos);
+}
+
 TEST(ReportHtmlTest, GivenFailures_WeShouldCountThemByStatusAndEscapeTheirMessages) {
   std::string html = RenderReportHtml(TwoTasksOnOneDevice());
   EXPECT_NE(html.find("3 device compile failed"), std::string::npos);

@@ -12,6 +12,7 @@
 #include "common/wall_clock.h"
 #include "storage/tuning_log.h"
 #include "tuner/recorded_config.h"
+#include "tuner/strategy_common.h"
 #include "tuner/strategy_transfer.h"
 #include "tuner/task_workload.h"
 
@@ -44,11 +45,14 @@ Result<std::unique_ptr<TaskTuner>> TaskTuner::Create(const Task& task, const Tem
 Status TaskTuner::ReplayOwn() {
   if (opts_.fresh) return Status::OK();
   TF_ASSIGN_OR_RETURN(std::vector<RecordRow> rows, log_->Records(task_id_, template_id_, opts_.device_id));
-  std::vector<Observation> own;
+  // A config's first result is its trial; later ones (tune --confirm, --fresh passes) are repeats, which the
+  // strategy does not see again but which count in the config's median.
+  std::vector<Observation> own, repeats;
+  std::set<uint64_t> seen;
   size_t unmapped = 0;
   for (const RecordRow& r : rows) {
     if (const std::optional<uint64_t> index = RecordedIndex(space_, r)) {
-      own.push_back({*index, r.status == 0, r.mean_cost});
+      (seen.insert(*index).second ? own : repeats).push_back({*index, r.status == 0, r.mean_cost});
     } else {
       ++unmapped;
     }
@@ -58,10 +62,12 @@ Status TaskTuner::ReplayOwn() {
                  unmapped);
   if (own.empty()) return Status::OK();
   strategy_->Update(own);
-  for (const auto& o : own) Observe(o.index, o.ok, o.cost);
+  for (const auto& o : own) Observe(o.index, o.ok, o.cost, /*repeat=*/false);
+  for (const auto& o : repeats) Observe(o.index, o.ok, o.cost, /*repeat=*/true);
   resumed_ = own.size();
-  spdlog::info("{} [{}]: resuming after {} recorded trials (best {:.2f} GFLOPS)", task_.ToSpec(), tmpl_.name(),
-               own.size(), best_gflops());
+  spdlog::info("{} [{}]: resuming after {} recorded trials{} (best {:.2f} GFLOPS)", task_.ToSpec(), tmpl_.name(),
+               own.size(), repeats.empty() ? "" : " and " + std::to_string(repeats.size()) + " repeated results",
+               best_gflops());
   return Status::OK();
 }
 
@@ -108,19 +114,58 @@ Status TaskTuner::WarmStartFromLog(bool refresh) {
   return Status::OK();
 }
 
-void TaskTuner::Observe(uint64_t index, bool ok, double cost) {
-  ++trials_;
-  if (index == fallback_index_) {
-    fallback_seen_ = fallback_recorded_ = true;
-    fallback_cost_ = ok ? cost : 0;
+void TaskTuner::Observe(uint64_t index, bool ok, double cost, bool repeat) {
+  if (!repeat) {
+    ++trials_;
+    if (index == fallback_index_) {
+      fallback_seen_ = fallback_recorded_ = true;
+      fallback_cost_ = ok ? cost : 0;
+    }
+    last_gflops_ = ok && cost > 0 ? flops_ / cost / 1e9 : 0;
   }
-  last_gflops_ = ok && cost > 0 ? flops_ / cost / 1e9 : 0;
-  if (ok && cost > 0 && (best_cost_ == 0 || cost < best_cost_)) {
-    best_cost_ = cost;
-    best_index_ = index;
-    best_trial_ = trials_;
+  if (ok && cost > 0) {
+    std::vector<double>& costs = ok_costs_[index];
+    costs.push_back(cost);
+    if (costs.size() > 1) {
+      RankByMedians();  // a repeat moves its config's median, up or down
+    } else if (best_cost_ == 0 || cost < best_cost_) {
+      best_cost_ = cost;
+      best_index_ = index;
+      best_trial_ = trials_;
+    }
   }
-  curve_.push_back(best_cost_);
+  if (!repeat) curve_.push_back(best_cost_);
+}
+
+// The best config again, by the lower median of each config's results, as TuningLog::Best ranks them.
+void TaskTuner::RankByMedians() {
+  best_cost_ = 0;
+  for (const auto& [index, costs] : ok_costs_) {
+    const double median = LowerMedian(costs);
+    if (best_cost_ == 0 || median < best_cost_) {
+      best_cost_ = median;
+      best_index_ = index;
+    }
+  }
+}
+
+Result<std::vector<CandidateJob>> TaskTuner::ProposeRepeats(size_t configs, size_t times) {
+  std::vector<CandidateJob> jobs;
+  if (ok_costs_.size() < 2) return jobs;
+  std::vector<std::pair<double, uint64_t>> ranked;  // (median, index)
+  for (const auto& [index, costs] : ok_costs_) ranked.emplace_back(LowerMedian(costs), index);
+  std::sort(ranked.begin(), ranked.end());
+  for (size_t k = 0; k < ranked.size() && k < configs; ++k) {
+    const uint64_t index = ranked[k].second;
+    const size_t have = ok_costs_[index].size();
+    if (have >= 1 + times) continue;
+    // It ran, so its program was generated before; a failure now is the template's and not a result.
+    Result<proto::KernelProgram> program = tmpl_.Generate(task_, space_, space_.FromIndex(index));
+    if (!program.ok()) return program.status();
+    *program->mutable_timing() = Timing();
+    for (size_t n = have; n < 1 + times; ++n) jobs.push_back({index, *program});
+  }
+  return jobs;
 }
 
 proto::TimingSpec TaskTuner::Timing() const {
@@ -184,7 +229,7 @@ Status TaskTuner::AddCandidate(uint64_t index, std::vector<CandidateJob>* jobs) 
   return Status::OK();
 }
 
-Status TaskTuner::Record(uint64_t index, const proto::MeasureResult& result, int64_t device_id) {
+Status TaskTuner::Record(uint64_t index, const proto::MeasureResult& result, int64_t device_id, bool repeat) {
   RecordRow r;
   r.session_id = opts_.session_id;
   r.task_id = task_id_;
@@ -201,8 +246,8 @@ Status TaskTuner::Record(uint64_t index, const proto::MeasureResult& result, int
   r.timestamp = WallClockSeconds();
   TF_RETURN_IF_ERROR(log_->AddRecord(r).status());
   bool ok = result.status() == proto::OK && result.mean_cost() > 0;
-  strategy_->Update({{index, ok, result.mean_cost()}});
-  Observe(index, ok, result.mean_cost());
+  if (!repeat) strategy_->Update({{index, ok, result.mean_cost()}});
+  Observe(index, ok, result.mean_cost(), repeat);
   return Status::OK();
 }
 

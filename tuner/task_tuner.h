@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -61,9 +62,14 @@ class TaskTuner {
   // program cannot be generated is recorded at once as status 2). Unlike Propose it does not read the log for
   // a warm start, so the unit's first batch still learns from everything recorded before it.
   Result<std::vector<CandidateJob>> ProposeFallback();
-  // Records one measurement (commits at once) and tells the strategy.
+  // Jobs that measure the `configs` best configs so far (by the lower median of their results) `times` more times
+  // each, for `tune --confirm`: a config's best run may have been lucky. Those that have 1 + `times` results
+  // already are not measured again; a unit with fewer than two configs that ran has nothing to confirm.
+  Result<std::vector<CandidateJob>> ProposeRepeats(size_t configs, size_t times);
+  // Records one measurement (commits at once) and tells the strategy; a `repeat` (of ProposeRepeats) is no trial
+  // and is not told to the strategy, but moves its config's median and so maybe the best.
   // `device_id` 0 = the device given in the options.
-  Status Record(uint64_t index, const proto::MeasureResult& result, int64_t device_id = 0);
+  Status Record(uint64_t index, const proto::MeasureResult& result, int64_t device_id = 0, bool repeat = false);
 
   const Task& task() const { return task_; }
   const Template& tmpl() const { return tmpl_; }
@@ -71,10 +77,11 @@ class TaskTuner {
   uint64_t trials() const { return trials_; }              // records of this run and resumed ones
   // Trials beyond the fallback config: those that tuned.
   uint64_t tuning_trials() const { return trials_ - (fallback_recorded_ ? 1 : 0); }
-  uint64_t resumed() const { return resumed_; }            // records found in the log at start
+  uint64_t resumed() const { return resumed_; }            // configs the log held at start (its trials)
   bool exhausted() const { return exhausted_; }
   bool has_best() const { return best_cost_ > 0; }
-  double best_cost() const { return best_cost_; }          // seconds
+  // Seconds: the lowest over configs of the lower median of each one's results (one result: itself).
+  double best_cost() const { return best_cost_; }
   double flops() const { return flops_; }  // of one run of the task's kernel
   double best_gflops() const { return has_best() ? flops_ / best_cost_ / 1e9 : 0; }
   uint64_t best_index() const { return best_index_; }
@@ -97,7 +104,8 @@ class TaskTuner {
   // Reads the template's records of other tasks and devices and warm-starts the strategy from them. A refresh
   // (a later plan) does so only when they grew by a tenth, and at least 16 records, since the last read.
   Status WarmStartFromLog(bool refresh);
-  void Observe(uint64_t index, bool ok, double cost);
+  void Observe(uint64_t index, bool ok, double cost, bool repeat);
+  void RankByMedians();
   proto::TimingSpec Timing() const;
   Status AddCandidate(uint64_t index, std::vector<CandidateJob>* jobs);
 
@@ -121,6 +129,7 @@ class TaskTuner {
   uint64_t best_trial_ = 0;
   double last_gflops_ = 0;
   std::vector<double> curve_;
+  std::map<uint64_t, std::vector<double>> ok_costs_;  // config index -> the mean costs of its successful results
   uint64_t fallback_index_ = 0;
   bool fallback_seen_ = false;  // proposed or measured (in this run or an earlier one)
   bool fallback_recorded_ = false;

@@ -149,8 +149,58 @@ TEST_F(TaskTunerTest, GivenRecordsWhoseIndexDisagreesWithTheirConfig_ResumeShoul
 
   std::unique_ptr<TaskTuner> t = Create();
   ASSERT_NE(t, nullptr);
-  EXPECT_EQ(t->resumed(), 2u);
+  EXPECT_EQ(t->resumed(), 1u);  // both records measured valid[0]: one trial and a repeat of it
   EXPECT_EQ(t->best_index(), valid[0]);
+  EXPECT_EQ(t->best_cost(), 0.5e-3);  // of two results, the faster
+}
+
+proto::MeasureResult Ok(double cost) {
+  proto::MeasureResult r;
+  r.set_status(proto::OK);
+  r.set_mean_cost(cost);
+  r.add_costs(cost);
+  return r;
+}
+
+// tune --confirm: a config's lucky first run (0.5 ms) is measured twice more (2 and 3 ms); its median, 2 ms, no longer
+// beats the steady 1 ms config, in this run, in a resumed one and in the log's Best. Repeats are no trials.
+TEST_F(TaskTunerTest, GivenRepeatsOfTheBestConfig_TheBestShouldBeTheLowestMedian) {
+  std::unique_ptr<TaskTuner> t = Create();
+  ASSERT_NE(t, nullptr);
+  const std::vector<uint64_t> valid = testing::FirstValid(t->space(), 3);
+  ASSERT_EQ(valid.size(), 3u);
+  ASSERT_TRUE(t->Record(valid[0], Ok(1e-3)).ok());
+  EXPECT_TRUE(t->ProposeRepeats(4, 2).value().empty()) << "one config that ran: nothing to rank again";
+  ASSERT_TRUE(t->Record(valid[1], Ok(0.5e-3)).ok());
+  ASSERT_TRUE(t->Record(valid[2], Ok(4e-3)).ok());
+  EXPECT_EQ(t->best_index(), valid[1]);
+
+  std::vector<CandidateJob> again = t->ProposeRepeats(1, 2).value();
+  ASSERT_EQ(again.size(), 2u);
+  for (const CandidateJob& j : again) {
+    EXPECT_EQ(j.index, valid[1]);
+    EXPECT_TRUE(j.program.has_timing());
+  }
+  ASSERT_TRUE(t->Record(valid[1], Ok(2e-3), 0, /*repeat=*/true).ok());
+  ASSERT_TRUE(t->Record(valid[1], Ok(3e-3), 0, /*repeat=*/true).ok());
+  EXPECT_EQ(t->trials(), 3u);
+  EXPECT_EQ(t->best_index(), valid[0]);
+  EXPECT_EQ(t->best_cost(), 1e-3);
+  // The best two now: valid[0] (one result: two more) and valid[1] (three: none).
+  again = t->ProposeRepeats(2, 2).value();
+  ASSERT_EQ(again.size(), 2u);
+  EXPECT_EQ(again[0].index, valid[0]);
+  EXPECT_EQ(again[1].index, valid[0]);
+
+  std::unique_ptr<TaskTuner> resumed = Create();
+  ASSERT_NE(resumed, nullptr);
+  EXPECT_EQ(resumed->resumed(), 3u);
+  EXPECT_EQ(resumed->trials(), 3u);
+  EXPECT_EQ(resumed->best_index(), valid[0]);
+  EXPECT_EQ(resumed->best_cost(), 1e-3);
+  const std::vector<BestRow> best = log_->Best().value();
+  ASSERT_EQ(best.size(), 1u);
+  EXPECT_EQ(best[0].record.config_index, valid[0]);
 }
 
 // Two models sharing a task: the log's count is both models' occurrences (it kept the first model's), and a

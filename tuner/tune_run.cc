@@ -334,8 +334,10 @@ Result<TuneSummary> RunTune(const TuneOptions& opts, DeferredLog& run_log) {
   struct UnitJob {
     Entry* entry;
     CandidateJob job;
+    bool repeat = false;  // a confirmation (--confirm): no trial
   };
-  auto measure = [&](const std::vector<UnitJob>& jobs, const std::function<std::string(const Entry&)>& label) {
+  auto measure = [&](const std::vector<UnitJob>& jobs, const std::function<std::string(const Entry&)>& label,
+                     Progress& shown) {
     std::vector<const proto::KernelProgram*> programs;
     for (const auto& j : jobs) programs.push_back(&j.job.program);
     if (programs.empty()) return Status::OK();
@@ -343,9 +345,9 @@ Result<TuneSummary> RunTune(const TuneOptions& opts, DeferredLog& run_log) {
       // Every device of every lease was adopted; a result without a known device (none) goes to the first.
       const int64_t dev = devices.IdOf(fp, device_id);
       TaskTuner& tuner = *jobs[i].entry->tuner;
-      TF_RETURN_IF_ERROR(tuner.Record(jobs[i].job.index, r, dev));
-      progress.Trial();
-      progress.Show(label(*jobs[i].entry), tuner.last_gflops(), tuner.best_gflops(), "", false);
+      TF_RETURN_IF_ERROR(tuner.Record(jobs[i].job.index, r, dev, jobs[i].repeat));
+      shown.Trial();
+      shown.Show(label(*jobs[i].entry), tuner.last_gflops(), tuner.best_gflops(), "", false);
       return Status::OK();
     });
     if (st.ok() || !session->interrupted() || !devices.refused().ok()) return st;
@@ -381,7 +383,7 @@ Result<TuneSummary> RunTune(const TuneOptions& opts, DeferredLog& run_log) {
       for (uint64_t k = before; k < e.tuner->trials(); ++k) progress.Trial();  // generation failed
       for (CandidateJob& j : fallback) jobs.push_back({&e, std::move(j)});
     }
-    Status st = measure(jobs, [&](const Entry& e) { return "fallback round, " + unit_label(e); });
+    Status st = measure(jobs, [&](const Entry& e) { return "fallback round, " + unit_label(e); }, progress);
     if (!st.ok()) return fail(st);
     // The round's trials (generation failures included; the units had none before it) count against the budget
     // and as part of each unit's first batch, which the scheduler still gives every one of them.
@@ -422,7 +424,7 @@ Result<TuneSummary> RunTune(const TuneOptions& opts, DeferredLog& run_log) {
     for (uint64_t k = 0; k < generation_failures; ++k) progress.Trial();
     std::vector<UnitJob> jobs;
     for (CandidateJob& j : proposed) jobs.push_back({&e, std::move(j)});
-    Status st = measure(jobs, unit_label);
+    Status st = measure(jobs, unit_label, progress);
     if (!st.ok()) return fail(st);
     uint64_t measured = tuner.trials() - before;
     e.trials_this_run += std::max<uint64_t>(measured, 1) + credit;
@@ -435,6 +437,22 @@ Result<TuneSummary> RunTune(const TuneOptions& opts, DeferredLog& run_log) {
     if (tuner.exhausted() && measured == 0) continue;
   }
   progress.Finish();
+  if (opts.confirm > 0 && !cut && !summary.interrupted && !budget_spent) {
+    std::vector<UnitJob> jobs;
+    for (Entry& e : entries) {
+      Result<std::vector<CandidateJob>> again = e.tuner->ProposeRepeats(opts.confirm, kConfirmRepeats);
+      if (!again.ok()) return fail(again.status());
+      for (CandidateJob& j : *again) jobs.push_back({&e, std::move(j), true});
+    }
+    if (!jobs.empty()) {
+      spdlog::info("--confirm {}: measuring each unit's {} best configs {} more times ({} jobs); a config's best is "
+                   "then the median of its results", opts.confirm, opts.confirm, kConfirmRepeats, jobs.size());
+      Progress confirming(jobs.size());
+      Status st = measure(jobs, [&](const Entry& e) { return "confirming, " + unit_label(e); }, confirming);
+      confirming.Finish();
+      if (!st.ok()) return fail(st);
+    }
+  }
   // Free the devices before the bookkeeping below, so that a stopped run hands them on at once.
   session->Release();
   TF_RETURN_IF_ERROR(run_session.End(summary.interrupted ? "interrupted" : "done"));

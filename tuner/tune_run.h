@@ -26,6 +26,9 @@ struct TuneTask {
   std::string model;  // the model's file name, without its folder ("" for a --task spec)
 };
 
+// Results a confirmed config gets beyond its first: with 3, its lower median is a real middle one.
+inline constexpr size_t kConfirmRepeats = 2;
+
 struct TuneOptions {
   SessionOptions session;
   std::string db;
@@ -36,6 +39,9 @@ struct TuneOptions {
   double time_budget = 0;       // seconds of wall time; 0 = none. A batch still out at the end is abandoned
   uint64_t early_stopping = 0;  // per task: stop after this many trials without a new best; 0 = never
   size_t batch_size = 16;       // configs sent to the tracker at once
+  // After tuning, each unit's `confirm` best configs are measured kConfirmRepeats more times (beyond --trials), and
+  // a config's best is then the lower median of its results: a lucky run does not pick the kernel. 0 = off.
+  size_t confirm = 0;
   TaskTunerOptions tuner;
   std::string args_json;        // the command line, stored with the session
   // A stop request (SIGINT/SIGTERM in `tune`) ends the run promptly, from any thread: no new batch is proposed,
