@@ -168,8 +168,8 @@ TEST(AgentProcessTest, GivenListDevicesWithAPlatform_WeShouldListThatPlatformOnl
 // `--list-devices --tracker H:P --key K` listed the devices and ignored the rest, as it did --device 1 (the listing
 // is not narrowed to one device): a serving agent's options beside it are refused before anything is opened.
 TEST(AgentProcessTest, GivenListDevicesWithAServingOption_WeShouldRefuseTheMixInOneLine) {
-  for (const std::string option : {"--tracker 127.0.0.1:9190", "--key k", "--token t", "--device 1", "--tls-ca /dev/null",
-                                   "--device-lock none", "--job-timeout 5"}) {
+  for (const std::string option : {"--tracker 127.0.0.1:9190", "--key k", "--token t", "--device 1",
+                                   "--tls-ca /dev/null", "--device-lock none", "--job-timeout 5"}) {
     std::string output;
     EXPECT_EQ(RunAgent("--list-devices " + option + " --opencl-lib /nonexistent/libOpenCL.so", &output), 2)
         << option << ": " << output;
