@@ -117,6 +117,7 @@ Status TaskTuner::WarmStartFromLog(bool refresh) {
 void TaskTuner::Observe(uint64_t index, bool ok, double cost, bool repeat) {
   if (!repeat) {
     ++trials_;
+    first_trial_.emplace(index, trials_);
     if (index == fallback_index_) {
       fallback_seen_ = fallback_recorded_ = true;
       fallback_cost_ = ok ? cost : 0;
@@ -147,6 +148,8 @@ void TaskTuner::RankByMedians() {
       best_index_ = index;
     }
   }
+  // Early stopping counts from the trial that found the best config, not from a repeat that moved it.
+  if (auto found = first_trial_.find(best_index_); found != first_trial_.end()) best_trial_ = found->second;
 }
 
 Result<std::vector<CandidateJob>> TaskTuner::ProposeRepeats(size_t configs, size_t times) {

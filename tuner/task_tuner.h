@@ -130,6 +130,7 @@ class TaskTuner {
   double last_gflops_ = 0;
   std::vector<double> curve_;
   std::map<uint64_t, std::vector<double>> ok_costs_;  // config index -> the mean costs of its successful results
+  std::map<uint64_t, uint64_t> first_trial_;          // config index -> the trial that measured it first
   uint64_t fallback_index_ = 0;
   bool fallback_seen_ = false;  // proposed or measured (in this run or an earlier one)
   bool fallback_recorded_ = false;

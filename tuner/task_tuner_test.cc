@@ -186,6 +186,7 @@ TEST_F(TaskTunerTest, GivenRepeatsOfTheBestConfig_TheBestShouldBeTheLowestMedian
   EXPECT_EQ(t->trials(), 3u);
   EXPECT_EQ(t->best_index(), valid[0]);
   EXPECT_EQ(t->best_cost(), 1e-3);
+  EXPECT_EQ(t->trials_since_best(), 2u);  // counted from trial 1, which measured valid[0]
   // The best two now: valid[0] (one result: two more) and valid[1] (three: none).
   again = t->ProposeRepeats(2, 2).value();
   ASSERT_EQ(again.size(), 2u);
@@ -198,6 +199,7 @@ TEST_F(TaskTunerTest, GivenRepeatsOfTheBestConfig_TheBestShouldBeTheLowestMedian
   EXPECT_EQ(resumed->trials(), 3u);
   EXPECT_EQ(resumed->best_index(), valid[0]);
   EXPECT_EQ(resumed->best_cost(), 1e-3);
+  EXPECT_EQ(resumed->trials_since_best(), 2u);
   const std::vector<BestRow> best = log_->Best().value();
   ASSERT_EQ(best.size(), 1u);
   EXPECT_EQ(best[0].record.config_index, valid[0]);

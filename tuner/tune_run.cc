@@ -437,20 +437,35 @@ Result<TuneSummary> RunTune(const TuneOptions& opts, DeferredLog& run_log) {
     if (tuner.exhausted() && measured == 0) continue;
   }
   progress.Finish();
-  if (opts.confirm > 0 && !cut && !summary.interrupted && !budget_spent) {
+  if (opts.confirm > 0 && budget_spent) {
+    spdlog::warn("--confirm {}: not done, the time budget was spent (the best configs keep their one result)",
+                 opts.confirm);
+  } else if (opts.confirm > 0 && !cut && !summary.interrupted) {
     std::vector<UnitJob> jobs;
     for (Entry& e : entries) {
       Result<std::vector<CandidateJob>> again = e.tuner->ProposeRepeats(opts.confirm, kConfirmRepeats);
-      if (!again.ok()) return fail(again.status());
+      if (!again.ok()) {  // the template can no longer generate a config that ran: its unit is not confirmed
+        spdlog::warn("{}: not confirmed: {}", unit_label(e), again.status().message());
+        continue;
+      }
       for (CandidateJob& j : *again) jobs.push_back({&e, std::move(j), true});
     }
     if (!jobs.empty()) {
       spdlog::info("--confirm {}: measuring each unit's {} best configs {} more times ({} jobs); a config's best is "
                    "then the median of its results", opts.confirm, opts.confirm, kConfirmRepeats, jobs.size());
       Progress confirming(jobs.size());
-      Status st = measure(jobs, [&](const Entry& e) { return "confirming, " + unit_label(e); }, confirming);
+      // In batches of --batch, as the trials were: one call for every unit's repeats could pass the message limit.
+      for (size_t at = 0; at < jobs.size() && !cut; at += opts.batch_size) {
+        const std::vector<UnitJob> batch(jobs.begin() + static_cast<std::ptrdiff_t>(at),
+                                         jobs.begin() + static_cast<std::ptrdiff_t>(
+                                                            std::min(jobs.size(), at + opts.batch_size)));
+        Status st = measure(batch, [&](const Entry& e) { return "confirming, " + unit_label(e); }, confirming);
+        if (!st.ok()) {
+          confirming.Finish();
+          return fail(st);
+        }
+      }
       confirming.Finish();
-      if (!st.ok()) return fail(st);
     }
   }
   // Free the devices before the bookkeeping below, so that a stopped run hands them on at once.
