@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "common/owned_fd.h"
 #include "common/printable.h"
 
 namespace tunefleet {
@@ -36,21 +37,6 @@ int64_t ParseCount(std::string_view text) {
   const int64_t n = std::stoll(std::string(text));
   return n <= kMaxTaskCount ? n : -1;
 }
-
-// Closes a file descriptor it owns when it goes.
-class OwnedFd {
- public:
-  explicit OwnedFd(int fd) : fd_(fd) {}
-  OwnedFd(const OwnedFd&) = delete;
-  OwnedFd& operator=(const OwnedFd&) = delete;
-  ~OwnedFd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 // Why a file could not be opened or read: bad input when the path names nothing readable as a file; otherwise (an
 // I/O error, no memory, too many open files) the file is unavailable, which `tune` exits 1 for, as for a log.

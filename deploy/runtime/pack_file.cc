@@ -7,30 +7,17 @@
 #include <cerrno>
 #include <system_error>
 
+#include "common/owned_fd.h"
+
 namespace tunefleet::runtime {
 namespace {
-
-// Owns one file descriptor.
-class FileDescriptor {
- public:
-  explicit FileDescriptor(int fd) : fd_(fd) {}
-  ~FileDescriptor() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 std::string ErrnoText(int err) { return std::error_code(err, std::generic_category()).message(); }
 
 }  // namespace
 
 Result<std::string> ReadPackFile(const std::string& path, int64_t max_bytes) {
-  FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  OwnedFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
   if (fd.get() < 0) {
     const int err = errno;
     const std::string msg = path + ": cannot open kernel pack: " + ErrnoText(err);
