@@ -48,9 +48,9 @@ TEST(SimulateE2E, GivenARecordedSpaceSimulateShouldReportEachRunAndEndWithTheSum
                            0),
             0u)
       << r.output;
-  for (const std::string& run : {"grid seed 1/3: the target in ", "grid seed 3/3: the target in ",
-                                 "random seed 1/3: the target in ", "random seed 3/3: the target in "}) {
-    EXPECT_NE(r.output.find("tunefleet simulate: " + run), std::string::npos) << run << "\n" << r.output;
+  for (const char* run : {"grid seed 1/3: the target in ", "grid seed 3/3: the target in ",
+                          "random seed 1/3: the target in ", "random seed 3/3: the target in "}) {
+    EXPECT_NE(r.output.find(std::string("tunefleet simulate: ") + run), std::string::npos) << run << "\n" << r.output;
   }
   ASSERT_FALSE(r.output.empty());
   const size_t last = r.output.rfind('\n', r.output.size() - 2);

@@ -43,11 +43,9 @@ void Progress::Show(const std::string& task_label, double last_gflops, double be
   const auto now = std::chrono::steady_clock::now();
   if (!tty_ && !force && now - last_line_ < quiet_) return;
   if (!tty_) last_line_ = now;
-  char head[64];
-  if (total_ > 0) std::snprintf(head, sizeof head, "trial %llu/%llu", static_cast<unsigned long long>(done_),
-                                static_cast<unsigned long long>(total_));
-  else std::snprintf(head, sizeof head, "trial %llu", static_cast<unsigned long long>(done_));
-  std::string line = std::string(head) + " | " + task_label;
+  std::string line = noun_ + " " + std::to_string(done_);
+  if (total_ > 0) line += "/" + std::to_string(total_);
+  line += " | " + task_label;
   char nums[128];
   std::snprintf(nums, sizeof nums, " | current %.2f GFLOPS | best %.2f GFLOPS | elapsed %s | ETA %s", last_gflops,
                 best_gflops, FormatDuration(elapsed_seconds()).c_str(), FormatDuration(EtaSeconds()).c_str());

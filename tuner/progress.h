@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <utility>
 
 namespace tunefleet {
 
@@ -18,7 +19,9 @@ class Progress {
   explicit Progress(uint64_t total_trials, double time_budget = 0, std::FILE* out = stderr,
                     std::chrono::milliseconds quiet = std::chrono::minutes(1));
 
-  // One measured trial of this run.
+  // What a step is called on the line: "trial" unless set ("repeat" for tune --confirm's round).
+  void SetNoun(std::string noun) { noun_ = std::move(noun); }
+  // One measured trial (or other step) of this run.
   void Trial() { ++done_; }
   // Rewrites the status line (terminal) or prints it when `force` (end of a batch) or the last line is older than
   // `quiet`.
@@ -36,6 +39,7 @@ class Progress {
   uint64_t total_;
   double time_budget_;
   uint64_t done_ = 0;
+  std::string noun_ = "trial";
   std::FILE* out_;
   bool tty_;
   bool line_open_ = false;

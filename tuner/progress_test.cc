@@ -62,5 +62,20 @@ TEST(ProgressTest, GivenAFileAndAQuietSpellATrialShouldPrintALine) {
   EXPECT_NE(s.find("trial 2/10"), std::string::npos) << s;
 }
 
+// tune --confirm's round counts repeats, not trials, on its own line.
+TEST(ProgressTest, GivenANounTheLineShouldCountInIt) {
+  std::FILE* out = std::tmpfile();
+  Progress p(8, 0, out);
+  p.SetNoun("repeat");
+  p.Trial();
+  p.Show("confirming, task 1/1 gemm:64,64,64", 1.5, 2.5, "", true);
+  std::rewind(out);
+  char buf[512] = {0};
+  const std::string s(buf, std::fread(buf, 1, sizeof buf - 1, out));
+  std::fclose(out);
+  EXPECT_EQ(s.rfind("repeat 1/8 | confirming, task 1/1", 0), 0u) << s;
+  EXPECT_EQ(s.find("trial"), std::string::npos) << s;
+}
+
 }  // namespace
 }  // namespace tunefleet

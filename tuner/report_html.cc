@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <map>
+#include <set>
 #include <sstream>
 #include <vector>
 
@@ -27,7 +28,9 @@ std::string Fixed(double v, int digits) {
 
 struct SeriesStats {
   int ok = 0;
+  size_t repeats = 0;    // records of a config already measured (tune --confirm, --fresh passes): not trials
   double best_cost = 0;  // seconds, 0 when no success; the lowest lower median of a config's results, as `best`
+  std::map<uint64_t, double> config_cost;  // config index -> the lower median of its successful results
   std::map<int, int> by_status;
   std::map<int, std::string> first_message;
 };
@@ -36,8 +39,10 @@ SeriesStats Stats(const ReportSeries& s) {
   SeriesStats st;
   std::map<uint64_t, std::vector<double>> ok_costs;  // config index -> its successful results
   std::vector<double> singles;                       // results without an index: each a config of its own
+  std::set<uint64_t> seen;
   for (const auto& r : s.records) {
     ++st.by_status[r.status];
+    if (r.config_index && !seen.insert(*r.config_index).second) ++st.repeats;
     if (r.status == 0 && r.mean_cost > 0) {
       ++st.ok;
       if (r.config_index) {
@@ -49,7 +54,10 @@ SeriesStats Stats(const ReportSeries& s) {
       st.first_message[r.status] = r.message;
     }
   }
-  for (const auto& [index, costs] : ok_costs) singles.push_back(LowerMedian(costs));
+  for (const auto& [index, costs] : ok_costs) {
+    st.config_cost[index] = LowerMedian(costs);
+    singles.push_back(st.config_cost[index]);
+  }
   for (double cost : singles) {
     if (st.best_cost == 0 || cost < st.best_cost) st.best_cost = cost;
   }
@@ -125,8 +133,9 @@ void Summary(const ReportData& d, const std::vector<SeriesStats>& stats, std::os
 void Section(const ReportSeries& s, const SeriesStats& st, size_t index, std::ostringstream& out) {
   out << "<div class=\"task\" id=\"task-" << index << "\"><h3>" << index << ". <code>" << HtmlEscape(s.task_spec)
       << "</code></h3><p>template <code>" << HtmlEscape(s.template_name) << " v" << s.template_version
-      << "</code> on <b>" << HtmlEscape(s.device_name) << "</b> &middot; " << s.records.size() << " trials, " << st.ok
-      << " ok";
+      << "</code> on <b>" << HtmlEscape(s.device_name) << "</b> &middot; " << s.records.size() - st.repeats << " trials";
+  if (st.repeats > 0) out << " (+" << st.repeats << " repeats)";
+  out << ", " << st.ok << " ok";
   if (st.best_cost > 0) {
     out << " &middot; best " << Fixed(st.best_cost * 1e3, 4) << " ms = " << Fixed(Gflops(s.flops, st.best_cost), 2)
         << " GFLOPS";
@@ -148,16 +157,24 @@ void Section(const ReportSeries& s, const SeriesStats& st, size_t index, std::os
     }
   }
   out << "</p><div class=\"charts\">";
+  // One point per trial: a config measured more than once stands at its median, where its first result was, and its
+  // repeats add no point, so the curve ends at the header's best.
   std::vector<double> curve, ok;
+  std::set<uint64_t> drawn;
   for (const auto& r : s.records) {
-    const bool good = r.status == 0 && r.mean_cost > 0;
-    double g = good ? (s.flops > 0 ? Gflops(s.flops, r.mean_cost) : 1e-3 / r.mean_cost) : -1;
+    if (r.config_index && !drawn.insert(*r.config_index).second) continue;
+    double cost = r.status == 0 ? r.mean_cost : 0;
+    if (r.config_index) {
+      const auto median = st.config_cost.find(*r.config_index);
+      cost = median != st.config_cost.end() ? median->second : 0;
+    }
+    const double g = cost > 0 ? (s.flops > 0 ? Gflops(s.flops, cost) : 1e-3 / cost) : -1;
     curve.push_back(g);
-    if (good) ok.push_back(g);
+    if (g >= 0) ok.push_back(g);
   }
   const std::string unit = s.flops > 0 ? "GFLOPS" : "runs/ms";
   out << TuningCurveSvg(curve, unit) << HistogramSvg(ok, 20, unit) << "</div>";
-  out << "<table><tr><th>status</th><th>configs</th><th>first message</th></tr>";
+  out << "<table><tr><th>status</th><th>results</th><th>first message</th></tr>";
   for (const auto& [status, n] : st.by_status) {
     auto msg = st.first_message.find(status);
     out << "<tr><td" << (status != 0 ? " class=\"err\"" : "") << ">" << status << " " << MeasureStatusName(status)

@@ -65,7 +65,8 @@ ReportSeries Series(const std::string& spec, const std::string& device, int64_t 
   s.flops = 2e6;
   s.count = count;
   for (auto [status, ms] : status_and_ms) {
-    s.records.push_back({status, status == 0 ? ms * 1e-3 : 0, status == 0 ? "" : "clBuildProgram: error <42>"});
+    s.records.push_back({status, status == 0 ? ms * 1e-3 : 0, status == 0 ? "" : "clBuildProgram: error <42>",
+                         std::nullopt});
   }
   return s;
 }
@@ -103,6 +104,14 @@ TEST(ReportHtmlTest, GivenAConfigMeasuredSeveralTimes_TheBestShouldBeTheLowestMe
   const std::string html = RenderReportHtml(d);
   EXPECT_NE(html.find("best 1.5000 ms = 1.33 GFLOPS"), std::string::npos);
   EXPECT_EQ(html.find("best 1.0000 ms"), std::string::npos);
+  // Three configs were tried; the two later results of config 7 are repeats, not trials, and add no point to its
+  // curve, where config 7 stands at its median (0.67 GFLOPS), so the curve ends at the header's best.
+  EXPECT_NE(html.find("3 trials (+2 repeats), 4 ok"), std::string::npos);
+  const size_t section = html.find("id=\"task-0\"");
+  ASSERT_NE(section, std::string::npos);
+  const std::string curve = html.substr(html.find("<svg class=\"curve\"", section));
+  EXPECT_NE(curve.find("over 3 trials"), std::string::npos);
+  EXPECT_EQ(CountOf(curve.substr(0, curve.find("</svg>")), "<circle"), 2u);
 }
 
 TEST(ReportHtmlTest, GivenFailures_WeShouldCountThemByStatusAndEscapeTheirMessages) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 #include <utility>
@@ -17,6 +18,16 @@
 #include "tuner/task_workload.h"
 
 namespace tunefleet {
+
+namespace {
+
+// A config's lower median result (of two, the faster) by (cost, record id), as TuningLog::Best picks its record.
+std::pair<double, int64_t> MedianResult(std::vector<std::pair<double, int64_t>> results) {
+  std::sort(results.begin(), results.end());
+  return results[(results.size() - 1) / 2];
+}
+
+}  // namespace
 
 TaskTuner::TaskTuner(const Task& task, const Template& tmpl, Space space, const TaskTunerOptions& opts,
                      TuningLog* log)
@@ -48,11 +59,14 @@ Status TaskTuner::ReplayOwn() {
   // A config's first result is its trial; later ones (tune --confirm, --fresh passes) are repeats, which the
   // strategy does not see again but which count in the config's median.
   std::vector<Observation> own, repeats;
+  std::vector<int64_t> own_ids, repeat_ids;
   std::set<uint64_t> seen;
   size_t unmapped = 0;
   for (const RecordRow& r : rows) {
     if (const std::optional<uint64_t> index = RecordedIndex(space_, r)) {
-      (seen.insert(*index).second ? own : repeats).push_back({*index, r.status == 0, r.mean_cost});
+      const bool first = seen.insert(*index).second;
+      (first ? own : repeats).push_back({*index, r.status == 0, r.mean_cost});
+      (first ? own_ids : repeat_ids).push_back(r.id);
     } else {
       ++unmapped;
     }
@@ -62,8 +76,9 @@ Status TaskTuner::ReplayOwn() {
                  unmapped);
   if (own.empty()) return Status::OK();
   strategy_->Update(own);
-  for (const auto& o : own) Observe(o.index, o.ok, o.cost, /*repeat=*/false);
-  for (const auto& o : repeats) Observe(o.index, o.ok, o.cost, /*repeat=*/true);
+  for (size_t i = 0; i < own.size(); ++i) Observe(own[i].index, own[i].ok, own[i].cost, false, own_ids[i]);
+  for (size_t i = 0; i < repeats.size(); ++i)
+    Observe(repeats[i].index, repeats[i].ok, repeats[i].cost, true, repeat_ids[i]);
   resumed_ = own.size();
   spdlog::info("{} [{}]: resuming after {} recorded trials{} (best {:.2f} GFLOPS)", task_.ToSpec(), tmpl_.name(),
                own.size(), repeats.empty() ? "" : " and " + std::to_string(repeats.size()) + " repeated results",
@@ -114,22 +129,21 @@ Status TaskTuner::WarmStartFromLog(bool refresh) {
   return Status::OK();
 }
 
-void TaskTuner::Observe(uint64_t index, bool ok, double cost, bool repeat) {
+void TaskTuner::Observe(uint64_t index, bool ok, double cost, bool repeat, int64_t record_id) {
   if (!repeat) {
     ++trials_;
     first_trial_.emplace(index, trials_);
     if (index == fallback_index_) {
       fallback_seen_ = fallback_recorded_ = true;
-      fallback_cost_ = ok ? cost : 0;
     }
     last_gflops_ = ok && cost > 0 ? flops_ / cost / 1e9 : 0;
   }
   if (ok && cost > 0) {
-    std::vector<double>& costs = ok_costs_[index];
-    costs.push_back(cost);
+    std::vector<std::pair<double, int64_t>>& costs = ok_costs_[index];
+    costs.emplace_back(cost, record_id);
     if (costs.size() > 1) {
       RankByMedians();  // a repeat moves its config's median, up or down
-    } else if (best_cost_ == 0 || cost < best_cost_) {
+    } else if (best_cost_ == 0 || cost < best_cost_) {  // on a tie the earlier result, as RankByMedians keeps it
       best_cost_ = cost;
       best_index_ = index;
       best_trial_ = trials_;
@@ -138,16 +152,22 @@ void TaskTuner::Observe(uint64_t index, bool ok, double cost, bool repeat) {
   if (!repeat) curve_.push_back(best_cost_);
 }
 
+double TaskTuner::fallback_cost() const {
+  const auto found = ok_costs_.find(fallback_index_);
+  return found == ok_costs_.end() ? 0 : MedianResult(found->second).first;
+}
+
 // The best config again, by the lower median of each config's results, as TuningLog::Best ranks them.
 void TaskTuner::RankByMedians() {
-  best_cost_ = 0;
+  std::optional<std::pair<double, int64_t>> best;
   for (const auto& [index, costs] : ok_costs_) {
-    const double median = LowerMedian(costs);
-    if (best_cost_ == 0 || median < best_cost_) {
-      best_cost_ = median;
+    const std::pair<double, int64_t> median = MedianResult(costs);
+    if (!best || median < *best) {
+      best = median;
       best_index_ = index;
     }
   }
+  best_cost_ = best ? best->first : 0;
   // Early stopping counts from the trial that found the best config, not from a repeat that moved it.
   if (auto found = first_trial_.find(best_index_); found != first_trial_.end()) best_trial_ = found->second;
 }
@@ -155,8 +175,8 @@ void TaskTuner::RankByMedians() {
 Result<std::vector<CandidateJob>> TaskTuner::ProposeRepeats(size_t configs, size_t times) {
   std::vector<CandidateJob> jobs;
   if (ok_costs_.size() < 2) return jobs;
-  std::vector<std::pair<double, uint64_t>> ranked;  // (median, index)
-  for (const auto& [index, costs] : ok_costs_) ranked.emplace_back(LowerMedian(costs), index);
+  std::vector<std::pair<std::pair<double, int64_t>, uint64_t>> ranked;  // (median result, index)
+  for (const auto& [index, costs] : ok_costs_) ranked.emplace_back(MedianResult(costs), index);
   std::sort(ranked.begin(), ranked.end());
   for (size_t k = 0; k < ranked.size() && k < configs; ++k) {
     const uint64_t index = ranked[k].second;
@@ -247,10 +267,10 @@ Status TaskTuner::Record(uint64_t index, const proto::MeasureResult& result, int
   r.wall_time = result.wall_time();
   r.message = result.message();
   r.timestamp = WallClockSeconds();
-  TF_RETURN_IF_ERROR(log_->AddRecord(r).status());
+  TF_ASSIGN_OR_RETURN(int64_t record_id, log_->AddRecord(r));
   bool ok = result.status() == proto::OK && result.mean_cost() > 0;
   if (!repeat) strategy_->Update({{index, ok, result.mean_cost()}});
-  Observe(index, ok, result.mean_cost(), repeat);
+  Observe(index, ok, result.mean_cost(), repeat, record_id);
   return Status::OK();
 }
 

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -88,8 +89,9 @@ class TaskTuner {
   double last_gflops() const { return last_gflops_; }
   uint64_t trials_since_best() const { return trials_ - best_trial_; }
   int64_t count() const { return opts_.count; }
-  // Cost of the template's fallback config (seconds), once measured; 0 otherwise.
-  double fallback_cost() const { return fallback_cost_; }
+  // Cost of the template's fallback config (seconds): the lower median of its successful results, as every config's;
+  // 0 while it has none.
+  double fallback_cost() const;
   // Whether the log or this run holds a result of the fallback config (a failure included).
   bool fallback_recorded() const { return fallback_recorded_; }
   int64_t task_id() const { return task_id_; }
@@ -104,7 +106,8 @@ class TaskTuner {
   // Reads the template's records of other tasks and devices and warm-starts the strategy from them. A refresh
   // (a later plan) does so only when they grew by a tenth, and at least 16 records, since the last read.
   Status WarmStartFromLog(bool refresh);
-  void Observe(uint64_t index, bool ok, double cost, bool repeat);
+  // `record_id`: the log's id of the result, which breaks ties between equal costs as TuningLog::Best does.
+  void Observe(uint64_t index, bool ok, double cost, bool repeat, int64_t record_id);
   void RankByMedians();
   proto::TimingSpec Timing() const;
   Status AddCandidate(uint64_t index, std::vector<CandidateJob>* jobs);
@@ -129,12 +132,13 @@ class TaskTuner {
   uint64_t best_trial_ = 0;
   double last_gflops_ = 0;
   std::vector<double> curve_;
-  std::map<uint64_t, std::vector<double>> ok_costs_;  // config index -> the mean costs of its successful results
+  // Config index -> (mean cost, record id) of its successful results. A config ranks at its lower median result,
+  // and equal costs rank by that result's record id: the order of TuningLog::Best, so the two name one config.
+  std::map<uint64_t, std::vector<std::pair<double, int64_t>>> ok_costs_;
   std::map<uint64_t, uint64_t> first_trial_;          // config index -> the trial that measured it first
   uint64_t fallback_index_ = 0;
   bool fallback_seen_ = false;  // proposed or measured (in this run or an earlier one)
   bool fallback_recorded_ = false;
-  double fallback_cost_ = 0;
 };
 
 }  // namespace tunefleet

@@ -205,6 +205,49 @@ TEST_F(TaskTunerTest, GivenRepeatsOfTheBestConfig_TheBestShouldBeTheLowestMedian
   EXPECT_EQ(best[0].record.config_index, valid[0]);
 }
 
+// Equal costs: the run's best and the log's Best name the same config, the one whose (median) result came first,
+// whatever the configs' indices.
+TEST_F(TaskTunerTest, GivenConfigsOfEqualCost_TheRunAndTheLogShouldNameTheSameBest) {
+  std::unique_ptr<TaskTuner> t = Create();
+  ASSERT_NE(t, nullptr);
+  const std::vector<uint64_t> valid = testing::FirstValid(t->space(), 3);
+  ASSERT_EQ(valid.size(), 3u);
+  ASSERT_TRUE(t->Record(valid[2], Ok(1e-3)).ok());
+  ASSERT_TRUE(t->Record(valid[1], Ok(1e-3)).ok());
+  ASSERT_TRUE(t->Record(valid[0], Ok(0.5e-3)).ok());
+  EXPECT_EQ(t->best_index(), valid[0]);
+  ASSERT_TRUE(t->Record(valid[0], Ok(3e-3), 0, /*repeat=*/true).ok());
+  ASSERT_TRUE(t->Record(valid[0], Ok(3e-3), 0, /*repeat=*/true).ok());
+  EXPECT_EQ(t->best_index(), valid[2]);  // measured before valid[1], at the same cost
+  EXPECT_EQ(t->best_cost(), 1e-3);
+  std::unique_ptr<TaskTuner> resumed = Create();
+  ASSERT_NE(resumed, nullptr);
+  EXPECT_EQ(resumed->best_index(), valid[2]);
+  const std::vector<BestRow> best = log_->Best().value();
+  ASSERT_EQ(best.size(), 1u);
+  EXPECT_EQ(best[0].record.config_index, valid[2]);
+}
+
+// tune --confirm measures the fallback again when it is among the best: its speed-up in the summary is then taken
+// from its median too, not from its first result, in this run and in a resumed one.
+TEST_F(TaskTunerTest, GivenRepeatsOfTheFallbackConfig_ItsCostShouldBeTheirLowerMedian) {
+  std::unique_ptr<TaskTuner> t = Create();
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->fallback_cost(), 0);
+  const std::vector<CandidateJob> fallback = t->ProposeFallback().value();
+  ASSERT_EQ(fallback.size(), 1u);
+  const uint64_t f = fallback[0].index;
+  ASSERT_TRUE(t->Record(f, Ok(0.5e-3)).ok());
+  EXPECT_EQ(t->fallback_cost(), 0.5e-3);
+  ASSERT_TRUE(t->Record(f, Ok(3e-3), 0, /*repeat=*/true).ok());
+  ASSERT_TRUE(t->Record(f, Ok(2e-3), 0, /*repeat=*/true).ok());
+  EXPECT_EQ(t->fallback_cost(), 2e-3);
+  std::unique_ptr<TaskTuner> resumed = Create();
+  ASSERT_NE(resumed, nullptr);
+  EXPECT_TRUE(resumed->fallback_recorded());
+  EXPECT_EQ(resumed->fallback_cost(), 2e-3);
+}
+
 // Two models sharing a task: the log's count is both models' occurrences (it kept the first model's), and a
 // resumed run of one of them does not count it twice.
 TEST_F(TaskTunerTest, GivenTwoModelsSharingATask_TheLogsCountShouldBeTheSumOfTheirs) {

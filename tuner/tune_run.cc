@@ -454,16 +454,20 @@ Result<TuneSummary> RunTune(const TuneOptions& opts, DeferredLog& run_log) {
       spdlog::info("--confirm {}: measuring each unit's {} best configs {} more times ({} jobs); a config's best is "
                    "then the median of its results", opts.confirm, opts.confirm, kConfirmRepeats, jobs.size());
       Progress confirming(jobs.size());
+      confirming.SetNoun("repeat");
       // In batches of --batch, as the trials were: one call for every unit's repeats could pass the message limit.
       for (size_t at = 0; at < jobs.size() && !cut; at += opts.batch_size) {
         const std::vector<UnitJob> batch(jobs.begin() + static_cast<std::ptrdiff_t>(at),
                                          jobs.begin() + static_cast<std::ptrdiff_t>(
                                                             std::min(jobs.size(), at + opts.batch_size)));
-        Status st = measure(batch, [&](const Entry& e) { return "confirming, " + unit_label(e); }, confirming);
+        auto label = [&](const Entry& e) { return "confirming, " + unit_label(e); };
+        Status st = measure(batch, label, confirming);
         if (!st.ok()) {
           confirming.Finish();
           return fail(st);
         }
+        const Entry& last = *batch.back().entry;
+        confirming.Show(label(last), last.tuner->last_gflops(), last.tuner->best_gflops(), "", true);
       }
       confirming.Finish();
     }
