@@ -103,10 +103,15 @@ Status WriteOutput(const std::string& path, const std::function<Status(std::ostr
 }
 
 Status FlushStandardOutput() {
+  // A write that failed before (std::endl's flush of --version's line) left the stream in error and its cause in
+  // errno, unless something failed since: the cause then goes unsaid, never a wrong one (WriteErrorCause's list).
+  const int earlier = errno;
+  const bool failed_before = !std::cout || std::ferror(stdout) != 0;
   errno = 0;
   std::cout.flush();
-  const bool failed = !std::cout || std::fflush(stdout) != 0 || std::ferror(stdout) != 0;
-  return failed ? Status::IOError("standard output: write failed" + WriteErrorCause(errno)) : Status::OK();
+  const bool failed = failed_before || !std::cout || std::fflush(stdout) != 0 || std::ferror(stdout) != 0;
+  const int cause = failed_before && errno == 0 ? earlier : errno;
+  return failed ? Status::IOError("standard output: write failed" + WriteErrorCause(cause)) : Status::OK();
 }
 
 }  // namespace tunefleet

@@ -70,7 +70,11 @@ int main(int argc, char** argv) {
                 << " (see tunefleet --help)\n";
       return 2;
     }
-    exit_code = app.exit(e);  // --help, --version: printed, and checked below as any command's output
+    exit_code = app.exit(e);  // --help, --version: printed, and checked at once (the cause of a failure is in errno)
+    if (tunefleet::Status out = tunefleet::FlushStandardOutput(); !out.ok()) {
+      std::cerr << "tunefleet: error: " << out.message() << "\n";
+      exit_code = 1;
+    }
   } catch (const std::exception& e) {  // a defect, not an input: still one line and a non-zero exit
     std::cerr << "tunefleet: error: internal error: " << e.what() << "\n";
     exit_code = 1;
