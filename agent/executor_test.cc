@@ -7,6 +7,8 @@
 
 #include <limits>
 
+#include "agent/cl_api.h"
+#include "agent/device_lock.h"
 #include "agent/program_instance.h"
 
 namespace tunefleet::agent {
@@ -281,6 +283,92 @@ TEST_F(ExecutorTest, GivenAMinRepeatTimeTheTimeoutCannotHold_TheRepeatsShouldSta
   ASSERT_EQ(result.status(), proto::OK) << result.message();
   EXPECT_EQ(result.costs_size(), 3);
   EXPECT_LT(seconds, 0.4);
+}
+
+// Fault injection over the real OpenCL (no mock: every call reaches PoCL): the test's ClApi fails the launch that
+// has five others queued before it, unwaited (the warm-up waits for the queue only every 64 launches), and notes at
+// each clFinish after that whether the device lock is still held. The lock must pass on only once the queue is idle:
+// a launch failing behind others left them running under the next agent's timing. A ClApi entry point is a plain
+// function pointer, so the probe is reached through a pointer of this file, set for the one test.
+struct DrainProbe {
+  decltype(&::clEnqueueNDRangeKernel) enqueue = nullptr;
+  decltype(&::clFinish) finish = nullptr;
+  decltype(&::clWaitForEvents) wait = nullptr;
+  std::string lock_path;
+  int queued = 0;  // launches enqueued since the queue was last waited for
+  bool failed = false;
+  int finishes_after_failure = 0;
+  int finishes_after_failure_under_lock = 0;
+};
+DrainProbe* drain_probe = nullptr;
+
+cl_int FailBehindQueued(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const size_t* offset,
+                        const size_t* global, const size_t* local, cl_uint waits, const cl_event* wait_list,
+                        cl_event* event) {
+  if (!drain_probe->failed && drain_probe->queued == 5) {
+    drain_probe->failed = true;
+    return CL_OUT_OF_RESOURCES;
+  }
+  const cl_int err = drain_probe->enqueue(queue, kernel, dims, offset, global, local, waits, wait_list, event);
+  if (err == CL_SUCCESS) ++drain_probe->queued;
+  return err;
+}
+
+cl_int FinishNotingTheLock(cl_command_queue queue) {
+  if (drain_probe->failed) {
+    ++drain_probe->finishes_after_failure;
+    Result<DeviceLock> other = DeviceLock::Open(drain_probe->lock_path);  // its own descriptor: flock conflicts
+    Result<DeviceLock::Guard> taken = other.ok() ? other->TryAcquire() : Result<DeviceLock::Guard>(other.status());
+    if (taken.ok() && !taken->held()) ++drain_probe->finishes_after_failure_under_lock;
+  }
+  drain_probe->queued = 0;
+  return drain_probe->finish(queue);
+}
+
+cl_int WaitNoting(cl_uint count, const cl_event* events) {
+  drain_probe->queued = 0;
+  return drain_probe->wait(count, events);
+}
+
+TEST_F(ExecutorTest, GivenALaunchFailingBehindQueuedOnes_TheDeviceLockShouldPassOnOnlyOnceTheQueueIsIdle) {
+  Result<std::unique_ptr<ClApi>> api = ClApi::Load();
+  ASSERT_TRUE(api.ok()) << api.status().ToString();
+  cl_platform_id platform = nullptr;
+  cl_device_id device = nullptr;
+  ASSERT_EQ((*api)->clGetPlatformIDs(1, &platform, nullptr), CL_SUCCESS);
+  ASSERT_EQ((*api)->clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr), CL_SUCCESS);
+  DrainProbe probe;
+  probe.enqueue = (*api)->clEnqueueNDRangeKernel;
+  probe.finish = (*api)->clFinish;
+  probe.wait = (*api)->clWaitForEvents;
+  probe.lock_path = ::testing::TempDir() + "/executor_drain_test.lock";
+  drain_probe = &probe;
+  (*api)->clEnqueueNDRangeKernel = FailBehindQueued;
+  (*api)->clFinish = FinishNotingTheLock;
+  (*api)->clWaitForEvents = WaitNoting;
+  Result<std::unique_ptr<Executor>> executor = Executor::Create(std::move(*api), device);
+  ASSERT_TRUE(executor.ok()) << executor.status().ToString();
+  Result<DeviceLock> lock = DeviceLock::Open(probe.lock_path);
+  ASSERT_TRUE(lock.ok()) << lock.status().ToString();
+  (*executor)->SetDeviceLock(std::move(*lock));
+
+  proto::KernelProgram program = VectorAdd(kAdd);
+  program.mutable_timing()->set_warmup(20);
+  const proto::MeasureResult result = (*executor)->Execute(program);
+  EXPECT_EQ(result.status(), proto::RUNTIME_ERROR) << result.message();
+  EXPECT_NE(result.message().find("clEnqueueNDRangeKernel: CL_OUT_OF_RESOURCES"), std::string::npos)
+      << result.message();
+  ASSERT_TRUE(probe.failed) << "no launch had five queued before it";
+  EXPECT_GE(probe.finishes_after_failure_under_lock, 1)
+      << "the device lock went before the queue was waited for (" << probe.finishes_after_failure
+      << " clFinish after the failure, none under the lock)";
+  Result<DeviceLock> after = DeviceLock::Open(probe.lock_path);
+  ASSERT_TRUE(after.ok());
+  Result<DeviceLock::Guard> free = after->TryAcquire();
+  ASSERT_TRUE(free.ok());
+  EXPECT_TRUE(free->held()) << "the lock is still held after the job";
+  executor->reset();
+  drain_probe = nullptr;
 }
 
 TEST_F(ExecutorTest, GivenAProgramWithoutATimedLaunch_WeShouldReportAMalformedProgram) {
