@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
 
 #include <limits>
 
@@ -343,6 +344,13 @@ TEST_F(ExecutorTest, GivenALaunchFailingBehindQueuedOnes_TheDeviceLockShouldPass
   probe.wait = (*api)->clWaitForEvents;
   probe.lock_path = ::testing::TempDir() + "/executor_drain_test.lock";
   drain_probe = &probe;
+  struct Unset {  // on every way out, a failed ASSERT included
+    std::string path;
+    ~Unset() {
+      drain_probe = nullptr;
+      std::remove(path.c_str());
+    }
+  } unset{probe.lock_path};
   (*api)->clEnqueueNDRangeKernel = FailBehindQueued;
   (*api)->clFinish = FinishNotingTheLock;
   (*api)->clWaitForEvents = WaitNoting;
@@ -367,8 +375,6 @@ TEST_F(ExecutorTest, GivenALaunchFailingBehindQueuedOnes_TheDeviceLockShouldPass
   Result<DeviceLock::Guard> free = after->TryAcquire();
   ASSERT_TRUE(free.ok());
   EXPECT_TRUE(free->held()) << "the lock is still held after the job";
-  executor->reset();
-  drain_probe = nullptr;
 }
 
 TEST_F(ExecutorTest, GivenAProgramWithoutATimedLaunch_WeShouldReportAMalformedProgram) {

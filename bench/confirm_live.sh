@@ -14,6 +14,7 @@
 set -uo pipefail
 if [ $# -ne 2 ]; then sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 2; fi
 BIN=$1; OUT=$2; mkdir -p "$OUT"
+rm -f "$OUT"/run*.db "$OUT"/run*.db-* "$OUT"/run*.out "$OUT/runs.txt"  # a log left from before would be resumed
 TASKS=${TASKS:-"gemm:256,256,256 conv2d:1,32,28,28,32,3,3,1,1"}; SEEDS=${SEEDS:-"1 2 3"}; TRIALS=${TRIALS:-48}
 CONFIRM=${CONFIRM:-4}; NUM_AGENTS=${NUM_AGENTS:-2}; DEVICE=${DEVICE:-0}
 TIMING=${TIMING:-"--number 3 --repeat 3 --min-repeat-ms 2"}
@@ -36,44 +37,48 @@ for task in $TASKS; do
   done
 done
 
-python3 - "$OUT" "$n" "$CONFIRM" <<'PY'
+python3 - "$OUT" "$n" <<'PY'
 import sqlite3, statistics, sys
-out, runs, confirm = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+out, runs = sys.argv[1], int(sys.argv[2])
 labels = open(f"{out}/runs.txt").read().splitlines()
 print(f"{'run':<52} {'slowdown':>8} {'optimism':>8} {'round':>6} {'round s':>8} {'trials s':>8}")
-slow = []
+slow, changed = [], 0
 for k in range(1, runs + 1):
     label = labels[k - 1] if k <= len(labels) else f"run {k}"
     try:
         c = sqlite3.connect(f"file:{out}/run{k}.db?mode=ro", uri=True)
-        rows = c.execute("SELECT id, config, mean_cost, timestamp FROM records WHERE status = 0 ORDER BY id").fetchall()
-        every = c.execute("SELECT id, config, timestamp FROM records ORDER BY id").fetchall()
+        every = c.execute("SELECT id, template_id, device_id, config, status, mean_cost, timestamp FROM records "
+                          "ORDER BY id").fetchall()
     except sqlite3.Error as e:
         print(f"{label:<52} no log: {e}")
         continue
+    # A config is (template, device, config JSON), as `best` groups them; its results in record order.
     results = {}
-    for rid, config, cost, _ in rows:
-        results.setdefault(config, []).append((cost, rid))
+    for rid, tmpl, dev, config, status, cost, _ in every:
+        if status == 0 and cost > 0:
+            results.setdefault((tmpl, dev, config), []).append((cost, rid))
     if len(results) < 2:
         print(f"{label:<52} fewer than two configs ran")
         continue
-    median = {cfg: sorted(v)[(len(v) - 1) // 2] for cfg, v in results.items()}
-    first = {cfg: v[0] for cfg, v in results.items()}
-    confirmed = min(median, key=lambda cfg: median[cfg])
-    lucky = min(first, key=lambda cfg: (first[cfg][0], first[cfg][1]))
-    seen, trial_end, round_start = set(), None, None
-    for rid, config, ts in every:  # the round starts at the first record of a config already measured
-        if config in seen and round_start is None:
-            round_start = (rid, ts)
-        seen.add(config)
-    t0, tn = every[0][2], every[-1][2]
-    round_jobs = sum(1 for rid, _, _ in every if round_start and rid >= round_start[0])
-    round_s = tn - round_start[1] if round_start else 0
+    median = {key: sorted(v)[(len(v) - 1) // 2] for key, v in results.items()}
+    first = {key: v[0] for key, v in results.items()}
+    confirmed = min(median, key=lambda key: median[key])
+    lucky = min(first, key=lambda key: first[key])
+    changed += lucky != confirmed
+    # The round starts after the last trial: its time from the last trial's record to the last record.
+    seen, last_trial = set(), None
+    for i, (rid, tmpl, dev, config, *_rest) in enumerate(every):
+        if (tmpl, dev, config) in seen:
+            break
+        seen.add((tmpl, dev, config))
+        last_trial = i
+    t0, t_trials, t_end = every[0][6], every[last_trial][6], every[-1][6]
+    round_jobs = len(every) - 1 - last_trial
     s = median[lucky][0] / median[confirmed][0]
     slow.append(s)
-    print(f"{label:<52} {s:>8.3f} {median[lucky][0] / first[lucky][0]:>8.3f} {round_jobs:>6} {round_s:>8.1f} "
-          f"{(round_start[1] if round_start else tn) - t0:>8.1f}")
+    print(f"{label:<52} {s:>8.3f} {median[lucky][0] / first[lucky][0]:>8.3f} {round_jobs:>6} "
+          f"{t_end - t_trials:>8.1f} {t_trials - t0:>8.1f}")
 if slow:
     print(f"runs {len(slow)}: slowdown avoided mean {statistics.mean(slow):.3f} max {max(slow):.3f}; "
-          f"picks changed {sum(1 for s in slow if s > 1.0)}; >5% slower {sum(1 for s in slow if s > 1.05)}")
+          f"picks changed {changed}; >5% slower {sum(1 for s in slow if s > 1.05)}")
 PY

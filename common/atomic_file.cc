@@ -104,7 +104,8 @@ Status WriteOutput(const std::string& path, const std::function<Status(std::ostr
 
 Status FlushStandardOutput() {
   // A write that failed before (std::endl's flush of --version's line) left the stream in error and its cause in
-  // errno, unless something failed since: the cause then goes unsaid, never a wrong one (WriteErrorCause's list).
+  // errno, unless a call failed since: the cause said is then that call's, when it is one of WriteErrorCause's
+  // (a database write on the same full disk), else none. Callers flush right after writing to keep it the write's.
   const int earlier = errno;
   const bool failed_before = !std::cout || std::ferror(stdout) != 0;
   errno = 0;

@@ -133,9 +133,13 @@ void Summary(const ReportData& d, const std::vector<SeriesStats>& stats, std::os
 void Section(const ReportSeries& s, const SeriesStats& st, size_t index, std::ostringstream& out) {
   out << "<div class=\"task\" id=\"task-" << index << "\"><h3>" << index << ". <code>" << HtmlEscape(s.task_spec)
       << "</code></h3><p>template <code>" << HtmlEscape(s.template_name) << " v" << s.template_version
-      << "</code> on <b>" << HtmlEscape(s.device_name) << "</b> &middot; " << s.records.size() - st.repeats << " trials";
-  if (st.repeats > 0) out << " (+" << st.repeats << " repeats)";
-  out << ", " << st.ok << " ok";
+      << "</code> on <b>" << HtmlEscape(s.device_name) << "</b> &middot; " << s.records.size() - st.repeats
+      << " trials";
+  if (st.repeats > 0) {  // ok counts results, repeats included
+    out << " (+" << st.repeats << " repeats); " << st.ok << " of " << s.records.size() << " results ok";
+  } else {
+    out << ", " << st.ok << " ok";
+  }
   if (st.best_cost > 0) {
     out << " &middot; best " << Fixed(st.best_cost * 1e3, 4) << " ms = " << Fixed(Gflops(s.flops, st.best_cost), 2)
         << " GFLOPS";

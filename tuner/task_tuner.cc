@@ -76,9 +76,10 @@ Status TaskTuner::ReplayOwn() {
                  unmapped);
   if (own.empty()) return Status::OK();
   strategy_->Update(own);
-  for (size_t i = 0; i < own.size(); ++i) Observe(own[i].index, own[i].ok, own[i].cost, false, own_ids[i]);
+  const int64_t dev = opts_.device_id;
+  for (size_t i = 0; i < own.size(); ++i) Observe(own[i].index, own[i].ok, own[i].cost, false, own_ids[i], dev);
   for (size_t i = 0; i < repeats.size(); ++i)
-    Observe(repeats[i].index, repeats[i].ok, repeats[i].cost, true, repeat_ids[i]);
+    Observe(repeats[i].index, repeats[i].ok, repeats[i].cost, true, repeat_ids[i], dev);
   resumed_ = own.size();
   spdlog::info("{} [{}]: resuming after {} recorded trials{} (best {:.2f} GFLOPS)", task_.ToSpec(), tmpl_.name(),
                own.size(), repeats.empty() ? "" : " and " + std::to_string(repeats.size()) + " repeated results",
@@ -129,7 +130,7 @@ Status TaskTuner::WarmStartFromLog(bool refresh) {
   return Status::OK();
 }
 
-void TaskTuner::Observe(uint64_t index, bool ok, double cost, bool repeat, int64_t record_id) {
+void TaskTuner::Observe(uint64_t index, bool ok, double cost, bool repeat, int64_t record_id, int64_t device_id) {
   if (!repeat) {
     ++trials_;
     first_trial_.emplace(index, trials_);
@@ -139,32 +140,34 @@ void TaskTuner::Observe(uint64_t index, bool ok, double cost, bool repeat, int64
   }
   last_gflops_ = ok && cost > 0 ? flops_ / cost / 1e9 : 0;  // the progress line's "current": a repeat's too
   if (ok && cost > 0) {
-    std::vector<std::pair<double, int64_t>>& costs = ok_costs_[index];
+    std::vector<std::pair<double, int64_t>>& costs = ok_costs_[{device_id, index}];
     costs.emplace_back(cost, record_id);
     if (costs.size() > 1) {
       RankByMedians();  // a repeat moves its config's median, up or down
     } else if (best_cost_ == 0 || cost < best_cost_) {  // on a tie the earlier result, as RankByMedians keeps it
       best_cost_ = cost;
       best_index_ = index;
-      best_trial_ = trials_;
+      best_device_ = device_id;
+      best_trial_ = first_trial_.count(index) ? first_trial_[index] : trials_;
     }
   }
   if (!repeat) curve_.push_back(best_cost_);
 }
 
+// On the best config's device model (the speed-up compares like with like), before any best on the run's first.
 double TaskTuner::fallback_cost() const {
-  const auto found = ok_costs_.find(fallback_index_);
+  const auto found = ok_costs_.find({has_best() ? best_device_ : opts_.device_id, fallback_index_});
   return found == ok_costs_.end() ? 0 : MedianResult(found->second).first;
 }
 
 // The best config again, by the lower median of each config's results, as TuningLog::Best ranks them.
 void TaskTuner::RankByMedians() {
   std::optional<std::pair<double, int64_t>> best;
-  for (const auto& [index, costs] : ok_costs_) {
+  for (const auto& [key, costs] : ok_costs_) {
     const std::pair<double, int64_t> median = MedianResult(costs);
     if (!best || median < *best) {
       best = median;
-      best_index_ = index;
+      std::tie(best_device_, best_index_) = key;
     }
   }
   best_cost_ = best ? best->first : 0;
@@ -175,13 +178,15 @@ void TaskTuner::RankByMedians() {
 Result<std::vector<CandidateJob>> TaskTuner::ProposeRepeats(size_t configs, size_t times) {
   std::vector<CandidateJob> jobs;
   if (ok_costs_.size() < 2) return jobs;
-  std::vector<std::pair<std::pair<double, int64_t>, uint64_t>> ranked;  // (median result, index)
-  for (const auto& [index, costs] : ok_costs_) ranked.emplace_back(MedianResult(costs), index);
+  // (median result, (device row, index)); a config among the best on two device models is measured again once.
+  std::vector<std::pair<std::pair<double, int64_t>, std::pair<int64_t, uint64_t>>> ranked;
+  for (const auto& [key, costs] : ok_costs_) ranked.emplace_back(MedianResult(costs), key);
   std::sort(ranked.begin(), ranked.end());
+  std::set<uint64_t> proposed;
   for (size_t k = 0; k < ranked.size() && k < configs; ++k) {
-    const uint64_t index = ranked[k].second;
-    const size_t have = ok_costs_[index].size();
-    if (have >= 1 + times) continue;
+    const uint64_t index = ranked[k].second.second;
+    const size_t have = ok_costs_[ranked[k].second].size();
+    if (have >= 1 + times || !proposed.insert(index).second) continue;
     // It ran, so its program was generated before; a failure now is the template's and not a result.
     Result<proto::KernelProgram> program = tmpl_.Generate(task_, space_, space_.FromIndex(index));
     if (!program.ok()) return program.status();
@@ -270,7 +275,7 @@ Status TaskTuner::Record(uint64_t index, const proto::MeasureResult& result, int
   TF_ASSIGN_OR_RETURN(int64_t record_id, log_->AddRecord(r));
   bool ok = result.status() == proto::OK && result.mean_cost() > 0;
   if (!repeat) strategy_->Update({{index, ok, result.mean_cost()}});
-  Observe(index, ok, result.mean_cost(), repeat, record_id);
+  Observe(index, ok, result.mean_cost(), repeat, record_id, r.device_id);
   return Status::OK();
 }
 

@@ -106,8 +106,9 @@ class TaskTuner {
   // Reads the template's records of other tasks and devices and warm-starts the strategy from them. A refresh
   // (a later plan) does so only when they grew by a tenth, and at least 16 records, since the last read.
   Status WarmStartFromLog(bool refresh);
-  // `record_id`: the log's id of the result, which breaks ties between equal costs as TuningLog::Best does.
-  void Observe(uint64_t index, bool ok, double cost, bool repeat, int64_t record_id);
+  // `record_id`: the log's id of the result, which breaks ties between equal costs as TuningLog::Best does;
+  // `device_id`: the log's device row it is filed under (a lease can hold several device models).
+  void Observe(uint64_t index, bool ok, double cost, bool repeat, int64_t record_id, int64_t device_id);
   void RankByMedians();
   proto::TimingSpec Timing() const;
   Status AddCandidate(uint64_t index, std::vector<CandidateJob>* jobs);
@@ -132,9 +133,11 @@ class TaskTuner {
   uint64_t best_trial_ = 0;
   double last_gflops_ = 0;
   std::vector<double> curve_;
-  // Config index -> (mean cost, record id) of its successful results. A config ranks at its lower median result,
-  // and equal costs rank by that result's record id: the order of TuningLog::Best, so the two name one config.
-  std::map<uint64_t, std::vector<std::pair<double, int64_t>>> ok_costs_;
+  // (device row, config index) -> (mean cost, record id) of its successful results. A config ranks at its lower
+  // median result on one device model, and equal costs rank by that result's record id: the order of
+  // TuningLog::Best, so the run's best is the fastest of best's rows for the unit (one row per device model).
+  std::map<std::pair<int64_t, uint64_t>, std::vector<std::pair<double, int64_t>>> ok_costs_;
+  int64_t best_device_ = 0;  // the device row of the best config's results
   std::map<uint64_t, uint64_t> first_trial_;          // config index -> the trial that measured it first
   uint64_t fallback_index_ = 0;
   bool fallback_seen_ = false;  // proposed or measured (in this run or an earlier one)

@@ -331,6 +331,7 @@ Result<TuneSummary> RunTune(const TuneOptions& opts, DeferredLog& run_log) {
   // A stop or the time budget's deadline ends it with what arrived recorded (summary.interrupted says which);
   // any other failure is the run's.
   bool cut = false;  // a stop or the deadline ended a measurement
+  const Entry* last_recorded = nullptr;  // the unit of the result recorded last
   struct UnitJob {
     Entry* entry;
     CandidateJob job;
@@ -346,6 +347,7 @@ Result<TuneSummary> RunTune(const TuneOptions& opts, DeferredLog& run_log) {
       const int64_t dev = devices.IdOf(fp, device_id);
       TaskTuner& tuner = *jobs[i].entry->tuner;
       TF_RETURN_IF_ERROR(tuner.Record(jobs[i].job.index, r, dev, jobs[i].repeat));
+      last_recorded = jobs[i].entry;
       shown.Trial();
       shown.Show(label(*jobs[i].entry), tuner.last_gflops(), tuner.best_gflops(), "", false);
       return Status::OK();
@@ -466,8 +468,10 @@ Result<TuneSummary> RunTune(const TuneOptions& opts, DeferredLog& run_log) {
           confirming.Finish();
           return fail(st);
         }
-        const Entry& last = *batch.back().entry;
-        confirming.Show(label(last), last.tuner->last_gflops(), last.tuner->best_gflops(), "", true);
+        if (last_recorded != nullptr) {
+          confirming.Show(label(*last_recorded), last_recorded->tuner->last_gflops(),
+                          last_recorded->tuner->best_gflops(), "", true);
+        }
       }
       confirming.Finish();
     }
