@@ -1,7 +1,10 @@
 #include "tuner/deferred_log.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <system_error>
 
@@ -23,11 +26,27 @@ bool WouldCreateLog(const std::string& path) {
   return fs::is_directory(folder, ec) && ::access(folder.c_str(), W_OK | X_OK) == 0;
 }
 
+// Where no file is at `path`: whether one can be made there, by making it and removing it again (a folder this user
+// may write to can still refuse files: /proc, /sys, a read-only mount). 0 when it can or a file is there, else errno.
+int CreationError(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return errno == EEXIST ? 0 : errno;  // EEXIST: another run made it meanwhile; Get opens it
+  ::close(fd);
+  ::unlink(path.c_str());
+  return 0;
+}
+
 }  // namespace
 
 Result<DeferredLog> DeferredLog::Open(const std::string& path) {
   DeferredLog log(path);
-  if (path != ":memory:" && WouldCreateLog(path)) return log;  // TuningLog::Open refuses that name at once
+  if (path != ":memory:" && WouldCreateLog(path)) {  // TuningLog::Open refuses that name at once
+    std::error_code ec;
+    const bool absent = std::filesystem::symlink_status(path, ec).type() == std::filesystem::file_type::not_found;
+    if (const int err = absent ? CreationError(path) : 0; err != 0)
+      return Status::InvalidArgument(path + ": cannot create a tuning log there: " + std::strerror(err));
+    return log;
+  }
   TF_ASSIGN_OR_RETURN(log.log_, TuningLog::Open(path));
   return log;
 }

@@ -1,5 +1,7 @@
 #include "tuner/deferred_log.h"
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -79,6 +81,22 @@ TEST(DeferredLogTest, GivenALinkToAFolderThatDoesNotExist_OpenShouldRefuseItAtOn
   Result<DeferredLog> log = DeferredLog::Open(path);  // said now, not after the tracker leased a device
   ASSERT_FALSE(log.ok());
   EXPECT_NE(log.status().message().find(path), std::string::npos) << log.status().message();
+}
+
+// A folder that exists and that root may write to, but that holds no files of anyone's: said at once, by its cause,
+// and nothing is left there (it was the folder of run locks beside the log that said so, after the tracker was asked).
+TEST(DeferredLogTest, GivenAFolderThatRefusesNewFiles_OpenShouldRefuseThePathAtOnce) {
+  const std::string path = "/proc/tunefleet-deferred-log-test.db";
+  Result<DeferredLog> log = DeferredLog::Open(path);
+  ASSERT_FALSE(log.ok());
+  EXPECT_FALSE(fs::exists(path));
+  if (::access("/proc", W_OK) != 0) {  // not root: the folder's permissions refuse it first, in SQLite's words
+    EXPECT_EQ(log.status().message().rfind(path + ": cannot open", 0), 0u) << log.status().message();
+    return;
+  }
+  EXPECT_EQ(log.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(log.status().message().rfind(path + ": cannot create a tuning log there: ", 0), 0u)
+      << log.status().message();
 }
 
 }  // namespace
