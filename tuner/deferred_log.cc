@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <string>
 #include <system_error>
 
 namespace tunefleet {
@@ -26,13 +27,15 @@ bool WouldCreateLog(const std::string& path) {
   return fs::is_directory(folder, ec) && ::access(folder.c_str(), W_OK | X_OK) == 0;
 }
 
-// Where no file is at `path`: whether one can be made there, by making it and removing it again (a folder this user
-// may write to can still refuse files: /proc, /sys, a read-only mount). 0 when it can or a file is there, else errno.
+// Whether a file can be made beside `path` (a folder this user may write to can still refuse files: /proc, /sys, a
+// read-only mount), by making one of a name of this process's and removing it again: never the log's own name,
+// which another run on the same log may be creating meanwhile. 0 when it can (or cannot be told), else errno.
 int CreationError(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return errno == EEXIST ? 0 : errno;  // EEXIST: another run made it meanwhile; Get opens it
+  const std::string probe = path + ".probe-" + std::to_string(::getpid());
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return errno == EEXIST || errno == ENAMETOOLONG ? 0 : errno;  // not told: TuningLog::Open will say
   ::close(fd);
-  ::unlink(path.c_str());
+  ::unlink(probe.c_str());
   return 0;
 }
 

@@ -177,16 +177,20 @@ void TaskTuner::RankByMedians() {
 
 Result<std::vector<CandidateJob>> TaskTuner::ProposeRepeats(size_t configs, size_t times) {
   std::vector<CandidateJob> jobs;
-  if (ok_costs_.size() < 2) return jobs;
+  std::set<uint64_t> ran;
+  for (const auto& [key, costs] : ok_costs_) ran.insert(key.second);
+  if (ran.size() < 2) return jobs;
   // (median result, (device row, index)); a config among the best on two device models is measured again once.
   std::vector<std::pair<std::pair<double, int64_t>, std::pair<int64_t, uint64_t>>> ranked;
   for (const auto& [key, costs] : ok_costs_) ranked.emplace_back(MedianResult(costs), key);
   std::sort(ranked.begin(), ranked.end());
-  std::set<uint64_t> proposed;
-  for (size_t k = 0; k < ranked.size() && k < configs; ++k) {
-    const uint64_t index = ranked[k].second.second;
-    const size_t have = ok_costs_[ranked[k].second].size();
-    if (have >= 1 + times || !proposed.insert(index).second) continue;
+  std::set<uint64_t> considered;  // configs, each at its best group
+  for (const auto& [median, key] : ranked) {
+    const uint64_t index = key.second;
+    if (!considered.insert(index).second) continue;
+    if (considered.size() > configs) break;
+    const size_t have = ok_costs_[key].size();
+    if (have >= 1 + times) continue;
     // It ran, so its program was generated before; a failure now is the template's and not a result.
     Result<proto::KernelProgram> program = tmpl_.Generate(task_, space_, space_.FromIndex(index));
     if (!program.ok()) return program.status();

@@ -1,5 +1,7 @@
-// TaskTuner: the state of tuning one (task, template) on one device model — its space, its strategy, what the
-// log already holds (resume), and the best so far. It decides and records; it never talks to the tracker.
+// TaskTuner: the state of tuning one (task, template) for the run's first device model — its space, its strategy,
+// what the log already holds for that model (resume), and the best so far. A lease of several models records each
+// result under its own model, and the best is ranked per (model, config), as TuningLog::Best ranks it. It decides
+// and records; it never talks to the tracker.
 // Thread safety: used by one thread.
 #pragma once
 
@@ -63,9 +65,11 @@ class TaskTuner {
   // program cannot be generated is recorded at once as status 2). Unlike Propose it does not read the log for
   // a warm start, so the unit's first batch still learns from everything recorded before it.
   Result<std::vector<CandidateJob>> ProposeFallback();
-  // Jobs that measure the `configs` best configs so far (by the lower median of their results) `times` more times
-  // each, for `tune --confirm`: a config's best run may have been lucky. Those that have 1 + `times` results
-  // already are not measured again; a unit with fewer than two configs that ran has nothing to confirm.
+  // Jobs that measure the `configs` best configs so far (by the lower median of their results on one device model)
+  // `times` more times each, for `tune --confirm`: a config's best run may have been lucky. Those that have
+  // 1 + `times` results already are not measured again, a config among the best on two models is proposed once, and
+  // a unit with fewer than two configs that ran has nothing to confirm. (The tracker may run a repeat on another
+  // model of the lease: it then counts for that model.)
   Result<std::vector<CandidateJob>> ProposeRepeats(size_t configs, size_t times);
   // Records one measurement (commits at once) and tells the strategy; a `repeat` (of ProposeRepeats) is no trial
   // and is not told to the strategy, but moves its config's median and so maybe the best.
@@ -81,7 +85,7 @@ class TaskTuner {
   uint64_t resumed() const { return resumed_; }            // configs the log held at start (its trials)
   bool exhausted() const { return exhausted_; }
   bool has_best() const { return best_cost_ > 0; }
-  // Seconds: the lowest over configs of the lower median of each one's results (one result: itself).
+  // Seconds: the lowest over (device model, config) of the lower median of its results (one result: itself).
   double best_cost() const { return best_cost_; }
   double flops() const { return flops_; }  // of one run of the task's kernel
   double best_gflops() const { return has_best() ? flops_ / best_cost_ / 1e9 : 0; }

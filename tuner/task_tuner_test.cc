@@ -253,6 +253,18 @@ TEST_F(TaskTunerTest, GivenResultsOfTwoDeviceModels_EachConfigShouldRankWithinIt
     if (fastest == 0 || row.record.mean_cost < fastest) fastest = row.record.mean_cost;
   }
   EXPECT_EQ(fastest, t->best_cost());
+  // A first result on the other model that beats every group is the run's best at once.
+  ASSERT_TRUE(t->Record(valid[1], Ok(0.2e-3), other, /*repeat=*/true).ok());
+  EXPECT_EQ(t->best_index(), valid[1]);
+  EXPECT_EQ(t->best_cost(), 0.2e-3);
+  // The two best configs: valid[1] (at its group on the other model) and valid[0] (on this one); valid[1]'s group on
+  // this model is the same config and not proposed again. Each is topped up to three results in its best group.
+  const std::vector<CandidateJob> again = t->ProposeRepeats(2, 2).value();
+  ASSERT_EQ(again.size(), 4u);
+  EXPECT_EQ(again[0].index, valid[1]);
+  EXPECT_EQ(again[1].index, valid[1]);
+  EXPECT_EQ(again[2].index, valid[0]);
+  EXPECT_EQ(again[3].index, valid[0]);
 }
 
 // tune --confirm measures the fallback again when it is among the best: its speed-up in the summary is then taken

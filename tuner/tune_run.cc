@@ -463,6 +463,7 @@ Result<TuneSummary> RunTune(const TuneOptions& opts, DeferredLog& run_log) {
                                          jobs.begin() + static_cast<std::ptrdiff_t>(
                                                             std::min(jobs.size(), at + opts.batch_size)));
         auto label = [&](const Entry& e) { return "confirming, " + unit_label(e); };
+        last_recorded = nullptr;  // the line below names this batch's last result, or none
         Status st = measure(batch, label, confirming);
         if (!st.ok()) {
           confirming.Finish();
