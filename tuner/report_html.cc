@@ -29,6 +29,7 @@ std::string Fixed(double v, int digits) {
 struct SeriesStats {
   int ok = 0;
   size_t repeats = 0;    // records of a config already measured (tune --confirm, --fresh passes): not trials
+  std::vector<bool> is_repeat;  // per record of the series
   double best_cost = 0;  // seconds, 0 when no success; the lowest lower median of a config's results, as `best`
   std::map<uint64_t, double> config_cost;  // config index -> the lower median of its successful results
   std::map<int, int> by_status;
@@ -42,7 +43,8 @@ SeriesStats Stats(const ReportSeries& s) {
   std::set<uint64_t> seen;
   for (const auto& r : s.records) {
     ++st.by_status[r.status];
-    if (r.config_index && !seen.insert(*r.config_index).second) ++st.repeats;
+    st.is_repeat.push_back(r.config_index && !seen.insert(*r.config_index).second);
+    if (st.is_repeat.back()) ++st.repeats;
     if (r.status == 0 && r.mean_cost > 0) {
       ++st.ok;
       if (r.config_index) {
@@ -164,9 +166,9 @@ void Section(const ReportSeries& s, const SeriesStats& st, size_t index, std::os
   // One point per trial: a config measured more than once stands at its median, where its first result was, and its
   // repeats add no point, so the curve ends at the header's best.
   std::vector<double> curve, ok;
-  std::set<uint64_t> drawn;
-  for (const auto& r : s.records) {
-    if (r.config_index && !drawn.insert(*r.config_index).second) continue;
+  for (size_t i = 0; i < s.records.size(); ++i) {
+    const ReportMeasurement& r = s.records[i];
+    if (st.is_repeat[i]) continue;
     double cost = r.status == 0 ? r.mean_cost : 0;
     if (r.config_index) {
       const auto median = st.config_cost.find(*r.config_index);
