@@ -1,5 +1,6 @@
 // The order of a short run's first batches, live: a real tracker, a real agent on PoCL, `tune` over two 5x5 conv
-// tasks that each fit two templates (four units), on a budget that gives two of them a first batch.
+// tasks that each fit two templates (four units), on a budget that gives two of them a first batch; and a resumed
+// run's first batch going to the task the log lacks.
 #include <map>
 #include <set>
 #include <string>
@@ -122,6 +123,31 @@ TEST_F(TuneFirstBatchOrderE2E, GivenAResumedShortRunItsFirstBatchShouldGoToTheTa
                                           << expected.first << " (" << latency[expected.first] << " s)";
     EXPECT_EQ(rows[i][1], expected.second) << "record " << i;
   }
+}
+
+TEST_F(TuneFirstBatchOrderE2E, GivenATaskAddedToALogTheResumedRunShouldGiveItsFirstBatchToTheNewTask) {
+  // Two GEMMs tuned one batch each, then the same command with a third, lighter one and a budget of one more batch:
+  // that batch is the new task's first. Counting only the resumed run's trials, it went to the heaviest task again.
+  std::vector<std::string> cmd = {"tune", "--rpc-key", "pocl", "--batch", "4", "--tuner", "random", "--db",
+                                  fleet_.db(), "--number", "1", "--repeat", "1", "--task", "gemm:48,48,48", "--task",
+                                  "gemm:32,32,32"};
+  auto first = cmd;
+  first.insert(first.end(), {"--trials", "8"});
+  RunResult r = fleet_.Cli(first);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto resumed = cmd;
+  resumed.insert(resumed.end(), {"--task", "gemm:16,16,16", "--trials", "12"});
+  r = fleet_.Cli(resumed);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_NE(r.output.find("resume: 8 trials already recorded, 4 to go"), std::string::npos) << r.output;
+
+  const auto rows = fleet_.Sql("SELECT t.spec, count(*) FROM records r JOIN tasks t ON t.id = r.task_id "
+                               "GROUP BY t.spec ORDER BY t.spec");
+  std::map<std::string, std::string> per_task;
+  for (const auto& row : rows) per_task[row[0]] = row[1];
+  const std::map<std::string, std::string> expected = {
+      {"gemm:16,16,16:float32", "4"}, {"gemm:32,32,32:float32", "4"}, {"gemm:48,48,48:float32", "4"}};
+  EXPECT_EQ(per_task, expected) << r.output;
 }
 
 }  // namespace

@@ -12,7 +12,7 @@ namespace tunefleet {
 double TaskScheduler::Score(const TaskProgress& t, double group_best) const {
   // A unit with no success yet goes first for two batches (a few failures say little), then last: one whose every
   // config fails (a driver that gets every config wrong) took the whole remaining budget.
-  if (t.best_cost <= 0) return t.trials_this_run < 2 * window_ ? std::numeric_limits<double>::max() / 2 : 0;
+  if (t.best_cost <= 0) return t.trials < 2 * window_ ? std::numeric_limits<double>::max() / 2 : 0;
   if (group_best <= 0 || group_best > t.best_cost) group_best = t.best_cost;
   double improvement = 0;
   if (t.curve.size() > window_) {
@@ -21,7 +21,7 @@ double TaskScheduler::Score(const TaskProgress& t, double group_best) const {
     if (before > 0 && now > 0) improvement = (before - now) / before;
   }
   const double exploration =
-      t.trials_this_run > 0 ? 0.5 * std::sqrt(static_cast<double>(window_) / static_cast<double>(t.trials_this_run))
+      t.trials > 0 ? 0.5 * std::sqrt(static_cast<double>(window_) / static_cast<double>(t.trials))
                             : 0.5;
   // Trials spent since the unit's best last improved by more than 0.5%: a unit stalled for four batches counts
   // half, for twelve a quarter, so a plateau hands the budget to other layers and to sibling templates.
@@ -81,9 +81,10 @@ std::vector<size_t> TaskScheduler::FirstBatchOrder(const std::vector<TaskProgres
 
 int TaskScheduler::Next(const std::vector<TaskProgress>& tasks) const {
   const std::vector<size_t> order = FirstBatchOrder(tasks);
-  // Warm-up: every task that is not done gets its first batch.
+  // Warm-up: every task that is not done gets its first batch. One with fewer trials than a batch has not had it:
+  // a resumed unit whose log holds only its fallback (a round's) or the start of a batch that was stopped.
   for (size_t i : order)
-    if (!tasks[i].done && tasks[i].trials_this_run == 0) return static_cast<int>(i);
+    if (!tasks[i].done && tasks[i].trials < window_) return static_cast<int>(i);
   std::map<int, double> group_best;  // best cost per task over its templates
   std::map<int, int> group_size;
   for (const TaskProgress& t : tasks) {
@@ -97,7 +98,7 @@ int TaskScheduler::Next(const std::vector<TaskProgress>& tasks) const {
   // mostly random picks (the model needs results first), a poor judge of what the template can reach.
   for (size_t i : order) {
     const TaskProgress& t = tasks[i];
-    if (!t.done && t.group >= 0 && group_size[t.group] > 1 && t.trials_this_run < 2 * window_)
+    if (!t.done && t.group >= 0 && group_size[t.group] > 1 && t.trials < 2 * window_)
       return static_cast<int>(i);
   }
   int best = -1;

@@ -1,8 +1,10 @@
 // TaskScheduler: decides which task of a model gets the next batch of trials (deciding only).
 // The budget goes where it pays, in the spirit of Ansor's task scheduler: every unit (a task under one template)
 // first gets one batch, and a unit with sibling templates a second one (its first batch is mostly random picks,
-// made before the model had results). These first batches go in order of weight, the largest first: a run cut short
-// by --trials, --time-budget or a stop has then tuned the layers that matter most. When the run's round has measured
+// made before the model had results). Trials count whatever the log holds: a resumed run gives its first batches to
+// the units with less than a batch in the log, not again to the ones the runs before it tuned. These first batches go in order of
+// weight, the largest first: a run cut short by --trials, --time-budget or a stop has then tuned the layers that
+// matter most. When the run's round has measured
 // the fallback configs (on a short budget, tune_run.cc), or a resumed run's log holds every unit's fallback or best,
 // a unit's weight is its task's count × the task's latency so far: the fastest its templates have run, fallback or
 // tuned. So once one template has tuned a task, the task's other templates wait behind the layers that are still
@@ -32,7 +34,7 @@ namespace tunefleet {
 struct TaskProgress {
   int64_t count = 1;            // occurrences in the model
   double best_cost = 0;         // seconds, 0 while nothing succeeded
-  uint64_t trials_this_run = 0; // trials measured by this run
+  uint64_t trials = 0;          // the unit's trials in the log: earlier runs' (resumed) and this run's
   bool done = false;            // exhausted or early-stopped
   std::vector<double> curve;    // best cost after each trial (0 before the first success)
   int group = -1;               // units with the same group ≥ 0 are one task under different templates

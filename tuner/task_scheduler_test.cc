@@ -9,7 +9,7 @@ TaskProgress Measured(int64_t count, double best_cost, uint64_t trials) {
   TaskProgress t;
   t.count = count;
   t.best_cost = best_cost;
-  t.trials_this_run = trials;
+  t.trials = trials;
   t.curve.assign(trials, best_cost);
   return t;
 }
@@ -20,6 +20,20 @@ TEST(TaskSchedulerTest, GivenUntriedTasksOfUnknownWeightEachShouldGetAFirstBatch
   EXPECT_EQ(s.Next(tasks), 1);
   tasks[1] = Measured(1, 1e-3, 8);
   EXPECT_EQ(s.Next(tasks), 2);
+}
+
+TEST(TaskSchedulerTest, GivenAResumedLogAUnitWithLessThanABatchShouldGetItsFirstBatchBeforeTunedUnitsGetMore) {
+  // The log a resumed run starts from: a heavy unit tuned for two batches, one with only its fallback (a round's),
+  // one stopped after 3 trials of its first batch, one with nothing. Trials count what the log holds, so the heavy
+  // unit, with no trial of this run, does not get a first batch again.
+  TaskScheduler s(8);
+  std::vector<TaskProgress> tasks = {Measured(10, 5e-3, 16), Measured(1, 1e-3, 1), Measured(1, 1e-3, 3),
+                                     TaskProgress{}};
+  for (int expected : {1, 2, 3}) {
+    ASSERT_EQ(s.Next(tasks), expected);
+    tasks[expected] = Measured(1, 1e-3, 8);
+  }
+  EXPECT_EQ(s.Next(tasks), 0);  // then by score: the heavy unit
 }
 
 TaskProgress Untried(double flops, double fallback_cost = 0, int group = -1, int64_t count = 1) {
@@ -35,9 +49,9 @@ std::vector<size_t> FirstBatches(std::vector<TaskProgress> tasks) {
   // The order Next gives them in, one first batch at a time.
   TaskScheduler s(8);
   std::vector<size_t> order;
-  for (int next; (next = s.Next(tasks)) >= 0 && tasks[next].trials_this_run == 0;) {
+  for (int next; (next = s.Next(tasks)) >= 0 && tasks[next].trials == 0;) {
     order.push_back(static_cast<size_t>(next));
-    tasks[next].trials_this_run = 8;
+    tasks[next].trials = 8;
     tasks[next].best_cost = 1e-3;
     tasks[next].curve.assign(8, 1e-3);
     tasks[next].done = true;  // enough for this order
@@ -127,7 +141,7 @@ TEST(TaskSchedulerTest, GivenEveryTaskDoneItShouldReturnMinusOne) {
 TEST(TaskSchedulerTest, GivenATaskWithNoSuccessYetItShouldBeTriedBeforeMeasuredOnes) {
   TaskScheduler s(8);
   TaskProgress failing;  // measured, nothing succeeded yet
-  failing.trials_this_run = 8;
+  failing.trials = 8;
   failing.curve.assign(8, 0);
   EXPECT_EQ(s.Next({Measured(10, 1e-2, 8), failing}), 1);
 }
@@ -137,7 +151,7 @@ TEST(TaskSchedulerTest, GivenATaskWithNoSuccessYetItShouldBeTriedBeforeMeasuredO
 TEST(TaskSchedulerTest, GivenATaskFailingForTwoBatchesItShouldComeAfterEveryTaskThatRuns) {
   TaskScheduler s(8);
   TaskProgress failing;
-  failing.trials_this_run = 16;
+  failing.trials = 16;
   failing.curve.assign(16, 0);
   TaskProgress stalled = Measured(1, 1e-2, 400);  // long on a plateau, the lowest score a running task gets
   EXPECT_EQ(s.Next({failing, stalled}), 1);

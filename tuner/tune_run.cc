@@ -29,6 +29,7 @@ struct Entry {
   size_t task_index = 0;
   std::unique_ptr<TaskTuner> tuner;
   uint64_t trials_this_run = 0;
+  uint64_t trials_before_run = 0;  // the unit's records in the log when the run began (a resumed run's)
   uint64_t round_trials = 0;  // trials of the run's fallback round (0 or 1), part of the unit's first batch
 };
 
@@ -93,7 +94,8 @@ Result<std::vector<Entry>> MakeEntries(const TuneOptions& opts, const DeviceLimi
       to.strategy.seed = opts.tuner.strategy.seed + entries.size();
       Result<std::unique_ptr<TaskTuner>> tuner = TaskTuner::Create(tt.task, *tmpl, limits, to, &log);
       if (!tuner.ok()) return tuner.status().WithContext(tt.task.ToSpec() + " [" + tmpl->name() + "]");
-      entries.push_back({i, std::move(tuner).value(), 0});
+      const uint64_t recorded = (*tuner)->trials();
+      entries.push_back({i, std::move(tuner).value(), 0, recorded});
     }
   }
   return entries;
@@ -410,8 +412,8 @@ Result<TuneSummary> RunTune(const TuneOptions& opts, DeferredLog& run_log) {
     // resumed run); otherwise count x FLOPs.
     std::vector<TaskProgress> view;
     for (const Entry& e : entries)
-      view.push_back({e.tuner->count(), e.tuner->best_cost(), e.trials_this_run, Done(e, opts.early_stopping),
-                      e.tuner->curve(), static_cast<int>(e.task_index), e.tuner->flops(),
+      view.push_back({e.tuner->count(), e.tuner->best_cost(), e.trials_before_run + e.trials_this_run,
+                      Done(e, opts.early_stopping), e.tuner->curve(), static_cast<int>(e.task_index), e.tuner->flops(),
                       order_by_latency ? e.tuner->fallback_cost() : 0});
     int pick = scheduler.Next(view);
     if (pick < 0) break;
