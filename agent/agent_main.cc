@@ -182,7 +182,8 @@ int AgentMain(int argc, char** argv) {
                         ->check(cli::DeviceKey()));
   serving.push_back(app.add_option("--token", flags.token,
                  "shared secret, when the tracker requires one (default: $TUNEFLEET_TOKEN, which, unlike an "
-                 "argument, other users of the machine cannot read)"));
+                 "argument, other users of the machine cannot read)")
+                        ->check(cli::NotEmpty()));
   CLI::Option* platform = app.add_option("--platform", flags.platform,
                                          "OpenCL platform index (see --list-devices, which lists only it when given)")
                               ->check(cli::NonNegative());

@@ -418,6 +418,16 @@ TEST(BadInputE2E, GivenAnEmptyValueOrANaNToleranceItShouldBeRefusedBeforeTheTrac
         ""},
        "--config: the value is empty"},
       {{bin, "tasks", ""}, "model: the value is empty"},
+      {{bin, "best", "--db", fleet.db(), "--task", ""}, "--task: the value is empty"},
+      // An empty token ("$SECRET" unset) is refused before the tracker is asked, as the tracker refuses one.
+      {with(tune, {"--task", "gemm:64,64,64", "--token", ""}), "--token: the value is empty"},
+      {{bin, "query", "--rpc-tracker", fleet.address(), "--token", ""}, "--token: the value is empty"},
+      {{bin, "measure", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--task", "gemm:64,64,64", "--token", ""},
+       "--token: the value is empty"},
+      {{BinDir() + "/tunefleet-agent", "--tracker", fleet.address(), "--key", "k", "--token", ""},
+       "tunefleet-agent: error: --token: the value is empty"},
+      {with(tune, {"--task", "gemm:64,64,64", "--trials", "010"}),
+       "--trials '010': expected a positive number or 'all'"},
       // What an error quotes is shown escaped: one line, no terminal escape sent.
       {with(tune, {"--task", "gemm:64,64,64\n\x1b[2Jx"}),
        "gemm:64,64,64\\x0a\\x1b[2Jx: '64\\x0a\\x1b[2Jx' is not an integer"},

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <string>
 
+#include "common/cli_checks.h"
 #include "search-spaces/task.h"
 #include "storage/tuning_log.h"
 #include "tuner/best_in_space.h"
@@ -55,7 +56,8 @@ void RegisterBest(CLI::App& app, int* exit_code) {
   auto opts = std::make_shared<BestOptions>();
   auto* sub = app.add_subcommand("best", "Best config per (task, template, device) in a tuning log");
   sub->add_option("--db", opts->db, "Tuning log (SQLite file)")->required();
-  sub->add_option("--task", opts->task, "Only this task (spec, e.g. gemm:256,256,256:float32)");
+  sub->add_option("--task", opts->task, "Only this task (spec, e.g. gemm:256,256,256:float32)")
+      ->check(cli::NotEmpty());
   sub->add_flag("--json", opts->json, "Print JSON instead of a table");
   sub->callback([opts, exit_code] { *exit_code = RunBest(*opts); });
 }

@@ -47,7 +47,8 @@ void RegisterQuery(CLI::App& app, int* exit_code) {
   auto opts = std::make_shared<QueryOptions>();
   auto* sub = app.add_subcommand("query", "List a tracker's agents and the queue per key");
   sub->add_option("--rpc-tracker", opts->tracker, "tracker address, host:port")->required()->check(cli::HostPort());
-  sub->add_option("--token", opts->token, "shared secret of the tracker (default: $TUNEFLEET_TOKEN)");
+  sub->add_option("--token", opts->token, "shared secret of the tracker (default: $TUNEFLEET_TOKEN)")
+      ->check(cli::NotEmpty());
   sub->add_option("--tls-ca", opts->tls_ca_file, "PEM root certificates: connect with TLS")->check(CLI::ExistingFile);
   sub->add_option("--timeout", opts->timeout,
                   "seconds to wait for the tracker to answer (a refused connection fails at once)")

@@ -232,7 +232,9 @@ void RegisterTune(CLI::App& app, int* exit_code) {
   sub->add_option("--rpc-tracker", a->tracker, "Tracker address host:port (default 127.0.0.1:9190)")
       ->check(cli::HostPort());
   sub->add_option("--rpc-key", a->key, "Device key to lease devices of")->required()->check(cli::DeviceKey());
-  sub->add_option("--token", a->token, "Shared token of the tracker")->envname("TUNEFLEET_TOKEN");
+  sub->add_option("--token", a->token, "Shared token of the tracker")
+      ->envname("TUNEFLEET_TOKEN")
+      ->check(cli::NotEmpty());
   sub->add_option("--tls-ca", a->tls_ca, "PEM root certificates: connect to the tracker with TLS")
       ->check(CLI::ExistingFile);
   sub->add_option("--db", a->db, "SQLite tuning log (created when missing; default tunefleet.db)");

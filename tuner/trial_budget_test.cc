@@ -31,7 +31,7 @@ TEST(TrialBudgetTest, GivenTrialsTheyShouldBoundTheRunWithOrWithoutATimeBudget) 
 }
 
 TEST(TrialBudgetTest, GivenABadCountItShouldSayWhatIsExpected) {
-  for (const char* bad : {"0", "-3", "12x", "x", " 5", "1e3", "99999999999999999999999"}) {
+  for (const char* bad : {"0", "-3", "12x", "x", " 5", "1e3", "010", "00004", "99999999999999999999999"}) {
     Result<TrialBudget> b = ParseTrialBudget(bad, 0);
     ASSERT_FALSE(b.ok()) << bad;
     EXPECT_EQ(b.status().message(), std::string("--trials '") + bad + "': expected a positive number or 'all'");
