@@ -211,6 +211,39 @@ void ImportOneRecord(LocalFleet& fleet) {
   ASSERT_EQ(imported.exit_code, 0) << imported.output;
 }
 
+// A log whose records' page is damaged after it was written: each reading command says so in one line, naming the
+// log once (report and simulate said "LOG: LOG: database disk image is malformed"), and leaves the file as it was.
+TEST(BadInputE2E, GivenALogWithADamagedPageEachReadingCommandShouldNameTheLogOnceInOneLine) {
+  LocalFleet fleet;
+  ImportOneRecord(fleet);
+  const auto root = fleet.Sql("SELECT rootpage FROM sqlite_master WHERE name = 'records'");
+  const auto page_size = fleet.Sql("PRAGMA page_size");
+  ASSERT_EQ(root.size(), 1u);
+  ASSERT_EQ(page_size.size(), 1u);
+  const long size = std::stol(page_size[0][0]);
+  {
+    std::fstream f(fleet.db(), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp((std::stol(root[0][0]) - 1) * size);
+    const std::string garbage(static_cast<size_t>(size), '\x5a');
+    f.write(garbage.data(), size);
+    ASSERT_TRUE(f.good());
+  }
+  const std::string bin = BinDir() + "/tunefleet", db = fleet.db();
+  for (const std::vector<std::string>& argv : std::vector<std::vector<std::string>>{
+           {bin, "best", "--db", db},
+           {bin, "report", "--db", db, "-o", fleet.dir() + "/r.html"},
+           {bin, "export", "--db", db, "--format", "csv", "-o", fleet.dir() + "/x.csv"},
+           {bin, "simulate", "--db", db}}) {
+    RunResult r = testing::Run(argv, std::chrono::seconds(30));
+    EXPECT_NE(r.exit_code, 0) << r.output;
+    EXPECT_EQ(CountLines(r.output), 1) << r.output;
+    EXPECT_NE(r.output.find(db + ": "), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find(db + ": " + db), std::string::npos) << r.output;
+  }
+  EXPECT_FALSE(std::filesystem::exists(fleet.dir() + "/r.html"));
+  EXPECT_FALSE(std::filesystem::exists(fleet.dir() + "/x.csv"));
+}
+
 // An import into a new log whose only line is refused: it left an empty tuning log behind (a bad --db is still said
 // before the file is read); one that adds a record creates the log, and says only its summary line.
 TEST(BadInputE2E, GivenANewLogAndAnImportWhoseOnlyLineIsRefusedNoLogShouldBeLeft) {

@@ -24,7 +24,7 @@ int RunReport(const ReportArgs& args) {
   if (std::string over = OutputOverLog("-o", args.out, args.db); !over.empty()) return CommandError("report", over, 2);
   WarnDamagedRecords("report", **log);
   auto data = LoadReportData(**log);
-  if (!data.ok()) return CommandError("report", args.db + ": " + data.status().message(), 1);
+  if (!data.ok()) return CommandError("report", AboutLog(args.db, data.status().message()), 1);
   if (!args.title.empty()) data->title = args.title;
   const std::string html = RenderReportHtml(*data);
   Status written = WriteOutput(args.out, [&](std::ostream& out) {  // "-": standard output, as for export

@@ -56,7 +56,7 @@ int RunSimulate(const SimulateArgs& a) {
   }
   WarnDamagedRecords("simulate", **log);
   Result<std::unique_ptr<ReplayWorld>> world = LoadReplayWorld(**log, a.sel);
-  if (!world.ok()) return CommandError("simulate", a.db + ": " + world.status().message(), 2);
+  if (!world.ok()) return CommandError("simulate", AboutLog(a.db, world.status().message()), 2);
   const ReplayWorld& w = **world;
   // Bad options are usage errors: said before anything is printed, like a bad --db or --task. So is a space less than
   // half recorded: its refusal comes alone, and says the space's coverage, which scripts read from the line below

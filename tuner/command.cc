@@ -18,6 +18,10 @@ int LogOpenExitCode(const Status& s) {
   return s.code() == Status::Code::kUnavailable || s.code() == Status::Code::kIOError ? 1 : 2;
 }
 
+std::string AboutLog(const std::string& db, const std::string& message) {
+  return message.rfind(db + ": ", 0) == 0 ? message : db + ": " + message;
+}
+
 std::string OutputOverLog(const std::string& option, const std::string& out, const std::string& db) {
   if (out.empty()) return option + " is empty: give a file path";
   if (out == "-") return "";

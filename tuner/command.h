@@ -22,6 +22,10 @@ int CommandError(const char* cmd, const std::string& message, int code = 1);
 // line of an imported file).
 int LogOpenExitCode(const Status& s);
 
+// `message`, an error about the tuning log `db`, naming it once: "DB: MESSAGE", or the message as it is when it
+// begins with the log's path already (SQLite's errors do).
+std::string AboutLog(const std::string& db, const std::string& message);
+
 // When the output file `out` (of `option`) is empty, is the tuning log `db` itself, or names SQLite's -wal, -shm or
 // -journal file beside it (writing there would destroy records), the one-line message that refuses it. Empty when
 // it is fine ("-", or any other file).
