@@ -175,6 +175,11 @@ void TaskTuner::RankByMedians() {
   if (auto found = first_trial_.find(best_index_); found != first_trial_.end()) best_trial_ = found->second;
 }
 
+size_t TaskTuner::best_results() const {
+  const auto found = ok_costs_.find({best_device_, best_index_});
+  return has_best() && found != ok_costs_.end() ? found->second.size() : 0;
+}
+
 Result<std::vector<CandidateJob>> TaskTuner::ProposeRepeats(size_t configs, size_t times) {
   std::vector<CandidateJob> jobs;
   std::set<uint64_t> ran;

@@ -85,6 +85,8 @@ class TaskTuner {
   uint64_t resumed() const { return resumed_; }            // configs the log held at start (its trials)
   bool exhausted() const { return exhausted_; }
   bool has_best() const { return best_cost_ > 0; }
+  // Successful results of the best config on its device model (0 while none ran): 1 until --confirm measured it.
+  size_t best_results() const;
   // Seconds: the lowest over (device model, config) of the lower median of its results (one result: itself).
   double best_cost() const { return best_cost_; }
   double flops() const { return flops_; }  // of one run of the task's kernel

@@ -174,6 +174,7 @@ TEST_F(TaskTunerTest, GivenRepeatsOfTheBestConfig_TheBestShouldBeTheLowestMedian
   ASSERT_TRUE(t->Record(valid[1], Ok(0.5e-3)).ok());
   ASSERT_TRUE(t->Record(valid[2], Ok(4e-3)).ok());
   EXPECT_EQ(t->best_index(), valid[1]);
+  EXPECT_EQ(t->best_results(), 1u);
 
   std::vector<CandidateJob> again = t->ProposeRepeats(1, 2).value();
   ASSERT_EQ(again.size(), 2u);
@@ -187,7 +188,9 @@ TEST_F(TaskTunerTest, GivenRepeatsOfTheBestConfig_TheBestShouldBeTheLowestMedian
   EXPECT_EQ(t->best_index(), valid[0]);
   EXPECT_EQ(t->best_cost(), 1e-3);
   EXPECT_EQ(t->trials_since_best(), 2u);  // counted from trial 1, which measured valid[0]
-  // The best two now: valid[0] (one result: two more) and valid[1] (three: none).
+  // A config with one result is now the best: what --confirm's next round is for. Of the best two, valid[0] (one
+  // result) is measured twice more and valid[1] (three) not.
+  EXPECT_EQ(t->best_results(), 1u);
   again = t->ProposeRepeats(2, 2).value();
   ASSERT_EQ(again.size(), 2u);
   EXPECT_EQ(again[0].index, valid[0]);
@@ -198,11 +201,18 @@ TEST_F(TaskTunerTest, GivenRepeatsOfTheBestConfig_TheBestShouldBeTheLowestMedian
   EXPECT_EQ(resumed->resumed(), 3u);
   EXPECT_EQ(resumed->trials(), 3u);
   EXPECT_EQ(resumed->best_index(), valid[0]);
+  EXPECT_EQ(resumed->best_results(), 1u);
   EXPECT_EQ(resumed->best_cost(), 1e-3);
   EXPECT_EQ(resumed->trials_since_best(), 2u);
   const std::vector<BestRow> best = log_->Best().value();
   ASSERT_EQ(best.size(), 1u);
   EXPECT_EQ(best[0].record.config_index, valid[0]);
+
+  ASSERT_TRUE(t->Record(valid[0], Ok(1.1e-3), 0, /*repeat=*/true).ok());
+  ASSERT_TRUE(t->Record(valid[0], Ok(0.9e-3), 0, /*repeat=*/true).ok());
+  EXPECT_EQ(t->best_index(), valid[0]);
+  EXPECT_EQ(t->best_results(), 3u);
+  EXPECT_TRUE(t->ProposeRepeats(2, 2).value().empty());
 }
 
 // Equal costs: the run's best and the log's Best name the same config, the one whose (median) result came first,

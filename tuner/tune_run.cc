@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <set>
 #include <stop_token>
 #include <thread>
 
@@ -441,43 +442,69 @@ Result<TuneSummary> RunTune(const TuneOptions& opts, DeferredLog& run_log) {
     if (tuner.exhausted() && measured == 0) continue;
   }
   progress.Finish();
+  // One round of --confirm's repeats, in batches of --batch as the trials were (one call for every unit's repeats
+  // could pass the message limit), with a progress line per batch naming the unit of its last result.
+  auto confirm = [&](const std::vector<UnitJob>& jobs) {
+    Progress confirming(jobs.size());
+    confirming.SetNoun("repeat");
+    for (size_t at = 0; at < jobs.size() && !cut; at += opts.batch_size) {
+      const std::vector<UnitJob> batch(jobs.begin() + static_cast<std::ptrdiff_t>(at),
+                                       jobs.begin() + static_cast<std::ptrdiff_t>(
+                                                          std::min(jobs.size(), at + opts.batch_size)));
+      auto label = [&](const Entry& e) { return "confirming, " + unit_label(e); };
+      last_recorded = nullptr;  // the line below names this batch's last result, or none
+      Status st = measure(batch, label, confirming);
+      if (!st.ok()) {
+        confirming.Finish();
+        return fail(st);
+      }
+      if (last_recorded != nullptr) {
+        confirming.Show(label(*last_recorded), last_recorded->tuner->last_gflops(),
+                        last_recorded->tuner->best_gflops(), "", true);
+      }
+    }
+    confirming.Finish();
+    return Status::OK();
+  };
   if (opts.confirm > 0 && budget_spent) {
     spdlog::warn("--confirm {}: not done, the time budget was spent (the best configs keep their one result)",
                  opts.confirm);
   } else if (opts.confirm > 0 && !cut && !summary.interrupted) {
-    std::vector<UnitJob> jobs;
-    for (Entry& e : entries) {
-      Result<std::vector<CandidateJob>> again = e.tuner->ProposeRepeats(opts.confirm, kConfirmRepeats);
-      if (!again.ok()) {  // the template can no longer generate a config that ran: its unit is not confirmed
-        spdlog::warn("{}: not confirmed: {}", unit_label(e), again.status().message());
-        continue;
-      }
-      for (CandidateJob& j : *again) jobs.push_back({&e, std::move(j), true});
-    }
-    if (!jobs.empty()) {
-      spdlog::info("--confirm {}: measuring each unit's {} best configs {} more times ({} jobs); a config's best is "
-                   "then the median of its results", opts.confirm, opts.confirm, kConfirmRepeats, jobs.size());
-      Progress confirming(jobs.size());
-      confirming.SetNoun("repeat");
-      // In batches of --batch, as the trials were: one call for every unit's repeats could pass the message limit.
-      for (size_t at = 0; at < jobs.size() && !cut; at += opts.batch_size) {
-        const std::vector<UnitJob> batch(jobs.begin() + static_cast<std::ptrdiff_t>(at),
-                                         jobs.begin() + static_cast<std::ptrdiff_t>(
-                                                            std::min(jobs.size(), at + opts.batch_size)));
-        auto label = [&](const Entry& e) { return "confirming, " + unit_label(e); };
-        last_recorded = nullptr;  // the line below names this batch's last result, or none
-        Status st = measure(batch, label, confirming);
-        if (!st.ok()) {
-          confirming.Finish();
-          return fail(st);
+    // Rounds: the first tops up each unit's N best; a later one only where a config with one result moved to the
+    // top as the confirmed ones' medians rose (its one result may be the lucky one the round is there to catch).
+    std::set<const Entry*> confirmed;  // units with configs to confirm
+    size_t rounds = 0;
+    for (size_t round = 0; round < kConfirmRounds && !cut && !opts.stop.stop_requested(); ++round) {
+      std::vector<UnitJob> jobs;
+      size_t units = 0;
+      for (Entry& e : entries) {
+        if (round > 0 && e.tuner->best_results() >= 1 + kConfirmRepeats) continue;
+        Result<std::vector<CandidateJob>> again = e.tuner->ProposeRepeats(opts.confirm, kConfirmRepeats);
+        if (!again.ok()) {  // the template can no longer generate a config that ran: its unit is not confirmed
+          spdlog::warn("{}: not confirmed: {}", unit_label(e), again.status().message());
+          continue;
         }
-        if (last_recorded != nullptr) {
-          confirming.Show(label(*last_recorded), last_recorded->tuner->last_gflops(),
-                          last_recorded->tuner->best_gflops(), "", true);
+        if (!again->empty()) {
+          ++units;
+          confirmed.insert(&e);
         }
+        for (CandidateJob& j : *again) jobs.push_back({&e, std::move(j), true});
       }
-      confirming.Finish();
+      if (jobs.empty()) break;
+      if (round == 0) {
+        spdlog::info("--confirm {}: measuring each unit's {} best configs {} more times ({} jobs); a config's best "
+                     "is then the median of its results", opts.confirm, opts.confirm, kConfirmRepeats, jobs.size());
+      } else {
+        spdlog::info("--confirm {}: in {} unit(s) a config measured once is now the best: measuring the {} best "
+                     "again ({} jobs)", opts.confirm, units, opts.confirm, jobs.size());
+      }
+      TF_RETURN_IF_ERROR(confirm(jobs));
+      ++rounds;
     }
+    for (const Entry* e : confirmed)
+      if (e->tuner->best_results() < 1 + kConfirmRepeats && !cut && !opts.stop.stop_requested())
+        spdlog::warn("{}: the best config has {} successful result(s) after {} round(s) of --confirm",
+                     unit_label(*e), e->tuner->best_results(), rounds);
   }
   // Free the devices before the bookkeeping below, so that a stopped run hands them on at once.
   session->Release();

@@ -28,6 +28,9 @@ struct TuneTask {
 
 // Results a confirmed config gets beyond its first: with 3, its lower median is a real middle one.
 inline constexpr size_t kConfirmRepeats = 2;
+// Rounds of --confirm at most: a round after the first measures again where a config with one result became the
+// best (the confirmed configs' medians rose past it).
+inline constexpr size_t kConfirmRounds = 4;
 
 struct TuneOptions {
   SessionOptions session;
@@ -40,7 +43,8 @@ struct TuneOptions {
   uint64_t early_stopping = 0;  // per task: stop after this many trials without a new best; 0 = never
   size_t batch_size = 16;       // configs sent to the tracker at once
   // After tuning, each unit's `confirm` best configs are measured kConfirmRepeats more times (beyond --trials), and
-  // a config's best is then the lower median of its results: a lucky run does not pick the kernel. 0 = off.
+  // a config's best is then the lower median of its results: a lucky run does not pick the kernel. Again (up to
+  // kConfirmRounds rounds) where a config measured once became the best. 0 = off.
   size_t confirm = 0;
   TaskTunerOptions tuner;
   std::string args_json;        // the command line, stored with the session
