@@ -82,6 +82,25 @@ TEST_F(StatusCodesE2E, GivenAWorkGroupLargerThanTheDeviceAllowsWeShouldGetInvali
   EXPECT_EQ(r["status"], 1) << r.dump();
 }
 
+// measure's stdout is its result's JSON alone: the session's lines (waiting for an agent of the key) go to stderr.
+// They went to stdout, before the JSON, so `measure ... | jq` failed when the device was busy.
+TEST_F(StatusCodesE2E, GivenAWaitForADeviceMeasuresStdoutShouldHoldOnlyTheResult) {
+  auto stdout_of = [&](const std::string& key) {
+    return testing::Run({"/bin/sh", "-c", "exec \"$0\" \"$@\" 2>/dev/null", BinDir() + "/tunefleet", "measure",
+                         "--rpc-tracker", fleet_.address(), "--rpc-key", key, "--wait", "1", "--task",
+                         "gemm:16,16,16"},
+                        std::chrono::seconds(60));
+  };
+  RunResult none = stdout_of("nokey");  // waits 1 s for an agent of the key, then fails
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_EQ(none.output, "");
+  RunResult ok = stdout_of("pocl");
+  ASSERT_EQ(ok.exit_code, 0) << ok.output;
+  const nlohmann::json result = nlohmann::json::parse(ok.output, nullptr, false);
+  ASSERT_TRUE(result.is_object()) << ok.output;
+  EXPECT_EQ(result["status"], 0) << ok.output;
+}
+
 }  // namespace
 }  // namespace tunefleet::testing
 

@@ -10,6 +10,8 @@
 
 #include <google/protobuf/util/json_util.h>
 #include <nlohmann/json.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
 
 #include "common/cli_checks.h"
 #include "common/json_parse.h"
@@ -111,6 +113,10 @@ Result<proto::KernelProgram> ProgramFromTemplate(const MeasureArgs& a, const Dev
 }
 
 int Run(const MeasureArgs& a) {
+  // stdout is the result's JSON alone: the session's lines (waiting for a device, a stop) go to stderr, so that
+  // `measure ... | jq` reads what it expects however the wait went.
+  spdlog::set_default_logger(
+      std::make_shared<spdlog::logger>("", std::make_shared<spdlog::sinks::stderr_color_sink_mt>()));
   if (a.task_spec.empty() == a.program_file.empty())
     return CommandError("measure", "give exactly one of --task or --program", 2);
   if (!a.program_file.empty() && (!a.config.empty() || !a.template_name.empty()))
