@@ -21,8 +21,7 @@ double TaskScheduler::Score(const TaskProgress& t, double group_best) const {
     if (before > 0 && now > 0) improvement = (before - now) / before;
   }
   const double exploration =
-      t.trials > 0 ? 0.5 * std::sqrt(static_cast<double>(window_) / static_cast<double>(t.trials))
-                            : 0.5;
+      t.trials > 0 ? 0.5 * std::sqrt(static_cast<double>(window_) / static_cast<double>(t.trials)) : 0.5;
   // Trials spent since the unit's best last improved by more than 0.5%: a unit stalled for four batches counts
   // half, for twelve a quarter, so a plateau hands the budget to other layers and to sibling templates.
   size_t stalled = 0;

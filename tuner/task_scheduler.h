@@ -2,9 +2,9 @@
 // The budget goes where it pays, in the spirit of Ansor's task scheduler: every unit (a task under one template)
 // first gets one batch, and a unit with sibling templates a second one (its first batch is mostly random picks,
 // made before the model had results). Trials count whatever the log holds: a resumed run gives its first batches to
-// the units with less than a batch in the log, not again to the ones the runs before it tuned. These first batches go in order of
-// weight, the largest first: a run cut short by --trials, --time-budget or a stop has then tuned the layers that
-// matter most. When the run's round has measured
+// the units with less than a batch in the log, not again to the ones the runs before it tuned. These first batches
+// go in order of weight, the largest first: a run cut short by --trials, --time-budget or a stop has then tuned the
+// layers that matter most. When the run's round has measured
 // the fallback configs (on a short budget, tune_run.cc), or a resumed run's log holds every unit's fallback or best,
 // a unit's weight is its task's count × the task's latency so far: the fastest its templates have run, fallback or
 // tuned. So once one template has tuned a task, the task's other templates wait behind the layers that are still
