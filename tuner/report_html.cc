@@ -146,13 +146,12 @@ void Section(const ReportSeries& s, const SeriesStats& st, size_t index, std::os
     out << " &middot; best " << Fixed(st.best_cost * 1e3, 4) << " ms = " << Fixed(Gflops(s.flops, st.best_cost), 2)
         << " GFLOPS";
   }
-  if (s.count > 0) {
-    out << " &middot; occurs " << s.count << "&times; in ";
+  // A task given by --task has no model: its count (1) is said only when it is more.
+  if (s.count > 1 || (s.count == 1 && !s.model_counts.empty())) {
+    out << " &middot; occurs " << s.count << "&times;" << (s.model_counts.empty() ? "" : " in ");
     if (s.model_counts.size() == 1 && s.model_counts.begin()->second == s.count) {
       out << "<code>" << HtmlEscape(s.model_counts.begin()->first) << "</code>";
-    } else if (s.model_counts.empty()) {
-      out << "the model";
-    } else {
+    } else if (!s.model_counts.empty()) {
       out << "the models (";
       bool first = true;
       for (const auto& [model, n] : s.model_counts) {

@@ -156,6 +156,20 @@ TEST(ReportHtmlTest, GivenATaskOfTwoModels_WeShouldNameEachModelsCount) {
   EXPECT_NE(html.find("&times; in <code>b.onnx</code>"), std::string::npos);
 }
 
+// A task given by --task (no model, count 1) was said to occur "1x in the model".
+TEST(ReportHtmlTest, GivenTasksOfNoModel_WeShouldNameNoModel) {
+  ReportData d = TwoTasksOnOneDevice();
+  d.series[0].count = 1;
+  d.series[0].model_counts.clear();
+  d.series[1].count = 4;
+  d.series[1].model_counts.clear();
+  const std::string html = RenderReportHtml(d);
+  EXPECT_EQ(CheckWellFormed(html), "");
+  EXPECT_EQ(html.find("in the model"), std::string::npos);
+  EXPECT_EQ(html.find("occurs 1&times;"), std::string::npos);
+  EXPECT_NE(html.find("occurs 4&times;</p>"), std::string::npos);
+}
+
 TEST(ReportHtmlTest, GivenAnEmptyLog_WeShouldStillWriteAValidPage) {
   std::string html = RenderReportHtml(ReportData{});
   EXPECT_EQ(CheckWellFormed(html), "");
