@@ -1,7 +1,6 @@
 #include "agent/program_instance.h"
 
 #include <limits>
-#include <set>
 #include <sstream>
 #include <utility>
 
@@ -79,27 +78,21 @@ bool ProgramInstance::Allocate(const proto::KernelProgram& program, proto::Measu
   return CreateMemory(program, result, filled) && SetArgs(program, result);
 }
 
-// Names, geometry and device limits: everything that can be rejected before compiling.
+// Structure (proto/program_checks.h), then the device's limits: everything that can be rejected before compiling.
 bool ProgramInstance::CheckProgram(const proto::KernelProgram& program, proto::MeasureResult* result) {
-  std::set<std::string> buffers, images;
-  if (!CheckMemory(program, &buffers, &images, result)) return false;
-  if (std::string tolerance = ToleranceProblem(program); !tolerance.empty()) {
-    return Fail(result, proto::HOST_GENERATION_FAILED, tolerance);
+  if (std::string problem = StructureProblem(program); !problem.empty()) {
+    return Fail(result, proto::HOST_GENERATION_FAILED, problem);
   }
+  if (!CheckMemory(program, result)) return false;
   for (const auto& launch : program.launches()) {
-    if (!CheckLaunch(launch, buffers, images, result)) return false;
+    if (!CheckLaunch(launch, result)) return false;
   }
   return true;
 }
 
-// The buffers and images: declared once each, within the device's limits and the agent's memory budget.
-bool ProgramInstance::CheckMemory(const proto::KernelProgram& program, std::set<std::string>* buffers,
-                                  std::set<std::string>* images, proto::MeasureResult* result) {
+// The buffers and images: within the device's limits and the agent's memory budget.
+bool ProgramInstance::CheckMemory(const proto::KernelProgram& program, proto::MeasureResult* result) {
   for (const auto& buffer : program.buffers()) {
-    if (buffer.count() == 0) return Fail(result, proto::HOST_GENERATION_FAILED, "buffer '" + buffer.name() + "' is empty");
-    if (!buffers->insert(buffer.name()).second) {
-      return Fail(result, proto::HOST_GENERATION_FAILED, "buffer '" + buffer.name() + "' is declared twice");
-    }
     // The canary tail comes on top of the payload in one allocation: both must fit in a size_t too.
     uint64_t bytes = 0;
     const bool counted = BufferBytes(buffer, &bytes);
@@ -127,9 +120,6 @@ bool ProgramInstance::CheckMemory(const proto::KernelProgram& program, std::set<
                   "image '" + image.name() + "' of " + std::to_string(image.width()) + "x" +
                       std::to_string(image.height()) + " pixels has more bytes than the host can count");
     }
-    if (!images->insert(image.name()).second) {
-      return Fail(result, proto::HOST_GENERATION_FAILED, "image '" + image.name() + "' is declared twice");
-    }
   }
   // Memory budget: the program's buffers and images together may take at most 3/4 of the device's global
   // memory (the agent keeps host copies of the same size, and the driver needs room of its own), so a peer
@@ -151,36 +141,17 @@ bool ProgramInstance::CheckMemory(const proto::KernelProgram& program, std::set<
                     " bytes of buffers and images, over the agent's memory budget of " + std::to_string(budget) +
                     " bytes (3/4 of CL_DEVICE_GLOBAL_MEM_SIZE)");
   }
-  if (!program.output_buffer().empty() && !buffers->count(program.output_buffer())) {
-    return Fail(result, proto::HOST_GENERATION_FAILED, "output buffer '" + program.output_buffer() + "' is not declared");
-  }
   return true;
 }
 
-// One launch: its arguments name declared memory, its local memory, sizes and work-group fit the device. Adds it to
-// launches_.
-bool ProgramInstance::CheckLaunch(const proto::KernelLaunch& launch, const std::set<std::string>& buffers,
-                                  const std::set<std::string>& images, proto::MeasureResult* result) {
+// One launch of a program whose structure is checked: its local memory, sizes and work-group fit the device. Adds it
+// to launches_.
+bool ProgramInstance::CheckLaunch(const proto::KernelLaunch& launch, proto::MeasureResult* result) {
   const std::string where = "kernel '" + launch.entry() + "'";
   const int dims = launch.global_size_size();
-  if (dims < 1 || dims > 3) {
-    return Fail(result, proto::HOST_GENERATION_FAILED, where + ": global size must have 1 to 3 dimensions");
-  }
-  if (launch.local_size_size() != 0 && launch.local_size_size() != dims) {
-    return Fail(result, proto::HOST_GENERATION_FAILED, where + ": local size and global size differ in dimensions");
-  }
   uint64_t local_bytes = 0;
   bool local_counted = true;
   for (const auto& arg : launch.args()) {
-    if (arg.has_buffer() && !buffers.count(arg.buffer())) {
-      return Fail(result, proto::HOST_GENERATION_FAILED, where + ": unknown buffer '" + arg.buffer() + "'");
-    }
-    if (arg.has_image() && !images.count(arg.image())) {
-      return Fail(result, proto::HOST_GENERATION_FAILED, where + ": unknown image '" + arg.image() + "'");
-    }
-    if (arg.value_case() == proto::KernelArg::VALUE_NOT_SET) {
-      return Fail(result, proto::HOST_GENERATION_FAILED, where + ": an argument has no value");
-    }
     if (arg.has_local_bytes()) {
       local_counted = local_counted && CheckedAdd(local_bytes, arg.local_bytes(), &local_bytes);
     }
@@ -198,7 +169,6 @@ bool ProgramInstance::CheckLaunch(const proto::KernelLaunch& launch, const std::
   out.has_local = launch.local_size_size() != 0;
   for (int d = 0; d < dims; ++d) {
     out.global[d] = launch.global_size(d);
-    if (out.global[d] == 0) return Fail(result, proto::HOST_GENERATION_FAILED, where + ": global size 0");
     if (!out.has_local) continue;
     out.local[d] = launch.local_size(d);
     if (out.local[d] == 0) return Fail(result, proto::INVALID_CONFIG, where + ": local size 0");

@@ -12,7 +12,6 @@
 #include <array>
 #include <cstdint>
 #include <memory>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -86,10 +85,8 @@ class ProgramInstance {
 
   explicit ProgramInstance(const DeviceContext& device) : device_(device) {}
   bool CheckProgram(const proto::KernelProgram& program, proto::MeasureResult* result);
-  bool CheckMemory(const proto::KernelProgram& program, std::set<std::string>* buffers, std::set<std::string>* images,
-                   proto::MeasureResult* result);
-  bool CheckLaunch(const proto::KernelLaunch& launch, const std::set<std::string>& buffers,
-                   const std::set<std::string>& images, proto::MeasureResult* result);
+  bool CheckMemory(const proto::KernelProgram& program, proto::MeasureResult* result);
+  bool CheckLaunch(const proto::KernelLaunch& launch, proto::MeasureResult* result);
   bool BuildKernels(const proto::KernelProgram& program, proto::MeasureResult* result);
   bool CreateMemory(const proto::KernelProgram& program, proto::MeasureResult* result,
                     const std::vector<HostContentsCache::Bytes>* filled);

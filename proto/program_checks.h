@@ -1,11 +1,12 @@
 // Checks of a kernel program that need no device, in one place for the two that make them: the agent, which refuses
-// such a program as malformed, and `tunefleet measure --program`, which says so in one line before a device is
-// leased.
+// such a program as malformed (HOST_GENERATION_FAILED), and `tunefleet measure --program`, which says so in one line
+// before a device is leased.
 // Thread safety: pure functions.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -30,6 +31,41 @@ inline std::string ToleranceProblem(const proto::KernelProgram& p) {
   for (const auto& [name, value] : {std::pair<const char*, float>{"atol", p.atol()}, {"rtol", p.rtol()}}) {
     if (!std::isfinite(value) || value < 0) {
       return std::string(name) + " " + std::to_string(value) + " is not a tolerance (a finite number of 0 or more)";
+    }
+  }
+  return "";
+}
+
+// What is wrong with the structure of `p`, in the words the agent reports it ("kernel 'k': unknown buffer 'x'"): a
+// buffer that is empty or declared twice, an image declared twice, an output buffer not declared, a tolerance that is
+// none, a launch whose global size has no dimension, more than 3 or a 0, whose local size has other dimensions, or an
+// argument that names no declared memory or has no value. Empty when there is none. The device's limits (sizes,
+// work-group, local memory) are the agent's to check.
+inline std::string StructureProblem(const proto::KernelProgram& p) {
+  std::set<std::string> buffers, images;
+  for (const auto& buffer : p.buffers()) {
+    if (buffer.count() == 0) return "buffer '" + buffer.name() + "' is empty";
+    if (!buffers.insert(buffer.name()).second) return "buffer '" + buffer.name() + "' is declared twice";
+  }
+  for (const auto& image : p.images()) {
+    if (!images.insert(image.name()).second) return "image '" + image.name() + "' is declared twice";
+  }
+  if (!p.output_buffer().empty() && !buffers.count(p.output_buffer())) {
+    return "output buffer '" + p.output_buffer() + "' is not declared";
+  }
+  if (std::string tolerance = ToleranceProblem(p); !tolerance.empty()) return tolerance;
+  for (const auto& launch : p.launches()) {
+    const std::string where = "kernel '" + launch.entry() + "'";
+    const int dims = launch.global_size_size();
+    if (dims < 1 || dims > 3) return where + ": global size must have 1 to 3 dimensions";
+    if (launch.local_size_size() != 0 && launch.local_size_size() != dims) {
+      return where + ": local size and global size differ in dimensions";
+    }
+    if (std::count(launch.global_size().begin(), launch.global_size().end(), 0) > 0) return where + ": global size 0";
+    for (const auto& arg : launch.args()) {
+      if (arg.has_buffer() && !buffers.count(arg.buffer())) return where + ": unknown buffer '" + arg.buffer() + "'";
+      if (arg.has_image() && !images.count(arg.image())) return where + ": unknown image '" + arg.image() + "'";
+      if (arg.value_case() == proto::KernelArg::VALUE_NOT_SET) return where + ": an argument has no value";
     }
   }
   return "";

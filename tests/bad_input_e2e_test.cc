@@ -400,6 +400,22 @@ TEST(BadInputE2E, GivenAnEmptyValueOrANaNToleranceItShouldBeRefusedBeforeTheTrac
   std::ofstream(nan_rtol) << R"({"rtol": "NaN", "launches": [{"entry": "k"}], "reference": {"launches": []}})";
   const std::string no_launch = fleet.dir() + "/empty-program.json";
   std::ofstream(no_launch) << "{}";
+  // Programs the agent would refuse as malformed (status 2, exit 3 after a lease): refused here in one line, exit 2.
+  auto program = [&](const std::string& name, const std::string& json) {
+    const std::string path = fleet.dir() + "/" + name + ".json";
+    std::ofstream(path) << json;
+    return path;
+  };
+  const std::string launch = R"("launches": [{"entry": "k", "globalSize": [64], "args": [{"buffer": "c"}]}])";
+  const std::string buffer_c = R"("buffers": [{"name": "c", "count": 64}])";
+  const std::string no_output = program("no-output", R"({"outputBuffer": "out", )" + launch + "}");
+  const std::string zero_size =
+      program("zero-size", "{" + buffer_c + R"(, "launches": [{"entry": "k", "globalSize": [64, 0]}]})");
+  const std::string twice =
+      program("twice", R"({"buffers": [{"name": "c", "count": 64}, {"name": "c", "count": 8}], )" + launch + "}");
+  const std::string unknown = program("unknown", "{" + launch + "}");
+  const std::string bad_reference =
+      program("bad-reference", "{" + buffer_c + ", " + launch + R"(, "reference": {)" + launch + "}}");
   const std::vector<std::string> tune = {bin, "tune", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--db",
                                          fleet.db()};
   auto with = [](std::vector<std::string> argv, const std::vector<std::string>& more) {
@@ -436,6 +452,16 @@ TEST(BadInputE2E, GivenAnEmptyValueOrANaNToleranceItShouldBeRefusedBeforeTheTrac
        nan_rtol + ": rtol nan is not a tolerance (a finite number of 0 or more)"},
       {{bin, "measure", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--program", no_launch},
        no_launch + ": the program has no timed launch: nothing to measure"},
+      {{bin, "measure", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--program", no_output},
+       no_output + ": output buffer 'out' is not declared"},
+      {{bin, "measure", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--program", zero_size},
+       zero_size + ": kernel 'k': global size 0"},
+      {{bin, "measure", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--program", twice},
+       twice + ": buffer 'c' is declared twice"},
+      {{bin, "measure", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--program", unknown},
+       unknown + ": kernel 'k': unknown buffer 'c'"},
+      {{bin, "measure", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--program", bad_reference},
+       bad_reference + ": the reference: kernel 'k': unknown buffer 'c'"},
   };
   for (const auto& [argv, says] : cases) ExpectRefusedInOneLine(argv, says);
   EXPECT_FALSE(std::filesystem::exists(fleet.db()));

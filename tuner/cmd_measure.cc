@@ -63,8 +63,11 @@ Result<proto::KernelProgram> ProgramFromFile(const std::string& path) {
   }
   // The agent refuses these too (as a failed measurement); here they get one line before a device is asked for.
   if (!HasTimedLaunch(p)) return Status::InvalidArgument(path + ": " + kNoTimedLaunch);
-  if (std::string tolerance = ToleranceProblem(p); !tolerance.empty()) {
-    return Status::InvalidArgument(path + ": " + tolerance);
+  if (std::string problem = StructureProblem(p); !problem.empty()) {
+    return Status::InvalidArgument(path + ": " + problem);
+  }
+  if (std::string problem = p.has_reference() ? StructureProblem(p.reference()) : ""; !problem.empty()) {
+    return Status::InvalidArgument(path + ": the reference: " + problem);
   }
   return p;
 }
