@@ -1,6 +1,7 @@
 #include "common/atomic_file.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -10,6 +11,8 @@
 #include <fstream>
 #include <iostream>
 #include <string>
+
+#include "common/fnv_hash.h"
 
 namespace tunefleet {
 namespace {
@@ -46,6 +49,17 @@ Status WriteStream(const std::string& path, const fs::path& file, const std::fun
   return written;
 }
 
+// The partial file of `target`: its name plus ".partial", beside it. A name that leaves no room for the suffix within
+// NAME_MAX bytes is cut, and the hash of the whole name added ("<cut>~<16 hex>.partial"), so that two such names
+// cut alike still have partial files of their own.
+fs::path PartialPath(const fs::path& target) {
+  constexpr char kSuffix[] = ".partial";
+  const std::string name = target.filename().string();
+  if (name.size() + sizeof(kSuffix) - 1 <= NAME_MAX) return fs::path(target.string() + kSuffix);
+  const std::string hash = "~" + FnvHash().Add(name).Hex();
+  return target.parent_path() / (name.substr(0, NAME_MAX - hash.size() - (sizeof(kSuffix) - 1)) + hash + kSuffix);
+}
+
 // fsync(2) of `file` (a file or a folder); the errno of the failure, 0 when it is on disk.
 int SyncToDisk(const fs::path& file) {
   const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
@@ -79,7 +93,7 @@ Status WriteFileAtomically(const std::string& path, const std::function<Status(s
   if (fs::is_directory(status)) return Status::IOError(path + ": is a directory");
   if (fs::exists(status) && !fs::is_regular_file(status)) return WriteStream(path, target, write);  // a device, a FIFO
 
-  const std::string partial = target.string() + ".partial";
+  const fs::path partial = PartialPath(target);
   Status written = WriteStream(path, partial, write);
   if (written.ok() && fs::exists(status)) fs::permissions(partial, status.permissions(), ec);  // keep its mode
   // On disk before the rename, and the rename on disk after it: a power cut leaves the old file or the new one,

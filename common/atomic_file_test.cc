@@ -39,6 +39,24 @@ TEST_F(AtomicFileTest, GivenAWriteThatSucceeds_ThePathShouldHoldItAndNoPartialFi
   EXPECT_FALSE(fs::exists(path_ + ".partial"));
 }
 
+// A name of 250 bytes fits the file system's 255, its partial file ("NAME.partial") does not: the write failed
+// with "File name too long". Both a new file and a replaced one are written, and no partial file is left.
+TEST_F(AtomicFileTest, GivenANameTooLongForThePartialSuffix_ItShouldStillBeWritten) {
+  for (const size_t length : {247, 248, 250, 255}) {
+    const std::string path = dir_.File(std::string(length - 4, 'r') + ".csv");
+    for (const char* content : {"first", "second"}) {
+      Status s = WriteFileAtomically(path, [&](std::ostream& out) {
+        out << content;
+        return Status::OK();
+      });
+      ASSERT_TRUE(s.ok()) << length << ": " << s.ToString();
+      EXPECT_EQ(Read(path), content) << length;
+    }
+  }
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_.path()), fs::directory_iterator()), 4)
+      << "a partial file is left";
+}
+
 TEST_F(AtomicFileTest, GivenAPathThatDoesNotExistYet_ItShouldBeCreated) {
   Status s = WriteFileAtomically(path_, [](std::ostream& out) {
     out << "first";
