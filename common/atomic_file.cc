@@ -19,21 +19,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// ": <cause>" for an errno that a failed write or close sets; "" for any other (a stale one).
-std::string WriteErrorCause(int err) {
-  switch (err) {
-    case ENOSPC:
-    case EDQUOT:
-    case EIO:
-    case EFBIG:
-    case EPIPE:
-    case EROFS:
-      return std::string(": ") + std::strerror(err);
-    default:
-      return "";
-  }
-}
-
 // Writes through `write` into `file` (the partial file, or the target itself for what a rename must not replace);
 // errors name `path`, the file the caller asked for.
 Status WriteStream(const std::string& path, const fs::path& file, const std::function<Status(std::ostream&)>& write) {
@@ -70,6 +55,20 @@ int SyncToDisk(const fs::path& file) {
 }
 
 }  // namespace
+
+std::string WriteErrorCause(int err) {
+  switch (err) {
+    case ENOSPC:
+    case EDQUOT:
+    case EIO:
+    case EFBIG:
+    case EPIPE:
+    case EROFS:
+      return std::string(": ") + std::strerror(err);
+    default:
+      return "";
+  }
+}
 
 Status WriteFileAtomically(const std::string& path, const std::function<Status(std::ostream&)>& write) {
   std::error_code ec;  // status() of a path that does not exist sets it too; only the link's resolution is checked

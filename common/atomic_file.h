@@ -15,6 +15,10 @@
 
 namespace tunefleet {
 
+// ": <cause>" (": No space left on device") for an errno that a failed write or close sets; "" for any other (a stale
+// one, left by an unrelated call).
+std::string WriteErrorCause(int err);
+
 // Calls `write` with a stream on PATH.partial. Errors: `write`'s own, or IOError naming `path` when it is a directory,
 // or the partial file cannot be opened or written, or cannot replace `path`.
 Status WriteFileAtomically(const std::string& path, const std::function<Status(std::ostream&)>& write);

@@ -114,6 +114,19 @@ TEST(SimulateE2E, GivenATraceThatCannotBeWrittenSimulateShouldExit1SayingWhyBefo
   }
 }
 
+// A trace whose writes fail during the replay (a full disk) says the system's reason too; it said "failed" alone.
+TEST(SimulateE2E, GivenATraceOnAFullDiskSimulateShouldExit1SayingTheCause) {
+  LocalFleet fleet;
+  WriteRecordedSpace(fleet, "pool:1,8,8,8,2,2,2,0,mode=max", "pool", "pool.worksize", 8, 5);
+  RunResult r = fleet.Cli({"simulate", "--db", fleet.db(), "--tuner", "grid", "--trace", "/dev/full"},
+                          std::chrono::seconds(60), false);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("tunefleet simulate: error: writing the trace file /dev/full failed: No space left on "
+                          "device\n"),
+            std::string::npos)
+      << r.output;
+}
+
 // The model's options when neither strategy is xgb had no effect and were accepted; refused as tune refuses them.
 TEST(SimulateE2E, GivenXgbOptionsWithoutAnXgbStrategySimulateShouldRefuseThemInOneLine) {
   LocalFleet fleet;

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/atomic_file.h"
 #include "common/cli_checks.h"
 #include "search-spaces/template.h"
 #include "storage/tuning_log.h"
@@ -67,6 +68,7 @@ int RunSimulate(const SimulateArgs& a) {
   // Opened before the replay, so that a trace that cannot be written ends the run before its minutes of work; the
   // system's reason is said, and it is a failure at run time (1), as an output export or report cannot write.
   std::ofstream trace;
+  int trace_errno = -1;  // errno at the trace's first failed write (its cause), -1 while none failed
   TraceObserver on_trial;
   if (!a.trace.empty()) {
     errno = 0;
@@ -77,7 +79,11 @@ int RunSimulate(const SimulateArgs& a) {
                                           (err != 0 ? std::string(": ") + std::strerror(err) : std::string()), 1);
     }
     trace << kSimulateTraceHeader << "\n";
-    on_trial = [&](const TraceRow& row) { trace << TraceLine(w, row) << "\n"; };
+    on_trial = [&](const TraceRow& row) {
+      errno = 0;
+      trace << TraceLine(w, row) << "\n";
+      if (!trace && trace_errno < 0) trace_errno = errno;
+    };
   }
 
   // Printed once the replay goes ahead: a refused one says its one line alone.
@@ -114,8 +120,12 @@ int RunSimulate(const SimulateArgs& a) {
   Result<SimulationReport> report = Simulate(w, a.opts, on_trial, control);
   if (!report.ok()) return CommandError("simulate", report.status().message(), 1);
   if (trace.is_open()) {
+    errno = 0;
     trace.close();
-    if (!trace) return CommandError("simulate", "writing the trace file " + a.trace + " failed", 1);
+    if (!trace) {
+      const int cause = trace_errno >= 0 ? trace_errno : errno;
+      return CommandError("simulate", "writing the trace file " + a.trace + " failed" + WriteErrorCause(cause), 1);
+    }
   }
   if (report->interrupted) {
     std::cerr << "tunefleet simulate: interrupted by " << signals.signal_name() << " after "
