@@ -4,10 +4,19 @@
 #include <charconv>
 #include <optional>
 
+#include "common/printable.h"
 #include "search-spaces/op_signature.h"
 
 namespace tunefleet {
 namespace {
+
+// Part of a spec as an error quotes it: up to 200 bytes, then its length ("... (100003 bytes)"), so that a long one
+// (a generated command line gone wrong) is not echoed whole, and twice. Shorter text is kept as it is: the line's
+// printer escapes it.
+std::string Quoted(std::string_view text) {
+  constexpr size_t kMaxQuoted = 200;
+  return text.size() <= kMaxQuoted ? std::string(text) : Printable(text, kMaxQuoted);
+}
 
 std::vector<std::string_view> SplitOn(std::string_view s, char sep) {
   std::vector<std::string_view> out;
@@ -38,14 +47,16 @@ std::string ParseValue(const ParamSpec& p, std::string_view text, int64_t* out) 
   int64_t v = 0;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (text.empty() || ec != std::errc() || ptr != text.data() + text.size()) {
-    std::string msg = "'" + std::string(text) + "' is not an integer";
+    std::string msg = "'" + Quoted(text) + "' is not an integer";
     if (!p.symbols.empty()) {
-      msg = "'" + std::string(text) + "' is not a valid " + p.name + " (one of";
+      msg = "'" + Quoted(text) + "' is not a valid " + p.name + " (one of";
       for (size_t i = 0; i < p.symbols.size(); ++i) msg += (i ? ", " : " ") + p.symbols[i];
       msg += ")";
     }
     return msg;
   }
+  // As every count of the command line: "010" is refused, not read as 10 (or as 8, as C and a shell would).
+  if (text.size() > 1 && text[0] == '0') return "'" + Quoted(text) + "' has a leading zero";
   if (v < p.min || v > p.max) {
     return p.name + "=" + std::to_string(v) + " is out of range (" + std::to_string(p.min) + ".." +
            std::to_string(p.max) + ")";
@@ -74,7 +85,7 @@ Result<Precision> ParsePrecision(std::string_view s) {
   if (s == "float32" || s == "fp32" || s == "f32") return Precision::kFloat32;
   if (s == "float16" || s == "fp16" || s == "f16" || s == "half") return Precision::kFloat16;
   if (s == "float16-acc32" || s == "fp16-acc32") return Precision::kFloat16Acc32;
-  return Status::InvalidArgument("unknown precision '" + std::string(s) +
+  return Status::InvalidArgument("unknown precision '" + Quoted(s) +
                                  "' (expected float32, float16 or float16-acc32)");
 }
 
@@ -132,7 +143,7 @@ std::string Task::ToSpec() const {
 
 Result<Task> Task::Parse(std::string_view spec_in) {
   std::string_view spec = Trim(spec_in);
-  const std::string who = std::string(spec);
+  const std::string who = Quoted(spec);
   auto fail = [&](const std::string& what) -> Status { return Status::InvalidArgument(who + ": " + what); };
 
   auto parts = SplitOn(spec, ':');
@@ -144,7 +155,7 @@ Result<Task> Task::Parse(std::string_view spec_in) {
   if (!sig) {
     std::string known;
     for (const auto& s : OpSignatures()) known += (known.empty() ? "" : ", ") + s.op;
-    return fail("unknown op '" + task.op + "' (known: " + known + ")");
+    return fail("unknown op '" + Quoted(task.op) + "' (known: " + known + ")");
   }
   if (parts.size() == 3) {
     auto p = ParsePrecision(Trim(parts[2]));
@@ -160,7 +171,7 @@ Result<Task> Task::Parse(std::string_view spec_in) {
     size_t eq = item.find('=');
     if (eq == std::string_view::npos) {
       if (std::any_of(extras.begin(), extras.end(), [](const auto& e) { return e.has_value(); }))
-        return fail("positional value '" + std::string(item) + "' after name=value parameters");
+        return fail("positional value '" + Quoted(item) + "' after name=value parameters");
       if (pos.size() >= sig->positional.size())
         return fail(task.op + " takes at most " + std::to_string(sig->positional.size()) + " sizes " +
                     sig->Usage());
@@ -176,9 +187,9 @@ Result<Task> Task::Parse(std::string_view spec_in) {
     if (k == sig->extras.size()) {
       std::string known;
       for (const auto& e : sig->extras) known += (known.empty() ? "" : ", ") + e.name;
-      return fail("unknown parameter '" + std::string(name) + "' for " + task.op + " (known: " + known + ")");
+      return fail("unknown parameter '" + Quoted(name) + "' for " + task.op + " (known: " + known + ")");
     }
-    if (extras[k]) return fail("parameter '" + std::string(name) + "' given twice");
+    if (extras[k]) return fail("parameter '" + Quoted(name) + "' given twice");
     int64_t v = 0;
     std::string err = ParseValue(sig->extras[k], Trim(item.substr(eq + 1)), &v);
     if (!err.empty()) return fail(err);

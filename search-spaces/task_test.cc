@@ -49,6 +49,22 @@ TEST(TaskTest, GivenMalformedSpecsWeShouldNameTheSpecAndTheProblem) {
   EXPECT_NE(ParseError("gemm:4,4,4,bias=1,bias=0").find("given twice"), std::string::npos);
   EXPECT_NE(ParseError("gemm:4,4,4,5").find("at most 3"), std::string::npos);
   EXPECT_NE(ParseError("gemm").find("expected op:params"), std::string::npos);
+  EXPECT_EQ(ParseError("gemm:064,64,64"), "gemm:064,64,64: '064' has a leading zero");
+  EXPECT_EQ(ParseError("gemm:64,64,64,bias=01"), "gemm:64,64,64,bias=01: '01' has a leading zero");
+  EXPECT_TRUE(Task::Parse("gemm:64,64,64,bias=0").ok());
+}
+
+// A spec of 100 KB (a generated command line gone wrong) was echoed whole in its error line, twice: the spec and
+// the value are quoted up to 200 bytes, with their length.
+TEST(TaskTest, GivenAVeryLongSpecItsErrorShouldQuoteItCut) {
+  const std::string size(100000, '1');
+  const std::string error = ParseError("gemm:" + size + "x,8,8");
+  EXPECT_LT(error.size(), 600u) << error.substr(0, 1000);
+  EXPECT_EQ(error.rfind("gemm:" + size.substr(0, 195) + "... (100010 bytes): '" + size.substr(0, 200) +
+                            "... (100001 bytes)' is not an integer",
+                        0),
+            0u)
+      << error.substr(0, 1000);
 }
 
 TEST(TaskTest, GivenConvolutionSpecsWeShouldUseTheirPositionalNames) {
