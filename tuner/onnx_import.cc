@@ -5,11 +5,13 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include <google/protobuf/io/coded_stream.h>
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
@@ -176,6 +178,23 @@ Result<std::map<std::string, std::vector<int64_t>>> ParseInputShapes(const std::
   return shapes;
 }
 
+namespace {
+
+using google::protobuf::io::CodedInputStream;
+
+// Whether `bytes`, which protobuf's default reader refused, are a whole model nested past its recursion limit (If
+// and Loop subgraphs within subgraphs): read again with a limit 10 times higher, they parse. Such a model was called
+// truncated.
+bool NestedTooDeep(const std::string& bytes) {
+  if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max())) return false;
+  CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()), static_cast<int>(bytes.size()));
+  in.SetRecursionLimit(10 * CodedInputStream::GetDefaultRecursionLimit());
+  onnx::ModelProto model;
+  return model.ParseFromCodedStream(&in) && in.ConsumedEntireMessage();
+}
+
+}  // namespace
+
 Result<ImportedModel> ImportOnnxFile(const std::string& path, const ImportOptions& options) {
   // Read only a regular file, of at most the 2 GiB a protobuf holds: a directory threw from the read, and
   // /dev/zero was read until memory ran out.
@@ -195,6 +214,11 @@ Result<ImportedModel> ImportOnnxFile(const std::string& path, const ImportOption
   if (!model.ParseFromString(bytes)) {
     // Every ONNX writer puts ir_version (field 1, varint: tag 0x08) first.
     if (bytes[0] != '\x08') return Status::InvalidArgument(path + ": not an ONNX model (not a ModelProto protobuf)");
+    if (NestedTooDeep(bytes)) {
+      return Status::InvalidArgument(path + ": the ONNX model nests messages (subgraphs) more than " +
+                                     std::to_string(CodedInputStream::GetDefaultRecursionLimit()) +
+                                     " levels deep, past what protobuf reads");
+    }
     return Status::InvalidArgument(path + ": truncated or corrupt ONNX model (protobuf parse failed after " +
                                    std::to_string(bytes.size()) + " bytes)");
   }

@@ -144,6 +144,26 @@ TEST_F(OnnxImportTest, GivenATruncatedFile_WeShouldSayTruncated) {
   EXPECT_NE(m.status().message().find(path + ": truncated"), std::string::npos) << m.status().message();
 }
 
+// A model nested past protobuf's recursion limit (100) is whole, not truncated: it was called truncated. Each If
+// nests three messages (its node, the attribute, the branch's graph).
+TEST_F(OnnxImportTest, GivenAModelNestedPastProtobufsLimit_WeShouldSayNestedNotTruncated) {
+  onnx::ModelProto model = MakeResNetLikeModel();
+  onnx::GraphProto* graph = model.mutable_graph();
+  for (int depth = 0; depth < 40; ++depth) {
+    onnx::NodeProto* node = graph->add_node();
+    node->set_op_type("If");
+    onnx::AttributeProto* branch = node->add_attribute();
+    branch->set_name("then_branch");
+    branch->set_type(onnx::AttributeProto::GRAPH);
+    graph = branch->mutable_g();
+  }
+  auto m = ImportOnnxFile(WriteModel("deep.onnx", model), {});
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("deep.onnx: the ONNX model nests messages (subgraphs) more than 100 levels deep"),
+            std::string::npos)
+      << m.status().message();
+}
+
 TEST_F(OnnxImportTest, GivenAMissingFile_WeShouldSayItCannotBeOpened) {
   auto m = ImportOnnxFile((dir_ / "absent.onnx").string(), {});
   ASSERT_FALSE(m.ok());
