@@ -90,6 +90,22 @@ TEST_F(TuneGemmE2E, GivenOneAgentATuningRunShouldRecordEveryTrialAndAVerifiedBes
             std::string::npos)
       << app.output;
 
+  // A kernel that writes NaN computes the wrong thing: it passed with "max abs error vs CPU: 0" (std::max kept 0).
+  nlohmann::json poisoned = edited;
+  for (auto& launch : poisoned["kernels"][0]["program"]["launches"]) {
+    std::string source = launch["source"];
+    const std::string store = "#define ST_C(p, off, v) (*(__global floatN*)((p) + (off)) = (v))";
+    const size_t at = source.find(store);
+    ASSERT_NE(at, std::string::npos) << source;
+    source.replace(at, store.size(), "#define ST_C(p, off, v) (*(__global floatN*)((p) + (off)) = (v) * NAN)");
+    launch["source"] = source;
+  }
+  const std::string poisoned_pack = fleet_.dir() + "/nan.json";
+  std::ofstream(poisoned_pack) << poisoned.dump();
+  app = tunefleet::testing::Run({example, poisoned_pack, "gemm:64,64,64:float32"}, std::chrono::seconds(120));
+  EXPECT_EQ(app.exit_code, 1) << app.output;
+  EXPECT_NE(app.output.find("elements are NaN or infinite"), std::string::npos) << app.output;
+
   // A pack that cannot be read is bad input (exit 2); a kernel that does not build fails on the device (exit 1),
   // and the compiler's build log, several lines, comes as one line after the kernel's.
   const std::string broken = fleet_.dir() + "/broken.json";

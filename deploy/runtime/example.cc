@@ -184,16 +184,28 @@ int main(int argc, char** argv) {
     } else if (auto s = runner->Run(queue.get(), {{"A", da.get()}, {"B", db.get()}, {"C", dc.get()}}); !s.ok()) {
       rc = Fail(s.message());
     } else {
-      clEnqueueReadBuffer(queue.get(), dc.get(), CL_TRUE, 0, c.size() * sizeof(float), c.data(), 0, nullptr, nullptr);
+      err = clEnqueueReadBuffer(queue.get(), dc.get(), CL_TRUE, 0, c.size() * sizeof(float), c.data(), 0, nullptr,
+                                nullptr);
+      if (err != CL_SUCCESS) return Fail("clEnqueueReadBuffer of C failed: " + tunefleet::ClErrorName(err));
+      // A NaN or an infinity is a wrong answer: std::max(err, NaN) kept the old error, and a kernel writing NaN
+      // everywhere passed with an error of 0.
       double max_err = 0;
+      size_t not_finite = 0;
       for (int i = 0; i < M; ++i)
         for (int j = 0; j < N; ++j) {
           double want = 0;
           for (int k = 0; k < K; ++k) want += double(a[size_t(i) * K + k]) * b[size_t(k) * N + j];
-          max_err = std::max(max_err, std::fabs(want - c[size_t(i) * N + j]));
+          const float got = c[size_t(i) * N + j];
+          if (!std::isfinite(got)) ++not_finite;
+          if (std::isfinite(got)) max_err = std::max(max_err, std::fabs(want - got));
         }
-      std::printf("max abs error vs CPU: %.3g\n", max_err);
-      rc = max_err < 1e-3 * K ? 0 : 1;
+      if (not_finite > 0) {
+        std::printf("max abs error vs CPU: %.3g; %zu of %zu elements are NaN or infinite\n", max_err, not_finite,
+                    c.size());
+      } else {
+        std::printf("max abs error vs CPU: %.3g\n", max_err);
+      }
+      rc = not_finite == 0 && max_err < 1e-3 * K ? 0 : 1;
     }
   }
   return rc;
