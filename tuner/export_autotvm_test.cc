@@ -11,8 +11,8 @@ namespace {
 
 constexpr const char* kConv = "conv2d:1,32,16,16,32,3,3,1,1:float16";
 constexpr const char* kAdrenoTarget =
-    "opencl -keys=adreno,opencl,gpu -device=adreno -max_num_threads=1024 -texture_spatial_limit=16384 "
-    "-thread_warp_size=1";
+    "opencl -keys=adreno,opencl,gpu -device=adreno -max_num_threads=1024 -model=qualcomm-adreno-tm-740 "
+    "-texture_spatial_limit=16384 -thread_warp_size=1";
 
 class ExportAutotvmTest : public ::testing::Test {
  protected:
@@ -51,11 +51,26 @@ TEST_F(ExportAutotvmTest, GivenAnotherGpu_WeShouldWriteAPlainOpenclTarget) {
   d.set_device_type("GPU");
   d.set_max_work_group_size(1024);
   d.set_fingerprint("h200");
-  EXPECT_EQ(TvmTarget(d), "opencl -keys=opencl,gpu -max_num_threads=1024 -thread_warp_size=32");
+  EXPECT_EQ(TvmTarget(d), "opencl -keys=opencl,gpu -max_num_threads=1024 -model=nvidia-h200 -thread_warp_size=32");
   d.set_vendor("ARM");
   d.set_name("Mali-G710");
   d.set_max_work_group_size(512);
+  EXPECT_EQ(TvmTarget(d), "opencl -keys=opencl,gpu -max_num_threads=512 -model=mali-g710 -thread_warp_size=1");
+  d.clear_name();
   EXPECT_EQ(TvmTarget(d), "opencl -keys=opencl,gpu -max_num_threads=512 -thread_warp_size=1");
+}
+
+// Two device models of one log have targets of their own: TVM's ApplyHistoryBest keeps the best per -model, and
+// without one it could only take the faster of the two devices' records for both.
+TEST_F(ExportAutotvmTest, GivenTwoDeviceModels_TheirTargetsShouldDifferByTheirModel) {
+  proto::DeviceInfo pthread = AdrenoDevice(), basic = AdrenoDevice();
+  pthread.set_vendor("GenuineIntel");
+  pthread.set_name("pthread-Intel(R) Xeon(R) CPU @ 2.20GHz");
+  basic.set_vendor("GenuineIntel");
+  basic.set_name("basic-Intel(R) Xeon(R) CPU @ 2.20GHz");
+  EXPECT_EQ(TvmModel(pthread), "pthread-intel-r-xeon-r-cpu-2-20ghz");
+  EXPECT_NE(TvmTarget(pthread), TvmTarget(basic));
+  EXPECT_NE(TvmTarget(basic).find(" -model=basic-intel-r-xeon-r-cpu-2-20ghz "), std::string::npos) << TvmTarget(basic);
 }
 
 TEST_F(ExportAutotvmTest, GivenADepthwiseTask_WeShouldWriteTvmsArgs) {

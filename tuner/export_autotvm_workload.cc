@@ -92,20 +92,39 @@ Result<std::vector<int64_t>> TensorShape(const nlohmann::json& j, size_t rank, c
 
 }  // namespace
 
+std::string TvmModel(const proto::DeviceInfo& info) {
+  std::string model;
+  bool gap = false;
+  for (const char c : info.name()) {
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      if (gap && !model.empty()) model += '-';
+      model += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      gap = false;
+    } else {
+      gap = true;
+    }
+  }
+  return model;
+}
+
 std::string TvmTarget(const proto::DeviceInfo& info) {
   if (info.fingerprint().rfind(kAutotvmDevicePrefix, 0) == 0) {
     return info.fingerprint().substr(std::string(kAutotvmDevicePrefix).size());
   }
   uint64_t threads = info.max_work_group_size() > 0 ? info.max_work_group_size() : 256;
+  // -model tells TVM's ApplyHistoryBest the device models of one log apart: it keeps the best per target key (all
+  // of them share "opencl" and "gpu") and per model, and looks the model up first.
+  const std::string model = TvmModel(info);
+  const std::string model_option = model.empty() ? "" : " -model=" + model;
   std::ostringstream t;
   if (IsAdreno(info)) {
     uint64_t limit = info.image2d_max_width() > 0 ? info.image2d_max_width() : 16384;
-    t << "opencl -keys=adreno,opencl,gpu -device=adreno -max_num_threads=" << threads
+    t << "opencl -keys=adreno,opencl,gpu -device=adreno -max_num_threads=" << threads << model_option
       << " -texture_spatial_limit=" << limit << " -thread_warp_size=1";
   } else {
     // TVM's opencl target takes the texture limit on any device; without it, a device with images came back from
     // an import as one without them, and the image templates' records were refused.
-    t << "opencl -keys=opencl,gpu -max_num_threads=" << threads;
+    t << "opencl -keys=opencl,gpu -max_num_threads=" << threads << model_option;
     if (info.image_support()) {
       t << " -texture_spatial_limit=" << (info.image2d_max_width() > 0 ? info.image2d_max_width() : 16384);
     }

@@ -20,10 +20,15 @@ inline constexpr const char* kAutotvmTvmVersion = "0.8.0";
 // Fingerprints of devices created by an import start with this, followed by the target string.
 inline constexpr const char* kAutotvmDevicePrefix = "autotvm:";
 
+// The device's name as a TVM target's -model: lowercase letters and digits, each run of other characters one '-'
+// ("QUALCOMM Adreno(TM) 740" is "qualcomm-adreno-tm-740"). Empty for a device without a name.
+std::string TvmModel(const proto::DeviceInfo& info);
+
 // The target string TVM would use for the device: Adreno gets
-// "opencl -keys=adreno,opencl,gpu -device=adreno -max_num_threads=N -texture_spatial_limit=L
-//  -thread_warp_size=1"; any other device "opencl -keys=opencl,gpu -max_num_threads=N -thread_warp_size=W".
-// A device imported from a log gives back the target it was imported with.
+// "opencl -keys=adreno,opencl,gpu -device=adreno -max_num_threads=N -model=M -texture_spatial_limit=L
+//  -thread_warp_size=1"; any other device "opencl -keys=opencl,gpu -max_num_threads=N -model=M -thread_warp_size=W"
+// (-model=TvmModel(info), left out when it is empty). A device imported from a log gives back the target it was
+// imported with.
 std::string TvmTarget(const proto::DeviceInfo& info);
 // The reverse, as far as a target string tells: a DeviceInfo whose fingerprint is "autotvm:<target>".
 Result<proto::DeviceInfo> DeviceFromTvmTarget(const std::string& target);
