@@ -108,7 +108,7 @@ void Summary(const ReportData& d, const std::vector<SeriesStats>& stats, std::os
         << "<table><tr><th>task</th><th>count</th><th>best latency (ms)</th><th>GFLOPS</th><th>template</th>"
            "<th>count &times; latency (ms)</th></tr>";
     double total = 0;
-    bool all_known = true;
+    size_t counted = 0, no_count = 0, no_latency = 0;
     for (const auto& spec : tasks) {
       size_t i = best[device][spec];
       const auto& s = d.series[i];
@@ -121,14 +121,24 @@ void Summary(const ReportData& d, const std::vector<SeriesStats>& stats, std::os
       if (s.count > 0 && ms > 0) {
         out << Fixed(s.count * ms, 4);
         total += s.count * ms;
+        ++counted;
       } else {
         out << "&mdash;";
-        all_known = false;
+        ++(ms > 0 ? no_count : no_latency);
       }
       out << "</td></tr>";
     }
-    out << "<tr><th colspan=\"5\">&Sigma; count &times; latency" << (all_known ? "" : " (tasks with known count only)")
-        << "</th><td class=\"n\"><b>" << Fixed(total, 4) << "</b></td></tr></table>";
+    // What the sum leaves out, in words: a task without a known count, or without a successful result.
+    std::string left_out;
+    for (const auto& [n, why] : {std::pair<size_t, const char*>{no_count, "without a known count"},
+                                 {no_latency, "without a successful result"}}) {
+      if (n == 0) continue;
+      left_out += std::string(left_out.empty() ? " (leaves out " : ", ") + std::to_string(n) +
+                  (n == 1 ? " task " : " tasks ") + why;
+    }
+    if (!left_out.empty()) left_out += ")";
+    out << "<tr><th colspan=\"5\">&Sigma; count &times; latency" << left_out << "</th><td class=\"n\"><b>"
+        << (counted > 0 ? Fixed(total, 4) : "&mdash;") << "</b></td></tr></table>";
   }
 }
 

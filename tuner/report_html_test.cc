@@ -139,8 +139,24 @@ TEST(ReportHtmlTest, GivenAnUnknownCount_WeShouldMarkTheSumAsPartial) {
   ReportData d = TwoTasksOnOneDevice();
   d.series[1].count = 0;
   std::string html = RenderReportHtml(d);
-  EXPECT_NE(html.find("(tasks with known count only)"), std::string::npos);
+  EXPECT_NE(html.find("(leaves out 1 task without a known count)"), std::string::npos) << html;
   EXPECT_NE(html.find("<b>4.0000</b>"), std::string::npos);
+}
+
+// A task whose every result failed has a count but no latency: the sum's note said "tasks with known count only",
+// and a sum of none read 0.0000.
+TEST(ReportHtmlTest, GivenATaskWithoutASuccessfulResult_TheSumShouldSayItLeavesItOut) {
+  ReportData d = TwoTasksOnOneDevice();
+  for (auto& r : d.series[1].records) r = {4, 0, "clEnqueueNDRangeKernel failed", std::nullopt};
+  std::string html = RenderReportHtml(d);
+  EXPECT_NE(html.find("(leaves out 1 task without a successful result)"), std::string::npos) << html;
+  EXPECT_NE(html.find("<b>4.0000</b>"), std::string::npos) << html;
+  for (auto& r : d.series[0].records) r = {4, 0, "clEnqueueNDRangeKernel failed", std::nullopt};
+  html = RenderReportHtml(d);
+  EXPECT_NE(html.find("(leaves out 2 tasks without a successful result)</th><td class=\"n\"><b>&mdash;</b>"),
+            std::string::npos)
+      << html;
+  EXPECT_EQ(CheckWellFormed(html), "");
 }
 
 TEST(ReportHtmlTest, GivenATaskOfTwoModels_WeShouldNameEachModelsCount) {
