@@ -80,7 +80,12 @@ std::string RenderStatusPage(const proto::SummaryReply& summary) {
 
 std::string RenderMetrics(const proto::SummaryReply& summary, uint64_t jobs_done) {
   std::ostringstream o;
-  std::map<std::pair<std::string, std::string>, int> by_state;  // (key, state) -> agents
+  // (key, state) -> agents. Every state of every key is written, 0 included: a series that vanished while no agent
+  // was in its state left a gap in a graph where there were none.
+  std::map<std::pair<std::string, std::string>, int> by_state;
+  for (const auto& k : summary.keys()) {
+    for (const char* state : {"free", "leased", "busy"}) by_state[{k.key(), state}] = 0;
+  }
   for (const auto& a : summary.agents()) by_state[{a.key(), a.state()}]++;
   o << "# HELP tunefleet_agents Registered agents by key and state.\n# TYPE tunefleet_agents gauge\n";
   for (const auto& [ks, n] : by_state) {
@@ -90,12 +95,15 @@ std::string RenderMetrics(const proto::SummaryReply& summary, uint64_t jobs_done
   for (const auto& k : summary.keys()) o << "tunefleet_leased_agents{key=\"" << Label(k.key()) << "\"} " << k.leased() << "\n";
   o << "# HELP tunefleet_waiting_acquires Acquire requests queued, by key.\n# TYPE tunefleet_waiting_acquires gauge\n";
   for (const auto& k : summary.keys()) o << "tunefleet_waiting_acquires{key=\"" << Label(k.key()) << "\"} " << k.waiting() << "\n";
-  o << "# HELP tunefleet_agent_jobs_done Results relayed per agent.\n# TYPE tunefleet_agent_jobs_done counter\n";
+  // Jobs an agent measured: a result whose tuner had gone (stopped mid-batch) is counted, though it reaches no log.
+  o << "# HELP tunefleet_agent_jobs_done Jobs measured per agent (results received, also those whose tuner had "
+       "gone).\n# TYPE tunefleet_agent_jobs_done counter\n";
   for (const auto& a : summary.agents()) {
     o << "tunefleet_agent_jobs_done{agent=\"" << Label(a.agent_id()) << "\",key=\"" << Label(a.key()) << "\"} "
       << a.jobs_done() << "\n";
   }
-  o << "# HELP tunefleet_jobs_done_total Results relayed since the tracker started.\n"
+  o << "# HELP tunefleet_jobs_done_total Jobs measured since the tracker started (results received, also those "
+       "whose tuner had gone).\n"
     << "# TYPE tunefleet_jobs_done_total counter\ntunefleet_jobs_done_total " << jobs_done << "\n";
   return o.str();
 }
