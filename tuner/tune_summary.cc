@@ -78,8 +78,11 @@ std::string FormatTuneSummary(const TuneSummary& s) {
   }
   if (untried > 0)
     out += std::to_string(untried) + " of " + std::to_string(s.tasks.size()) +
-           " task/template units have no trial yet beyond their fallback config: the budget ended before them (the "
-           "same command with a larger --trials or --time-budget continues, keeping every record)\n";
+           " task/template units have no trial yet beyond their fallback config: " +
+           (s.interrupted ? "the run was stopped before them (the same command continues"
+                          : "the budget ended before them (the same command with a larger --trials or --time-budget "
+                            "continues") +
+           ", keeping every record)\n";
   return out;
 }
 

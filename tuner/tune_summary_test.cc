@@ -65,7 +65,17 @@ TEST(TuneSummaryTest, GivenUnitsWithoutASuccessTheTableShouldShowDashesNotZeroGf
 
 TEST(TuneSummaryTest, GivenUnitsTheBudgetNeverReachedItShouldCountThemInsteadOfCallingThemFailures) {
   const std::string summary = FormatTuneSummary(CutShortRun());
-  EXPECT_NE(summary.find("1 of 3 task/template units have no trial yet"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("1 of 3 task/template units have no trial yet beyond their fallback config: the budget "
+                         "ended before them"),
+            std::string::npos)
+      << summary;
+  // A run stopped by Ctrl-C did not run out of budget: the same command continues it.
+  TuneSummary stopped = CutShortRun();
+  stopped.interrupted = true;
+  EXPECT_NE(FormatTuneSummary(stopped).find("config: the run was stopped before them (the same command continues, "
+                                            "keeping every record)"),
+            std::string::npos)
+      << FormatTuneSummary(stopped);
   // The estimate sums the one task with both a tuned and a fallback latency, and says so.
   EXPECT_NE(summary.find("estimated latency of 1 of 3 tasks (sum of count x latency): fallback 2.500 ms -> tuned "
                          "1.250 ms; 2 tasks are not counted"),
