@@ -365,6 +365,13 @@ TEST(BadInputE2E, GivenAModelPathAfterInputShapeOrTaskTuneShouldTakeItAsTheModel
   ExpectRefusedInOneLine(with({"--task", "gemm:8,8,8", "--task", "gemm:8,x,8", model}), "gemm:8,x,8");
   ExpectRefusedInOneLine(with({"--task", "gemm:8,8,8", "--task", "gemm:16,16,16", fleet.dir() + "/absent.onnx"}),
                          fleet.dir() + "/absent.onnx: cannot open");
+  // `tasks` the same: it said "model is required".
+  ExpectRefusedInOneLine({bin + "/tunefleet", "tasks", "--input-shape", "image:1x3x32x32", model},
+                         model + ": --input-shape names 'image', which is not a graph input (inputs: data)");
+  RunResult listed = testing::Run({bin + "/tunefleet", "tasks", "--input-shape", "data:2x3x32x32", model, "--specs"},
+                                  std::chrono::seconds(30));
+  EXPECT_EQ(listed.exit_code, 0) << listed.output;
+  EXPECT_NE(listed.output.find("conv2d:2,3,32,32,"), std::string::npos) << listed.output;
 }
 
 // Options of the cost model with another search, and two transfer options that contradict each other, were accepted

@@ -156,7 +156,9 @@ TEST(BadInputE2E, GivenALogFileThatHoldsNoTuningLogEachCommandShouldSaySoInOneLi
            {{bin, "tune", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--task", "gemm:64,64,64", "--db", text},
             text + ": not a tunefleet tuning log"},
            {{bin, "import", "--db", text, empty}, text + ": not a tunefleet tuning log"},
-           {{bin, "import", "--db", fleet.db(), fleet.dir()}, "File is actually a directory: " + fleet.dir()},
+           {{bin, "import", "--db", fleet.db(), fleet.dir()}, fleet.dir() + ": a directory, not an AutoTVM log"},
+           {{bin, "import", "--db", fleet.db(), fleet.dir() + "/absent.log"},
+            fleet.dir() + "/absent.log: no such file"},
            {{bin, "import", "--db", fleet.db(), "/dev/zero"}, "/dev/zero: not a file"},  // endless, no newline
            {{bin, "best", "--db", empty}, empty + ": no tuning log in it"},
            {{bin, "report", "--db", empty, "-o", fleet.dir() + "/r.html"}, empty + ": no tuning log in it"}}) {

@@ -28,7 +28,8 @@ int main(int argc, char** argv) {
   app.add_option("--lease-ttl", o.lease_ttl, "seconds a lease lives without renewal")
       ->capture_default_str()->check(tunefleet::cli::PositiveAtMost(tunefleet::kOneDaySeconds));
   // Agents beat every 3 s: a shorter timeout dropped every agent between two beats.
-  app.add_option("--heartbeat-timeout", o.heartbeat_timeout, "seconds of agent silence before it is dropped")
+  app.add_option("--heartbeat-timeout", o.heartbeat_timeout,
+                 "seconds of agent silence before it is dropped (5 to 86400)")
       ->capture_default_str()
       ->check(tunefleet::cli::Between(5, tunefleet::kOneDaySeconds, "agents send a heartbeat every 3 s"));
   app.add_option("--max-agents", o.max_agents, "agents registered at once; more are refused until one leaves")

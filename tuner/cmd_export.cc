@@ -25,6 +25,9 @@ struct ExportOptions {
   bool best_only = false;
 };
 
+// The output as the closing line names it: "-" is standard output.
+std::string OutputName(const std::string& out) { return out == "-" ? "standard output" : out; }
+
 int RunExport(const ExportOptions& o) {
   auto log = TuningLog::OpenExisting(o.db);
   if (!log.ok()) return CommandError("export", log.status().message(), 2);
@@ -38,7 +41,7 @@ int RunExport(const ExportOptions& o) {
       return Status::OK();
     });
     if (!s.ok()) return CommandError("export", s.message());
-    std::cerr << "tunefleet export: " << counts.written << " AutoTVM records written to " << o.out << ", "
+    std::cerr << "tunefleet export: " << counts.written << " AutoTVM records written to " << OutputName(o.out) << ", "
               << counts.skipped << " skipped\n";
     return 0;
   }
@@ -49,7 +52,7 @@ int RunExport(const ExportOptions& o) {
       return Status::OK();
     });
     if (!s.ok()) return CommandError("export", s.message());
-    std::cerr << "tunefleet export: " << rows << " rows written to " << o.out << "\n";
+    std::cerr << "tunefleet export: " << rows << " rows written to " << OutputName(o.out) << "\n";
     return 0;
   }
   // kernel-pack: always the best program per workload.

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "common/cli_checks.h"
 #include "storage/tuning_log.h"
 #include "tuner/command.h"
 #include "tuner/deferred_log.h"
@@ -25,7 +26,12 @@ struct ImportOptions {
 int RunImport(const ImportOptions& o) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(o.file, ec)) {  // a directory or /dev/zero would be read for ever
-    return CommandError("import", o.file + (std::filesystem::exists(o.file, ec) ? ": not a file" : ": cannot open"), 2);
+    // A directory is "a directory" too: CLI11's check said "File is actually a directory", and "File does not
+    // exist" for a missing one.
+    const char* what = std::filesystem::is_directory(o.file, ec) ? ": a directory, not an AutoTVM log"
+                       : std::filesystem::exists(o.file, ec)     ? ": not a file"
+                                                                 : ": no such file";
+    return CommandError("import", o.file + what, 2);
   }
   std::ifstream in(o.file);
   if (!in) return CommandError("import", o.file + ": cannot open", 2);
@@ -65,7 +71,7 @@ void RegisterImport(CLI::App& app, int* exit_code) {
   auto opts = std::make_shared<ImportOptions>();
   auto* sub = app.add_subcommand("import", "Import AutoTVM tuning records into a tuning log");
   sub->add_option("--format", opts->format, "autotvm")->check(CLI::IsMember({"autotvm"}));
-  sub->add_option("file", opts->file, "AutoTVM log (JSON lines)")->required()->check(CLI::ExistingFile);
+  sub->add_option("file", opts->file, "AutoTVM log (JSON lines)")->required()->check(cli::NotEmpty());
   sub->add_option("--db", opts->db, "Tuning log (SQLite file)")->required();
   sub->callback([opts, exit_code] { *exit_code = RunImport(*opts); });
 }

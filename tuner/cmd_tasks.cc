@@ -72,7 +72,8 @@ void RegisterTasks(CLI::App& app, int* exit_code) {
                   "Shape of a graph input, name:1x3x224x224 (repeatable): gives its dynamic dims, or replaces its "
                   "static ones (the same rank)")
       ->check(cli::NotEmpty())
-      ->expected(1)
+      ->expected(1)  // one value each time, repeatable, as tune's: the model path after it is the model
+      ->allow_extra_args(false)
       ->take_all();
   sub->add_option("--precision", args->precision, "float32 | float16 | float16-acc32 (default float32)")
       ->check(cli::NotEmpty());

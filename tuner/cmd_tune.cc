@@ -221,7 +221,7 @@ void RegisterTune(CLI::App& app, int* exit_code) {
                   "dwconv2d:N,C,H,W,KH,KW,stride,pad[:dtype], ...")
       ->check(cli::NotEmpty())
       // One value each time, repeatable. A vector option otherwise takes every following word, the model path
-      // included (`tasks` escapes it only because its model is a required positional, which CLI11 leaves alone).
+      // included (`tasks --input-shape` is held the same way).
       ->expected(1)
       ->allow_extra_args(false)
       ->take_all();
@@ -241,7 +241,8 @@ void RegisterTune(CLI::App& app, int* exit_code) {
   sub->add_option("--template", a->template_name, "Force one template (default: every template that fits)")
       ->check(cli::NotEmpty());
   sub->add_option("--trials", a->trials,
-                  "Total trials over all tasks, recorded ones included, or 'all' (default 200; 'all' with --time-budget)")
+                  "Total trials over all tasks, recorded ones included (default 200), or 'all': every valid config "
+                  "of each space (with --tuner grid, a whole space recorded for simulate)")
       ->check(cli::NotEmpty());
   sub->add_option("--time-budget", a->time_budget,
                   "Stop after this many seconds; without --trials, tune until then (or until every config is measured)")
