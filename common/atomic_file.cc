@@ -35,14 +35,21 @@ Status WriteStream(const std::string& path, const fs::path& file, const std::fun
 }
 
 // The partial file of `target`: its name plus ".partial", beside it. A name that leaves no room for the suffix within
-// NAME_MAX bytes is cut, and the hash of the whole name added ("<cut>~<16 hex>.partial"), so that two such names
-// cut alike still have partial files of their own.
+// the folder's file system's limit (pathconf's _PC_NAME_MAX: 255 bytes on most, 143 on eCryptfs) is cut at a UTF-8
+// character's start, and the hash of the whole name added ("<cut>~<16 hex>.partial"), so that two such names cut
+// alike still have partial files of their own.
 fs::path PartialPath(const fs::path& target) {
   constexpr char kSuffix[] = ".partial";
+  constexpr size_t kSuffixBytes = sizeof(kSuffix) - 1;
   const std::string name = target.filename().string();
-  if (name.size() + sizeof(kSuffix) - 1 <= NAME_MAX) return fs::path(target.string() + kSuffix);
+  const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  const long limit = ::pathconf(folder.c_str(), _PC_NAME_MAX);
+  const size_t name_max = limit > 0 ? static_cast<size_t>(limit) : NAME_MAX;
+  if (name.size() + kSuffixBytes <= name_max) return fs::path(target.string() + kSuffix);
   const std::string hash = "~" + FnvHash().Add(name).Hex();
-  return target.parent_path() / (name.substr(0, NAME_MAX - hash.size() - (sizeof(kSuffix) - 1)) + hash + kSuffix);
+  size_t cut = name_max > hash.size() + kSuffixBytes ? name_max - hash.size() - kSuffixBytes : 0;
+  while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xc0) == 0x80) --cut;  // not inside a character
+  return target.parent_path() / (name.substr(0, cut) + hash + kSuffix);
 }
 
 // fsync(2) of `file` (a file or a folder); the errno of the failure, 0 when it is on disk.

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "common/temp_dir_testing.h"
+#include "common/utf8.h"
 
 namespace tunefleet {
 namespace {
@@ -55,6 +56,27 @@ TEST_F(AtomicFileTest, GivenANameTooLongForThePartialSuffix_ItShouldStillBeWritt
   }
   EXPECT_EQ(std::distance(fs::directory_iterator(dir_.path()), fs::directory_iterator()), 4)
       << "a partial file is left";
+}
+
+// A long name of two-byte characters: the partial file's name is cut between characters, not inside one (a file
+// system that takes only UTF-8 names refused it), and the write still lands.
+TEST_F(AtomicFileTest, GivenALongNameOfMultiByteCharacters_ThePartialNameShouldStayUtf8) {
+  std::string name = "a";
+  for (int i = 0; i < 123; ++i) name += "\xc3\xa9";  // 'e' with an acute accent
+  name += ".csv";                                  // 251 bytes
+  const std::string path = dir_.File(name);
+  std::string partial;
+  Status s = WriteFileAtomically(path, [&](std::ostream& out) {
+    for (const auto& entry : fs::directory_iterator(dir_.path())) partial = entry.path().filename().string();
+    out << "written";
+    return Status::OK();
+  });
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(Read(path), "written");
+  ASSERT_FALSE(partial.empty());
+  EXPECT_TRUE(IsUtf8(partial)) << partial;
+  EXPECT_LE(partial.size(), 255u);
+  EXPECT_TRUE(partial.ends_with(".partial")) << partial;
 }
 
 TEST_F(AtomicFileTest, GivenAPathThatDoesNotExistYet_ItShouldBeCreated) {

@@ -56,7 +56,8 @@ std::string ParseValue(const ParamSpec& p, std::string_view text, int64_t* out) 
     return msg;
   }
   // As every count of the command line: "010" is refused, not read as 10 (or as 8, as C and a shell would).
-  if (text.size() > 1 && text[0] == '0') return "'" + Quoted(text) + "' has a leading zero";
+  const size_t sign = text[0] == '-' ? 1 : 0;
+  if (text.size() > sign + 1 && text[sign] == '0') return "'" + Quoted(text) + "' has a leading zero";
   if (v < p.min || v > p.max) {
     return p.name + "=" + std::to_string(v) + " is out of range (" + std::to_string(p.min) + ".." +
            std::to_string(p.max) + ")";

@@ -51,6 +51,7 @@ TEST(TaskTest, GivenMalformedSpecsWeShouldNameTheSpecAndTheProblem) {
   EXPECT_NE(ParseError("gemm").find("expected op:params"), std::string::npos);
   EXPECT_EQ(ParseError("gemm:064,64,64"), "gemm:064,64,64: '064' has a leading zero");
   EXPECT_EQ(ParseError("gemm:64,64,64,bias=01"), "gemm:64,64,64,bias=01: '01' has a leading zero");
+  EXPECT_EQ(ParseError("conv2d:1,3,8,8,4,3,3,1,-00"), "conv2d:1,3,8,8,4,3,3,1,-00: '-00' has a leading zero");
   EXPECT_TRUE(Task::Parse("gemm:64,64,64,bias=0").ok());
 }
 

@@ -422,7 +422,8 @@ TEST(BadInputE2E, GivenAnEmptyValueOrANaNToleranceItShouldBeRefusedBeforeTheTrac
       program("twice", R"({"buffers": [{"name": "c", "count": 64}, {"name": "c", "count": 8}], )" + launch + "}");
   const std::string unknown = program("unknown", "{" + launch + "}");
   const std::string bad_reference =
-      program("bad-reference", "{" + buffer_c + ", " + launch + R"(, "reference": {)" + launch + "}}");
+      program("bad-reference", "{" + buffer_c + R"(, "outputBuffer": "c", )" + launch + R"(, "reference": {)" + launch +
+                                   "}}");
   const std::vector<std::string> tune = {bin, "tune", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--db",
                                          fleet.db()};
   auto with = [](std::vector<std::string> argv, const std::vector<std::string>& more) {

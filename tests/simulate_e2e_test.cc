@@ -114,13 +114,17 @@ TEST(SimulateE2E, GivenATraceThatCannotBeWrittenSimulateShouldExit1SayingWhyBefo
   }
 }
 
-// A trace whose writes fail during the replay (a full disk) says the system's reason too; it said "failed" alone.
-TEST(SimulateE2E, GivenATraceOnAFullDiskSimulateShouldExit1SayingTheCause) {
+// A trace whose writes fail during the replay (a full disk) says the system's reason too (it said "failed" alone),
+// and the replay stops at the next batch: 10000 seeds write far more than the stream's buffer, and ran to the end.
+TEST(SimulateE2E, GivenATraceOnAFullDiskSimulateShouldStopAndExit1SayingTheCause) {
   LocalFleet fleet;
   WriteRecordedSpace(fleet, "pool:1,8,8,8,2,2,2,0,mode=max", "pool", "pool.worksize", 8, 5);
-  RunResult r = fleet.Cli({"simulate", "--db", fleet.db(), "--tuner", "grid", "--trace", "/dev/full"},
+  RunResult r = fleet.Cli({"simulate", "--db", fleet.db(), "--tuner", "grid", "--baseline", "random", "--seeds",
+                           "10000", "--trace", "/dev/full"},
                           std::chrono::seconds(60), false);
   EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(r.output.find("grid seed 1000/10000"), std::string::npos) << "the replay went on after the failure";
+  EXPECT_EQ(r.output.find("trials-to-"), std::string::npos) << r.output.substr(r.output.size() - 2000);
   EXPECT_NE(r.output.find("tunefleet simulate: error: writing the trace file /dev/full failed: No space left on "
                           "device\n"),
             std::string::npos)

@@ -28,9 +28,11 @@ int RunImport(const ImportOptions& o) {
   if (!std::filesystem::is_regular_file(o.file, ec)) {  // a directory or /dev/zero would be read for ever
     // A directory is "a directory" too: CLI11's check said "File is actually a directory", and "File does not
     // exist" for a missing one.
-    const char* what = std::filesystem::is_directory(o.file, ec) ? ": a directory, not an AutoTVM log"
-                       : std::filesystem::exists(o.file, ec)     ? ": not a file"
-                                                                 : ": no such file";
+    const bool exists = std::filesystem::exists(o.file, ec);
+    const std::string what = ec                                         ? ": cannot open: " + ec.message()
+                             : std::filesystem::is_directory(o.file, ec) ? ": a directory, not an AutoTVM log"
+                             : exists                                    ? ": not a file"
+                                                                         : ": no such file";
     return CommandError("import", o.file + what, 2);
   }
   std::ifstream in(o.file);

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <stop_token>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -65,10 +66,12 @@ int RunSimulate(const SimulateArgs& a) {
   if (Status st = CheckSimulateOptions(w, a.opts); !st.ok()) return CommandError("simulate", st.message(), 2);
   if (Status st = CheckRecorded(w, a.opts); !st.ok()) return CommandError("simulate", st.message(), 2);
 
-  // Opened before the replay, so that a trace that cannot be written ends the run before its minutes of work; the
-  // system's reason is said, and it is a failure at run time (1), as an output export or report cannot write.
+  // Opened before the replay, so that a trace that cannot be written ends the run before its minutes of work, and a
+  // write that fails (a full disk) ends it at the next batch; the system's reason is said, and it is a failure at run
+  // time (1), as an output export or report cannot write.
   std::ofstream trace;
   int trace_errno = -1;  // errno at the trace's first failed write (its cause), -1 while none failed
+  std::stop_source trace_failed;
   TraceObserver on_trial;
   if (!a.trace.empty()) {
     errno = 0;
@@ -82,7 +85,10 @@ int RunSimulate(const SimulateArgs& a) {
     on_trial = [&](const TraceRow& row) {
       errno = 0;
       trace << TraceLine(w, row) << "\n";
-      if (!trace && trace_errno < 0) trace_errno = errno;
+      if (!trace && trace_errno < 0) {
+        trace_errno = errno;
+        trace_failed.request_stop();
+      }
     };
   }
 
@@ -102,12 +108,19 @@ int RunSimulate(const SimulateArgs& a) {
     std::cerr << "tunefleet simulate: warning: " << valid - w.table.by_index.size()
               << " valid configs have no record; proposing one counts as a failed trial\n";
   }
+  if (w.table.unmapped + w.table.invalid > 0) {
+    std::cerr << "tunefleet simulate: warning: " << w.table.unmapped + w.table.invalid
+              << " records are of configs outside the space or not valid in it on this device (another template "
+                 "version, other device limits): left out\n";
+  }
 
   // Ctrl-C ends the replay between two batches of trials; set up before the strategies start their threads.
   StopOnSignals signals(std::chrono::milliseconds(1000), "the seeds finished so far are reported");
   const auto start = std::chrono::steady_clock::now();
   SimulateControl control;
-  control.stop = signals.token();
+  // Stopped by a signal or by the trace's first failed write.
+  std::stop_callback stop_on_signal(signals.token(), [&trace_failed] { trace_failed.request_stop(); });
+  control.stop = trace_failed.get_token();
   // One line per finished run on stderr (stdout's last line stays the summary), so that a long replay is seen to go.
   control.on_seed = [&](const SeedDone& s) {
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -233,6 +246,15 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
                                                 args->opts.baseline, 2);
           return;
         }
+      }
+    }
+    // The history warm-starts the tuner's cost model (the baseline never gets it): with another --tuner it changed
+    // nothing, while the header said it was used.
+    for (const char* transfer : {"--transfer-from", "--transfer-trials"}) {
+      if (args->opts.tuner != "xgb" && sub->count(transfer) > 0) {
+        *exit_code = CommandError("simulate", std::string(transfer) + " warm-starts the cost model of --tuner xgb; "
+                                              "--tuner " + args->opts.tuner + " has none", 2);
+        return;
       }
     }
     *exit_code = RunSimulate(*args);

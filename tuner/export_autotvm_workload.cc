@@ -154,7 +154,9 @@ Result<proto::DeviceInfo> DeviceFromTvmTarget(const std::string& target) {
   }
   proto::DeviceInfo info;
   std::string device = TargetOption(target, "device");
-  info.set_name(device.empty() ? "opencl" : device);
+  // -model names the device (tunefleet's exports write it), so that the devices of one log stay apart by name too.
+  const std::string model = TargetOption(target, "model");
+  info.set_name(!model.empty() ? model : device.empty() ? "opencl" : device);
   if (device == "adreno") info.set_vendor("QUALCOMM");
   info.set_device_type("GPU");
   std::string threads = TargetOption(target, "max_num_threads");

@@ -30,7 +30,8 @@ std::string TvmModel(const proto::DeviceInfo& info);
 // (-model=TvmModel(info), left out when it is empty). A device imported from a log gives back the target it was
 // imported with.
 std::string TvmTarget(const proto::DeviceInfo& info);
-// The reverse, as far as a target string tells: a DeviceInfo whose fingerprint is "autotvm:<target>".
+// The reverse, as far as a target string tells: a DeviceInfo whose fingerprint is "autotvm:<target>", named by its
+// -model (else its -device, else "opencl").
 Result<proto::DeviceInfo> DeviceFromTvmTarget(const std::string& target);
 
 // True when `template_name` mirrors a TVM template (conv2d_nchwc.image2d, depthwise_conv2d_nchwc.image2d).

@@ -277,6 +277,20 @@ TEST(TvmTargetTest, GivenATargetOptionThatIsNotACount_WeShouldSayWhichNotThrow) 
   ASSERT_TRUE(info.ok()) << info.status().ToString();
   EXPECT_EQ(info->max_work_group_size(), 256u);
   EXPECT_EQ(info->image2d_max_width(), 16384u);
+  EXPECT_EQ(info->name(), "adreno");
+}
+
+// An exported target names its device's model (-model): the imported device takes it as its name, so that two device
+// models of one log are told apart in best and report by name too (both were called "opencl").
+TEST(TvmTargetTest, GivenATargetWithAModel_TheImportedDeviceShouldBeNamedByIt) {
+  proto::DeviceInfo h200;
+  h200.set_vendor("NVIDIA Corporation");
+  h200.set_name("NVIDIA H200");
+  h200.set_max_work_group_size(1024);
+  auto info = DeviceFromTvmTarget(TvmTarget(h200));
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  EXPECT_EQ(info->name(), "nvidia-h200");
+  EXPECT_EQ(TvmTarget(*info), TvmTarget(h200)) << "the import gives back the target it was exported with";
 }
 
 // The states of a log's sessions, comma-separated in id order.

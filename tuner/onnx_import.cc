@@ -214,6 +214,7 @@ Result<ImportedModel> ImportOnnxFile(const std::string& path, const ImportOption
   if (!model.ParseFromString(bytes)) {
     // Every ONNX writer puts ir_version (field 1, varint: tag 0x08) first.
     if (bytes[0] != '\x08') return Status::InvalidArgument(path + ": not an ONNX model (not a ModelProto protobuf)");
+    model.Clear();  // what the failed parse filled: a second copy of the model while it is read again
     if (NestedTooDeep(bytes)) {
       return Status::InvalidArgument(path + ": the ONNX model nests messages (subgraphs) more than " +
                                      std::to_string(CodedInputStream::GetDefaultRecursionLimit()) +

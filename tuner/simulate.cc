@@ -29,6 +29,10 @@ ReplayTable BuildReplayTable(const Space& space, const std::vector<RecordRow>& r
       continue;
     }
     const uint64_t index = *recorded;
+    if (!space.ValidIndex(index)) {  // it once set a best that no strategy could reach
+      ++t.invalid;
+      continue;
+    }
     t.by_index.emplace(index, Observation{index, false, 0});
     if (r.status == 0 && r.mean_cost > 0) ok_costs[index].push_back(r.mean_cost);
   }
@@ -212,6 +216,10 @@ Status CheckRecorded(const ReplayWorld& world, const SimulateOptions& opts) {
                                      (w->tmpl ? w->tmpl->name() : "?") + "): simulate replays a recorded space; "
                                      "record it whole with tune --tuner grid --trials all");
     }
+    if (w->table.best_cost <= 0) {
+      return Status::InvalidArgument("no config of " + w->task.ToSpec() + " (" + (w->tmpl ? w->tmpl->name() : "?") +
+                                     ") ran successfully in the log: there is no best to reach");
+    }
     if (w == world.sibling.get() && opts.transfer_trials > valid) {
       return Status::InvalidArgument("--transfer-trials " + std::to_string(opts.transfer_trials) + " is more than " +
                                      w->task.ToSpec() + "'s " + std::to_string(valid) + " valid configs");
@@ -237,7 +245,9 @@ Result<SimulationReport> Simulate(const ReplayWorld& world, const SimulateOption
 std::string SummaryLine(const SimulateOptions& opts, const SimulationReport& report) {
   char ratio[32];
   std::snprintf(ratio, sizeof ratio, "%.2f", report.ratio());
-  return "trials-to-" + FormatNumber(std::round(opts.target * 1000) / 10) + "%: " + report.tuner.name + " " +
+  char target[32];  // 95, 99.95: as precise as the target (0.9995 was called 100%)
+  std::snprintf(target, sizeof target, "%.10g", opts.target * 100);
+  return "trials-to-" + std::string(target) + "%: " + report.tuner.name + " " +
          FormatNumber(report.tuner.median) + " " + report.baseline.name + " " + FormatNumber(report.baseline.median) +
          " ratio " + ratio;
 }

@@ -31,9 +31,13 @@ struct ReplayTable {
   std::unordered_map<uint64_t, std::vector<double>> ok_costs;
   double best_cost = 0;                                // seconds; 0 when nothing ran
   size_t unmapped = 0;                                 // records whose config is not in the space
+  // Records of configs the space holds but rejects on the replayed device (another template version, other device
+  // limits): no strategy proposes them, so they are left out, also of the best.
+  size_t invalid = 0;
 };
 
-// Keys records by their config JSON mapped through `space` (falling back to the stored config_index).
+// Keys records by their config JSON mapped through `space` (falling back to the stored config_index); a record whose
+// config is not in the space or not valid there is counted (unmapped, invalid) and left out.
 ReplayTable BuildReplayTable(const Space& space, const std::vector<RecordRow>& records);
 
 // The most seeds (runs per strategy) a replay takes. One seed of xgb on a space of 10^5 configs takes seconds, so

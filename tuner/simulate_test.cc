@@ -83,6 +83,40 @@ TEST_F(SimulateTest, GivenATinyRecordedSpace_GridShouldNeedTheKnownNumberOfTrial
   r = Simulate(*w, o);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(SummaryLine(o, *r), "trials-to-100%: grid 6 grid 6 ratio 1.00");
+  o.target = 0.9995;  // said as given: it was rounded to "100%"
+  r = Simulate(*w, o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(SummaryLine(o, *r).rfind("trials-to-99.95%: grid 6 ", 0), 0u) << SummaryLine(o, *r);
+}
+
+// A record of a config the space rejects on the device (a=4, b=2: another template version or other device limits
+// recorded it) set the best, which no strategy could propose: every seed ran out of configs. It is left out, and
+// counted.
+TEST_F(SimulateTest, GivenARecordOfAConfigTheSpaceRejects_ItShouldBeLeftOutOfTheBest) {
+  const Space s = Tiny();
+  RecordKnownSpace(s);
+  ASSERT_FALSE(s.ValidIndex(7));
+  Record(s, 7, 0, 0.5e-3);  // twice as fast as the best valid config
+  auto w = World(s);
+  EXPECT_EQ(w->table.invalid, 1u);
+  EXPECT_EQ(w->table.by_index.size(), 7u);
+  EXPECT_DOUBLE_EQ(w->table.best_cost, 1e-3);
+  Result<SimulationReport> r = Simulate(*w, Options("grid", "grid", 2, 2));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->tuner.trials, (std::vector<uint64_t>{3, 3}));
+}
+
+// A space whose every record failed has no best: refused as bad input before any seed runs (it failed at the first
+// seed, after the header, as a run-time error).
+TEST_F(SimulateTest, GivenASpaceWithoutASuccessfulRecord_ItShouldBeRefusedAsNothingToReplay) {
+  const Space s = Tiny();
+  for (uint64_t i = 0; i < 7; ++i) Record(s, i, 4, 0);
+  auto w = World(s);
+  w->task = Task::Parse("gemm:4,4,4").value();
+  const Status st = CheckRecorded(*w, Options("grid", "random", 2, 2));
+  EXPECT_EQ(st.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(st.message().find("ran successfully in the log: there is no best to reach"), std::string::npos)
+      << st.message();
 }
 
 TEST_F(SimulateTest, GivenATraceObserver_ItShouldSeeEveryTrialOfEveryRunAsTheRecordingAnsweredIt) {
