@@ -6,6 +6,8 @@
 #include <openssl/x509.h>
 #endif
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -38,10 +40,16 @@ int FirstUnreadablePemCertificate(const std::string& pem) {
 }
 
 Result<std::string> ReadPemCertificates(const std::string& path) {
+  errno = 0;
   std::ifstream in(path, std::ios::binary);
+  const int open_errno = errno;
   std::ostringstream pem;
   if (in) pem << in.rdbuf();
-  if (!in) return Status::IOError("cannot read the TLS root certificates '" + path + "'");
+  // A file of the command line that cannot be read is bad input (exit 2), as one without a certificate is.
+  if (!in) {
+    return Status::InvalidArgument("cannot read the TLS root certificates '" + path + "'" +
+                                   (open_errno != 0 ? std::string(": ") + std::strerror(open_errno) : std::string()));
+  }
   if (!HasPemBlock(pem.str(), "CERTIFICATE"))
     return Status::InvalidArgument("TLS root certificates '" + path + "': no PEM certificate in it");
   if (const int bad = FirstUnreadablePemCertificate(pem.str()); bad != 0) {

@@ -36,8 +36,9 @@ int PemNoPassphrase(char* buf, int size, int rwflag, void* u);
 // in an agent-only build without OpenSSL (common/CMakeLists.txt).
 int FirstUnreadablePemCertificate(const std::string& pem);
 
-// The root certificates of a --tls-ca file, read whole: IOError when it cannot be read, InvalidArgument when it holds
-// no PEM certificate (an empty file is read, and refused so) or one that OpenSSL cannot read (cut short, damaged).
+// The root certificates of a --tls-ca file, read whole: InvalidArgument when it cannot be read (with the system's
+// reason) or when it holds no PEM certificate (an empty file is read, and refused so) or one that OpenSSL cannot read
+// (cut short, damaged).
 Result<std::string> ReadPemCertificates(const std::string& path);
 
 }  // namespace tunefleet

@@ -198,8 +198,10 @@ else
   env[OPTIONS]="--tls-cert ${work}/etc/tracker.crt --tls-key ${work}/etc/tracker.key"
   StartUnit "${work}/tracker-tls-direct.log" AsService
   wait "${tracker_pid}"
-  Check "as the unit's user, a tracker given the root-only key itself fails (the old conf's TLS example)" \
-    test "$?" != 0
+  direct_rc=$?
+  Check "as the unit's user, a tracker given the root-only key itself fails (the old conf's TLS example) with exit 2, \
+which the unit does not restart (got ${direct_rc})" \
+    test "${direct_rc}" = 2
   Check "... saying it cannot read the key" grep -q "tracker.key" "${work}/tracker-tls-direct.log"
   port4="$(FreePort)"
   env[PORT]="${port4}" env[OPTIONS]="" env[TLS_OPTIONS]="${tls_value//%d/${creds}}"

@@ -32,9 +32,11 @@ Result<std::string> ReadFile(const std::string& path, const char* what) {
   errno = 0;
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    const int err = errno;  // the system's reason: a key only root may read is "Permission denied"
-    return Status::IOError(std::string("cannot read ") + what + " '" + path + "'" +
-                           (err != 0 ? std::string(": ") + std::strerror(err) : std::string()));
+    // The system's reason: a key only root may read is "Permission denied". A file of the command line that cannot be
+    // read is its configuration, exit 2, which the systemd unit does not restart in a loop (it restarted on 1).
+    const int err = errno;
+    return Status::InvalidArgument(std::string("cannot read ") + what + " '" + path + "'" +
+                                   (err != 0 ? std::string(": ") + std::strerror(err) : std::string()));
   }
   std::ostringstream ss;
   ss << in.rdbuf();
