@@ -136,9 +136,19 @@ if command -v cc >/dev/null 2>&1; then
     echo "SKIP: cannot compile a binary with a missing library (cc failed)"
   fi
 fi
+echo "kept" >"${work}/p1/..notes"  # a name the glob .[!.]* misses
 Check "a successful re-run replaces the bundle" "${here}/bundle" "${work}/fake_build" "${work}/p1" --bin grpc_cpp_plugin
 Check "... keeps files that are no part of the bundle" grep -q kept "${work}/p1/NOTES.txt"
+Check "... also one whose name starts with '..'" grep -q kept "${work}/p1/..notes"
 Check "... and the bundle works" ResolvesInside "${work}/p1/lib" "${work}/p1/bin/grpc_cpp_plugin"
+# A link to a previous bundle (/opt/tunefleet -> tunefleet-1.2) stays a link, and the bundle it names is replaced.
+ln -s p1 "${work}/current"
+Check "a re-run through a link to a previous bundle succeeds" \
+  "${here}/bundle" "${work}/fake_build" "${work}/current" --bin grpc_cpp_plugin
+Check "... the link stays a link to it" test "$(readlink "${work}/current")" = p1
+Check "... which holds the new bundle" ResolvesInside "${work}/p1/lib" "${work}/p1/bin/grpc_cpp_plugin"
+Check "... with no stray folder beside them" test -z "$(find "${work}" -maxdepth 1 -name '.p1.*' -o -maxdepth 1 \
+  -name '.current.*')"
 # --search-path walks DT_NEEDED with readelf: without it nothing would be found, and the bundle would be empty.
 mkdir -p "${work}/no-readelf"
 for f in /usr/bin/* /bin/*; do
