@@ -102,6 +102,18 @@ TEST_F(TuneGemmE2E, GivenOneAgentATuningRunShouldRecordEveryTrialAndAVerifiedBes
   }
   const std::string poisoned_pack = fleet_.dir() + "/nan.json";
   std::ofstream(poisoned_pack) << poisoned.dump();
+  // The exporter fingerprints each program: an edited one is refused when the pack is loaded, in one line, exit 2
+  // (a "#define N 256" in the source wrote past the buffers: free(): invalid pointer).
+  app = tunefleet::testing::Run({example, poisoned_pack, "gemm:64,64,64:float32"}, std::chrono::seconds(120));
+  EXPECT_EQ(app.exit_code, 2) << app.output;
+  EXPECT_NE(app.output.find("kernels[0] (gemm:64,64,64:float32): program_fnv: \""), std::string::npos)
+      << app.output;
+  EXPECT_NE(app.output.find("the program was edited or is damaged"), std::string::npos) << app.output;
+  EXPECT_EQ(CountLines(app.output), 1) << app.output;
+  // Without the fingerprint (removed to run an edited kernel on purpose) it runs, and is checked against the CPU.
+  // The packs below are edited the same way, to reach the example's later checks.
+  for (nlohmann::json* p : {&poisoned, &edited}) (*p)["kernels"][0].erase("program_fnv");
+  std::ofstream(poisoned_pack) << poisoned.dump();
   app = tunefleet::testing::Run({example, poisoned_pack, "gemm:64,64,64:float32"}, std::chrono::seconds(120));
   EXPECT_EQ(app.exit_code, 1) << app.output;
   EXPECT_NE(app.output.find("elements are NaN or infinite"), std::string::npos) << app.output;

@@ -9,6 +9,7 @@
 #include "common/fnv_hash.h"
 #include "common/json_parse.h"
 #include "common/printable.h"
+#include "deploy/runtime/pack_fingerprint.h"
 #include "search-spaces/device_limits.h"
 #include "search-spaces/op_signature.h"
 #include "tuner/export_source.h"
@@ -63,13 +64,16 @@ nlohmann::json ProgramToPackJson(const proto::KernelProgram& p);
 // An entry: the workload, the template, the config and the regenerated program.
 Result<nlohmann::json> Entry(const Template& tmpl, const Task& task, const Space& space, const Config& config) {
   TF_ASSIGN_OR_RETURN(proto::KernelProgram program, tmpl.Generate(task, space, config));
+  nlohmann::json packed = ProgramToPackJson(program);
+  const std::string fingerprint = runtime::ProgramFingerprint(packed);
   return nlohmann::json{{"task", task.ToSpec()},
                         {"op", task.op},
                         {"precision", PrecisionName(task.precision)},
                         {"template", tmpl.name()},
                         {"template_version", tmpl.version()},
                         {"config", space.ToJson(config)},
-                        {"program", ProgramToPackJson(program)}};
+                        {"program", std::move(packed)},
+                        {runtime::kProgramFingerprintKey, fingerprint}};
 }
 
 

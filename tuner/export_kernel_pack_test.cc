@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "deploy/runtime/pack_fingerprint.h"
 #include "tuner/export_testing.h"
 
 namespace tunefleet {
@@ -79,6 +80,8 @@ TEST_F(ExportKernelPackTest, GivenGemmRecords_WeShouldPackTheBestProgramWithItsL
   EXPECT_FALSE(k["program"]["launches"].empty());
   EXPECT_FALSE(k["program"]["launches"][0]["source"].get<std::string>().empty());
   EXPECT_EQ(k["program"]["output_buffer"], "C");
+  // Fingerprinted, so that an application's loader refuses the program edited or damaged.
+  EXPECT_EQ(k["program_fnv"], runtime::ProgramFingerprint(k["program"]));
   EXPECT_EQ(pack["fallbacks"].size(), 1u);
 }
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "deploy/runtime/pack_file.h"
+#include "deploy/runtime/pack_fingerprint.h"
 #include "deploy/runtime/pack_json.h"
 #include "deploy/runtime/pack_spec.h"
 
@@ -267,6 +268,16 @@ Result<PackedKernel> ReadEntry(const Field& e, bool fallback) {
   TF_ASSIGN_OR_RETURN(k.gflops, pack_json::MemberOr(e, "gflops", 0.0, non_negative));
   k.fallback = fallback;
   TF_ASSIGN_OR_RETURN(Field program, pack_json::Member(e, "program"));
+  // An entry the exporter fingerprinted: its program as written (a source edited by hand could index past the
+  // buffers). Packs of before the fingerprint, and entries written by hand without one, are read as they are.
+  if (std::optional<Field> fnv = pack_json::OptionalMember(e, kProgramFingerprintKey)) {
+    TF_ASSIGN_OR_RETURN(std::string written, pack_json::String(*fnv));
+    if (written != ProgramFingerprint(program.value())) {
+      return fnv->Error(pack_json::Describe(fnv->value()) + " is not the program's fingerprint \"" +
+                        ProgramFingerprint(program.value()) + "\": the program was edited or is damaged (an " +
+                        "entry without " + kProgramFingerprintKey + " is read as it is)");
+    }
+  }
   TF_ASSIGN_OR_RETURN(k.program, ReadProgram(program));
   return k;
 }

@@ -11,7 +11,8 @@
 //    "spec_extras": {op: {name: {"default": n, "names": [...]}}}}  // optional: the named parameters of each op
 //                              // (task.h's signatures), so that Find reads "batch=1" or "act=1" as the tuner would
 //   Entry: {"task": "gemm:64,64,64:float32", "op", "precision", "template", "template_version",
-//           "config": {...}, "record_id", "latency_ms", "gflops", "program": Program}
+//           "config": {...}, "record_id", "latency_ms", "gflops", "program": Program,
+//           "program_fnv": "16 hex"}  // optional: pack_fingerprint.h; a program that no longer matches is refused
 //   Program: {"buffers": [{"name", "type": "float32"|"float16"|"int32", "count", "init": "zeros"|"random"}],
 //             "images": [{"name", "type", "width", "height"}],           // RGBA image2d_t, pixels
 //             "launches": [{"phase": "setup"|"timed", "entry", "source", "build_options",

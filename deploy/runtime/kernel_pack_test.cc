@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "deploy/runtime/gemm_pack_testing.h"
+#include "deploy/runtime/pack_fingerprint.h"
 #include "deploy/runtime/pack_spec.h"
 
 namespace tunefleet::runtime {
@@ -254,6 +255,19 @@ TEST_F(KernelPackLoadTest, GivenAValidPack_LoadShouldReadItAndComputeBufferBytes
   EXPECT_EQ(p.images[0].type, ElemType::kFloat16);
   EXPECT_EQ(p.launches[1].args[3].f32, -0.5f);
   EXPECT_EQ(p.launches[1].args[4].i32, std::numeric_limits<int32_t>::min());
+}
+
+// The exporter's fingerprint of each program: a pack whose program matches it loads; one whose program was edited
+// after the export (a source's "#define N 64" made 256, which indexed past the buffers) is refused naming the entry.
+TEST_F(KernelPackLoadTest, GivenAProgramFingerprint_LoadShouldRefuseAProgramThatNoLongerMatchesIt) {
+  nlohmann::json pack = Valid();
+  pack["kernels"][0]["program_fnv"] = ProgramFingerprint(Program(pack));
+  ASSERT_TRUE(LoadText(pack.dump(2)).ok()) << "the fingerprint of the program as written (indented or not)";
+  Launch(pack)["source"] = Launch(pack)["source"].get<std::string>() + "\n#define N 256\n";
+  ExpectCorrupt([&](auto& p) { p = pack; },
+                {"kernels[0] (gemm:8,8,8:float32): program_fnv: \"", "is not the program's fingerprint",
+                 "the program was edited or is damaged"});
+  ExpectCorrupt([](auto& p) { p["kernels"][0]["program_fnv"] = 7; }, {"program_fnv"});
 }
 
 TEST_F(KernelPackLoadTest, GivenAFormatOrVersionOfTheWrongType_LoadShouldRefuseIt) {
