@@ -398,6 +398,24 @@ TEST(BadInputE2E, GivenATaskNoTemplateRunsMeasureDumpProgramShouldSayWhy) {
                          "--dump-program (conv2d_nchw.buffer: channels are not divisible by groups)");
 }
 
+// A --config is dumped as given: one of 2048 work-items (PoCL allows 4096, and measured it) was refused against the
+// generic device's 1024, so a recorded config could not be inspected.
+TEST(BadInputE2E, GivenAConfigPastTheGenericDevicesLimitsMeasureDumpProgramShouldStillDumpIt) {
+  RunResult r = testing::Run({BinDir() + "/tunefleet", "measure", "--task", "conv2d:1,16,32,32,32,3,3,1,1",
+                              "--template", "conv2d_nchw.buffer", "--config",
+                              R"({"auto_unroll_max_step":0,"split_rc":1,"tile_f":[1,1,32,1],"tile_rc":[8,2],)"
+                              R"("tile_rx":[1,3],"tile_ry":[1,3],"tile_x":[1,1,8,4],"tile_y":[1,1,8,4],)"
+                              R"("unroll_explicit":0})",
+                              "--dump-program"},
+                             std::chrono::seconds(30));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json program = nlohmann::json::parse(r.output, nullptr, false);
+  ASSERT_TRUE(program.is_object()) << r.output;
+  uint64_t items = 1;
+  for (const auto& size : program["launches"][0]["localSize"]) items *= std::stoull(size.get<std::string>());
+  EXPECT_EQ(items, 2048u) << r.output;
+}
+
 // An empty value read as the option not given: `--template ""` tuned with every template, `--precision ""` as
 // float32. Each is refused before the tracker is asked; so is a program whose tolerance is NaN (every element would
 // have been a wrong answer).

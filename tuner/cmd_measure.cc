@@ -134,7 +134,11 @@ int Run(const MeasureArgs& a) {
     generic.image_support = true;
     generic.image2d_max_width = generic.image2d_max_height = 16384;
     generic.fp16 = true;
-    auto p = a.program_file.empty() ? ProgramFromTemplate(a, generic, "the generic device of --dump-program")
+    // A --config is dumped as given (a device's limits judge it when it is measured): one that a 4096-item device
+    // had measured was refused against the generic device's 1024. Without one, the fallback is for the generic
+    // device.
+    const DeviceLimits limits = a.config.empty() ? generic : DeviceLimits::Unbounded();
+    auto p = a.program_file.empty() ? ProgramFromTemplate(a, limits, "the generic device of --dump-program")
                                     : ProgramFromFile(a.program_file);
     if (!p.ok()) return CommandError("measure", p.status().message(), 2);
     std::string out;

@@ -167,6 +167,9 @@ int RunTuneCommand(const TuneArgs& a) {
                                 {"xgb_prior_pool", a.xgb_prior_pool}, {"number", a.number},
                                 {"repeat", a.repeat}, {"min_repeat_ms", a.min_repeat_ms}, {"timeout", a.timeout},
                                 {"seed", a.seed}, {"fresh", a.fresh}, {"confirm", a.confirm},
+                                // What else ends or shapes a run: a log read later says why it stopped.
+                                {"time_budget", a.time_budget}, {"early_stopping", a.early_stopping},
+                                {"batch", a.batch}, {"devices", a.devices},
                                 {"precision", a.precision.empty() ? "float32" : a.precision}}
                      .dump();
   // A template that cannot run a task on any device is bad input, said before the tracker is asked.

@@ -43,6 +43,19 @@ TEST(ProgressTest, GivenAFileItShouldPrintOneLinePerForcedShowWithTrialsAndGflop
   EXPECT_EQ(std::count(s.begin(), s.end(), '\n'), 1) << s;
 }
 
+// A failed trial (a run timeout) is said so: "current 0.00 GFLOPS" read as a very slow config.
+TEST(ProgressTest, GivenAFailedTrialTheLineShouldSayCurrentFailed) {
+  std::FILE* out = std::tmpfile();
+  Progress p(10, 0, out);
+  p.Trial();
+  p.Show("task 1/1 gemm:64,64,64", -1, 2.5, "", true);
+  std::rewind(out);
+  char buf[512] = {0};
+  const std::string s(buf, std::fread(buf, 1, sizeof buf - 1, out));
+  std::fclose(out);
+  EXPECT_NE(s.find("| current failed | best 2.50 GFLOPS"), std::string::npos) << s;
+}
+
 // Without a terminal, a trial that ends when the last line is older than `quiet` prints one too: a slow batch was
 // silent for minutes (300 s in a run with --min-repeat-ms 1500).
 TEST(ProgressTest, GivenAFileAndAQuietSpellATrialShouldPrintALine) {

@@ -146,7 +146,7 @@ void Section(const ReportSeries& s, const SeriesStats& st, size_t index, std::os
   out << "<div class=\"task\" id=\"task-" << index << "\"><h3>" << index << ". <code>" << HtmlEscape(s.task_spec)
       << "</code></h3><p>template <code>" << HtmlEscape(s.template_name) << " v" << s.template_version
       << "</code> on <b>" << HtmlEscape(s.device_name) << "</b> &middot; " << s.records.size() - st.repeats
-      << " trials";
+      << (s.records.size() - st.repeats == 1 ? " trial" : " trials");
   if (st.repeats > 0) {  // ok counts results, repeats included
     out << " (+" << st.repeats << " repeats); " << st.ok << " of " << s.records.size() << " results ok";
   } else {

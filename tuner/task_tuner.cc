@@ -138,7 +138,8 @@ void TaskTuner::Observe(uint64_t index, bool ok, double cost, bool repeat, int64
       fallback_seen_ = fallback_recorded_ = true;
     }
   }
-  last_gflops_ = ok && cost > 0 ? flops_ / cost / 1e9 : 0;  // the progress line's "current": a repeat's too
+  // The progress line's "current", a repeat's too: -1 for a failure ("current failed").
+  last_gflops_ = ok && cost > 0 ? flops_ / cost / 1e9 : -1;
   if (ok && cost > 0) {
     std::vector<std::pair<double, int64_t>>& costs = ok_costs_[{device_id, index}];
     costs.emplace_back(cost, record_id);

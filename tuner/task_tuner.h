@@ -92,7 +92,7 @@ class TaskTuner {
   double flops() const { return flops_; }  // of one run of the task's kernel
   double best_gflops() const { return has_best() ? flops_ / best_cost_ / 1e9 : 0; }
   uint64_t best_index() const { return best_index_; }
-  double last_gflops() const { return last_gflops_; }
+  double last_gflops() const { return last_gflops_; }  // of the last result; -1 when it failed
   uint64_t trials_since_best() const { return trials_ - best_trial_; }
   int64_t count() const { return opts_.count; }
   // Cost of the template's fallback config (seconds): the lower median of its successful results, as every config's;

@@ -29,13 +29,14 @@ std::string FormatTuneSummary(const TuneSummary& s) {
       {"task", "count", "template", "trials", "best (ms)", "GFLOPS", "speed-up"}};
   std::map<std::string, std::pair<double, double>> per_task;  // spec -> (best, fallback) over templates
   std::map<std::string, int64_t> counts;
-  size_t untried = 0;
+  size_t untried = 0, unmeasured = 0;  // no tuning trial; of those, not even the fallback config
   for (const TunedTask& t : s.tasks) {
     const bool ok = t.best_cost > 0;
     rows.push_back({t.spec, std::to_string(t.count), t.template_name, std::to_string(t.trials),
                     ok ? Fixed(t.best_cost * 1e3, "%.4f") : "-", ok ? Fixed(t.best_gflops, "%.2f") : "-",
                     ok && t.fallback_cost > 0 ? Fixed(t.fallback_cost / t.best_cost, "%.2fx") : "-"});
     if (t.tuning_trials == 0 && !t.exhausted) ++untried;  // a space of one config is done with its fallback
+    if (t.tuning_trials == 0 && !t.exhausted && t.trials == 0) ++unmeasured;
     auto& [b, f] = per_task[t.spec];
     if (ok && (b == 0 || t.best_cost < b)) b = t.best_cost;
     if (t.fallback_cost > 0 && (f == 0 || t.fallback_cost < f)) f = t.fallback_cost;
@@ -78,7 +79,11 @@ std::string FormatTuneSummary(const TuneSummary& s) {
   }
   if (untried > 0)
     out += std::to_string(untried) + " of " + std::to_string(s.tasks.size()) +
-           " task/template units have no trial yet beyond their fallback config: " +
+           " task/template units have no trial yet" +
+           (unmeasured == untried ? std::string()
+            : unmeasured == 0     ? std::string(" beyond their fallback config")
+                                  : " (" + std::to_string(unmeasured) + " not even their fallback config)") +
+           ": " +
            (s.interrupted ? "the run was stopped before them (the same command continues"
                           : "the budget ended before them (the same command with a larger --trials or --time-budget "
                             "continues") +
