@@ -45,10 +45,12 @@ Result<std::string> ReadPemCertificates(const std::string& path) {
   const int open_errno = errno;
   std::ostringstream pem;
   if (in) pem << in.rdbuf();
-  // A file of the command line that cannot be read is bad input (exit 2), as one without a certificate is.
+  // A file of the command line that is not there or not for this user is bad input (exit 2), as one without a
+  // certificate is.
   if (!in) {
-    return Status::InvalidArgument("cannot read the TLS root certificates '" + path + "'" +
-                                   (open_errno != 0 ? std::string(": ") + std::strerror(open_errno) : std::string()));
+    const std::string text = "cannot read the TLS root certificates '" + path + "'" +
+                             (open_errno != 0 ? std::string(": ") + std::strerror(open_errno) : std::string());
+    return IsConfigurationErrno(open_errno) ? Status::InvalidArgument(text) : Status::IOError(text);
   }
   if (!HasPemBlock(pem.str(), "CERTIFICATE"))
     return Status::InvalidArgument("TLS root certificates '" + path + "': no PEM certificate in it");

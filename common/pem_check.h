@@ -4,6 +4,7 @@
 // Thread safety: free functions, no state; OpenSSL's error queue is per thread.
 #pragma once
 
+#include <cerrno>
 #include <string>
 #include <string_view>
 
@@ -36,9 +37,27 @@ int PemNoPassphrase(char* buf, int size, int rwflag, void* u);
 // in an agent-only build without OpenSSL (common/CMakeLists.txt).
 int FirstUnreadablePemCertificate(const std::string& pem);
 
-// The root certificates of a --tls-ca file, read whole: InvalidArgument when it cannot be read (with the system's
-// reason) or when it holds no PEM certificate (an empty file is read, and refused so) or one that OpenSSL cannot read
-// (cut short, damaged).
+// Whether `err` (an errno of open(2)) says the path given is wrong for this user: missing, not readable, not a file,
+// too long. Such a file of the command line is its configuration (exit 2); any other errno (no descriptor left, an
+// I/O error) is a failure at run time.
+inline bool IsConfigurationErrno(int err) {
+  switch (err) {
+    case EACCES:
+    case EPERM:
+    case ENOENT:
+    case ENOTDIR:
+    case EISDIR:
+    case ELOOP:
+    case ENAMETOOLONG:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The root certificates of a --tls-ca file, read whole: InvalidArgument when it holds no PEM certificate (an empty
+// file is read, and refused so), one that OpenSSL cannot read (cut short, damaged), or cannot be read for a reason
+// IsConfigurationErrno names; IOError for any other reason. Both say the system's reason.
 Result<std::string> ReadPemCertificates(const std::string& path);
 
 }  // namespace tunefleet

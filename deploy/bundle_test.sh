@@ -143,10 +143,18 @@ Check "... also one whose name starts with '..'" grep -q kept "${work}/p1/..note
 Check "... and the bundle works" ResolvesInside "${work}/p1/lib" "${work}/p1/bin/grpc_cpp_plugin"
 # A link to a previous bundle (/opt/tunefleet -> tunefleet-1.2) stays a link, and the bundle it names is replaced.
 ln -s p1 "${work}/current"
+touch "${work}/p1/lib/stale-marker"  # the previous bundle's lib/ is replaced: the marker goes with it
 Check "a re-run through a link to a previous bundle succeeds" \
-  "${here}/bundle" "${work}/fake_build" "${work}/current" --bin grpc_cpp_plugin
+  "${here}/bundle" "${work}/fake_build" "${work}/current" --bin grpc_cpp_plugin --tar
 Check "... the link stays a link to it" test "$(readlink "${work}/current")" = p1
-Check "... which holds the new bundle" ResolvesInside "${work}/p1/lib" "${work}/p1/bin/grpc_cpp_plugin"
+Check "... which holds the new bundle" test ! -e "${work}/p1/lib/stale-marker"
+Check "... and it works" ResolvesInside "${work}/p1/lib" "${work}/p1/bin/grpc_cpp_plugin"
+Check "... its tar is named after the link, and so is its top folder" \
+  test "$(tar -tzf "${work}/current.tar.gz" | cut -d/ -f1 | sort -u)" = current
+touch "${work}/p1/lib/stale-marker"
+Check "... also given with a trailing slash (current/)" \
+  "${here}/bundle" "${work}/fake_build" "${work}/current/" --bin grpc_cpp_plugin
+Check "... which holds the new bundle" test ! -e "${work}/p1/lib/stale-marker"
 Check "... with no stray folder beside them" test -z "$(find "${work}" -maxdepth 1 -name '.p1.*' -o -maxdepth 1 \
   -name '.current.*')"
 # --search-path walks DT_NEEDED with readelf: without it nothing would be found, and the bundle would be empty.

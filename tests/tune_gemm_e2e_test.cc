@@ -354,7 +354,7 @@ TEST_F(TuneGemmE2E, GivenABudgetTheFallbackRoundWouldMostlyTakeTheHeaviestByFlop
   EXPECT_EQ(records("gemm:48,48,48"), 1);
   EXPECT_EQ(records("gemm:32,32,32"), 0);
   // gemm:48's one trial was its fallback: it is not tuned either; gemm:32 has not even that.
-  EXPECT_NE(r.output.find("2 of 3 task/template units have no trial yet (1 not even their fallback config)"),
+  EXPECT_NE(r.output.find("2 of 3 task/template units have no trial yet (1 not even its fallback config)"),
             std::string::npos)
       << r.output;
 }

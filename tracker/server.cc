@@ -32,11 +32,13 @@ Result<std::string> ReadFile(const std::string& path, const char* what) {
   errno = 0;
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    // The system's reason: a key only root may read is "Permission denied". A file of the command line that cannot be
-    // read is its configuration, exit 2, which the systemd unit does not restart in a loop (it restarted on 1).
+    // The system's reason: a key only root may read is "Permission denied". A file of the command line that is not
+    // there or not for this user is its configuration, exit 2, which the systemd unit does not restart in a loop (it
+    // restarted on 1); a failure of the system (no descriptor left, an I/O error) stays one at run time.
     const int err = errno;
-    return Status::InvalidArgument(std::string("cannot read ") + what + " '" + path + "'" +
-                                   (err != 0 ? std::string(": ") + std::strerror(err) : std::string()));
+    const std::string text = std::string("cannot read ") + what + " '" + path + "'" +
+                             (err != 0 ? std::string(": ") + std::strerror(err) : std::string());
+    return IsConfigurationErrno(err) ? Status::InvalidArgument(text) : Status::IOError(text);
   }
   std::ostringstream ss;
   ss << in.rdbuf();

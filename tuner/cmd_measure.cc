@@ -138,7 +138,8 @@ int Run(const MeasureArgs& a) {
     // had measured was refused against the generic device's 1024. Without one, the fallback is for the generic
     // device.
     const DeviceLimits limits = a.config.empty() ? generic : DeviceLimits::Unbounded();
-    auto p = a.program_file.empty() ? ProgramFromTemplate(a, limits, "the generic device of --dump-program")
+    const char* device = a.config.empty() ? "the generic device of --dump-program" : "any device";
+    auto p = a.program_file.empty() ? ProgramFromTemplate(a, limits, device)
                                     : ProgramFromFile(a.program_file);
     if (!p.ok()) return CommandError("measure", p.status().message(), 2);
     std::string out;

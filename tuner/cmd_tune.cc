@@ -167,9 +167,13 @@ int RunTuneCommand(const TuneArgs& a) {
                                 {"xgb_prior_pool", a.xgb_prior_pool}, {"number", a.number},
                                 {"repeat", a.repeat}, {"min_repeat_ms", a.min_repeat_ms}, {"timeout", a.timeout},
                                 {"seed", a.seed}, {"fresh", a.fresh}, {"confirm", a.confirm},
-                                // What else ends or shapes a run: a log read later says why it stopped.
+                                // The rest of what shapes a run (a log read later says why it stopped, what it
+                                // tuned and how); only the token and the TLS roots are left out.
                                 {"time_budget", a.time_budget}, {"early_stopping", a.early_stopping},
-                                {"batch", a.batch}, {"devices", a.devices},
+                                {"batch", a.batch}, {"devices", a.devices}, {"priority", a.priority},
+                                {"wait", a.wait}, {"device_wait", a.device_wait}, {"input_shapes", a.input_shapes},
+                                {"mixed_precision_ops", a.mixed_ops}, {"no_transfer", a.no_transfer},
+                                {"transfer_once", a.transfer_once},
                                 {"precision", a.precision.empty() ? "float32" : a.precision}}
                      .dump();
   // A template that cannot run a task on any device is bad input, said before the tracker is asked.

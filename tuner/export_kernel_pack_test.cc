@@ -80,9 +80,18 @@ TEST_F(ExportKernelPackTest, GivenGemmRecords_WeShouldPackTheBestProgramWithItsL
   EXPECT_FALSE(k["program"]["launches"].empty());
   EXPECT_FALSE(k["program"]["launches"][0]["source"].get<std::string>().empty());
   EXPECT_EQ(k["program"]["output_buffer"], "C");
-  // Fingerprinted, so that an application's loader refuses the program edited or damaged.
-  EXPECT_EQ(k["program_fnv"], runtime::ProgramFingerprint(k["program"]));
   EXPECT_EQ(pack["fallbacks"].size(), 1u);
+  // Every entry is fingerprinted, so that an application's loader refuses a program edited or damaged: the file as
+  // written, parsed back, holds fingerprints that its programs match.
+  auto written = WriteKernelPacks(*packs, dir_.File("pack.json"));
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  const nlohmann::json read = nlohmann::json::parse(std::ifstream(dir_.File("pack.json")));
+  for (const char* list : {"kernels", "fallbacks"}) {
+    for (const auto& entry : read[list]) {
+      ASSERT_TRUE(entry.contains("program_fnv")) << list;
+      EXPECT_EQ(entry["program_fnv"], runtime::ProgramFingerprint(entry["program"])) << list;
+    }
+  }
 }
 
 TEST_F(ExportKernelPackTest, GivenTwoDevices_WeShouldWriteOnePackFilePerDeviceIntoADirectory) {

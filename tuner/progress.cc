@@ -46,7 +46,8 @@ void Progress::Show(const std::string& task_label, double last_gflops, double be
   std::string line = noun_ + " " + std::to_string(done_);
   if (total_ > 0) line += "/" + std::to_string(total_);
   line += " | " + task_label;
-  char current[48] = "failed";
+  char current[48] = "-";  // no result yet
+  if (last_gflops < 0) std::snprintf(current, sizeof current, "failed");
   if (last_gflops >= 0) std::snprintf(current, sizeof current, "%.2f GFLOPS", last_gflops);
   char nums[160];
   std::snprintf(nums, sizeof nums, " | current %s | best %.2f GFLOPS | elapsed %s | ETA %s", current, best_gflops,

@@ -148,7 +148,8 @@ void Section(const ReportSeries& s, const SeriesStats& st, size_t index, std::os
       << "</code> on <b>" << HtmlEscape(s.device_name) << "</b> &middot; " << s.records.size() - st.repeats
       << (s.records.size() - st.repeats == 1 ? " trial" : " trials");
   if (st.repeats > 0) {  // ok counts results, repeats included
-    out << " (+" << st.repeats << " repeats); " << st.ok << " of " << s.records.size() << " results ok";
+    out << " (+" << st.repeats << (st.repeats == 1 ? " repeat); " : " repeats); ") << st.ok << " of "
+        << s.records.size() << " results ok";
   } else {
     out << ", " << st.ok << " ok";
   }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -92,7 +93,8 @@ class TaskTuner {
   double flops() const { return flops_; }  // of one run of the task's kernel
   double best_gflops() const { return has_best() ? flops_ / best_cost_ / 1e9 : 0; }
   uint64_t best_index() const { return best_index_; }
-  double last_gflops() const { return last_gflops_; }  // of the last result; -1 when it failed
+  // Of the last result: -1 when it failed, NaN before the first.
+  double last_gflops() const { return last_gflops_; }
   uint64_t trials_since_best() const { return trials_ - best_trial_; }
   int64_t count() const { return opts_.count; }
   // Cost of the template's fallback config (seconds): the lower median of its successful results, as every config's;
@@ -137,7 +139,7 @@ class TaskTuner {
   double best_cost_ = 0;
   uint64_t best_index_ = 0;
   uint64_t best_trial_ = 0;
-  double last_gflops_ = 0;
+  double last_gflops_ = std::numeric_limits<double>::quiet_NaN();  // NaN: no result yet
   std::vector<double> curve_;
   // (device row, config index) -> (mean cost, record id) of its successful results. A config ranks at its lower
   // median result on one device model, and equal costs rank by that result's record id: the order of

@@ -77,17 +77,19 @@ std::string FormatTuneSummary(const TuneSummary& s) {
              " not counted (not tried yet, or without a successful fallback and tuned config)\n";
     }
   }
-  if (untried > 0)
+  if (untried > 0) {
+    const std::string fallback =
+        unmeasured == untried ? ""
+        : unmeasured == 0     ? " beyond their fallback config"
+                              : " (" + std::to_string(unmeasured) +
+                                    (unmeasured == 1 ? " not even its" : " not even their") + " fallback config)";
     out += std::to_string(untried) + " of " + std::to_string(s.tasks.size()) +
-           " task/template units have no trial yet" +
-           (unmeasured == untried ? std::string()
-            : unmeasured == 0     ? std::string(" beyond their fallback config")
-                                  : " (" + std::to_string(unmeasured) + " not even their fallback config)") +
-           ": " +
+           " task/template units have no trial yet" + fallback + ": " +
            (s.interrupted ? "the run was stopped before them (the same command continues"
                           : "the budget ended before them (the same command with a larger --trials or --time-budget "
                             "continues") +
            ", keeping every record)\n";
+  }
   return out;
 }
 

@@ -268,6 +268,11 @@ TEST_F(KernelPackLoadTest, GivenAProgramFingerprint_LoadShouldRefuseAProgramThat
                 {"kernels[0] (gemm:8,8,8:float32): program_fnv: \"", "is not the program's fingerprint",
                  "the program was edited or is damaged"});
   ExpectCorrupt([](auto& p) { p["kernels"][0]["program_fnv"] = 7; }, {"program_fnv"});
+  // A fallback's program the same.
+  nlohmann::json with_fallback = Valid();
+  with_fallback["fallbacks"] = nlohmann::json::array({with_fallback["kernels"][0]});
+  with_fallback["fallbacks"][0]["program_fnv"] = "0000000000000000";
+  ExpectCorrupt([&](auto& p) { p = with_fallback; }, {"fallbacks[0]", "is not the program's fingerprint"});
 }
 
 TEST_F(KernelPackLoadTest, GivenAFormatOrVersionOfTheWrongType_LoadShouldRefuseIt) {

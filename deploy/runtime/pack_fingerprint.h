@@ -15,7 +15,8 @@ namespace tunefleet::runtime {
 
 inline constexpr char kProgramFingerprintKey[] = "program_fnv";
 
-// 16 hex digits. JSON objects dump with their keys sorted, so the text written and the text read back agree.
+// 16 hex digits, of the program dumped compact: JSON objects dump with their keys sorted, so the program as exported
+// and as parsed back from the pack (indented, or re-indented by another tool) dump to the same text.
 inline std::string ProgramFingerprint(const nlohmann::json& program) {
   return FnvHash().Add(program.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)).Hex();
 }
