@@ -1,7 +1,8 @@
 // WriteFileAtomically: a file written whole or not at all. The content goes to PATH.partial first and is renamed
 // over PATH only when writing it succeeded, so a reader (or the user, after a failed export) finds PATH as it was
 // before, or absent, or complete; never cut short. A failure removes PATH.partial. The replaced file keeps its mode.
-// A name too long for the suffix (over NAME_MAX - 8 bytes) has a partial file of its name cut, plus a hash.
+// A name too long for the suffix (within 8 bytes of its file system's name limit) has a partial file of its name
+// cut, plus a hash.
 // A symbolic link stays a link (the file it names is replaced); what a rename must not replace (a device such as
 // /dev/null, a FIFO) is written in place; a directory is refused.
 // Thread safety: plain function; two writers of one path race on the rename (the last one wins, whole).
