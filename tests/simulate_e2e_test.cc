@@ -100,6 +100,20 @@ TEST(SimulateE2E, GivenASpaceLessThanHalfRecordedSimulateShouldRefuseItInOneLine
   EXPECT_EQ(CountLines(r.output), 1) << r.output;
 }
 
+// A space mostly recorded replays, and says how many proposals met a config without a record (each a failed trial):
+// the count was kept and never shown. Grid proposes configs 0 and 1 first, in each of its 2 x 2 runs.
+TEST(SimulateE2E, GivenConfigsWithoutARecordSimulateShouldSayHowManyProposalsMetThem) {
+  LocalFleet fleet;
+  WriteRecordedSpace(fleet, "pool:1,8,8,8,2,2,2,0,mode=max", "pool", "pool.worksize", 8, 5);  // 8 configs
+  fleet.ExecSql("DELETE FROM records WHERE config_index < 2;");                              // 6 of them left
+  RunResult r = fleet.Cli({"simulate", "--db", fleet.db(), "--tuner", "grid", "--baseline", "grid", "--seeds", "2"},
+                          std::chrono::seconds(60), false);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("2 valid configs have no record"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("note: 8 proposals over all runs were of configs without a record"), std::string::npos)
+      << r.output;
+}
+
 // A --trace that cannot be written is a failure at run time (1) that says the system's reason, before the replay.
 TEST(SimulateE2E, GivenATraceThatCannotBeWrittenSimulateShouldExit1SayingWhyBeforeTheReplay) {
   LocalFleet fleet;

@@ -140,6 +140,13 @@ TEST_F(TuneFirstBatchOrderE2E, GivenATaskAddedToALogTheResumedRunShouldGiveItsFi
   r = fleet_.Cli(resumed);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   ASSERT_NE(r.output.find("resume: 8 trials already recorded, 4 to go"), std::string::npos) << r.output;
+  // Each resumed unit says so (the first 8 of them; a model of 81 units printed 81 lines); the new task does not.
+  EXPECT_NE(r.output.find("gemm:48,48,48:float32 [gemm.buffer]: resuming after 4 recorded trials"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("gemm:32,32,32:float32 [gemm.buffer]: resuming after 4 recorded trials"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("gemm:16,16,16:float32 [gemm.buffer]: resuming"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("more units resume from the log"), std::string::npos) << r.output;
 
   const auto rows = fleet_.Sql("SELECT t.spec, count(*) FROM records r JOIN tasks t ON t.id = r.task_id "
                                "GROUP BY t.spec ORDER BY t.spec");

@@ -153,6 +153,11 @@ int RunSimulate(const SimulateArgs& a) {
     for (uint64_t t : runs->trials) std::cout << " " << t;
     std::cout << "\n";
   }
+  // How much the configs without a record weighed: each proposal of one counted as a failed trial.
+  if (report->unrecorded > 0) {
+    std::cerr << "tunefleet simulate: note: " << report->unrecorded << " proposals over all runs were of configs "
+              << "without a record, each counted as a failed trial\n";
+  }
   std::cout << SummaryLine(a.opts, *report) << std::endl;
   return 0;
 }

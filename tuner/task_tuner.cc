@@ -81,9 +81,8 @@ Status TaskTuner::ReplayOwn() {
   for (size_t i = 0; i < repeats.size(); ++i)
     Observe(repeats[i].index, repeats[i].ok, repeats[i].cost, true, repeat_ids[i], dev);
   resumed_ = own.size();
-  spdlog::info("{} [{}]: resuming after {} recorded trials{} (best {:.2f} GFLOPS)", task_.ToSpec(), tmpl_.name(),
-               own.size(), repeats.empty() ? "" : " and " + std::to_string(repeats.size()) + " repeated results",
-               best_gflops());
+  resumed_repeats_ = repeats.size();
+  last_gflops_ = std::numeric_limits<double>::quiet_NaN();  // "current" is this run's: a record of the log is not
   return Status::OK();
 }
 

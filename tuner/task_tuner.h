@@ -84,6 +84,7 @@ class TaskTuner {
   // Trials beyond the fallback config: those that tuned.
   uint64_t tuning_trials() const { return trials_ - (fallback_recorded_ ? 1 : 0); }
   uint64_t resumed() const { return resumed_; }            // configs the log held at start (its trials)
+  uint64_t resumed_repeats() const { return resumed_repeats_; }  // and their repeated results (tune --confirm)
   bool exhausted() const { return exhausted_; }
   bool has_best() const { return best_cost_ > 0; }
   // Successful results of the best config on its device model (0 while none ran): 1 until --confirm measured it.
@@ -133,6 +134,7 @@ class TaskTuner {
   double flops_ = 0;
   uint64_t trials_ = 0;
   uint64_t resumed_ = 0;
+  uint64_t resumed_repeats_ = 0;
   bool exhausted_ = false;
   bool warm_start_read_ = false;  // WarmStartFromLog ran (at the first Propose)
   size_t history_records_ = 0;    // other tasks' records behind the strategy's history, at the last warm start

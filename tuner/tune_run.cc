@@ -120,8 +120,25 @@ BudgetPlan PlanBudget(const std::vector<Entry>& entries, const TuneOptions& opts
     for (const Entry& e : entries) budget += e.tuner->space().CountValid();
   }
   const uint64_t remaining = budget > recorded ? budget - recorded : 0;
-  if (recorded > 0)
+  if (recorded > 0) {
     spdlog::info("resume: {} trials already recorded, {} to go (--fresh starts over)", recorded, remaining);
+    // Each resumed unit's line, the first kResumeLines of them: a model of 81 units printed 81.
+    constexpr size_t kResumeLines = 8;
+    size_t shown = 0, resumed = 0;
+    for (const Entry& e : entries) {
+      const TaskTuner& t = *e.tuner;
+      if (t.resumed() == 0) continue;
+      if (++resumed > kResumeLines) continue;
+      ++shown;
+      spdlog::info("{} [{}]: resuming after {} recorded trials{} (best {:.2f} GFLOPS)", t.task().ToSpec(),
+                   t.tmpl().name(), t.resumed(),
+                   t.resumed_repeats() == 0 ? "" : " and " + std::to_string(t.resumed_repeats()) + " repeated results",
+                   t.best_gflops());
+    }
+    if (resumed > shown) {
+      spdlog::info("... and {} more units resume from the log (tunefleet best lists them)", resumed - shown);
+    }
+  }
   // When the budget cannot give every untried unit a first batch, a round first measures each one's fallback config
   // (which its first batch would measure anyway), so that the first batches go to the layers that are slowest as
   // they stand (TaskScheduler), and the closing estimate covers the whole model. Not when the round would take more
