@@ -411,7 +411,9 @@ TEST_F(SessionTest, GivenNoTracker_WeShouldKeepRetryingUntilOneListensThenRegist
   builder.RegisterService(tracker_.get());
   server_ = builder.BuildAndStart();
   EXPECT_NE(server_, nullptr) << "port " << port_ << " was taken meanwhile";
-  if (server_ != nullptr) EXPECT_TRUE(tracker_->WaitUntil([&] { return tracker_->registrations_ == 1; }));
+  if (server_ != nullptr) {
+    EXPECT_TRUE(tracker_->WaitUntil([&] { return tracker_->registrations_ == 1; }));
+  }
   session.Stop();
   run.join();
   EXPECT_TRUE(status.get().ok());

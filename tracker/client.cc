@@ -138,7 +138,7 @@ Status TrackerClient::FromGrpc(const grpc::Status& s, const char* call) const {
 }
 
 Result<Lease> TrackerClient::Acquire(const std::string& key, uint32_t count, uint32_t min_count, int32_t priority,
-                                     double wait_s, const std::string& client) {
+                                     double wait_s, const std::string& client, double queued_for_s) {
   proto::AcquireRequest req;
   req.set_key(key);
   req.set_count(count);
@@ -147,6 +147,7 @@ Result<Lease> TrackerClient::Acquire(const std::string& key, uint32_t count, uin
   req.set_wait(wait_s);
   req.set_client(client);
   req.set_token(options_.token);
+  req.set_queued_for(queued_for_s);
   proto::AcquireReply reply;
   grpc::ClientContext ctx;
   // The tracker answers by itself after `wait_s`; the margin covers the network.

@@ -47,10 +47,11 @@ class TrackerClient {
 
   const std::string& target() const { return target_; }
 
-  // Waits up to `wait_s` seconds for `count` agents of `key` (at least `min_count`, 0 = 1).
-  // NotFound when the key has no agent at all, DeadlineExceeded when all of them stayed busy.
+  // Waits up to `wait_s` seconds for `count` agents of `key` (at least `min_count`, 0 = 1). `queued_for_s`: how
+  // long this client has already waited for the key in earlier calls, so that it keeps its place among equal
+  // priorities. NotFound when the key has no agent at all, DeadlineExceeded when all of them stayed busy.
   Result<Lease> Acquire(const std::string& key, uint32_t count, uint32_t min_count, int32_t priority, double wait_s,
-                        const std::string& client);
+                        const std::string& client, double queued_for_s = 0);
   // Sends the batch on the lease and calls `on_event` (on the calling thread) once per job as its event
   // arrives. Blocks until every job has its event, or the call fails.
   Status Measure(const std::string& lease_id, std::vector<proto::MeasureJob> jobs,

@@ -60,8 +60,10 @@ void LeaseTable::Insert(uint64_t waiter_id, AcquireSpec spec) {
   spec.count = std::max<uint32_t>(spec.count, 1);
   spec.min_count = std::clamp<uint32_t>(spec.min_count, 1, spec.count);
   waiter_key_[waiter_id] = spec.key;
+  if (!spec.waiting_since) spec.waiting_since = Clock::now();  // a requeued waiter keeps the time it had
   KeyState& ks = keys_[spec.key];
-  ks.queue.insert(Waiter{spec.priority, waiter_id, std::move(spec)});
+  const TimePoint since = *spec.waiting_since;
+  ks.queue.insert(Waiter{spec.priority, since, waiter_id, std::move(spec)});
 }
 
 void LeaseTable::CancelWaiter(uint64_t waiter_id) {

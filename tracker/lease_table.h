@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -30,6 +31,9 @@ struct AcquireSpec {
   uint32_t min_count = 1;  // grant as soon as this many are free; 0 is taken as 1; capped at count
   int32_t priority = 0;    // higher first
   std::string client;      // free text shown in summaries
+  // When the client began to wait (AcquireRequest.queued_for before the request's arrival): FIFO among equal
+  // priorities goes by it, then by the order of the requests. Unset: the time of the request itself.
+  std::optional<TimePoint> waiting_since;
 };
 
 struct Lease {
@@ -72,8 +76,9 @@ class LeaseTable {
   uint64_t Enqueue(AcquireSpec spec);
   // Takes a waiter out of its queue (timed out or caller gone). Unknown ids are ignored.
   void CancelWaiter(uint64_t waiter_id);
-  // Puts a granted waiter back in its key's queue at the place it had (by priority, then its id): its lease came
-  // to nothing, every agent of it having gone before the waiter took it. Call Pump() afterwards.
+  // Puts a granted waiter back in its key's queue at the place it had (by priority, then the time it began to wait,
+  // then its id; `spec` as it was queued, with that time): its lease came to nothing, every agent of it having gone
+  // before the waiter took it. Call Pump() afterwards.
   void Requeue(uint64_t waiter_id, AcquireSpec spec);
   bool IsWaiting(uint64_t waiter_id) const { return waiter_key_.count(waiter_id) != 0; }
 
@@ -101,10 +106,12 @@ class LeaseTable {
  private:
   struct Waiter {
     int32_t priority;
-    uint64_t seq;  // also the waiter id
+    TimePoint since;  // AcquireSpec::waiting_since, or when it was queued
+    uint64_t seq;     // also the waiter id
     AcquireSpec spec;
     bool operator<(const Waiter& o) const {
-      return priority != o.priority ? priority > o.priority : seq < o.seq;
+      if (priority != o.priority) return priority > o.priority;
+      return since != o.since ? since < o.since : seq < o.seq;
     }
   };
   struct KeyState {

@@ -15,7 +15,11 @@ class LeaseTableTest : public ::testing::Test {
     for (int i = 0; i < n; ++i) table_.AddAgent(key + "-" + std::to_string(next_++), key);
   }
   uint64_t Want(const std::string& key, uint32_t count, int32_t priority = 0, uint32_t min_count = 0) {
-    return table_.Enqueue(AcquireSpec{key, count, min_count, priority, "test"});
+    return table_.Enqueue(AcquireSpec{key, count, min_count, priority, "test", {}});
+  }
+  // A request of a client that began to wait at `since` (AcquireRequest.queued_for).
+  uint64_t WantSince(const std::string& key, TimePoint since, int32_t priority = 0) {
+    return table_.Enqueue(AcquireSpec{key, 1, 0, priority, "test", since});
   }
   TimePoint At(double s) const { return t0_ + std::chrono::duration_cast<Clock::duration>(Seconds(s)); }
 
@@ -195,19 +199,44 @@ TEST_F(LeaseTableTest, GivenKeysAskedForAndLeft_TheirStateShouldBeForgotten) {
 
 TEST_F(LeaseTableTest, GivenAGrantWhoseAgentsWentAway_WeShouldRequeueItsWaiterAheadOfLaterOnes) {
   AddAgents("phone", 1);
-  const uint64_t first = Want("phone", 1);
+  const AcquireSpec spec{"phone", 1, 0, 0, "test", At(0)};  // as the tracker queues it: with its time
+  const uint64_t first = table_.Enqueue(spec);
   auto grants = table_.Pump(At(0));
   ASSERT_EQ(grants.size(), 1u);
-  const uint64_t second = Want("phone", 1);
+  const uint64_t second = WantSince("phone", At(0.5));
   table_.RemoveAgent("phone-0");
   ASSERT_TRUE(table_.Release(grants[0].lease.lease_id).ok());
-  table_.Requeue(first, AcquireSpec{"phone", 1, 0, 0, "test"});
+  table_.Requeue(first, spec);
   EXPECT_EQ(table_.Counts("phone").waiting, 2u);
   AddAgents("phone", 1);
   grants = table_.Pump(At(1));
   ASSERT_EQ(grants.size(), 1u);
   EXPECT_EQ(grants[0].waiter_id, first);  // its old place, not behind `second`
   EXPECT_TRUE(table_.IsWaiting(second));
+}
+
+// A run that lost its device asks again in calls of at most 10 s, each queued anew: it went behind every run that had
+// come meanwhile, and a steady stream of them kept it waiting until its --device-wait ran out. Told how long it has
+// waited, the queue puts it where it began to wait, among equal priorities; a higher priority still goes first.
+TEST_F(LeaseTableTest, GivenARequestThatHasWaitedBefore_ItShouldKeepItsPlaceAmongEqualPriorities) {
+  AddAgents("phone", 1);
+  const uint64_t holder = Want("phone", 1);
+  auto grants = table_.Pump(At(0));
+  ASSERT_EQ(grants.size(), 1u);
+  ASSERT_EQ(grants[0].waiter_id, holder);
+  const uint64_t newcomer = WantSince("phone", At(2));
+  const uint64_t again = WantSince("phone", At(1));  // asked later, waiting since before the newcomer came
+  const uint64_t urgent = WantSince("phone", At(3), /*priority=*/5);
+  std::vector<uint64_t> order;
+  std::string lease = grants[0].lease.lease_id;
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(table_.Release(lease).ok());
+    grants = table_.Pump(At(4 + i));
+    ASSERT_EQ(grants.size(), 1u);
+    order.push_back(grants[0].waiter_id);
+    lease = grants[0].lease.lease_id;
+  }
+  EXPECT_EQ(order, (std::vector<uint64_t>{urgent, again, newcomer}));
 }
 
 }  // namespace

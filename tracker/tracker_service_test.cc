@@ -283,6 +283,36 @@ TEST_F(TrackerServiceTest, GivenABusyKey_AWaitingAcquireShouldBeGrantedWhenTheLe
   EXPECT_TRUE(client->Renew(*granted).ok());
 }
 
+// Over the wire: a request that says it has waited 30 s already goes before one queued before it that has not (a
+// run whose device was lost asks again every 10 s; it went behind every run that had come meanwhile).
+TEST_F(TrackerServiceTest, GivenARequestThatHasWaitedBefore_ItShouldBeGrantedBeforeALaterComer) {
+  StartTracker();
+  auto agent = Agent("pocl");
+  auto client = Client();
+  auto held = client->Acquire("pocl", 1, 0, 0, 5, "holder");
+  ASSERT_TRUE(held.ok());
+  auto waiting = [&](int n) {
+    while (true) {
+      auto s = client->Summary();
+      ASSERT_TRUE(s.ok());
+      if (s->keys_size() == 1 && s->keys(0).waiting() == static_cast<uint32_t>(n)) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  };
+  auto newcomer = std::async(std::launch::async, [&] { return client->Acquire("pocl", 1, 0, 0, 60, "newcomer"); });
+  waiting(1);
+  auto again = std::async(std::launch::async, [&] { return client->Acquire("pocl", 1, 0, 0, 60, "again", 30); });
+  waiting(2);
+  ASSERT_TRUE(client->Release(*held).ok());
+  auto first = again.get();
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(newcomer.wait_for(std::chrono::milliseconds(300)), std::future_status::timeout)
+      << "the newcomer was granted the one device too";
+  ASSERT_TRUE(client->Release(*first).ok());
+  auto second = newcomer.get();
+  EXPECT_TRUE(second.ok()) << second.status().ToString();
+}
+
 TEST_F(TrackerServiceTest, GivenASilentAgent_WeShouldDropItAfterTheHeartbeatTimeout) {
   StartTracker("", /*heartbeat_timeout=*/0.5);
   auto silent = Agent("pocl", TestAgent::Mode::kSilent);

@@ -168,7 +168,10 @@ Result<proto::AcquireReply> TrackerState::Acquire(const proto::AcquireRequest& r
   const TimePoint deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(Seconds(wait));
   std::unique_lock<std::mutex> lock(mu_);
   if (stopping_) return Status::Unavailable("tracker is shutting down");
-  AcquireSpec spec{request.key(), request.count(), request.min_count(), request.priority(), request.client()};
+  AcquireSpec spec{request.key(), request.count(), request.min_count(), request.priority(), request.client(), {}};
+  // Bounded as the wait is (NaN or negative: none): a client that waited before keeps its place among equals.
+  const double queued_for = std::min(std::max(0.0, request.queued_for()), kOneYearSeconds);
+  spec.waiting_since = Clock::now() - std::chrono::duration_cast<Clock::duration>(Seconds(queued_for));
   const uint64_t waiter = leases_.Enqueue(spec);
   DeliverGrants(leases_.Pump(Clock::now()));
   while (true) {

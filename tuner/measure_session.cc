@@ -50,12 +50,14 @@ Result<std::unique_ptr<MeasureSession>> MeasureSession::Open(const SessionOption
   if (!opts.lease_note.empty()) s->ReleaseDeadRunLeases();
   // Ask without waiting first, so that a wait (for an agent to register, or for another run's lease to end) is said
   // before it starts rather than after it ran out.
+  const auto asked = std::chrono::steady_clock::now();
+  auto waited = [&asked] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count(); };
   Status acquired = s->Acquire(0);
   if (!acquired.ok() && opts.wait > 0 && !s->interrupted() &&
       (acquired.code() == Status::Code::kNotFound || acquired.code() == Status::Code::kDeadlineExceeded)) {
     spdlog::info("{}", s->WhyWaiting(acquired.code() == Status::Code::kNotFound));
     const auto give_up = std::chrono::steady_clock::now() + std::chrono::duration<double>(opts.wait);
-    acquired = s->Acquire(opts.wait);
+    acquired = s->Acquire(opts.wait, waited());
     // A tracker lost during the wait (restarted, say) is waited for within the same --wait, as a run's tracker lost
     // mid-run is: the call fails at once while it is away, so it is asked again every second.
     bool said = false;
@@ -68,7 +70,7 @@ Result<std::unique_ptr<MeasureSession>> MeasureSession::Open(const SessionOption
         said = true;
       }
       for (int i = 0; i < 10 && !s->interrupted(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      acquired = s->Acquire(left.count() - 1);
+      acquired = s->Acquire(left.count() - 1, waited());
     }
     if (said && !acquired.ok() && acquired.code() == Status::Code::kUnavailable && !s->interrupted()) {
       acquired = Status::Unavailable("tracker " + opts.tracker + " did not come back within the wait of " +
@@ -88,8 +90,9 @@ Result<std::unique_ptr<MeasureSession>> MeasureSession::Open(const SessionOption
   return s;
 }
 
-Status MeasureSession::Acquire(double wait) {
-  TF_ASSIGN_OR_RETURN(Lease lease, client_->Acquire(opts_.key, opts_.devices, 1, opts_.priority, wait, opts_.client));
+Status MeasureSession::Acquire(double wait, double queued_for) {
+  TF_ASSIGN_OR_RETURN(Lease lease,
+                      client_->Acquire(opts_.key, opts_.devices, 1, opts_.priority, wait, opts_.client, queued_for));
   if (lease.devices.empty()) return Status::Internal("tracker granted a lease without devices");
   lease_id_ = lease.lease_id;
   devices_ = lease.devices;
@@ -166,7 +169,7 @@ Status MeasureSession::Measure(
   std::vector<size_t> pending(programs.size());
   for (size_t i = 0; i < pending.size(); ++i) pending[i] = i;
   bool waiting = false;  // a device was lost and we are inside the device-wait window
-  Clock::time_point deadline;
+  Clock::time_point deadline, wait_began;
   // Jobs whose loss a warning has said. Sent again on a lease that has no device left, they come straight back
   // without having reached a device: not said (and counted) again; the wait for a device below says what happens.
   std::set<size_t> said_lost;
@@ -232,6 +235,7 @@ Status MeasureSession::Measure(
     // No progress: the lease lost its devices (or the tracker went away). Wait for a device of the key, bounded.
     if (!waiting) {
       waiting = true;
+      wait_began = Clock::now();
       deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                     std::chrono::duration<double>(opts_.device_wait));
       spdlog::warn("no device left on the lease; waiting up to {:.0f} s for a device of key '{}'", opts_.device_wait,
@@ -240,7 +244,10 @@ Status MeasureSession::Measure(
     Release();
     Status last;
     while (SecondsLeft(deadline) > 0 && !interrupted()) {
-      last = Acquire(std::min(10.0, std::max(0.5, SecondsLeft(deadline))));
+      // In calls of at most 10 s, each saying how long the run has waited: it keeps its place in the key's queue
+      // (each call was queued anew, behind every run that had come meanwhile).
+      last = Acquire(std::min(10.0, std::max(0.5, SecondsLeft(deadline))),
+                     std::chrono::duration<double>(Clock::now() - wait_began).count());
       if (last.ok()) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
     }

@@ -74,7 +74,8 @@ class MeasureSession {
 
  private:
   explicit MeasureSession(const SessionOptions& opts);
-  Status Acquire(double wait);
+  // `queued_for`: seconds already waited for the key in earlier calls (TrackerClient::Acquire).
+  Status Acquire(double wait, double queued_for = 0);
   // Hands the lease's devices to opts_.on_lease; on its error the lease is released.
   Status Adopt();
   // The info line said before waiting for a device: no agent of the key registered yet, or every one leased (by
