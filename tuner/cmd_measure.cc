@@ -22,6 +22,7 @@
 #include "search-spaces/template.h"
 #include "tuner/command.h"
 #include "tuner/measure_session.h"
+#include "tuner/run_session.h"
 #include "tuner/tune_run.h"
 #include "tuner/stop_signals.h"
 
@@ -208,7 +209,7 @@ int Run(const MeasureArgs& a) {
   so.tls_ca_file = a.tls_ca;
   so.wait = a.wait;
   so.device_wait = a.wait;
-  so.client = "tunefleet measure";
+  so.client = RunHolder("measure");  // "tunefleet measure pid N@host", as tune names itself to those who wait
   // SIGINT/SIGTERM abandon the job and release the lease at once (exit 130), as in `tune`. Set up before the
   // session starts any thread.
   StopOnSignals signals(std::chrono::milliseconds(1000), "the job is abandoned, the lease is released");
