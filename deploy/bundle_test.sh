@@ -137,9 +137,11 @@ if command -v cc >/dev/null 2>&1; then
   fi
 fi
 echo "kept" >"${work}/p1/..notes"  # a name the glob .[!.]* misses
+chmod 0750 "${work}/p1"             # the folder's own mode: a re-run keeps it
 Check "a successful re-run replaces the bundle" "${here}/bundle" "${work}/fake_build" "${work}/p1" --bin grpc_cpp_plugin
 Check "... keeps files that are no part of the bundle" grep -q kept "${work}/p1/NOTES.txt"
 Check "... also one whose name starts with '..'" grep -q kept "${work}/p1/..notes"
+Check "... and the folder keeps its mode (got $(stat -c %a "${work}/p1"))" test "$(stat -c %a "${work}/p1")" = 750
 Check "... and the bundle works" ResolvesInside "${work}/p1/lib" "${work}/p1/bin/grpc_cpp_plugin"
 # A link to a previous bundle (/opt/tunefleet -> tunefleet-1.2) stays a link, and the bundle it names is replaced.
 ln -s p1 "${work}/current"

@@ -78,7 +78,10 @@ TEST(ResumeE2E, GivenTheOnlyAgentLeasedASecondRunShouldSayWhoHoldsItBeforeWaitin
   EXPECT_NE(second.output.find("every agent of key 'pocl' (1) is leased by 'tunefleet tune pid "), std::string::npos)
       << second.output;
   EXPECT_NE(second.output.find("waiting up to 1 s for one"), std::string::npos) << second.output;
-  EXPECT_NE(second.output.find("every agent of key 'pocl' (1) stayed leased for 1.0 s"), std::string::npos)
+  EXPECT_NE(second.output.find("every agent of key 'pocl' (1) stayed leased by 'tunefleet tune pid "),
+            std::string::npos)
+      << second.output;
+  EXPECT_NE(second.output.find(" for 1.0 s (the client's wait; tune --wait, measure --wait)"), std::string::npos)
       << second.output;
 
   RunResult nobody = fleet.Cli({"tune", "--rpc-key", "nobody", "--task", "gemm:32,32,32", "--trials", "4", "--db",

@@ -264,7 +264,9 @@ TEST_F(TrackerServiceTest, GivenABusyKey_AWaitingAcquireShouldBeGrantedWhenTheLe
   ASSERT_TRUE(first.ok());
   auto busy = client->Acquire("pocl", 1, 0, 0, 0.2, "impatient");
   EXPECT_EQ(busy.status().code(), Status::Code::kDeadlineExceeded);
-  EXPECT_NE(busy.status().message().find("every agent of key 'pocl' (1) stayed leased for 0.2 s"), std::string::npos)
+  EXPECT_NE(busy.status().message().find("every agent of key 'pocl' (1) stayed leased by 'first' for 0.2 s (the "
+                                         "client's wait; tune --wait, measure --wait)"),
+            std::string::npos)
       << busy.status().message();
 
   auto second = std::async(std::launch::async, [&] { return client->Acquire("pocl", 1, 0, 0, 60, "second"); });

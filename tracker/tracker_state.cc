@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <set>
 
 #include "common/printable.h"
 #include "common/seconds.h"
@@ -219,8 +220,18 @@ Result<proto::AcquireReply> TrackerState::Acquire(const proto::AcquireRequest& r
       if (registered == 0)
         return Status::NotFound("no agent for key '" + request.key() + "' after " + SecondsText(wait) +
                                 " (0 registered)");
+      // Who held them, as the waiting line says (it is not said for a wait of 0), and that the wait is the client's.
+      std::set<std::string> holders;
+      for (const auto& [id, rec] : registry_.agents()) {
+        if (rec.key != request.key()) continue;
+        const Lease* lease = leases_.Find(leases_.LeaseOf(id));
+        if (lease != nullptr) holders.insert("'" + Printable(lease->client) + "'");
+      }
+      std::string held;
+      for (const std::string& h : holders) held += (held.empty() ? " by " : ", ") + h;
       return Status::DeadlineExceeded("every agent of key '" + request.key() + "' (" + std::to_string(registered) +
-                                      ") stayed leased for " + SecondsText(wait));
+                                      ") stayed leased" + held + " for " + SecondsText(wait) +
+                                      " (the client's wait; tune --wait, measure --wait)");
     }
     grant_cv_.wait_until(lock, std::min(deadline, now + std::chrono::milliseconds(200)));
   }
