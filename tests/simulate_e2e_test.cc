@@ -166,6 +166,14 @@ TEST(SimulateE2E, GivenXgbOptionsWithoutAnXgbStrategySimulateShouldRefuseThemInO
                            "--plan-size", "4", "--seeds", "1"},
                           std::chrono::seconds(120), false);
   EXPECT_EQ(r.exit_code, 0) << r.output;
+  // The history warm-starts the tuner's cost model only: with another --tuner it changed nothing, while the header
+  // said it was used. Refused before the log's sibling is read.
+  r = fleet.Cli({"simulate", "--db", fleet.db(), "--tuner", "random", "--baseline", "xgb", "--transfer-from",
+                 "pool:1,8,8,8,2,2,2,0,mode=avg"},
+                std::chrono::seconds(60), false);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_EQ(r.output, "tunefleet simulate: error: --transfer-from warm-starts the cost model of --tuner xgb; --tuner "
+                      "random has none\n");
 }
 
 }  // namespace

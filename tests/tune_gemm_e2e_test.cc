@@ -53,6 +53,13 @@ TEST_F(TuneGemmE2E, GivenOneAgentATuningRunShouldRecordEveryTrialAndAVerifiedBes
                        "p.id = r.template_id JOIN devices d ON d.id = r.device_id JOIN sessions s ON "
                        "s.id = r.session_id WHERE t.spec LIKE 'gemm:64,64,64%'")[0][0],
             "16");
+  // The session's args say what shaped the run (a log read later says why it stopped): the batch and the budgets.
+  const nlohmann::json args = nlohmann::json::parse(fleet_.Sql("SELECT args FROM sessions")[0][0], nullptr, false);
+  ASSERT_TRUE(args.is_object());
+  EXPECT_EQ(args["trials"], "16") << args.dump();
+  EXPECT_EQ(args["batch"], 8) << args.dump();
+  EXPECT_EQ(args["time_budget"], 0) << args.dump();
+  EXPECT_EQ(args["devices"], 1) << args.dump();
 
   // `best` reports a successful (reference-checked: status 0 means it matched) config.
   RunResult best = fleet_.Cli({"best", "--db", fleet_.db(), "--json"}, std::chrono::seconds(30), false);
@@ -75,6 +82,11 @@ TEST_F(TuneGemmE2E, GivenOneAgentATuningRunShouldRecordEveryTrialAndAVerifiedBes
   RunResult exported = fleet_.Cli({"export", "--db", fleet_.db(), "--format", "kernel-pack", "-o", pack},
                                   std::chrono::seconds(30), false);
   ASSERT_EQ(exported.exit_code, 0) << exported.output;
+  // To standard output, the closing line says so (it said "written to -").
+  RunResult csv = fleet_.Cli({"export", "--db", fleet_.db(), "--format", "csv", "-o", "-"}, std::chrono::seconds(30),
+                             false);
+  ASSERT_EQ(csv.exit_code, 0) << csv.output;
+  EXPECT_NE(csv.output.find("tunefleet export: 16 rows written to standard output"), std::string::npos) << csv.output;
   const std::string example = BinDir() + "/tunefleet_runtime_example";
   RunResult app = tunefleet::testing::Run({example, pack, "gemm:64,64,64:float32"}, std::chrono::seconds(120));
   EXPECT_EQ(app.exit_code, 0) << app.output;
