@@ -315,15 +315,37 @@ TEST(BadInputE2E, GivenAConfigNestedDeepInTheLogTheReadingCommandsShouldPassItOv
   ASSERT_NO_FATAL_FAILURE(ImportOneRecord(fleet));
   fleet.ExecSql("UPDATE records SET config = '{\"tile_fc\":' || replace(hex(zeroblob(200000)), '00', '[') || "
                 "replace(hex(zeroblob(200000)), '00', ']') || '}'");
-  // Each says what it left out; `best` and the AutoTVM export then list (write) nothing, the kernel pack has nothing
-  // to pack, which is its error.
+  // Each says what it left out; `best` then lists nothing, and the exports have nothing to write, which is their
+  // error (the AutoTVM export wrote an empty file and exited 0).
   for (const auto& [args, exit_code] : std::vector<std::pair<std::vector<std::string>, int>>{
            {{"best", "--db", fleet.db()}, 0},
-           {{"export", "--db", fleet.db(), "--format", "autotvm", "-o", fleet.dir() + "/out.log"}, 0},
+           {{"export", "--db", fleet.db(), "--format", "autotvm", "-o", fleet.dir() + "/out.log"}, 1},
            {{"export", "--db", fleet.db(), "--format", "kernel-pack", "-o", fleet.dir() + "/packs"}, 1}}) {
     RunResult r = fleet.Cli(args, std::chrono::seconds(60), false);
     EXPECT_EQ(r.exit_code, exit_code) << args[0] << ": " << r.output;
     EXPECT_NE(r.output.find("JSON nested deeper than 64 levels"), std::string::npos) << args[0] << ": " << r.output;
+  }
+  EXPECT_FALSE(std::filesystem::exists(fleet.dir() + "/out.log"));
+}
+
+// A log of no records: the AutoTVM export wrote an empty file (tvmc would take it as tuned with nothing) and exited
+// 0; it now fails as the kernel pack's does, and a file that was there is left as it was.
+TEST(BadInputE2E, GivenALogOfNoRecordsBothExportsShouldSaySoAndWriteNothing) {
+  LocalFleet fleet;
+  const std::string empty = fleet.dir() + "/none.autotvm.log";
+  { std::ofstream(empty).flush(); }
+  ASSERT_EQ(fleet.Cli({"import", "--db", fleet.db(), empty}, std::chrono::seconds(30), false).exit_code, 0);
+  const std::string out = fleet.dir() + "/out.log";
+  std::ofstream(out) << "before\n";
+  for (const std::string format : {"autotvm", "kernel-pack"}) {
+    RunResult r = fleet.Cli({"export", "--db", fleet.db(), "--format", format, "-o", out}, std::chrono::seconds(30),
+                            false);
+    EXPECT_EQ(r.exit_code, 1) << format << ": " << r.output;
+    EXPECT_NE(r.output.find(fleet.db() + ": no"), std::string::npos) << format << ": " << r.output;
+    EXPECT_EQ(CountLines(r.output), 1) << format << ": " << r.output;
+    std::ifstream kept(out);
+    std::string line;
+    EXPECT_TRUE(std::getline(kept, line) && line == "before") << format << ": " << line;
   }
 }
 

@@ -38,6 +38,12 @@ int RunExport(const ExportOptions& o) {
     ExportCounts counts;
     Status s = WriteOutput(o.out, [&](std::ostream& out) -> Status {
       TF_ASSIGN_OR_RETURN(counts, ExportAutotvm(**log, {o.best_only, {}}, out, std::cerr));
+      // A file of no records would be taken by tvmc as tuned with nothing: an error, as an empty kernel pack is,
+      // and the output stays as it was (the file is replaced only when the write succeeds).
+      if (counts.written == 0 && counts.skipped == 0) return Status::NotFound(o.db + ": no records to export");
+      if (counts.written == 0)
+        return Status::NotFound(o.db + ": no record can be exported as an AutoTVM record (" +
+                                std::to_string(counts.skipped) + " skipped, for the reasons above)");
       return Status::OK();
     });
     if (!s.ok()) return CommandError("export", s.message());
