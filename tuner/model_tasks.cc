@@ -107,7 +107,8 @@ std::string FormatTaskTable(const ImportedModel& model, const std::vector<ModelT
     const ModelTask& t = tasks[i];
     occurrences += t.count;
     // Built whole: a fixed buffer cut the rows of long workloads (a MatMul of many batch dims) before their spec.
-    out << PadLeft(std::to_string(i), 4) << "  " << PadRight(t.task.op, 9) << " " << PadRight(WorkloadText(t), 40)
+    // Numbered from 1, as tune's progress numbers them ("task 2/7").
+    out << PadLeft(std::to_string(i + 1), 4) << "  " << PadRight(t.task.op, 9) << " " << PadRight(WorkloadText(t), 40)
         << " " << PadLeft(std::to_string(t.count), 5) << "  " << t.task.ToSpec();
     if (t.activations.size() > 1 || !t.activations.count("none")) {
       out << "  [";
@@ -140,7 +141,7 @@ nlohmann::json TasksToJson(const std::vector<ModelTask>& tasks) {
     const ModelTask& t = tasks[i];
     nlohmann::json params = nlohmann::json::object();
     for (const auto& [name, value] : t.task.params) params[name] = value;
-    arr.push_back({{"index", i},
+    arr.push_back({{"index", i + 1},  // the table's "#"
                    {"op", t.task.op},
                    {"spec", t.task.ToSpec()},
                    {"count", t.count},

@@ -90,6 +90,7 @@ TEST(ModelTasksTest, GivenTasks_WeShouldRenderATableAndJsonWithCountsAndSpecs) {
 
   nlohmann::json j = TasksToJson(tasks);
   ASSERT_EQ(j.size(), 7u);
+  EXPECT_EQ(j[1]["index"], 2);  // numbered from 1, as the table's "#" and tune's "task 2/7"
   EXPECT_EQ(j[1]["op"], "conv2d");
   EXPECT_EQ(j[1]["count"], 4);
   EXPECT_EQ(j[1]["spec"], "conv2d:1,16,32,32,16,3,3,1,1,bias=1:float32");
@@ -138,14 +139,14 @@ TEST(ModelTasksTest, GivenAWorkloadLongerThanALine_TheTableRowShouldKeepItsCount
   std::getline(table, header);
   std::getline(table, row);
   EXPECT_GT(row.size(), 1200u);
-  EXPECT_EQ(row.rfind("   0  gemm      1x1x1", 0), 0u) << row;
+  EXPECT_EQ(row.rfind("   1  gemm      1x1x1", 0), 0u) << row;
   EXPECT_TRUE(row.ends_with("x1x8x5     3  gemm:4,5,8:float32  [relu x3]")) << row;
   // Short rows keep their columns.
   ImportedModel resnet = Import(MakeResNetLikeModel(), "resnet.onnx");
   const std::string short_table = FormatTaskTable(resnet, BuildModelTasks(resnet, {}));
   EXPECT_EQ(short_table.substr(0, short_table.find('\n')),
             "   #  op        workload                                 count  spec");
-  EXPECT_NE(short_table.find("   6  gemm      1x32 * 10x32^T                               1  "
+  EXPECT_NE(short_table.find("   7  gemm      1x32 * 10x32^T                               1  "
                              "gemm:1,10,32,transb=1,bias=1:float32\n"),
             std::string::npos)
       << short_table;
