@@ -64,7 +64,27 @@ std::string RenderStatusPage(const proto::SummaryReply& summary) {
     o << "<tr><td>" << HtmlEscape(k.key()) << "</td><td>" << k.free() << "</td><td>" << k.leased() << "</td><td>"
       << k.waiting() << "</td></tr>\n";
   }
-  o << "</table>\n<h2>Agents</h2>\n<table border=\"1\"><tr><th>agent</th><th>key</th><th>device</th><th>state</th>"
+  o << "</table>\n";
+  // Each key's queue in serving order, as `tunefleet query` shows it.
+  bool queued = false;
+  for (const auto& k : summary.keys()) {
+    for (int i = 0; i < k.queue_size(); ++i) {
+      if (!queued) {
+        o << "<h2>Queue</h2>\n<table border=\"1\"><tr><th>key</th><th>place</th><th>waiting client</th>"
+          << "<th>priority</th><th>devices</th><th>waited (s)</th></tr>\n";
+        queued = true;
+      }
+      const auto& q = k.queue(i);
+      char waited[32];
+      std::snprintf(waited, sizeof waited, "%.1f", q.waited_s());
+      o << "<tr><td>" << HtmlEscape(k.key()) << "</td><td>" << i + 1 << "</td><td>" << HtmlEscape(q.client())
+        << "</td><td>" << q.priority() << "</td><td>" << q.min_count()
+        << (q.min_count() < q.count() ? " to " + std::to_string(q.count()) : "") << "</td><td>" << waited
+        << "</td></tr>\n";
+    }
+  }
+  if (queued) o << "</table>\n";
+  o << "<h2>Agents</h2>\n<table border=\"1\"><tr><th>agent</th><th>key</th><th>device</th><th>state</th>"
     << "<th>lease holder</th><th>jobs done</th><th>last seen (s)</th><th>peer</th></tr>\n";
   for (const auto& a : summary.agents()) {
     char age[32];

@@ -66,6 +66,22 @@ TEST(HttpStatusTest, GivenADeviceNameWithMarkup_ThePageShouldEscapeIt) {
   EXPECT_NE(page.find("<td>agent-2</td>"), std::string::npos);
 }
 
+TEST(HttpStatusTest, GivenWaitingRequests_ThePageShouldListTheQueueEscaped) {
+  proto::SummaryReply s = TwoAgents();
+  EXPECT_EQ(RenderStatusPage(s).find("<h2>Queue</h2>"), std::string::npos);
+  auto* q = s.mutable_keys(0)->add_queue();
+  q->set_client("<b>eve</b>");
+  q->set_count(3);
+  q->set_min_count(2);
+  q->set_waited_s(4.25);
+  const std::string page = RenderStatusPage(s);
+  EXPECT_NE(page.find("<h2>Queue</h2>"), std::string::npos) << page;
+  EXPECT_NE(page.find("<tr><td>phone</td><td>1</td><td>&lt;b&gt;eve&lt;/b&gt;</td><td>0</td><td>2 to 3</td>"
+                      "<td>4.2</td></tr>"),
+            std::string::npos)
+      << page;
+}
+
 std::string Request(int port, const std::string& method, const std::string& path) {
   boost::asio::io_context io;
   boost::asio::ip::tcp::socket sock(io);

@@ -183,6 +183,17 @@ KeyCounts LeaseTable::Counts(const std::string& key) const {
   return c;
 }
 
+std::vector<AcquireSpec> LeaseTable::Queue(const std::string& key) const {
+  std::vector<AcquireSpec> queue;
+  auto it = keys_.find(key);
+  if (it == keys_.end()) return queue;
+  for (const Waiter& w : it->second.queue) {  // a std::set: in serving order
+    queue.push_back(w.spec);
+    queue.back().waiting_since = w.since;
+  }
+  return queue;
+}
+
 std::vector<std::string> LeaseTable::Keys() const {
   std::vector<std::string> keys;
   for (const auto& [k, ks] : keys_) keys.push_back(k);  // an idle key's state is erased (ForgetIfIdle)

@@ -101,6 +101,8 @@ class LeaseTable {
   // Lease id holding the agent, "" when free or unknown.
   std::string LeaseOf(const std::string& agent_id) const;
   KeyCounts Counts(const std::string& key) const;
+  // The key's queue in the order Pump() serves it; each spec's waiting_since is set.
+  std::vector<AcquireSpec> Queue(const std::string& key) const;
   std::vector<std::string> Keys() const;
 
  private:

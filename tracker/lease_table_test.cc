@@ -239,5 +239,28 @@ TEST_F(LeaseTableTest, GivenARequestThatHasWaitedBefore_ItShouldKeepItsPlaceAmon
   EXPECT_EQ(order, (std::vector<uint64_t>{urgent, again, newcomer}));
 }
 
+// `query` shows each key's queue: the order must be the one Pump() serves, with each request's own client, counts and
+// the time it began to wait.
+TEST_F(LeaseTableTest, GivenWaitingRequests_TheQueueShouldListThemInServingOrder) {
+  AddAgents("phone", 1);
+  ASSERT_EQ(table_.Pump(At(0)).size(), 0u);
+  const uint64_t holder = Want("phone", 1);
+  ASSERT_EQ(table_.Pump(At(0)).size(), 1u);
+  table_.Enqueue(AcquireSpec{"phone", 1, 0, 0, "newcomer", At(2)});
+  table_.Enqueue(AcquireSpec{"phone", 3, 2, 0, "again", At(1)});
+  table_.Enqueue(AcquireSpec{"phone", 0, 0, 5, "urgent", At(3)});
+  EXPECT_TRUE(table_.Queue("nobody").empty());
+  const std::vector<AcquireSpec> queue = table_.Queue("phone");
+  ASSERT_EQ(queue.size(), 3u);
+  EXPECT_EQ(queue[0].client, "urgent");
+  EXPECT_EQ(queue[0].count, 1u);  // 0 taken as 1
+  EXPECT_EQ(queue[1].client, "again");
+  EXPECT_EQ(queue[1].count, 3u);
+  EXPECT_EQ(queue[1].min_count, 2u);
+  EXPECT_EQ(queue[1].waiting_since, At(1));
+  EXPECT_EQ(queue[2].client, "newcomer");
+  (void)holder;
+}
+
 }  // namespace
 }  // namespace tunefleet::tracker

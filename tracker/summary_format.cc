@@ -23,6 +23,12 @@ std::string Age(double seconds) {
   return buf;
 }
 
+std::string Waited(double seconds) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f s", seconds);
+  return buf;
+}
+
 // Left-aligned columns separated by two spaces; no trailing blanks.
 void PrintTable(std::ostringstream& out, const std::vector<Row>& rows) {
   std::vector<size_t> width;
@@ -64,6 +70,22 @@ std::string SummaryAsTable(const proto::SummaryReply& summary) {
   } else {
     PrintTable(out, keys);
   }
+  // Who waits, per key in the order they will be served: a run behind others sees its place and whom it waits for.
+  std::vector<Row> queue{{"KEY", "PLACE", "WAITING CLIENT", "PRIORITY", "DEVICES", "WAITED"}};
+  for (const auto& k : summary.keys()) {
+    for (int i = 0; i < k.queue_size(); ++i) {
+      const auto& q = k.queue(i);
+      const std::string devices = q.min_count() < q.count()
+                                      ? std::to_string(q.min_count()) + " to " + std::to_string(q.count())
+                                      : std::to_string(q.count());
+      queue.push_back({k.key(), std::to_string(i + 1), Cell(q.client()), std::to_string(q.priority()), devices,
+                       Waited(q.waited_s())});
+    }
+  }
+  if (queue.size() > 1) {
+    out << "\n";
+    PrintTable(out, queue);
+  }
   return out.str();
 }
 
@@ -84,7 +106,19 @@ std::string SummaryAsJson(const proto::SummaryReply& summary) {
   }
   j["keys"] = nlohmann::json::array();
   for (const auto& k : summary.keys()) {
-    j["keys"].push_back({{"key", k.key()}, {"free", k.free()}, {"leased", k.leased()}, {"waiting", k.waiting()}});
+    nlohmann::json queue = nlohmann::json::array();
+    for (const auto& q : k.queue()) {
+      queue.push_back({{"client", q.client()},
+                       {"priority", q.priority()},
+                       {"count", q.count()},
+                       {"min_count", q.min_count()},
+                       {"waited_s", q.waited_s()}});
+    }
+    j["keys"].push_back({{"key", k.key()},
+                         {"free", k.free()},
+                         {"leased", k.leased()},
+                         {"waiting", k.waiting()},
+                         {"queue", queue}});
   }
   return j.dump(2) + "\n";
 }

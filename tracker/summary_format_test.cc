@@ -32,6 +32,35 @@ TEST(SummaryFormatTest, GivenALeasedAgent_TheTableShouldShowItsHolderAndTheKeyQu
   EXPECT_NE(t.find("KEY   FREE  LEASED  WAITING\npocl  0     1       2\n"), std::string::npos) << t;
 }
 
+// Who waits for a key, in the order they will be served: shown only when someone waits.
+TEST(SummaryFormatTest, GivenWaitingRequests_TheTableAndJsonShouldListTheQueueInOrder) {
+  proto::SummaryReply s = OneLeasedAgent();
+  EXPECT_EQ(SummaryAsTable(s).find("WAITING CLIENT"), std::string::npos);
+  auto* first = s.mutable_keys(0)->add_queue();
+  first->set_client("tunefleet tune pid 7@lab");
+  first->set_priority(5);
+  first->set_count(1);
+  first->set_min_count(1);
+  first->set_waited_s(12.34);
+  auto* second = s.mutable_keys(0)->add_queue();
+  second->set_client("bob\x1b[2J");
+  second->set_count(4);
+  second->set_min_count(2);
+  second->set_waited_s(3);
+  const std::string t = SummaryAsTable(s);
+  EXPECT_NE(t.find("KEY   PLACE  WAITING CLIENT            PRIORITY  DEVICES  WAITED\n"
+                   "pocl  1      tunefleet tune pid 7@lab  5         1        12.3 s\n"
+                   "pocl  2      bob\\x1b[2J                0         2 to 4   3.0 s\n"),
+            std::string::npos)
+      << t;
+  const auto j = nlohmann::json::parse(SummaryAsJson(s));
+  ASSERT_EQ(j["keys"][0]["queue"].size(), 2u);
+  EXPECT_EQ(j["keys"][0]["queue"][0]["client"], "tunefleet tune pid 7@lab");
+  EXPECT_EQ(j["keys"][0]["queue"][1]["min_count"], 2);
+  EXPECT_EQ(j["keys"][0]["queue"][1]["count"], 4);
+  EXPECT_EQ(j["keys"][0]["queue"][0]["priority"], 5);
+}
+
 // An agent names its own device: a newline or an escape sequence in it must not reach the terminal.
 TEST(SummaryFormatTest, GivenADeviceNameWithControlCharacters_TheTableShouldShowThemEscaped) {
   proto::SummaryReply s = OneLeasedAgent();

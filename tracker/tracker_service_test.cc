@@ -305,6 +305,14 @@ TEST_F(TrackerServiceTest, GivenARequestThatHasWaitedBefore_ItShouldBeGrantedBef
   waiting(1);
   auto again = std::async(std::launch::async, [&] { return client->Acquire("pocl", 1, 0, 0, 60, "again", 30); });
   waiting(2);
+  // `query` shows the queue in the order it will be served, with how long each has waited.
+  auto summary = client->Summary();
+  ASSERT_TRUE(summary.ok());
+  ASSERT_EQ(summary->keys(0).queue_size(), 2);
+  EXPECT_EQ(summary->keys(0).queue(0).client(), "again");
+  EXPECT_GE(summary->keys(0).queue(0).waited_s(), 30.0);
+  EXPECT_EQ(summary->keys(0).queue(1).client(), "newcomer");
+  EXPECT_LT(summary->keys(0).queue(1).waited_s(), 30.0);
   ASSERT_TRUE(client->Release(*held).ok());
   auto first = again.get();
   ASSERT_TRUE(first.ok()) << first.status().ToString();

@@ -300,6 +300,14 @@ proto::SummaryReply TrackerState::Summary() {
     k->set_free(c.free);
     k->set_leased(c.leased);
     k->set_waiting(c.waiting);
+    for (const AcquireSpec& spec : leases_.Queue(key)) {
+      auto* q = k->add_queue();
+      q->set_client(spec.client);
+      q->set_priority(spec.priority);
+      q->set_count(spec.count);  // as Enqueue took them: at least 1, min_count no more than count
+      q->set_min_count(spec.min_count);
+      q->set_waited_s(std::max(0.0, Seconds(now - *spec.waiting_since).count()));
+    }
   }
   return reply;
 }
