@@ -1,6 +1,7 @@
 #include "storage/sqlite_handle.h"
 
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -135,11 +136,17 @@ std::optional<std::filesystem::path> UnwritableFolder(const std::string& path) {
   return folder;
 }
 
-// Nothing can write `path` while its folder cannot be written (a writer must create a journal or WAL file beside
-// it), and no WAL file beside it holds content that the file lacks: there is none, or an empty one that no open
-// connection uses (no -shm beside it).
+// True when this process can write the existing file `path`.
+bool FileWritable(const std::string& path) { return ::access(path.c_str(), W_OK) == 0; }
+
+// To be read as it stands (immutable): this process cannot write `path` (its folder, where a writer must create a
+// journal or WAL file beside it, or the file itself, which is another user's), and no WAL file beside it holds
+// content that the file lacks or is used by an open connection: there is none, or an empty one without a -shm.
+// Read otherwise, a file this process cannot write is opened read-only, and SQLite creates the -wal and -shm files
+// as this process's own and cannot remove them: in a shared folder they locked the log's owner out of the log.
+// (A writer of the owner's that starts during the read can only make the read fail: nothing is written here.)
 bool FrozenInPlace(const std::string& path) {
-  if (!UnwritableFolder(path)) return false;
+  if (!UnwritableFolder(path) && FileWritable(path)) return false;
   std::error_code ec;
   if (!std::filesystem::exists(path + "-wal", ec)) return !ec;
   return std::filesystem::file_size(path + "-wal", ec) == 0 && !ec && !std::filesystem::exists(path + "-shm", ec) &&
@@ -149,6 +156,19 @@ bool FrozenInPlace(const std::string& path) {
 }  // namespace
 
 Result<SqliteDb> SqliteDb::Open(const std::string& path) {
+  // A -wal or -shm file this process cannot write (another user's: an older tunefleet's reader left them) makes
+  // every write fail as "attempt to write a readonly database", which names neither of them.
+  for (const std::string& beside : {path + "-wal", path + "-shm"}) {
+    struct stat st {};
+    if (::stat(beside.c_str(), &st) != 0 || FileWritable(beside)) continue;
+    const bool empty = st.st_size == 0 || beside.ends_with("-shm");
+    return Status::PermissionDenied(
+        path + ": cannot write it: " + beside + " beside it is not writable by this user (it belongs to uid " +
+        std::to_string(st.st_uid) + "); " +
+        (empty ? "it holds no records: remove it (as its owner or root) while no tunefleet command uses the log"
+               : "it holds transactions not yet in the log: its owner folds them in by running any tunefleet "
+                 "command on the log"));
+  }
   sqlite3* raw = nullptr;
   int rc = sqlite3_open_v2(LiteralName(path).c_str(), &raw,
                            SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
@@ -166,17 +186,20 @@ Result<SqliteDb> SqliteDb::Open(const std::string& path) {
 
 Status SqliteDb::CheckWalReadable(const std::string& path) {
   const std::optional<std::filesystem::path> folder = UnwritableFolder(path);
-  if (!folder) return Status::OK();
-  const std::string wal = path + "-wal", shm = path + "-shm";
   std::error_code ec;
+  if (!folder && (FileWritable(path) || !std::filesystem::exists(path, ec))) return Status::OK();
+  const std::string wal = path + "-wal", shm = path + "-shm";
   const std::uintmax_t wal_bytes = std::filesystem::file_size(wal, ec);
   if (ec || wal_bytes == 0) return Status::OK();  // no -wal, or nothing in it: FrozenInPlace reads the file alone
   if (std::filesystem::exists(shm, ec) || ec) return Status::OK();  // SQLite reads the -wal through this -shm
+  const std::string why = folder ? ", which it cannot create: " + folder->string() + " is not writable by this user"
+                                 : ", which it would create as this user's, not writable by the log's owner, who " +
+                                       std::string("could then no longer write the log: the log is not writable by ") +
+                                       "this user";
   return Status::PermissionDenied(
       path + ": cannot be read here: its write-ahead file " + wal + " holds transactions not yet in it, and SQLite " +
-      "reads them only through a " + shm + " file, which it cannot create: " + folder->string() +
-      " is not writable by this user (the log's owner folds the -wal into the log by running any tunefleet command " +
-      "on it; or copy both files to a folder you can write and read the copy)");
+      "reads them only through a " + shm + " file" + why + " (the log's owner folds the -wal into the log by " +
+      "running any tunefleet command on it; or copy both files to a folder you can write and read the copy)");
 }
 
 Result<SqliteDb> SqliteDb::OpenReadOnly(const std::string& path) {

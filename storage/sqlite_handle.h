@@ -52,12 +52,14 @@ class SqliteDb {
   // Opens (creating when absent) a database file for reading and writing. Errors name the path.
   static Result<SqliteDb> Open(const std::string& path);
   // Opens an existing database file for reading only (nothing is created or written). Errors name the path.
-  // A file in a folder this process cannot write is read as it stands, unless CheckWalReadable refuses it.
+  // A file this process cannot write (in a folder it cannot write, or another user's file) is read as it stands,
+  // unless CheckWalReadable refuses it: no -wal or -shm file is made beside it.
   static Result<SqliteDb> OpenReadOnly(const std::string& path);
   // PermissionDenied, naming the files, the folder and what to do, when `path` is a WAL database that no reader
   // in this process can read where it lies: its -wal file holds transactions not yet in the file, no -shm file is
-  // beside it, and its folder cannot be written, so SQLite cannot create the -shm through which it reads the -wal
-  // (and reading the file without its -wal would lose those transactions). OK otherwise.
+  // beside it, and SQLite cannot create the -shm through which it reads the -wal (its folder cannot be written), or
+  // must not (the file is another user's: a -shm of this user's would lock that user out of the log). Reading the
+  // file without its -wal would lose those transactions. OK otherwise.
   static Status CheckWalReadable(const std::string& path);
   SqliteDb() = default;
   ~SqliteDb();

@@ -238,5 +238,94 @@ TEST(SqliteHandleTest, GivenAnEmptyLeftoverWalInAFolderThatCannotBeWritten_TheFi
   EXPECT_EQ(code, 0) << "1: wrong count, 2: open failed, 3: read failed, 4/5: could not drop rights";
 }
 
+// Runs `body` in a child process as a user that cannot write what the test made unwritable (when the test runs as
+// root, as the unprivileged user 65534: root writes any file) and returns its exit code; 4 means it could not drop its
+// rights.
+template <typename Body>
+int ExitOfUnprivilegedChild(Body body) {
+  const pid_t child = fork();
+  if (child < 0) return -1;
+  if (child == 0) {
+    if (geteuid() == 0 && (::setgid(65534) != 0 || ::setuid(65534) != 0)) _exit(4);
+    _exit(body());
+  }
+  int status = 0;
+  if (waitpid(child, &status, 0) != child || !WIFEXITED(status)) return -1;
+  return WEXITSTATUS(status);
+}
+
+// Another user's log in a folder this user can write (a shared folder): read, it left a -wal and a -shm file of this
+// user's beside it, which the reader could not remove and the log's owner could not write, so the owner's next run
+// failed with "attempt to write a readonly database". It is now read as it stands, and nothing is left beside it.
+TEST(SqliteHandleTest, GivenAWalDbThisUserCannotWriteInAFolderItCan_ItShouldBeReadWithoutLeavingFilesBeside) {
+  TempDir dir;
+  const std::string folder = dir.File("shared"), path = folder + "/log.db";
+  std::filesystem::create_directories(folder);
+  MakeWalDb(path);
+  ASSERT_FALSE(std::filesystem::exists(path + "-wal"));
+  ASSERT_EQ(::chmod(dir.File("").c_str(), 0755), 0);
+  ASSERT_EQ(::chmod(folder.c_str(), 0777), 0);
+  ASSERT_EQ(::chmod(path.c_str(), 0444), 0);
+  const int code = ExitOfUnprivilegedChild([&] {
+    if (::access(path.c_str(), W_OK) == 0 || ::access(folder.c_str(), W_OK) != 0) return 5;
+    Result<SqliteDb> db = SqliteDb::OpenReadOnly(path);
+    if (!db.ok()) return 2;
+    auto st = db->Prepare("SELECT count(*) FROM t");
+    if (!st.ok() || !st->Step().ok()) return 3;
+    return st->Int64(0) == 3 ? 0 : 1;
+  });
+  EXPECT_EQ(code, 0) << "1: wrong count, 2: open failed, 3: read failed, 4/5: could not drop rights";
+  EXPECT_FALSE(std::filesystem::exists(path + "-wal"));
+  EXPECT_FALSE(std::filesystem::exists(path + "-shm"));
+}
+
+// The same log with a -wal left by its owner's killed writer, and no -shm: reading the -wal needs a -shm, which would
+// be this user's. Refused, saying why, and the files are left as they were.
+TEST(SqliteHandleTest, GivenALeftoverWalOfALogThisUserCannotWrite_ItShouldSayWhyAndCreateNoShm) {
+  TempDir dir;
+  const std::string folder = dir.File("shared"), path = folder + "/log.db";
+  std::filesystem::create_directories(folder);
+  LeaveWalBehind(path);
+  const auto wal_bytes = std::filesystem::file_size(path + "-wal");
+  ASSERT_EQ(::chmod(dir.File("").c_str(), 0755), 0);
+  ASSERT_EQ(::chmod(folder.c_str(), 0777), 0);
+  ASSERT_EQ(::chmod(path.c_str(), 0444), 0);
+  ASSERT_EQ(::chmod((path + "-wal").c_str(), 0444), 0);
+  const int code = ExitOfUnprivilegedChild([&] {
+    Result<SqliteDb> db = SqliteDb::OpenReadOnly(path);
+    if (db.ok()) return 1;
+    if (db.status().code() != Status::Code::kPermissionDenied) return 2;
+    const std::string cause = path + ": cannot be read here: its write-ahead file " + path + "-wal holds " +
+                              "transactions not yet in it, and SQLite reads them only through a " + path + "-shm " +
+                              "file, which it would create as this user's";
+    return db.status().message().find(cause) != std::string::npos ? 0 : 3;
+  });
+  EXPECT_EQ(code, 0) << "1: it opened, 2: another error, 3: another message, 4: could not drop rights";
+  EXPECT_FALSE(std::filesystem::exists(path + "-shm"));
+  EXPECT_EQ(std::filesystem::file_size(path + "-wal"), wal_bytes);
+}
+
+// A -shm beside the log that this user cannot write (left by another user's reader of an older tunefleet): the
+// writer's error named neither file ("attempt to write a readonly database"); it now names the file and what to do.
+TEST(SqliteHandleTest, GivenAShmBesideTheLogThisUserCannotWrite_OpenShouldNameIt) {
+  TempDir dir;
+  const std::string folder = dir.File("shared"), path = folder + "/log.db";
+  std::filesystem::create_directories(folder);
+  MakeWalDb(path);
+  { std::ofstream(path + "-shm").flush(); }
+  ASSERT_EQ(::chmod(dir.File("").c_str(), 0755), 0);
+  ASSERT_EQ(::chmod(folder.c_str(), 0777), 0);
+  ASSERT_EQ(::chmod(path.c_str(), 0666), 0);
+  ASSERT_EQ(::chmod((path + "-shm").c_str(), 0444), 0);
+  const int code = ExitOfUnprivilegedChild([&] {
+    Result<SqliteDb> db = SqliteDb::Open(path);
+    if (db.ok()) return 1;
+    if (db.status().code() != Status::Code::kPermissionDenied) return 2;
+    const std::string says = path + ": cannot write it: " + path + "-shm beside it is not writable by this user";
+    return db.status().message().find(says) != std::string::npos ? 0 : 3;
+  });
+  EXPECT_EQ(code, 0) << "1: it opened, 2: another error, 3: another message, 4: could not drop rights";
+}
+
 }  // namespace
 }  // namespace tunefleet
