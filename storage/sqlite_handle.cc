@@ -1,11 +1,13 @@
 #include "storage/sqlite_handle.h"
 
 #include <sqlite3.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <optional>
 #include <utility>
@@ -30,6 +32,18 @@ Status ErrorFor(int rc, std::string msg) {
     default:
       return Status::IOError(std::move(msg));
   }
+}
+
+// ErrorFor, with what is known of a failed read or write's cause: the system's reason when SQLite kept it, and a
+// file-size limit (`ulimit -f`) when one is set, which SQLite's own message ("disk I/O error") never names.
+Status DbError(sqlite3* db, int rc, std::string msg) {
+  const int primary = rc & 0xff;
+  if ((primary == SQLITE_IOERR || primary == SQLITE_FULL) && db != nullptr) {
+    if (const int err = sqlite3_system_errno(db); err != 0) msg += std::string(": ") + std::strerror(err);
+    if (struct rlimit limit {}; ::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
+      msg += " (this process may write files of at most " + std::to_string(limit.rlim_cur) + " bytes: ulimit -f)";
+  }
+  return ErrorFor(rc, std::move(msg));
 }
 
 }  // namespace
@@ -86,7 +100,7 @@ Result<bool> SqliteStmt::Step() {
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
-  return ErrorFor(rc, sqlite3_errmsg(db_));
+  return DbError(db_, rc, sqlite3_errmsg(db_));
 }
 
 Status SqliteStmt::Run() {
@@ -175,7 +189,7 @@ Result<SqliteDb> SqliteDb::Open(const std::string& path) {
   SqliteDb db(raw, path);  // owns the handle even on failure (sqlite3_open_v2 allocates one anyway)
   if (rc != SQLITE_OK) {
     std::string msg = raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc);
-    return ErrorFor(rc, path + ": cannot open: " + msg);
+    return DbError(raw, rc, path + ": cannot open: " + msg);
   }
   if (sqlite3_db_readonly(raw, "main") == 1) {
     return Status::PermissionDenied(path + ": cannot open for writing (read-only file or directory)");
@@ -217,7 +231,7 @@ Result<SqliteDb> SqliteDb::OpenReadOnly(const std::string& path) {
   SqliteDb db(raw, path);
   if (rc != SQLITE_OK) {
     std::string msg = raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc);
-    return ErrorFor(rc, path + ": cannot open: " + msg);
+    return DbError(raw, rc, path + ": cannot open: " + msg);
   }
   sqlite3_extended_result_codes(raw, 0);
   TF_RETURN_IF_ERROR(db.Exec("PRAGMA query_only = ON").WithContext(path));
@@ -245,13 +259,13 @@ Status SqliteDb::Exec(const std::string& sql) {
   if (rc == SQLITE_OK) return Status::OK();
   std::string msg = err ? err : sqlite3_errstr(rc);
   sqlite3_free(err);
-  return ErrorFor(rc, msg);
+  return DbError(db_, rc, msg);
 }
 
 Result<SqliteStmt> SqliteDb::Prepare(std::string_view sql) {
   sqlite3_stmt* stmt = nullptr;
   int rc = sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr);
-  if (rc != SQLITE_OK) return ErrorFor(rc, std::string(sqlite3_errmsg(db_)));
+  if (rc != SQLITE_OK) return DbError(db_, rc, std::string(sqlite3_errmsg(db_)));
   return SqliteStmt(db_, stmt);
 }
 

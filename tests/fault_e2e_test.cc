@@ -241,6 +241,34 @@ TEST(FaultE2E, GivenTheLogsDiskFullMidRunTheRunShouldFailAndRecordItsSessionAsFa
   EXPECT_EQ(fleet.Sql("SELECT state FROM sessions", db), (std::vector<std::vector<std::string>>{{"failed"}}));
 }
 
+// A run that writes its log past the file-size limit (`ulimit -f`) was killed by SIGXFSZ without a word: no error
+// line, its session left 'running' and its lease held until the tracker's TTL ran out. It now fails as a full disk
+// does: one error line naming the limit, exit 1, its records kept, its session 'failed', its device free at once.
+TEST(FaultE2E, GivenAFileSizeLimitReachedMidRunTheRunShouldSaySoAndRecordItsSessionAsFailed) {
+  LocalFleet fleet;
+  fleet.StartTracker({"--lease-ttl", "600"});
+  fleet.StartAgent("pocl");
+  ASSERT_TRUE(fleet.WaitForAgents("pocl", 1));
+  std::vector<std::string> command = {"/bin/sh", "-c", "ulimit -f 800; exec \"$0\" \"$@\"", BinDir() + "/tunefleet"};
+  for (const std::string& arg : TuneCommand(fleet, 400, "1", /*batch=*/"8")) command.push_back(arg);
+  command.insert(command.begin() + 5, {"--rpc-tracker", fleet.address()});
+  RunResult r = testing::Run(command, std::chrono::seconds(300));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  // (dash counts ulimit -f in blocks of 512 bytes, bash in KiB: the bytes are not asserted.)
+  EXPECT_NE(r.output.find("tunefleet tune: error: " + fleet.db() + ": disk I/O error (this process may write files "
+                          "of at most "),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find(" bytes: ulimit -f)\n"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("error:"), r.output.rfind("error:")) << r.output;  // one error line
+  EXPECT_GT(fleet.Count("SELECT count(*) FROM records"), 0);
+  EXPECT_EQ(fleet.Sql("SELECT state FROM sessions"), (std::vector<std::vector<std::string>>{{"failed"}}));
+  // The lease was released, not left to its 600 s TTL.
+  const nlohmann::json q = fleet.Query();
+  ASSERT_EQ(q["agents"].size(), 1u) << q.dump();
+  EXPECT_EQ(q["agents"][0]["state"], "free") << q.dump();
+}
+
 // An agent stopped on purpose (SIGTERM, as systemd and adb scripts stop it) says so: the tracker logs it as left, at
 // info, and its jobs are measured on the other agent as a lost agent's are.
 TEST(FaultE2E, GivenOneOfTwoAgentsStoppedMidRunTheTrackerShouldLogItAsLeftAndTheRunShouldComplete) {

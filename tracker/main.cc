@@ -6,12 +6,14 @@
 #include "common/cli_checks.h"
 #include "common/grpc_log_route.h"
 #include "common/seconds.h"
+#include "common/file_size_signal.h"
 #include "common/standard_streams.h"
 #include "common/utf8.h"
 #include "tracker/server.h"
 
 int main(int argc, char** argv) {
   tunefleet::OpenMissingStandardStreams();  // before anything opens a file
+  tunefleet::IgnoreFileSizeLimitSignal();
   tunefleet::tracker::ServerOptions o;
   CLI::App app{"tunefleet-tracker: registry of OpenCL agents, leases and measurement relay", "tunefleet-tracker"};
   app.set_version_flag("--version", std::string("tunefleet-tracker ") + TUNEFLEET_VERSION);

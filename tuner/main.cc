@@ -10,6 +10,7 @@
 #include "common/atomic_file.h"
 #include "common/cli_checks.h"
 #include "common/grpc_log_route.h"
+#include "common/file_size_signal.h"
 #include "common/standard_streams.h"
 #include "common/utf8.h"
 #include "tuner/command.h"
@@ -33,6 +34,7 @@ constexpr tunefleet::RegisterCommandFn kCommands[] = {
 
 int main(int argc, char** argv) {
   tunefleet::OpenMissingStandardStreams();  // before anything opens a file
+  tunefleet::IgnoreFileSizeLimitSignal();
   // A command's errors carry gRPC's status; gRPC's own lines only when GRPC_VERBOSITY asks for them.
   tunefleet::GrpcLogRoute grpc_logs(tunefleet::GrpcLogRoute::Mode::kOnlyWhenAsked);
   CLI::App app{"tunefleet: distributed auto-tuning of OpenCL kernels (tuner CLI)", "tunefleet"};
