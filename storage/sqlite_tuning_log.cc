@@ -31,6 +31,8 @@ namespace {
 
 // How long a writer waits for another writer's lock before giving up.
 constexpr int kBusyTimeoutMs = 30000;
+// Pages (4 KiB) of -wal after which a writer folds it into the file: a checkpoint costs about half a millisecond.
+constexpr int kWalCheckpointPages = 16;
 
 std::string CostsToJson(const std::vector<double>& costs) { return nlohmann::json(costs).dump(); }
 
@@ -396,10 +398,21 @@ class SqliteTuningLog final : public TuningLog {
         const char* what = now ? "replaced by another file at its path" : "removed or renamed";
         return Status::IOError(std::string("the log was ") + what +
                                " while this process wrote to it; nothing more is written (move or delete a log "
-                               "only when no run writes to it)");
+                               "only when no run writes to it)" + FoldWalIntoMovedFile());
       }
     }
     return InTransaction(db_, std::forward<Fn>(body));
+  }
+
+  // The write-ahead file keeps the log's old name, and a moved log lacked what it held (a small run's every record):
+  // a checkpoint writes it into the file this connection has open, wherever it now lies. Said as the message's end.
+  std::string FoldWalIntoMovedFile() {
+    Result<SqliteStmt> st = db_.Prepare("PRAGMA wal_checkpoint(TRUNCATE)");
+    Result<bool> row = st.ok() ? st->Step() : Result<bool>(st.status());
+    if (row.ok() && *row && st->Int64(0) == 0 && st->Int64(1) == st->Int64(2))
+      return "; what it wrote before is in the moved file";
+    return "; what it wrote last may be only in " + db_.path() + "-wal: put it beside the moved file, named as " +
+           "that file with -wal added, before anything opens either";
   }
 
   // INSERT ... ON CONFLICT DO NOTHING, then SELECT the id, in one write transaction.
@@ -461,6 +474,9 @@ Status Configure(SqliteDb& db) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   TF_RETURN_IF_ERROR(db.Exec("PRAGMA foreign_keys = ON"));
+  // The file itself, not only its -wal, holds all but the last few records of a running (or killed) run, for a
+  // copy of the log taken meanwhile: SQLite folds the -wal in once it holds this many pages (default 1000, 4 MB).
+  TF_RETURN_IF_ERROR(db.Exec("PRAGMA wal_autocheckpoint = " + std::to_string(kWalCheckpointPages)));
   TF_RETURN_IF_ERROR(MigrateSchema(db));
   return CheckTables(db);
 }
