@@ -90,7 +90,7 @@ void TrackerConnection::HeartbeatLoop() {
       break;
     }
     proto::AgentMessage beat;
-    beat.mutable_heartbeat()->set_jobs_done(*jobs_done_);
+    beat.mutable_heartbeat();
     // Written without hb_mu_: a write to a tracker that stopped reading blocks until the keepalive gives up, and
     // Stop (LeaveLocked) and Finish take hb_mu_ to say they are leaving.
     lock.unlock();

@@ -85,7 +85,13 @@ Status WorkerSupervisor::Spawn() {
   // dup2 onto the same number would keep O_CLOEXEC; move the child end off fd 3 first.
   if (fds[1] == kWorkerFd) {
     const int moved = fcntl(fds[1], F_DUPFD_CLOEXEC, kWorkerFd + 1);
+    const int err = errno;
     close(fds[1]);
+    if (moved < 0) {  // the worker would start without its socket and be taken for one that never answered
+      close(fds[0]);
+      errno = err;
+      return Errno("fcntl(F_DUPFD_CLOEXEC)");
+    }
     fds[1] = moved;
   }
 
@@ -98,7 +104,13 @@ Status WorkerSupervisor::Spawn() {
 
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], kWorkerFd);
+  if (const int err = posix_spawn_file_actions_adddup2(&actions, fds[1], kWorkerFd); err != 0) {
+    posix_spawn_file_actions_destroy(&actions);
+    close(fds[0]);
+    close(fds[1]);
+    return Status::IOError(std::string("cannot start the worker: posix_spawn_file_actions_adddup2: ") +
+                           std::strerror(err));
+  }
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   // The agent blocks SIGINT/SIGTERM for its signal thread; the worker starts clean, in its own process group so a

@@ -1,20 +1,19 @@
-// The template registry. To add a template: declare its factory below and add one line to BuildAll().
+// The template registry. To add a template: include its header (which declares its factory) and add one line to
+// BuildAll().
 #include <memory>
 #include <vector>
 
+#include "search-spaces/conv2d_1x1_buffer.h"
+#include "search-spaces/conv2d_nchw_buffer.h"
+#include "search-spaces/conv2d_nchwc_image2d.h"
+#include "search-spaces/depthwise_conv2d_nchwc_image2d.h"
+#include "search-spaces/elementwise_worksize.h"
+#include "search-spaces/gemm_template.h"
+#include "search-spaces/pool_worksize.h"
 #include "search-spaces/template.h"
+#include "search-spaces/winograd.h"
 
 namespace tunefleet {
-
-// Factories, one per template, each defined in its template's .cc.
-std::unique_ptr<Template> MakeGemmBufferTemplate();  // gemm_template.cc
-std::unique_ptr<Template> NewConv2dNchwBufferTemplate();             // conv2d_nchw_buffer.cc
-std::unique_ptr<Template> NewConv2d1x1BufferTemplate();              // conv2d_1x1_buffer.cc
-std::unique_ptr<Template> NewConv2dNchwcImage2dTemplate();           // conv2d_nchwc_image2d.cc
-std::unique_ptr<Template> NewDepthwiseConv2dNchwcImage2dTemplate();  // depthwise_conv2d_nchwc_image2d.cc
-std::unique_ptr<Template> NewConv2dWinogradTemplate();               // winograd.cc
-std::unique_ptr<Template> NewPoolWorksizeTemplate();                 // pool_worksize.cc
-std::unique_ptr<Template> NewElementwiseWorksizeTemplate();          // elementwise_worksize.cc
 
 namespace {
 

@@ -319,7 +319,11 @@ class SqliteTuningLog final : public TuningLog {
     if (sqlite3_get_autocommit(db_.get()) == 0) return ReadSnapshot();
     // A deferred transaction: its snapshot is taken by its first read; a read-only connection can begin it too.
     if (Status s = db_.Exec("BEGIN"); !s.ok()) return s;
-    return ReadSnapshot([this] { (void)db_.Exec("COMMIT"); });
+    // A COMMIT that failed would leave the connection in the transaction: every later snapshot would be this one,
+    // and a write's BEGIN IMMEDIATE would fail. Rolled back then (a read-only transaction loses nothing).
+    return ReadSnapshot([this] {
+      if (!db_.Exec("COMMIT").ok()) (void)db_.Exec("ROLLBACK");
+    });
   }
 
   const std::string& path() const override { return db_.path(); }

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <sqlite3.h>
 
+#include <memory>
 #include <stdexcept>
 #include <thread>
 
@@ -97,16 +98,21 @@ RunResult LocalFleet::Cli(std::vector<std::string> args, std::chrono::seconds ti
 std::unique_ptr<Subprocess> LocalFleet::CliAsync(std::vector<std::string> args) {
   std::vector<std::string> argv = {BinDir() + "/tunefleet", args[0], "--rpc-tracker", address()};
   argv.insert(argv.end(), args.begin() + 1, args.end());
-  static int n = 0;
-  return std::make_unique<Subprocess>(argv, dir_ + "/cli" + std::to_string(n++) + ".log");
+  return std::make_unique<Subprocess>(argv, dir_ + "/cli" + std::to_string(cli_runs_++) + ".log");
 }
 
 int LocalFleet::Count(const std::string& query, const std::string& db_path) const {
+  std::vector<std::vector<std::string>> rows;
   try {
-    return std::stoi(Sql(query, db_path).at(0).at(0));
-  } catch (const std::exception&) {
-    return 0;  // the tuner has not created the tables yet
+    rows = Sql(query, db_path);
+  } catch (const std::runtime_error& e) {
+    // The tuner has not created the log or its tables yet; any other failure (a query with a typo) is the test's.
+    const std::string what = e.what();
+    if (what.starts_with("cannot open ") || what.find("no such table") != std::string::npos) return 0;
+    throw;
   }
+  if (rows.empty() || rows.front().empty()) throw std::runtime_error("no value: " + query);
+  return std::stoi(rows.front().front());
 }
 
 bool LocalFleet::WaitForRecords(int n, std::chrono::seconds timeout) const {
@@ -118,40 +124,46 @@ bool LocalFleet::WaitForRecords(int n, std::chrono::seconds timeout) const {
   return false;
 }
 
+namespace {
+
+using SqliteHandle = std::unique_ptr<sqlite3, int (*)(sqlite3*)>;
+
+// The database at `path`, owned also when the open failed (SQLite allocates a handle anyway).
+SqliteHandle OpenSqlite(const std::string& path, int flags, int* rc) {
+  sqlite3* raw = nullptr;
+  *rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
+  return SqliteHandle(raw, sqlite3_close);
+}
+
+}  // namespace
+
 void LocalFleet::ExecSql(const std::string& statements, const std::string& db_path) const {
   const std::string path = db_path.empty() ? this->db() : db_path;
-  sqlite3* db = nullptr;
-  const int open = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr);
-  const int rc = open == SQLITE_OK ? sqlite3_exec(db, statements.c_str(), nullptr, nullptr, nullptr) : open;
-  const std::string err = sqlite3_errmsg(db);
-  sqlite3_close(db);
-  if (rc != SQLITE_OK) throw std::runtime_error(path + ": " + statements + ": " + err);
+  int open = SQLITE_OK;
+  const SqliteHandle db = OpenSqlite(path, SQLITE_OPEN_READWRITE, &open);
+  const int rc = open == SQLITE_OK ? sqlite3_exec(db.get(), statements.c_str(), nullptr, nullptr, nullptr) : open;
+  if (rc != SQLITE_OK) throw std::runtime_error(path + ": " + statements + ": " + sqlite3_errmsg(db.get()));
 }
 
 std::vector<std::vector<std::string>> LocalFleet::Sql(const std::string& query, const std::string& db_path) const {
   std::string path = db_path.empty() ? this->db() : db_path;
-  sqlite3* db = nullptr;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
-    sqlite3_close(db);
-    throw std::runtime_error("cannot open " + path);
+  int open = SQLITE_OK;
+  const SqliteHandle db = OpenSqlite(path, SQLITE_OPEN_READONLY, &open);
+  if (open != SQLITE_OK) throw std::runtime_error("cannot open " + path);
+  sqlite3_stmt* raw = nullptr;
+  if (sqlite3_prepare_v2(db.get(), query.c_str(), -1, &raw, nullptr) != SQLITE_OK) {
+    throw std::runtime_error("bad query: " + std::string(sqlite3_errmsg(db.get())));
   }
-  sqlite3_stmt* st = nullptr;
-  if (sqlite3_prepare_v2(db, query.c_str(), -1, &st, nullptr) != SQLITE_OK) {
-    std::string err = sqlite3_errmsg(db);
-    sqlite3_close(db);
-    throw std::runtime_error("bad query: " + err);
-  }
+  const std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)> st(raw, sqlite3_finalize);
   std::vector<std::vector<std::string>> rows;
-  while (sqlite3_step(st) == SQLITE_ROW) {
+  while (sqlite3_step(st.get()) == SQLITE_ROW) {
     std::vector<std::string> row;
-    for (int i = 0; i < sqlite3_column_count(st); ++i) {
-      const unsigned char* t = sqlite3_column_text(st, i);
+    for (int i = 0; i < sqlite3_column_count(st.get()); ++i) {
+      const unsigned char* t = sqlite3_column_text(st.get(), i);
       row.emplace_back(t ? reinterpret_cast<const char*>(t) : "");
     }
     rows.push_back(std::move(row));
   }
-  sqlite3_finalize(st);
-  sqlite3_close(db);
   return rows;
 }
 

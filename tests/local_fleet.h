@@ -58,6 +58,7 @@ class LocalFleet {
 
  private:
   std::string dir_;
+  int cli_runs_ = 0;  // names each CliAsync's output file
   int port_;
   std::unique_ptr<Subprocess> tracker_;
   std::vector<std::unique_ptr<Subprocess>> agents_;

@@ -85,8 +85,7 @@ std::string Subprocess::Log() const {
 
 RunResult Run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
               const std::vector<std::string>& env) {
-  static int counter = 0;
-  std::string log = MakeTempDir("run") + "/out" + std::to_string(counter++) + ".log";
+  std::string log = MakeTempDir("run") + "/out.log";  // a folder of its own each time
   Subprocess p(argv, log, env);
   RunResult r;
   auto code = p.Wait(timeout);

@@ -358,7 +358,7 @@ TEST_F(TrackerServiceTest, GivenAFirstMessageThatIsNotRegisterAgent_WeShouldDrop
   grpc::ClientContext ctx;
   auto stream = stub->AgentSession(&ctx);
   proto::AgentMessage hb;
-  hb.mutable_heartbeat()->set_jobs_done(1);
+  hb.mutable_heartbeat();
   stream->Write(hb);
   proto::TrackerMessage m;
   EXPECT_FALSE(stream->Read(&m));
