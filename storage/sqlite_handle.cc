@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -38,6 +39,17 @@ Status ErrorFor(int rc, std::string msg) {
 // file-size limit (`ulimit -f`) when one is set, which SQLite's own message ("disk I/O error") never names.
 Status DbError(sqlite3* db, int rc, std::string msg) {
   const int primary = rc & 0xff;
+  // A log read as it stands (immutable: this process cannot write it) that a run of its owner's began to write
+  // meanwhile: its pages changed under the read. The log is not damaged; the read is to be done again.
+  if ((primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB) && db != nullptr) {
+    const char* file = sqlite3_db_filename(db, "main");
+    std::error_code ec;
+    if (file != nullptr && *file != '\0' && sqlite3_uri_boolean(file, "immutable", 0) &&
+        std::filesystem::exists(std::string(file) + "-wal", ec)) {
+      return Status::Unavailable(msg + ": a run began to write the log while this command read it as it stood " +
+                                 "(it is not writable here, so it is read without a lock); run the command again");
+    }
+  }
   if ((primary == SQLITE_IOERR || primary == SQLITE_FULL) && db != nullptr) {
     if (const int err = sqlite3_system_errno(db); err != 0) msg += std::string(": ") + std::strerror(err);
     if (struct rlimit limit {}; ::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
@@ -153,13 +165,23 @@ std::optional<std::filesystem::path> UnwritableFolder(const std::string& path) {
 // True when this process can write the existing file `path`.
 bool FileWritable(const std::string& path) { return ::access(path.c_str(), W_OK) == 0; }
 
+// `path` with its symbolic links resolved (itself when that fails): SQLite keeps a log's -wal and -shm files beside
+// the file a link names, not beside the link.
+std::string Resolved(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path real = std::filesystem::canonical(path, ec);
+  return ec ? path : real.string();
+}
+
 // To be read as it stands (immutable): this process cannot write `path` (its folder, where a writer must create a
 // journal or WAL file beside it, or the file itself, which is another user's), and no WAL file beside it holds
 // content that the file lacks or is used by an open connection: there is none, or an empty one without a -shm.
 // Read otherwise, a file this process cannot write is opened read-only, and SQLite creates the -wal and -shm files
 // as this process's own and cannot remove them: in a shared folder they locked the log's owner out of the log.
-// (A writer of the owner's that starts during the read can only make the read fail: nothing is written here.)
-bool FrozenInPlace(const std::string& path) {
+// Read so, the file is read as it stands, without a lock or a snapshot: a run of the owner's that starts meanwhile
+// may change pages under the read, which then fails (DbError says why) or sees rows written after it began.
+bool FrozenInPlace(const std::string& given) {
+  const std::string path = Resolved(given);
   if (!UnwritableFolder(path) && FileWritable(path)) return false;
   std::error_code ec;
   if (!std::filesystem::exists(path + "-wal", ec)) return !ec;
@@ -170,11 +192,14 @@ bool FrozenInPlace(const std::string& path) {
 }  // namespace
 
 Result<SqliteDb> SqliteDb::Open(const std::string& path) {
-  // A -wal or -shm file this process cannot write (another user's: an older tunefleet's reader left them) makes
-  // every write fail as "attempt to write a readonly database", which names neither of them.
-  for (const std::string& beside : {path + "-wal", path + "-shm"}) {
+  // A -wal or -shm file of another user's that this process cannot write (an older tunefleet's reader left them)
+  // makes every write fail as "attempt to write a readonly database", which names neither of them. (A read-only
+  // file system is said below, as before.)
+  const std::string real = Resolved(path);
+  for (const std::string& beside : {real + "-wal", real + "-shm"}) {
     struct stat st {};
-    if (::stat(beside.c_str(), &st) != 0 || FileWritable(beside)) continue;
+    if (::stat(beside.c_str(), &st) != 0 || st.st_uid == ::geteuid() || FileWritable(beside) || errno != EACCES)
+      continue;
     const bool empty = st.st_size == 0 || beside.ends_with("-shm");
     return Status::PermissionDenied(
         path + ": cannot write it: " + beside + " beside it is not writable by this user (it belongs to uid " +
@@ -199,10 +224,11 @@ Result<SqliteDb> SqliteDb::Open(const std::string& path) {
 }
 
 Status SqliteDb::CheckWalReadable(const std::string& path) {
-  const std::optional<std::filesystem::path> folder = UnwritableFolder(path);
+  const std::string real = Resolved(path);
+  const std::optional<std::filesystem::path> folder = UnwritableFolder(real);
   std::error_code ec;
-  if (!folder && (FileWritable(path) || !std::filesystem::exists(path, ec))) return Status::OK();
-  const std::string wal = path + "-wal", shm = path + "-shm";
+  if (!folder && (FileWritable(real) || !std::filesystem::exists(real, ec))) return Status::OK();
+  const std::string wal = real + "-wal", shm = real + "-shm";
   const std::uintmax_t wal_bytes = std::filesystem::file_size(wal, ec);
   if (ec || wal_bytes == 0) return Status::OK();  // no -wal, or nothing in it: FrozenInPlace reads the file alone
   if (std::filesystem::exists(shm, ec) || ec) return Status::OK();  // SQLite reads the -wal through this -shm
@@ -226,7 +252,7 @@ Result<SqliteDb> SqliteDb::OpenReadOnly(const std::string& path) {
   // and left them behind, empty, after every reading command; the last connection to close removes them.
   const bool frozen = FrozenInPlace(path);
   const int flags = frozen ? SQLITE_OPEN_READONLY | SQLITE_OPEN_URI : SQLITE_OPEN_READWRITE;
-  int rc = sqlite3_open_v2(frozen ? ImmutableUri(path).c_str() : LiteralName(path).c_str(), &raw,
+  int rc = sqlite3_open_v2(frozen ? ImmutableUri(Resolved(path)).c_str() : LiteralName(path).c_str(), &raw,
                            flags | SQLITE_OPEN_NOMUTEX, nullptr);
   SqliteDb db(raw, path);
   if (rc != SQLITE_OK) {

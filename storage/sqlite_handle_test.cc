@@ -308,6 +308,7 @@ TEST(SqliteHandleTest, GivenALeftoverWalOfALogThisUserCannotWrite_ItShouldSayWhy
 // A -shm beside the log that this user cannot write (left by another user's reader of an older tunefleet): the
 // writer's error named neither file ("attempt to write a readonly database"); it now names the file and what to do.
 TEST(SqliteHandleTest, GivenAShmBesideTheLogThisUserCannotWrite_OpenShouldNameIt) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root, to leave a file of another user's beside the log";
   TempDir dir;
   const std::string folder = dir.File("shared"), path = folder + "/log.db";
   std::filesystem::create_directories(folder);
@@ -325,6 +326,70 @@ TEST(SqliteHandleTest, GivenAShmBesideTheLogThisUserCannotWrite_OpenShouldNameIt
     return db.status().message().find(says) != std::string::npos ? 0 : 3;
   });
   EXPECT_EQ(code, 0) << "1: it opened, 2: another error, 3: another message, 4: could not drop rights";
+}
+
+// A link in a shared folder to another user's log that a run is writing: SQLite keeps the -wal beside the file, not
+// the link, and the reader looked for it beside the link, found none, and read the file as it stood, without the
+// -wal's rows (a stale best, exit 0). It now looks beside the file the link names.
+TEST(SqliteHandleTest, GivenALinkToAnotherUsersLogBeingWritten_TheReadShouldSeeWhatItsWalHolds) {
+  TempDir dir;
+  const std::string owner = dir.File("owner"), shared = dir.File("shared");
+  const std::string path = owner + "/run.db", link = shared + "/latest.db";
+  std::filesystem::create_directories(owner);
+  std::filesystem::create_directories(shared);
+  MakeWalDb(path);
+  Result<SqliteDb> writer = SqliteDb::Open(path);
+  ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+  ASSERT_TRUE(writer->Exec("PRAGMA wal_autocheckpoint = 0; INSERT INTO t VALUES (4)").ok());  // in the -wal only
+  std::filesystem::create_symlink(path, link);
+  ASSERT_EQ(::chmod(dir.File("").c_str(), 0755), 0);
+  ASSERT_EQ(::chmod(owner.c_str(), 0755), 0);
+  ASSERT_EQ(::chmod(shared.c_str(), 0777), 0);
+  ASSERT_EQ(::chmod(path.c_str(), 0444), 0);
+  const int code = ExitOfUnprivilegedChild([&] {
+    if (::access(path.c_str(), W_OK) == 0) return 5;
+    Result<SqliteDb> db = SqliteDb::OpenReadOnly(link);
+    if (!db.ok()) return 2;
+    auto st = db->Prepare("SELECT count(*) FROM t");
+    if (!st.ok() || !st->Step().ok()) return 3;
+    return st->Int64(0) == 4 ? 0 : 1;
+  });
+  EXPECT_EQ(code, 0) << "1: the -wal's row was not read, 2: open failed, 3: read failed, 4/5: could not drop rights";
+}
+
+// A log read as it stands (this user cannot write it) whose pages change under the read, as when its owner's run
+// begins to write it meanwhile: SQLite finds the pages malformed. With the -wal that such a run makes beside it, the
+// reader is told to read again, not that the log is damaged; without one, a damaged log is still called damaged.
+TEST(SqliteHandleTest, GivenALogReadAsItStandsWhosePagesChangeUnderTheRead_ItShouldSayToReadAgain) {
+  TempDir dir;
+  const std::string folder = dir.File("shared"), path = folder + "/log.db";
+  std::filesystem::create_directories(folder);
+  MakeWalDb(path);
+  {  // the table's page overwritten: what a read finds when a checkpoint rewrote it meanwhile
+    std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(4096);
+    const std::string garbage(4096, '\xff');
+    file.write(garbage.data(), garbage.size());
+  }
+  ASSERT_EQ(::chmod(dir.File("").c_str(), 0755), 0);
+  ASSERT_EQ(::chmod(folder.c_str(), 0777), 0);
+  ASSERT_EQ(::chmod(path.c_str(), 0444), 0);
+  auto read = [&] {
+    return ExitOfUnprivilegedChild([&] {
+      Result<SqliteDb> db = SqliteDb::OpenReadOnly(path);
+      if (!db.ok()) return 2;
+      auto st = db->Prepare("SELECT count(*) FROM t");
+      Status failed = st.ok() ? st->Step().status() : st.status();
+      if (failed.ok()) return 1;
+      if (failed.code() == Status::Code::kCorruption) return 10;
+      const bool again = failed.message().find("a run began to write the log while this command read it as it "
+                                               "stood") != std::string::npos;
+      return failed.code() == Status::Code::kUnavailable && again ? 11 : 3;
+    });
+  };
+  EXPECT_EQ(read(), 10) << "1: read, 2: open failed, 3: another error, 4: could not drop rights, 11: 'read again'";
+  { std::ofstream(path + "-wal").flush(); }  // a run of the owner's has begun
+  EXPECT_EQ(read(), 11) << "1: read, 2: open failed, 3: another error, 4: could not drop rights, 10: 'damaged'";
 }
 
 }  // namespace

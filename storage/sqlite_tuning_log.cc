@@ -414,7 +414,7 @@ class SqliteTuningLog final : public TuningLog {
     Result<SqliteStmt> st = db_.Prepare("PRAGMA wal_checkpoint(TRUNCATE)");
     Result<bool> row = st.ok() ? st->Step() : Result<bool>(st.status());
     if (row.ok() && *row && st->Int64(0) == 0 && st->Int64(1) == st->Int64(2))
-      return "; what it wrote before is in the moved file";
+      return "; if it was moved, the moved file holds all it wrote (if it was removed, that is gone)";
     return "; what it wrote last may be only in " + db_.path() + "-wal: put it beside the moved file, named as " +
            "that file with -wal added, before anything opens either";
   }

@@ -4,9 +4,9 @@
 #include <cstdlib>
 
 #include "common/cli_checks.h"
+#include "common/file_size_signal.h"
 #include "common/grpc_log_route.h"
 #include "common/seconds.h"
-#include "common/file_size_signal.h"
 #include "common/standard_streams.h"
 #include "common/utf8.h"
 #include "tracker/server.h"

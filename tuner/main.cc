@@ -9,8 +9,8 @@
 
 #include "common/atomic_file.h"
 #include "common/cli_checks.h"
-#include "common/grpc_log_route.h"
 #include "common/file_size_signal.h"
+#include "common/grpc_log_route.h"
 #include "common/standard_streams.h"
 #include "common/utf8.h"
 #include "tuner/command.h"
