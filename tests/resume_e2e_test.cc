@@ -83,6 +83,27 @@ TEST(ResumeE2E, GivenTheOnlyAgentLeasedASecondRunShouldSayWhoHoldsItBeforeWaitin
       << second.output;
   EXPECT_NE(second.output.find(" for 1.0 s (the client's wait; tune --wait, measure --wait)"), std::string::npos)
       << second.output;
+  EXPECT_EQ(second.output.find("ahead of this one"), std::string::npos) << second.output;  // none waited
+
+  // With a run waiting already, the next one says that it waits behind it.
+  auto waiter = fleet.CliAsync({"tune", "--rpc-key", "pocl", "--task", "gemm:32,32,32", "--trials", "4", "--db",
+                                fleet.dir() + "/waiter.db", "--wait", "120"});
+  bool queued = false;
+  for (int i = 0; i < 600 && !queued; ++i) {
+    const nlohmann::json q = fleet.Query();
+    queued = q.is_object() && q["keys"].size() == 1 && q["keys"][0]["queue"].size() == 1;
+    if (!queued) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(queued) << waiter->Log();
+  RunResult behind = fleet.Cli({"tune", "--rpc-key", "pocl", "--task", "gemm:32,32,32", "--trials", "4", "--db",
+                                other_db, "--wait", "1"},
+                               std::chrono::seconds(60));
+  EXPECT_NE(behind.output.find(" is leased by 'tunefleet tune pid "), std::string::npos) << behind.output;
+  EXPECT_NE(behind.output.find("; 1 run waits ahead of this one (`tunefleet query` lists the queue); waiting up to 1 s"),
+            std::string::npos)
+      << behind.output;
+  waiter->Signal(SIGINT);
+  waiter->Wait(std::chrono::seconds(30));
 
   RunResult nobody = fleet.Cli({"tune", "--rpc-key", "nobody", "--task", "gemm:32,32,32", "--trials", "4", "--db",
                                 other_db, "--wait", "1"},

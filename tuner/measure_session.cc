@@ -137,18 +137,27 @@ std::string MeasureSession::WhyWaiting(bool none_registered) const {
            " for one";
   // Every agent of the key is leased: name the holders (`tunefleet query` shows the same).
   std::set<std::string> holders;
-  size_t agents = 0;
+  size_t agents = 0, ahead = 0;
   if (Result<proto::SummaryReply> summary = client_->Summary(); summary.ok()) {
     for (const auto& a : summary->agents()) {
       if (a.key() != opts_.key) continue;
       ++agents;
       if (!a.lease_holder().empty()) holders.insert(Printable(a.lease_holder()));
     }
+    // The runs queued now that will be served before this one: those of its priority or a higher one.
+    for (const auto& k : summary->keys()) {
+      if (k.key() != opts_.key) continue;
+      for (const auto& q : k.queue()) ahead += q.priority() >= opts_.priority ? 1 : 0;
+    }
   }
   std::string by;
   for (const auto& h : holders) by += (by.empty() ? "" : ", ") + ("'" + h + "'");
+  const std::string queued =
+      ahead == 0 ? ""
+                 : "; " + std::to_string(ahead) + (ahead == 1 ? " run waits" : " runs wait") +
+                       " ahead of this one (`tunefleet query` lists the queue)";
   return "every agent of key '" + opts_.key + "'" + (agents > 0 ? " (" + std::to_string(agents) + ")" : "") +
-         " is leased" + (by.empty() ? "" : " by " + by) + "; " + wait +
+         " is leased" + (by.empty() ? "" : " by " + by) + queued + "; " + wait +
          " for one (a run that was killed holds its lease until the tracker's --lease-ttl runs out)";
 }
 
