@@ -59,6 +59,11 @@ TEST(FaultE2E, GivenOneOfTwoAgentsKilledMidRunTheRunShouldCompleteOnTheOther) {
   fleet.agent(1).Signal(SIGKILL);
   ASSERT_LT(fleet.Count("SELECT count(*) FROM records"), 40) << "the run ended before the agent was killed";
   ExpectRunCompletes(fleet, *tune, 40);
+  // It says that it goes on with one device (it went on without a word).
+  EXPECT_NE(tune->Log().find("the lease goes on with 1 of its 2 devices: a device that comes back is not added to "
+                             "this run"),
+            std::string::npos)
+      << tune->Log();
 }
 
 // PoCL's "basic" driver (one thread) is another OpenCL device of this machine, with its own name and fingerprint: the

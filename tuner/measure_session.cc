@@ -1,5 +1,6 @@
 #include "tuner/measure_session.h"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <set>
@@ -96,6 +97,7 @@ Status MeasureSession::Acquire(double wait, double queued_for) {
   if (lease.devices.empty()) return Status::Internal("tracker granted a lease without devices");
   lease_id_ = lease.lease_id;
   devices_ = lease.devices;
+  lost_agents_.clear();
   keep_alive_ = std::make_unique<LeaseKeepAlive>(client_.get(), lease);
   if (!opts_.lease_note.empty()) {
     note_.reset();
@@ -108,6 +110,16 @@ Status MeasureSession::Acquire(double wait, double queued_for) {
     }
   }
   return Status::OK();
+}
+
+void MeasureSession::SayLeaseShrank(const std::string& agent_id) {
+  const bool leased = std::any_of(devices_.begin(), devices_.end(),
+                                  [&](const proto::LeasedDevice& d) { return d.agent_id() == agent_id; });
+  if (!leased || !lost_agents_.insert(agent_id).second) return;
+  const size_t left = devices_.size() - lost_agents_.size();
+  if (left == 0) return;  // the wait for a device of the key says what happens next
+  spdlog::warn("the lease goes on with {} of its {} devices: a device that comes back is not added to this run",
+               left, devices_.size());
 }
 
 Status MeasureSession::Adopt() {
@@ -221,6 +233,7 @@ Status MeasureSession::Measure(
         spdlog::warn("{} job{} {} without a result, to be measured again: {}", jobs, jobs == 1 ? "" : "s",
                      who.first.empty() ? "not yet sent to a device ended" : "of agent " + who.first + " ended",
                      Printable(who.second));
+        SayLeaseShrank(who.first);
       }
       if (!callback_error.ok()) return callback_error;
       if (interrupted()) return Interrupted(job_to_program.size() + next.size());

@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <stop_token>
 #include <string>
 #include <vector>
@@ -83,6 +84,8 @@ class MeasureSession {
   std::string WhyWaiting(bool none_registered) const;
   // Releases the leases noted beside opts_.lease_note by killed runs of this host on this tracker; drops the notes.
   void ReleaseDeadRunLeases();
+  // Says, once per agent, that the lease lost `agent_id`'s device and goes on with the others.
+  void SayLeaseShrank(const std::string& agent_id);
 
   SessionOptions opts_;
   std::unique_ptr<TrackerClient> client_;
@@ -92,6 +95,7 @@ class MeasureSession {
   std::string lease_id_;
   std::optional<LeaseNote> note_;  // while a lease is held, when SessionOptions::lease_note asks for one
   std::vector<proto::LeasedDevice> devices_;
+  std::set<std::string> lost_agents_;  // agents of devices_ whose loss was said
   uint64_t next_job_id_ = 1;
 };
 
