@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 namespace tunefleet::agent {
 namespace {
@@ -24,32 +25,14 @@ std::string TempDir() {
 
 Result<DeviceLock> DeviceLock::Open(const std::string& path) {
   // Read-only is enough for flock, so agents of other users can share a lock file the first one created.
-  const int fd = open(path.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0666);
-  if (fd < 0) return Status::Unavailable("cannot open the device lock " + path + ": " + std::strerror(errno));
-  return DeviceLock(fd, path);
+  OwnedFd fd(open(path.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0666));
+  if (!fd.valid()) return Status::Unavailable("cannot open the device lock " + path + ": " + std::strerror(errno));
+  return DeviceLock(std::move(fd), path);
 }
 
 std::string DeviceLock::DefaultPath(const std::string& fingerprint, int platform, int device) {
   return TempDir() + "/tunefleet-device-" + fingerprint + "-p" + std::to_string(platform) + "-d" +
          std::to_string(device) + ".lock";
-}
-
-DeviceLock::DeviceLock(DeviceLock&& other) noexcept : fd_(other.fd_), path_(std::move(other.path_)) {
-  other.fd_ = -1;
-}
-
-DeviceLock& DeviceLock::operator=(DeviceLock&& other) noexcept {
-  if (this != &other) {
-    if (fd_ >= 0) close(fd_);
-    fd_ = other.fd_;
-    path_ = std::move(other.path_);
-    other.fd_ = -1;
-  }
-  return *this;
-}
-
-DeviceLock::~DeviceLock() {
-  if (fd_ >= 0) close(fd_);
 }
 
 DeviceLock::Guard& DeviceLock::Guard::operator=(Guard&& other) noexcept {
@@ -67,14 +50,14 @@ void DeviceLock::Guard::Release() {
 }
 
 Result<DeviceLock::Guard> DeviceLock::TryAcquire() {
-  if (flock(fd_, LOCK_EX | LOCK_NB) == 0) return Guard(fd_);
+  if (flock(fd_.get(), LOCK_EX | LOCK_NB) == 0) return Guard(fd_.get());
   if (errno == EWOULDBLOCK) return Guard();
   return Status::Unavailable("cannot lock " + path_ + ": " + std::strerror(errno));
 }
 
 Result<DeviceLock::Guard> DeviceLock::Acquire() {
   for (;;) {
-    if (flock(fd_, LOCK_EX) == 0) return Guard(fd_);
+    if (flock(fd_.get(), LOCK_EX) == 0) return Guard(fd_.get());
     if (errno != EINTR) return Status::Unavailable("cannot lock " + path_ + ": " + std::strerror(errno));
   }
 }

@@ -13,7 +13,9 @@
 #pragma once
 
 #include <string>
+#include <utility>
 
+#include "common/owned_fd.h"
 #include "common/status.h"
 
 namespace tunefleet::agent {
@@ -25,11 +27,6 @@ class DeviceLock {
   // The default lock file of a device: <tmpdir>/tunefleet-device-<fingerprint>-p<platform>-d<device>.lock.
   static std::string DefaultPath(const std::string& fingerprint, int platform, int device);
 
-  DeviceLock(DeviceLock&& other) noexcept;
-  DeviceLock& operator=(DeviceLock&& other) noexcept;
-  DeviceLock(const DeviceLock&) = delete;
-  DeviceLock& operator=(const DeviceLock&) = delete;
-  ~DeviceLock();
 
   // Holds the lock while alive.
   class Guard {
@@ -57,8 +54,8 @@ class DeviceLock {
   const std::string& path() const { return path_; }
 
  private:
-  DeviceLock(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
-  int fd_ = -1;
+  DeviceLock(OwnedFd fd, std::string path) : fd_(std::move(fd)), path_(std::move(path)) {}
+  OwnedFd fd_;
   std::string path_;
 };
 

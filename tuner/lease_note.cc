@@ -76,43 +76,35 @@ Result<LeaseNote> LeaseNote::Write(const std::string& prefix, const std::string&
                                .dump() +
                            "\n";
   for (int turn = 0; turn < kMaxRemovedTurns; ++turn) {
-    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
-    if (fd < 0) return Status::IOError(path + ": cannot write the lease note: " + std::strerror(errno));
+    OwnedFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666));
+    if (!fd.valid()) return Status::IOError(path + ": cannot write the lease note: " + std::strerror(errno));
     // Blocks only while another run reads a note of this name (a dead run's of the same pid) for microseconds.
     int locked;
     do {
-      locked = ::flock(fd, LOCK_EX);
+      locked = ::flock(fd.get(), LOCK_EX);
     } while (locked != 0 && errno == EINTR);
-    if (locked != 0) {
-      const std::string why = std::strerror(errno);
-      ::close(fd);
-      return Status::IOError(path + ": cannot lock the lease note: " + why);
-    }
-    if (!StillLinked(fd, path)) {  // a run that found a dead run's note of this name removed it: take a new file
-      ::close(fd);
-      continue;
-    }
+    if (locked != 0) return Status::IOError(path + ": cannot lock the lease note: " + std::strerror(errno));
+    if (!StillLinked(fd.get(), path)) continue;  // a run that found a dead run's note of this name removed it
     errno = 0;
-    if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) {
+    if (::ftruncate(fd.get(), 0) != 0 ||
+        ::pwrite(fd.get(), text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) {
       const std::string why = errno != 0 ? std::strerror(errno) : "a short write";
       ::unlink(path.c_str());
-      ::close(fd);
       return Status::IOError(path + ": cannot write the lease note: " + why);
     }
-    return LeaseNote(path, fd);
+    return LeaseNote(path, std::move(fd));
   }
   return Status::IOError(path + ": cannot write the lease note: it was removed as it was opened " +
                          std::to_string(kMaxRemovedTurns) + " times in a row");
 }
 
-LeaseNote::LeaseNote(LeaseNote&& other) noexcept
-    : path_(std::move(other.path_)), fd_(std::exchange(other.fd_, -1)) {}
+LeaseNote::LeaseNote(LeaseNote&& other) noexcept : path_(std::move(other.path_)), fd_(std::move(other.fd_)) {}
 
 LeaseNote& LeaseNote::operator=(LeaseNote&& other) noexcept {
   if (this != &other) {
     Remove();
     path_ = std::move(other.path_);
-    fd_ = std::exchange(other.fd_, -1);
+    fd_ = std::move(other.fd_);
   }
   return *this;
 }
@@ -120,11 +112,10 @@ LeaseNote& LeaseNote::operator=(LeaseNote&& other) noexcept {
 LeaseNote::~LeaseNote() { Remove(); }
 
 void LeaseNote::Remove() {
-  if (fd_ < 0) return;
+  if (!fd_.valid()) return;
   // Removed while still locked, so that no reader takes the lock of a file that still names a released lease.
   ::unlink(path_.c_str());
-  ::close(fd_);
-  fd_ = -1;
+  fd_.reset();
 }
 
 std::vector<NotedLease> FindDeadRunLeases(const std::string& prefix) {
@@ -142,20 +133,16 @@ std::vector<NotedLease> FindDeadRunLeases(const std::string& prefix) {
     if (name.rfind(stem, 0) != 0 || name == own || !entry.is_regular_file(ec)) continue;
     const std::string path = entry.path().string();
     // Read and write: where flock is emulated by fcntl locks (NFS), an exclusive lock needs a writable descriptor.
-    int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-    if (fd < 0 && errno == EACCES) fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-    if (fd < 0) continue;
+    OwnedFd fd(::open(path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+    if (!fd.valid() && errno == EACCES) fd.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+    if (!fd.valid()) continue;
     // Held: its run lives (or reads it this instant, and lists it itself).
-    if (::flock(fd, LOCK_EX | LOCK_NB) != 0 || !StillLinked(fd, path)) {
-      ::close(fd);
-      continue;
-    }
-    std::optional<NotedLease> dead = DeadRunsNote(ReadNote(fd), host);
+    if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0 || !StillLinked(fd.get(), path)) continue;
+    std::optional<NotedLease> dead = DeadRunsNote(ReadNote(fd.get()), host);
     if (dead) {
-      ::unlink(path.c_str());
+      ::unlink(path.c_str());  // while still locked, as Remove does
       out.push_back(std::move(*dead));
     }
-    ::close(fd);
   }
   return out;
 }

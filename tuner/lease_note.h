@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "common/owned_fd.h"
 #include "common/status.h"
 
 namespace tunefleet {
@@ -41,10 +42,10 @@ class LeaseNote {
   ~LeaseNote();
 
  private:
-  LeaseNote(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  LeaseNote(std::string path, OwnedFd fd) : path_(std::move(path)), fd_(std::move(fd)) {}
   void Remove();
   std::string path_;
-  int fd_ = -1;
+  OwnedFd fd_;
 };
 
 struct NotedLease {

@@ -10,6 +10,9 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
+
+#include "common/owned_fd.h"
 
 namespace tunefleet {
 
@@ -19,19 +22,14 @@ class SpaceReserve {
   static SpaceReserve Take(const std::string& folder, size_t bytes);
 
   SpaceReserve() = default;
-  SpaceReserve(SpaceReserve&& other) noexcept;
-  SpaceReserve& operator=(SpaceReserve&& other) noexcept;
-  SpaceReserve(const SpaceReserve&) = delete;
-  SpaceReserve& operator=(const SpaceReserve&) = delete;
-  ~SpaceReserve() { Release(); }
 
-  bool held() const { return fd_ >= 0; }
+  bool held() const { return fd_.valid(); }
   // Frees the space for other writes; true when some was held.
   bool Release();
 
  private:
-  explicit SpaceReserve(int fd) : fd_(fd) {}
-  int fd_ = -1;
+  explicit SpaceReserve(OwnedFd fd) : fd_(std::move(fd)) {}
+  OwnedFd fd_;  // the file has no name: its last descriptor closed, its blocks are free
 };
 
 }  // namespace tunefleet
