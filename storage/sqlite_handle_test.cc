@@ -166,20 +166,26 @@ void LeaveWalBehind(const std::string& path) {
   ASSERT_EQ(changed, 1);
 }
 
-// Runs `read` in a child process that cannot write `folder` (when the test runs as root, as the unprivileged user
-// 65534: root writes any folder) and returns its exit code; 4 and 5 mean it could not drop its rights.
-template <typename Read>
-int ExitOfReaderWithoutWriteAccess(const std::string& folder, Read read) {
+// Runs `body` in a child process as a user that cannot write what the test made unwritable (when the test runs as
+// root, as the unprivileged user 65534: root writes any file) and returns its exit code; 4 means it could not drop its
+// rights.
+template <typename Body>
+int ExitOfUnprivilegedChild(Body body) {
   const pid_t child = fork();
   if (child < 0) return -1;
   if (child == 0) {
     if (geteuid() == 0 && (::setgid(65534) != 0 || ::setuid(65534) != 0)) _exit(4);
-    if (::access(folder.c_str(), W_OK) == 0) _exit(5);
-    _exit(read());
+    _exit(body());
   }
   int status = 0;
   if (waitpid(child, &status, 0) != child || !WIFEXITED(status)) return -1;
   return WEXITSTATUS(status);
+}
+
+// Runs `read` as ExitOfUnprivilegedChild does, in a child that cannot write `folder`; 5 means it could write it.
+template <typename Read>
+int ExitOfReaderWithoutWriteAccess(const std::string& folder, Read read) {
+  return ExitOfUnprivilegedChild([&] { return ::access(folder.c_str(), W_OK) == 0 ? 5 : read(); });
 }
 
 // The same folder, with a -wal file left by a writer that did not close: SQLite can read the -wal only through a
@@ -236,22 +242,6 @@ TEST(SqliteHandleTest, GivenAnEmptyLeftoverWalInAFolderThatCannotBeWritten_TheFi
   });
   ::chmod(folder.c_str(), 0755);
   EXPECT_EQ(code, 0) << "1: wrong count, 2: open failed, 3: read failed, 4/5: could not drop rights";
-}
-
-// Runs `body` in a child process as a user that cannot write what the test made unwritable (when the test runs as
-// root, as the unprivileged user 65534: root writes any file) and returns its exit code; 4 means it could not drop its
-// rights.
-template <typename Body>
-int ExitOfUnprivilegedChild(Body body) {
-  const pid_t child = fork();
-  if (child < 0) return -1;
-  if (child == 0) {
-    if (geteuid() == 0 && (::setgid(65534) != 0 || ::setuid(65534) != 0)) _exit(4);
-    _exit(body());
-  }
-  int status = 0;
-  if (waitpid(child, &status, 0) != child || !WIFEXITED(status)) return -1;
-  return WEXITSTATUS(status);
 }
 
 // Another user's log in a folder this user can write (a shared folder): read, it left a -wal and a -shm file of this
