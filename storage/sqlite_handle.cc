@@ -40,12 +40,14 @@ Status ErrorFor(int rc, std::string msg) {
 Status DbError(sqlite3* db, int rc, std::string msg) {
   const int primary = rc & 0xff;
   // A log read as it stands (immutable: this process cannot write it) that a run of its owner's began to write
-  // meanwhile: its pages changed under the read. The log is not damaged; the read is to be done again.
+  // meanwhile: its pages changed under the read. The log is not damaged; the read is to be done again. Such a run
+  // has made a -shm beside it, which was not there when the log was opened (FrozenInPlace reads a log as it stands
+  // only without one; an empty leftover -wal alone does not count).
   if ((primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB) && db != nullptr) {
     const char* file = sqlite3_db_filename(db, "main");
     std::error_code ec;
     if (file != nullptr && *file != '\0' && sqlite3_uri_boolean(file, "immutable", 0) &&
-        std::filesystem::exists(std::string(file) + "-wal", ec)) {
+        std::filesystem::exists(std::string(file) + "-shm", ec)) {
       return Status::Unavailable(msg + ": a run began to write the log while this command read it as it stood " +
                                  "(it is not writable here, so it is read without a lock); run the command again");
     }
