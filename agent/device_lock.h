@@ -27,7 +27,6 @@ class DeviceLock {
   // The default lock file of a device: <tmpdir>/tunefleet-device-<fingerprint>-p<platform>-d<device>.lock.
   static std::string DefaultPath(const std::string& fingerprint, int platform, int device);
 
-
   // Holds the lock while alive.
   class Guard {
    public:

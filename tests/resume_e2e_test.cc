@@ -99,8 +99,9 @@ TEST(ResumeE2E, GivenTheOnlyAgentLeasedASecondRunShouldSayWhoHoldsItBeforeWaitin
                                 other_db, "--wait", "1"},
                                std::chrono::seconds(60));
   EXPECT_NE(behind.output.find(" is leased by 'tunefleet tune pid "), std::string::npos) << behind.output;
-  EXPECT_NE(behind.output.find("; 1 run waits ahead of this one (`tunefleet query` lists the queue); waiting up to 1 s"),
-            std::string::npos)
+  EXPECT_NE(
+      behind.output.find("; 1 run waits ahead of this one (`tunefleet query` lists the queue); waiting up to 1 s"),
+      std::string::npos)
       << behind.output;
   waiter->Signal(SIGINT);
   waiter->Wait(std::chrono::seconds(30));

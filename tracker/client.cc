@@ -187,14 +187,15 @@ Status TrackerClient::Measure(const std::string& lease_id, std::vector<proto::Me
   return Status::OK();
 }
 
-Status TrackerClient::Renew(const Lease& lease) {
+Result<uint32_t> TrackerClient::Renew(const Lease& lease) {
   proto::RenewRequest req;
   req.set_lease_id(lease.lease_id);
   req.set_token(options_.token);
   proto::RenewReply reply;
   grpc::ClientContext ctx;
   ctx.set_deadline(After(options_.call_timeout));
-  return FromGrpc(stub_->Renew(&ctx, req, &reply), "renew");
+  TF_RETURN_IF_ERROR(FromGrpc(stub_->Renew(&ctx, req, &reply), "renew"));
+  return reply.devices();
 }
 
 Status TrackerClient::Release(const Lease& lease) {

@@ -56,7 +56,8 @@ class TrackerClient {
   // arrives. Blocks until every job has its event, or the call fails.
   Status Measure(const std::string& lease_id, std::vector<proto::MeasureJob> jobs,
                  const std::function<void(const proto::MeasureEvent&)>& on_event);
-  Status Renew(const Lease& lease);
+  // The number of agents the lease still holds (0 from a tracker older than that field).
+  Result<uint32_t> Renew(const Lease& lease);
   Status Release(const Lease& lease);
   Result<proto::SummaryReply> Summary();
 

@@ -106,7 +106,7 @@ TEST_F(TrackerClientLeaseTest, GivenAnUnrenewedLease_WeShouldSeeItExpireAndTheAg
     expired = s->agents_size() == 1 && s->agents(0).state() == "free";
   }
   EXPECT_TRUE(expired);
-  EXPECT_EQ(client_->Renew(*lease).code(), Status::Code::kNotFound);
+  EXPECT_EQ(client_->Renew(*lease).status().code(), Status::Code::kNotFound);
   EXPECT_EQ(client_->Release(*lease).code(), Status::Code::kNotFound);
 }
 

@@ -7,7 +7,10 @@
 namespace tunefleet {
 
 LeaseKeepAlive::LeaseKeepAlive(TrackerClient* client, Lease lease)
-    : client_(client), lease_(std::move(lease)), thread_([this] { Loop(); }) {}
+    : client_(client),
+      lease_(std::move(lease)),
+      devices_(static_cast<uint32_t>(lease_.devices.size())),
+      thread_([this] { Loop(); }) {}
 
 LeaseKeepAlive::~LeaseKeepAlive() {
   {
@@ -24,11 +27,13 @@ void LeaseKeepAlive::Loop() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!cv_.wait_for(lock, period, [this] { return stop_; })) {
     lock.unlock();
-    Status s = client_->Renew(lease_);
+    Result<uint32_t> renewed = client_->Renew(lease_);
     lock.lock();
+    const Status s = renewed.status();
     if (s.ok()) {
       if (!last_error_.ok()) spdlog::info("lease {} renewed again", lease_.lease_id);
       renewals_++;
+      devices_ = *renewed;
       last_error_ = Status::OK();
     } else {
       // Said once per streak: the tracker may be restarting (the run waits for it), or the lease ran out (the next
@@ -42,6 +47,11 @@ void LeaseKeepAlive::Loop() {
 Status LeaseKeepAlive::last_error() const {
   std::lock_guard<std::mutex> lock(mu_);
   return last_error_;
+}
+
+uint32_t LeaseKeepAlive::devices() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return devices_;
 }
 
 int LeaseKeepAlive::renewals() const {

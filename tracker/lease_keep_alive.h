@@ -23,6 +23,8 @@ class LeaseKeepAlive {
 
   Status last_error() const;  // of the latest renewal: OK once one succeeded again
   int renewals() const;  // successful renewals so far
+  // The agents the lease held at the latest renewal (its devices' count until then; 0: the tracker did not say).
+  uint32_t devices() const;
 
  private:
   void Loop();
@@ -34,6 +36,7 @@ class LeaseKeepAlive {
   bool stop_ = false;     // guarded by mu_
   Status last_error_;     // guarded by mu_
   int renewals_ = 0;      // guarded by mu_
+  uint32_t devices_;      // guarded by mu_
   std::thread thread_;
 };
 

@@ -71,9 +71,10 @@ grpc::Status TrackerService::Measure(grpc::ServerContext* ctx, const proto::Meas
 grpc::Status TrackerService::Renew(grpc::ServerContext* ctx, const proto::RenewRequest* req,
                                    proto::RenewReply* reply) {
   if (auto s = auth_.Check(req->token(), *ctx, "Renew"); !s.ok()) return s;
-  auto ttl = state_.Renew(req->lease_id());
-  if (!ttl.ok()) return ToGrpc(ttl.status());
-  reply->set_ttl(*ttl);
+  auto renewed = state_.Renew(req->lease_id());
+  if (!renewed.ok()) return ToGrpc(renewed.status());
+  reply->set_ttl(renewed->ttl);
+  reply->set_devices(renewed->devices);
   return grpc::Status::OK;
 }
 

@@ -285,6 +285,27 @@ TEST_F(TrackerServiceTest, GivenABusyKey_AWaitingAcquireShouldBeGrantedWhenTheLe
   EXPECT_TRUE(client->Renew(*granted).ok());
 }
 
+// A lease of two devices whose idle agent goes away: no job of it comes back lost, so the run learns it from the
+// renewals, which say how many agents the lease still holds.
+TEST_F(TrackerServiceTest, GivenALeasedAgentThatGoesAwayIdle_TheRenewalShouldSayTheDevicesLeft) {
+  StartTracker();
+  auto one = Agent("pocl");
+  auto two = Agent("pocl");
+  auto client = Client();
+  auto lease = client->Acquire("pocl", 2, 2, 0, 30, "run");
+  ASSERT_TRUE(lease.ok()) << lease.status().ToString();
+  auto renewed = client->Renew(*lease);
+  ASSERT_TRUE(renewed.ok()) << renewed.status().ToString();
+  EXPECT_EQ(*renewed, 2u);
+  two->Kill();
+  for (int i = 0; i < 500 && renewed.ok() && *renewed == 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    renewed = client->Renew(*lease);
+  }
+  ASSERT_TRUE(renewed.ok()) << renewed.status().ToString();
+  EXPECT_EQ(*renewed, 1u);
+}
+
 // Over the wire: a request that says it has waited 30 s already goes before one queued before it that has not (a
 // run whose device was lost asks again every 10 s; it went behind every run that had come meanwhile).
 TEST_F(TrackerServiceTest, GivenARequestThatHasWaitedBefore_ItShouldBeGrantedBeforeALaterComer) {

@@ -260,10 +260,11 @@ void TrackerState::EndMeasure(const std::string& lease_id, BatchId batch) {
   leases_.Unpin(lease_id, Clock::now());
 }
 
-Result<double> TrackerState::Renew(const std::string& lease_id) {
+Result<TrackerState::Renewed> TrackerState::Renew(const std::string& lease_id) {
   std::lock_guard<std::mutex> lock(mu_);
   TF_RETURN_IF_ERROR(leases_.Renew(lease_id, Clock::now()));
-  return options_.lease_ttl;
+  const Lease* lease = leases_.Find(lease_id);
+  return Renewed{options_.lease_ttl, lease ? static_cast<uint32_t>(lease->agent_ids.size()) : 0u};
 }
 
 Status TrackerState::Release(const std::string& lease_id) {

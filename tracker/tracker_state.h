@@ -68,7 +68,11 @@ class TrackerState {
   // Ends a StartMeasure (finished or abandoned): drops what is left of the batch, tells the agents running its
   // jobs to stop them, unpins and renews the lease.
   void EndMeasure(const std::string& lease_id, BatchId batch);
-  Result<double> Renew(const std::string& lease_id);  // ttl in seconds
+  struct Renewed {
+    double ttl = 0;        // seconds
+    uint32_t devices = 0;  // agents the lease still holds
+  };
+  Result<Renewed> Renew(const std::string& lease_id);
   Status Release(const std::string& lease_id);
   proto::SummaryReply Summary();
 

@@ -98,6 +98,7 @@ Status MeasureSession::Acquire(double wait, double queued_for) {
   lease_id_ = lease.lease_id;
   devices_ = lease.devices;
   lost_agents_.clear();
+  said_left_ = devices_.size();
   keep_alive_ = std::make_unique<LeaseKeepAlive>(client_.get(), lease);
   if (!opts_.lease_note.empty()) {
     note_.reset();
@@ -112,12 +113,13 @@ Status MeasureSession::Acquire(double wait, double queued_for) {
   return Status::OK();
 }
 
-void MeasureSession::SayLeaseShrank(const std::string& agent_id) {
-  const bool leased = std::any_of(devices_.begin(), devices_.end(),
-                                  [&](const proto::LeasedDevice& d) { return d.agent_id() == agent_id; });
-  if (!leased || !lost_agents_.insert(agent_id).second) return;
-  const size_t left = devices_.size() - lost_agents_.size();
-  if (left == 0) return;  // the wait for a device of the key says what happens next
+void MeasureSession::SayLeaseShrank() {
+  // Known from the jobs of lost agents at once, and from the lease's renewals for an agent lost while idle.
+  size_t left = devices_.size() - std::min(lost_agents_.size(), devices_.size());
+  if (const uint32_t renewed = keep_alive_ ? keep_alive_->devices() : 0; renewed > 0)
+    left = std::min<size_t>(left, renewed);
+  if (left == 0 || left >= said_left_) return;  // none left: the wait for a device of the key says what comes next
+  said_left_ = left;
   spdlog::warn("the lease goes on with {} of its {} devices: a device that comes back is not added to this run",
                left, devices_.size());
 }
@@ -233,8 +235,11 @@ Status MeasureSession::Measure(
         spdlog::warn("{} job{} {} without a result, to be measured again: {}", jobs, jobs == 1 ? "" : "s",
                      who.first.empty() ? "not yet sent to a device ended" : "of agent " + who.first + " ended",
                      Printable(who.second));
-        SayLeaseShrank(who.first);
+        const bool leased = std::any_of(devices_.begin(), devices_.end(),
+                                        [&](const proto::LeasedDevice& d) { return d.agent_id() == who.first; });
+        if (leased) lost_agents_.insert(who.first);
       }
+      SayLeaseShrank();
       if (!callback_error.ok()) return callback_error;
       if (interrupted()) return Interrupted(job_to_program.size() + next.size());
       // Jobs without any event (the call failed part-way) are measured again too.

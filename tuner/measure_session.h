@@ -84,8 +84,8 @@ class MeasureSession {
   std::string WhyWaiting(bool none_registered) const;
   // Releases the leases noted beside opts_.lease_note by killed runs of this host on this tracker; drops the notes.
   void ReleaseDeadRunLeases();
-  // Says, once per agent, that the lease lost `agent_id`'s device and goes on with the others.
-  void SayLeaseShrank(const std::string& agent_id);
+  // Says, once per device lost, that the lease goes on with the devices it still holds (none: said elsewhere).
+  void SayLeaseShrank();
 
   SessionOptions opts_;
   std::unique_ptr<TrackerClient> client_;
@@ -95,7 +95,8 @@ class MeasureSession {
   std::string lease_id_;
   std::optional<LeaseNote> note_;  // while a lease is held, when SessionOptions::lease_note asks for one
   std::vector<proto::LeasedDevice> devices_;
-  std::set<std::string> lost_agents_;  // agents of devices_ whose loss was said
+  std::set<std::string> lost_agents_;  // agents of devices_ whose jobs came back lost
+  size_t said_left_ = 0;               // the devices left that the latest SayLeaseShrank warning gave
   uint64_t next_job_id_ = 1;
 };
 
