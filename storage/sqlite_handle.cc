@@ -247,8 +247,9 @@ Status SqliteDb::CheckWalReadable(const std::string& path) {
 Result<SqliteDb> SqliteDb::OpenReadOnly(const std::string& path) {
   TF_RETURN_IF_ERROR(CheckWalReadable(path));
   sqlite3* raw = nullptr;
-  // A log in a folder this process cannot write (a read-only share) is read as immutable: reading a WAL log
-  // otherwise needs its -shm file, which SQLite could not create there.
+  // A log this process cannot write (in a read-only share, or another user's file) is read as immutable when no
+  // run writes it (FrozenInPlace): reading a WAL log otherwise needs its -shm file, which SQLite could not create
+  // in the share, and would create as this user's beside another user's log.
   // Elsewhere the connection may write (never create) the file but its statements may not (query_only): a
   // connection opened SQLITE_OPEN_READONLY cannot remove the -wal and -shm files that reading a WAL log creates,
   // and left them behind, empty, after every reading command; the last connection to close removes them.
