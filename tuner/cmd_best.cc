@@ -30,7 +30,7 @@ int RunBest(const BestOptions& o) {
     task = parsed->ToSpec();
   }
   auto log = TuningLog::OpenExisting(o.db);
-  if (!log.ok()) return CommandError("best", log.status().message(), 2);
+  if (!log.ok()) return CommandError("best", log.status().message(), LogOpenExitCode(log.status()));
   WarnDamagedRecords("best", **log);
   std::ostringstream notes;
   auto rows = BestInSpace(**log, {}, notes, task);

@@ -30,7 +30,7 @@ std::string OutputName(const std::string& out) { return out == "-" ? "standard o
 
 int RunExport(const ExportOptions& o) {
   auto log = TuningLog::OpenExisting(o.db);
-  if (!log.ok()) return CommandError("export", log.status().message(), 2);
+  if (!log.ok()) return CommandError("export", log.status().message(), LogOpenExitCode(log.status()));
   // Checked with the log open: a name of one of this process's descriptors (/dev/fd/3) names the log only then.
   if (std::string over = OutputOverLog("-o", o.out, o.db); !over.empty()) return CommandError("export", over, 2);
   WarnDamagedRecords("export", **log);

@@ -19,7 +19,7 @@ struct ReportArgs {
 
 int RunReport(const ReportArgs& args) {
   auto log = TuningLog::OpenExisting(args.db);
-  if (!log.ok()) return CommandError("report", log.status().message(), 2);
+  if (!log.ok()) return CommandError("report", log.status().message(), LogOpenExitCode(log.status()));
   // Checked with the log open: a name of one of this process's descriptors (/dev/fd/3) names the log only then.
   if (std::string over = OutputOverLog("-o", args.out, args.db); !over.empty()) return CommandError("report", over, 2);
   WarnDamagedRecords("report", **log);

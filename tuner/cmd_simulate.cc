@@ -51,14 +51,16 @@ std::string TraceLine(const ReplayWorld& w, const TraceRow& row) {
 
 int RunSimulate(const SimulateArgs& a) {
   Result<std::unique_ptr<TuningLog>> log = TuningLog::OpenExisting(a.db);
-  if (!log.ok()) return CommandError("simulate", log.status().message(), 2);
+  if (!log.ok()) return CommandError("simulate", log.status().message(), LogOpenExitCode(log.status()));
   // Checked with the log open: a name of one of this process's descriptors (/dev/fd/3) names the log only then.
   if (std::string over = a.trace.empty() ? "" : OutputOverLog("--trace", a.trace, a.db); !over.empty()) {
     return CommandError("simulate", over, 2);
   }
   WarnDamagedRecords("simulate", **log);
   Result<std::unique_ptr<ReplayWorld>> world = LoadReplayWorld(**log, a.sel);
-  if (!world.ok()) return CommandError("simulate", AboutLog(a.db, world.status().message()), 2);
+  if (!world.ok()) {
+    return CommandError("simulate", AboutLog(a.db, world.status().message()), LogOpenExitCode(world.status()));
+  }
   const ReplayWorld& w = **world;
   // Bad options are usage errors: said before anything is printed, like a bad --db or --task. So is a space less than
   // half recorded: its refusal comes alone, and says the space's coverage, which scripts read from the line below

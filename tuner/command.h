@@ -16,10 +16,10 @@ using RegisterCommandFn = void (*)(CLI::App& app, int* exit_code);
 // Prints "tunefleet <cmd>: error: <message>" to stderr and returns `code`.
 int CommandError(const char* cmd, const std::string& message, int code = 1);
 
-// The exit code for a tuning log that `TuningLog::Open` refused, or a write to it that failed: 1 when the system is
-// at fault (the log stayed locked by another writer past the busy timeout, a disk error, the log removed meanwhile),
-// 2 when the input is (not a log, a newer schema, a path that cannot be created, a file with several names, a bad
-// line of an imported file).
+// The exit code for a tuning log that `TuningLog::Open` or `OpenExisting` refused, or a write to it that failed: 1
+// when the system is at fault (the log stayed locked by another writer past the busy timeout, a disk error, the log
+// removed meanwhile, a run that began to write a log read as it stands), 2 when the input is (not a log, a newer
+// schema, a path that cannot be created, a file with several names, a bad line of an imported file).
 int LogOpenExitCode(const Status& s);
 
 // `message`, an error about the tuning log `db`, naming it once: "DB: MESSAGE", or the message as it is when it
