@@ -485,6 +485,22 @@ Status Configure(SqliteDb& db) {
   return CheckTables(db);
 }
 
+// SQLite's quick check of the whole file (its pages and indexes, not the rows' values): a run writing into a damaged
+// log would fail at the first record that touches the damage, after its device was leased and the result measured
+// (a damaged index page: the reading commands, which may not use it, read such a log without a word).
+// Reads the whole log once (about 30 ms for 11 MB); done by the writers, before anything is leased or imported.
+Status CheckNotDamaged(SqliteDb& db) {
+  TF_ASSIGN_OR_RETURN(SqliteStmt st, db.Prepare("PRAGMA quick_check(1)"));
+  TF_ASSIGN_OR_RETURN(bool row, st.Step());
+  const std::string found = row ? st.Text(0) : "no answer";
+  if (found == "ok") return Status::OK();
+  // "*** in database main ***\nPage 10: btreeInitPage() returns error code 11": the last line says what.
+  const std::string what = found.substr(found.rfind('\n') == std::string::npos ? 0 : found.rfind('\n') + 1);
+  return Status::Corruption("the log is damaged (SQLite's quick_check: " + what +
+                            "): a tune or import into it would fail at the first record that touches the damage (a "
+                            "tune after measuring it); give another --db, or a copy of the log from before the damage");
+}
+
 // The refusal of a log file with several names (nullopt when it has one).
 std::optional<Status> SeveralNames(const std::string& path, const FileId& file) {
   if (file.links <= 1) return std::nullopt;
@@ -529,6 +545,7 @@ Result<std::unique_ptr<TuningLog>> TuningLog::Open(const std::string& path) {
     }
     return s.WithContext(path);
   }
+  TF_RETURN_IF_ERROR(CheckNotDamaged(db).WithContext(path));
   const std::optional<FileId> file = FileIdOf(file_path);  // a new file exists by now
   if (!file) return Status::IOError(path + ": the log vanished as it was opened");
   if (std::optional<Status> refused = SeveralNames(path, *file)) return *refused;

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <utility>
 #include <vector>
@@ -244,6 +245,38 @@ TEST(BadInputE2E, GivenALogWithADamagedPageEachReadingCommandShouldNameTheLogOnc
   }
   EXPECT_FALSE(std::filesystem::exists(fleet.dir() + "/r.html"));
   EXPECT_FALSE(std::filesystem::exists(fleet.dir() + "/x.csv"));
+}
+
+// A log whose index of records is damaged: the reading commands may not use that page, but a tune or an import
+// would fail at the first record that touches it, a tune after leasing a device and measuring. Both refuse the log
+// at once, before the tracker is asked (none listens at its address here: that would be said instead), in one line,
+// and leave the file as it was.
+TEST(BadInputE2E, GivenALogWithADamagedIndexTuneAndImportShouldRefuseItBeforeAskingTheTracker) {
+  LocalFleet fleet;  // no tracker
+  ASSERT_NO_FATAL_FAILURE(ImportOneRecord(fleet));
+  const auto root = fleet.Sql("SELECT rootpage FROM sqlite_master WHERE name = 'records_by_workload'");
+  const auto page_size = fleet.Sql("PRAGMA page_size");
+  ASSERT_EQ(root.size(), 1u);
+  ASSERT_EQ(page_size.size(), 1u);
+  const long size = std::stol(page_size[0][0]);
+  {
+    std::fstream f(fleet.db(), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp((std::stol(root[0][0]) - 1) * size);
+    const std::string garbage(static_cast<size_t>(size), '\x5a');
+    f.write(garbage.data(), size);
+    ASSERT_TRUE(f.good());
+  }
+  auto bytes = [&] {
+    std::ifstream f(fleet.db(), std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  };
+  const std::string before = bytes(), bin = BinDir() + "/tunefleet", db = fleet.db();
+  const std::string says = db + ": the log is damaged (SQLite's quick_check: ";
+  ExpectRefusedInOneLine({bin, "tune", "--task", "gemm:8,8,8", "--rpc-tracker", "127.0.0.1:1", "--rpc-key", "k",
+                          "--trials", "2", "--db", db},
+                         says);
+  ExpectRefusedInOneLine({bin, "import", "--db", db, fleet.dir() + "/one.autotvm.log"}, says);
+  EXPECT_EQ(bytes(), before);
 }
 
 // An import into a new log whose only line is refused: it left an empty tuning log behind (a bad --db is still said
