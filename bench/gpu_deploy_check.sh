@@ -44,6 +44,7 @@ for kernel in pack["kernels"]:
 json.dump(pack, open(sys.argv[2], "w"))  # fingerprints kept: refused as edited
 for kernel in pack["kernels"]:
     kernel.pop("program_fnv", None)
+    kernel.pop("entry_fnv", None)
 json.dump(pack, open(sys.argv[3], "w"))  # without them: run, and found wrong
 PY
 "$D/tunefleet_runtime_example" "$OUT/nan-fp.json" "$W" "$PLAT" >"$OUT/nan-fp.out" 2>&1

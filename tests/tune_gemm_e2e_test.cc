@@ -122,9 +122,11 @@ TEST_F(TuneGemmE2E, GivenOneAgentATuningRunShouldRecordEveryTrialAndAVerifiedBes
       << app.output;
   EXPECT_NE(app.output.find("the program was edited or is damaged"), std::string::npos) << app.output;
   EXPECT_EQ(CountLines(app.output), 1) << app.output;
-  // Without the fingerprint (removed to run an edited kernel on purpose) it runs, and is checked against the CPU.
+  // Without the fingerprints (removed to run an edited kernel on purpose) it runs, and is checked against the CPU.
   // The packs below are edited the same way, to reach the example's later checks.
-  for (nlohmann::json* p : {&poisoned, &edited}) (*p)["kernels"][0].erase("program_fnv");
+  for (nlohmann::json* p : {&poisoned, &edited}) {
+    for (const char* fingerprint : {"program_fnv", "entry_fnv"}) (*p)["kernels"][0].erase(fingerprint);
+  }
   std::ofstream(poisoned_pack) << poisoned.dump();
   app = tunefleet::testing::Run({example, poisoned_pack, "gemm:64,64,64:float32"}, std::chrono::seconds(120));
   EXPECT_EQ(app.exit_code, 1) << app.output;

@@ -66,6 +66,7 @@ Result<nlohmann::json> Entry(const Template& tmpl, const Task& task, const Space
   TF_ASSIGN_OR_RETURN(proto::KernelProgram program, tmpl.Generate(task, space, config));
   nlohmann::json packed = ProgramToPackJson(program);
   const std::string fingerprint = runtime::ProgramFingerprint(packed);
+  const std::string entry_fingerprint = runtime::EntryFingerprint(task.ToSpec(), tmpl.name(), packed);
   return nlohmann::json{{"task", task.ToSpec()},
                         {"op", task.op},
                         {"precision", PrecisionName(task.precision)},
@@ -73,7 +74,8 @@ Result<nlohmann::json> Entry(const Template& tmpl, const Task& task, const Space
                         {"template_version", tmpl.version()},
                         {"config", space.ToJson(config)},
                         {"program", std::move(packed)},
-                        {runtime::kProgramFingerprintKey, fingerprint}};
+                        {runtime::kProgramFingerprintKey, fingerprint},
+                        {runtime::kEntryFingerprintKey, entry_fingerprint}};
 }
 
 
@@ -175,10 +177,11 @@ Result<std::vector<KernelPackFile>> BuildKernelPacks(TuningLog& log, const Templ
     }
     pack.pack["kernels"].push_back(std::move(*entry));
     if (!pack.pack["spec_extras"].contains(task->op)) pack.pack["spec_extras"][task->op] = SpecExtras(task->op);
-    // One fallback per (template, precision, named parameters): the template's untuned config, built for this
+    // One fallback per (op, template, precision, named parameters): the template's untuned config, built for this
     // workload. A fallback computes what its named parameters say (a transposed B, a fused bias), so a workload
     // is given one only of its own parameters.
-    const std::string fb_key = tmpl->name() + "|" + PrecisionName(task->precision) + "|" + NamedParams(*task);
+    const std::string fb_key =
+        task->op + "|" + tmpl->name() + "|" + PrecisionName(task->precision) + "|" + NamedParams(*task);
     if (fallback_done[it.device.fingerprint].insert(fb_key).second) {
       auto fallback = Entry(*tmpl, *task, *space, tmpl->Fallback(*task, *space));
       if (fallback.ok()) {

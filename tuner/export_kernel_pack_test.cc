@@ -26,9 +26,10 @@ proto::DeviceInfo CpuDevice(const std::string& fingerprint) {
   return d;
 }
 
-// Records the registered gemm.buffer template's fallback config for `spec` with `cost` seconds.
-void AddGemmRecord(TuningLog& log, const proto::DeviceInfo& device, const std::string& spec, double cost) {
-  const Template* t = FindTemplate("gemm.buffer");
+// Records the fallback config of the registered template `tmpl` for `spec` with `cost` seconds.
+void AddFallbackRecord(TuningLog& log, const proto::DeviceInfo& device, const std::string& tmpl,
+                       const std::string& spec, double cost) {
+  const Template* t = FindTemplate(tmpl);
   ASSERT_NE(t, nullptr);
   Task task = Task::Parse(spec).value();
   Space space = t->MakeSpace(task, DeviceLimits::From(device)).value();
@@ -43,6 +44,10 @@ void AddGemmRecord(TuningLog& log, const proto::DeviceInfo& device, const std::s
   r.mean_cost = cost;
   r.timestamp = 1;
   ASSERT_TRUE(log.AddRecord(r).ok());
+}
+
+void AddGemmRecord(TuningLog& log, const proto::DeviceInfo& device, const std::string& spec, double cost) {
+  AddFallbackRecord(log, device, "gemm.buffer", spec, cost);
 }
 
 class ExportKernelPackTest : public ::testing::Test {
@@ -90,8 +95,25 @@ TEST_F(ExportKernelPackTest, GivenGemmRecords_WeShouldPackTheBestProgramWithItsL
     for (const auto& entry : read[list]) {
       ASSERT_TRUE(entry.contains("program_fnv")) << list;
       EXPECT_EQ(entry["program_fnv"], runtime::ProgramFingerprint(entry["program"])) << list;
+      ASSERT_TRUE(entry.contains("entry_fnv")) << list;
+      EXPECT_EQ(entry["entry_fnv"], runtime::EntryFingerprint(entry["task"], entry["template"], entry["program"]))
+          << list;
     }
   }
+}
+
+// One template that runs two ops (conv2d_nchw.buffer: conv2d and dwconv2d) with the same named parameters: each op
+// gets its own fallback. The fallback of the op exported first stood for both, and the runtime, which gives a
+// workload a fallback of its own op only, had none for the other.
+TEST_F(ExportKernelPackTest, GivenOneTemplateOfTwoOps_EachOpShouldGetItsOwnFallback) {
+  AddFallbackRecord(*log_, CpuDevice("fp-cpu"), "conv2d_nchw.buffer", "dwconv2d:1,8,8,8,3,3,1,1:float32", 1e-3);
+  AddFallbackRecord(*log_, CpuDevice("fp-cpu"), "conv2d_nchw.buffer", "conv2d:1,4,8,8,8,3,3,1,1:float32", 1e-3);
+  auto packs = BuildKernelPacks(*log_, {}, notes_);
+  ASSERT_TRUE(packs.ok()) << packs.status().ToString();
+  ASSERT_EQ(packs->size(), 1u);
+  std::set<std::string> ops;
+  for (const auto& fallback : (*packs)[0].pack["fallbacks"]) ops.insert(fallback["op"].get<std::string>());
+  EXPECT_EQ(ops, (std::set<std::string>{"conv2d", "dwconv2d"})) << notes_.str();
 }
 
 TEST_F(ExportKernelPackTest, GivenTwoDevices_WeShouldWriteOnePackFilePerDeviceIntoADirectory) {

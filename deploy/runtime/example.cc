@@ -124,9 +124,10 @@ int main(int argc, char** argv) {
   if (!match.ok()) return Fail(match.status().message(), 2);
   // The example runs the workload's own kernel only (a nearest one was built for other sizes).
   if (match->kind != tunefleet::runtime::MatchKind::kExact) {
-    return Fail("the pack has no kernel built for exactly this workload (its " +
-                    std::string(tunefleet::runtime::MatchKindName(match->kind)) + " one is " + match->kernel->task +
-                    ")",
+    const bool nearest = match->kind == tunefleet::runtime::MatchKind::kNearest;
+    return Fail(std::string("the pack has no tuned kernel for exactly this workload (") +
+                    (nearest ? "the nearest tuned one is for " : "only its template's untuned fallback, for ") +
+                    match->kernel->task + ")",
                 2);
   }
   // The example fills and checks float32 data: a kernel of another precision would be judged wrong by the device.

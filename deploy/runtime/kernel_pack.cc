@@ -3,6 +3,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -275,7 +276,18 @@ Result<PackedKernel> ReadEntry(const Field& e, bool fallback) {
     if (written != ProgramFingerprint(program.value())) {
       return fnv->Error(pack_json::Describe(fnv->value()) + " is not the program's fingerprint \"" +
                         ProgramFingerprint(program.value()) + "\": the program was edited or is damaged (an " +
-                        "entry without " + kProgramFingerprintKey + " is read as it is)");
+                        "entry without " + kProgramFingerprintKey + " and " + kEntryFingerprintKey +
+                        " is read as it is)");
+    }
+  }
+  // Its task and template too (a program relabelled for another workload would compute a corner of it).
+  if (std::optional<Field> fnv = pack_json::OptionalMember(e, kEntryFingerprintKey)) {
+    TF_ASSIGN_OR_RETURN(std::string written, pack_json::String(*fnv));
+    const std::string computed = EntryFingerprint(k.task, k.template_name, program.value());
+    if (written != computed) {
+      return fnv->Error(pack_json::Describe(fnv->value()) + " is not the entry's fingerprint \"" + computed +
+                        "\": its task, template or program was edited or is damaged (an entry without " +
+                        kProgramFingerprintKey + " and " + kEntryFingerprintKey + " is read as it is)");
     }
   }
   TF_ASSIGN_OR_RETURN(k.program, ReadProgram(program));
@@ -341,6 +353,49 @@ Result<std::map<std::string, OpExtras>> ReadSpecExtras(const Field& root) {
   return out;
 }
 
+// What no single entry shows: two entries of one list with the same task and template (Find would take either);
+// entries of one op with different numbers of sizes (an op takes a fixed number); and, for an op the pack
+// describes, a task spec not in the tuner's form: a named parameter the op does not take, or one written although
+// it is the default or by number where it has a name (Find, which reads workloads in that form, would never match
+// it). The messages name the entry as Parse's do: "kernels[3] (gemm:64,64,64:float32)".
+Status CheckEntries(const std::vector<PackedKernel>& kernels, const std::vector<PackedKernel>& fallbacks,
+                    const std::map<std::string, OpExtras>& spec_extras) {
+  std::map<std::string, std::pair<size_t, std::string>> sizes_of_op;  // op: its sizes, and the entry that says so
+  for (const auto& [list, entries] : {std::pair<const char*, const std::vector<PackedKernel>*>{"kernels", &kernels},
+                                      {"fallbacks", &fallbacks}}) {
+    std::map<std::pair<std::string, std::string>, size_t> seen;  // (task, template): index
+    for (size_t i = 0; i < entries->size(); ++i) {
+      const PackedKernel& k = (*entries)[i];
+      const std::string name = std::string(list) + "[" + std::to_string(i) + "] (" + k.task + ")";
+      auto [at, added] = seen.emplace(std::make_pair(k.task, k.template_name), i);
+      if (!added) {
+        return Status::Corruption(name + ": the same task and template as " + list + "[" +
+                                  std::to_string(at->second) + "]: an entry given twice");
+      }
+      Result<SpecParts> parts = ParseTaskSpec(k.task);  // checked by ReadEntry: never fails here
+      if (!parts.ok()) return parts.status().WithContext(name);
+      auto [op_at, first] = sizes_of_op.emplace(k.op, std::make_pair(parts->sizes.size(), name));
+      if (!first && op_at->second.first != parts->sizes.size()) {
+        return Status::Corruption(name + ": " + std::to_string(parts->sizes.size()) + " sizes, where " +
+                                  op_at->second.second + " has " + std::to_string(op_at->second.first) +
+                                  " (an op takes a fixed number)");
+      }
+      const auto described = spec_extras.find(k.op);
+      if (described == spec_extras.end()) continue;
+      for (const auto& [param, value] : parts->extras) {
+        if (described->second.count(param) == 0) {
+          return Status::Corruption(name + ": " + k.op + " takes no parameter '" + param + "' (spec_extras)");
+        }
+      }
+      if (Canonical(*parts, described->second).extras != parts->extras) {
+        return Status::Corruption(name + ": a named parameter is not written as the tuner writes it (a default "
+                                  "left out, a value by its name: spec_extras)");
+      }
+    }
+  }
+  return Status::OK();
+}
+
 // "format" must be the kernel pack's string and "version" the integer 1.
 Status CheckHeader(const Field& root, const std::string& source) {
   std::optional<Field> format = pack_json::OptionalMember(root, "format");
@@ -396,7 +451,7 @@ Result<KernelPack> KernelPack::Parse(const std::string& json_text, const std::st
     TF_ASSIGN_OR_RETURN(pack.kernels_, ReadEntries(root, "kernels", false));
     TF_ASSIGN_OR_RETURN(pack.fallbacks_, ReadEntries(root, "fallbacks", true));
     TF_ASSIGN_OR_RETURN(pack.spec_extras_, ReadSpecExtras(root));
-    return Status::OK();
+    return CheckEntries(pack.kernels_, pack.fallbacks_, pack.spec_extras_);
   }();
   if (!s.ok()) return s.WithContext(source + ": malformed kernel pack");
   return pack;
@@ -414,6 +469,28 @@ Result<PackMatch> KernelPack::Find(const std::string& task_spec) const {
   // "gemm:64,64,64,batch=1" is the kernel of "gemm:64,64,64:float32": the pack's specs leave defaults out.
   const auto described = spec_extras_.find(parsed->op);
   const SpecParts want = described == spec_extras_.end() ? *parsed : Canonical(*parsed, described->second);
+  // A workload the op cannot be ("gemm:64", a parameter gemm does not take) is not answered by the nearest or the
+  // fallback kernel: those are for other workloads of the op.
+  auto refused = [&](const std::string& why) {
+    return Status::InvalidArgument("workload " + pack_json::Describe(nlohmann::json(task_spec)) + " " + why);
+  };
+  if (described != spec_extras_.end()) {
+    for (const auto& [param, value] : want.extras) {
+      if (described->second.count(param) == 0) return refused("names '" + param + "', which " + want.op +
+                                                               " does not take (the pack's spec_extras)");
+    }
+  }
+  for (const std::vector<PackedKernel>* entries : {&kernels_, &fallbacks_}) {
+    for (const auto& k : *entries) {
+      if (k.op != want.op) continue;
+      Result<SpecParts> have = ParseTaskSpec(k.task);  // checked by Parse: never fails here
+      if (have.ok() && have->sizes.size() != want.sizes.size()) {
+        return refused("has " + std::to_string(want.sizes.size()) + " sizes; " + want.op + " takes " +
+                       std::to_string(have->sizes.size()) + " (" + k.task + ")");
+      }
+      break;  // Parse checked that every entry of an op has as many sizes
+    }
+  }
   // A workload tuned under several templates has a kernel of each (the fastest config of each template); the
   // fastest of them is the one to run, whichever the pack lists first. A kernel without a latency (a pack written
   // by hand) comes after those with one.

@@ -12,7 +12,8 @@
 //                              // (task.h's signatures), so that Find reads "batch=1" or "act=1" as the tuner would
 //   Entry: {"task": "gemm:64,64,64:float32", "op", "precision", "template", "template_version",
 //           "config": {...}, "record_id", "latency_ms", "gflops", "program": Program,
-//           "program_fnv": "16 hex"}  // optional: pack_fingerprint.h; a program that no longer matches is refused
+//           "program_fnv": "16 hex", "entry_fnv": "16 hex"}  // optional: pack_fingerprint.h; an entry whose
+//                              // program (or task, template and program) no longer matches is refused
 //   Program: {"buffers": [{"name", "type": "float32"|"float16"|"int32", "count", "init": "zeros"|"random"}],
 //             "images": [{"name", "type", "width", "height"}],           // RGBA image2d_t, pixels
 //             "launches": [{"phase": "setup"|"timed", "entry", "source", "build_options",
@@ -26,8 +27,11 @@
 // within int32, f32 args finite floats), a task spec that is not "op:sizes[,name=value...]:precision" as the
 // tuner writes it (pack_spec.h) or disagrees with "op"/"precision", duplicate names among buffers and images, an
 // argument or output_buffer naming nothing of its kind, global_size of other than 1-3 dims in [1, 2^32], a
-// local_size of another rank or not dividing global_size, NUL in any string, JSON nested deeper than 64 levels,
-// and (Load) a path that is not a regular file of at most 64 MiB.
+// local_size of another rank or not dividing global_size, NUL in any string, JSON nested deeper than 64 levels or a
+// number past a double's range, two entries of one list with the same task and template, entries of one op with
+// different numbers of sizes, a named parameter of an op the pack describes ("spec_extras") that the op does not
+// take or that is not written as the tuner writes it (a default left out, a value by its name), and (Load) a path
+// that is not a regular file of at most 64 MiB.
 // Thread safety: a loaded KernelPack is immutable and safe to share between threads.
 #pragma once
 
@@ -122,9 +126,10 @@ class KernelPack {
   // precision and named extras. Named extras are compared as the tuner writes them where the pack describes its
   // ops ("spec_extras"): a default left out, a value by name. Where a workload has a kernel of several templates,
   // the one of the lowest latency_ms. The workload is read as strictly as the pack's own task specs: sizes written
-  // as the tuner writes them (digits only: no sign, space or leading zero), no empty parameter, a known precision;
-  // anything else is InvalidArgument, naming the workload and what is wrong. NotFound when the pack holds nothing
-  // for the op and precision.
+  // as the tuner writes them (digits only: no sign, space or leading zero), no empty parameter, a known precision,
+  // as many sizes as the pack's entries of the op have, no named parameter the op does not take (where the pack
+  // describes it); anything else is InvalidArgument, naming the workload and what is wrong. NotFound when the pack
+  // holds nothing for the op and precision.
   Result<PackMatch> Find(const std::string& task_spec) const;
 
  private:

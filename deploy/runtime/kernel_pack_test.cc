@@ -170,6 +170,28 @@ TEST(KernelPackTest, GivenOnlyAFallbackOfOtherNamedParameters_FindShouldNotRetur
   EXPECT_EQ(fallback->kernel->task, "gemm:16,16,16,transb=1:float32");
 }
 
+// A workload the op cannot be: other than the op's number of sizes, or a parameter the op does not take. The
+// nearest kernel's or the fallback's program is for another workload, and was given for "gemm:64" before.
+TEST(KernelPackTest, GivenAWorkloadOfAnotherNumberOfSizesOrAnUnknownParameter_FindShouldRefuseIt) {
+  nlohmann::json j = GemmPack({GemmPackEntry(128, 128, 128)}, {GemmPackEntry(16, 16, 16)});
+  j["spec_extras"] = GemmSpecExtras();
+  KernelPack pack = PackOf(j);
+  for (const char* spec : {"gemm:64", "gemm:64,64", "gemm:64,64,64,64"}) {
+    auto m = pack.Find(spec);
+    ASSERT_FALSE(m.ok()) << spec << " found " << m->kernel->task;
+    EXPECT_EQ(m.status().code(), Status::Code::kInvalidArgument) << spec;
+    EXPECT_NE(m.status().message().find("sizes; gemm takes 3"), std::string::npos) << m.status().ToString();
+  }
+  auto unknown = pack.Find("gemm:64,64,64,frobnicate=7");
+  ASSERT_FALSE(unknown.ok()) << unknown->kernel->task;
+  EXPECT_EQ(unknown.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(unknown.status().message().find("names 'frobnicate', which gemm does not take"), std::string::npos)
+      << unknown.status().ToString();
+  auto nearest = pack.Find("gemm:64,64,64");  // the op's own form still finds its nearest kernel
+  ASSERT_TRUE(nearest.ok()) << nearest.status().ToString();
+  EXPECT_EQ(nearest->kind, MatchKind::kNearest);
+}
+
 TEST(KernelPackTest, GivenMalformedSpecExtras_ParseShouldRefuseThemNamingWhere) {
   const std::vector<std::pair<nlohmann::json, std::string>> cases = {
       {nlohmann::json::array(), "spec_extras"},
@@ -275,6 +297,60 @@ TEST_F(KernelPackLoadTest, GivenAProgramFingerprint_LoadShouldRefuseAProgramThat
   ExpectCorrupt([&](auto& p) { p = with_fallback; }, {"fallbacks[0]", "is not the program's fingerprint"});
 }
 
+// The entry's fingerprint covers its task and template too: a 64^3 program relabelled 128^3 would be found for the
+// 128^3 workload, and compute a corner of its product on the application's larger buffers.
+TEST_F(KernelPackLoadTest, GivenAnEntryFingerprint_LoadShouldRefuseAnEntryWhoseTaskOrTemplateWasEdited) {
+  nlohmann::json pack = GemmPack({GemmPackEntry(64, 64, 64)});
+  nlohmann::json& entry = pack["kernels"][0];
+  entry["entry_fnv"] = EntryFingerprint("gemm:64,64,64:float32", "gemm.buffer", entry["program"]);
+  ASSERT_TRUE(LoadText(pack.dump(2)).ok());
+  nlohmann::json relabelled = pack;
+  relabelled["kernels"][0]["task"] = "gemm:128,128,128:float32";
+  ExpectCorrupt([&](auto& p) { p = relabelled; },
+                {"kernels[0] (gemm:128,128,128:float32): entry_fnv: \"", "is not the entry's fingerprint",
+                 "its task, template or program was edited or is damaged"});
+  nlohmann::json retemplated = pack;
+  retemplated["kernels"][0]["template"] = "other.template";
+  ExpectCorrupt([&](auto& p) { p = retemplated; }, {"is not the entry's fingerprint"});
+  nlohmann::json edited = pack;
+  edited["kernels"][0]["program"]["buffers"][0]["count"] = 1;
+  ExpectCorrupt([&](auto& p) { p = edited; }, {"is not the entry's fingerprint"});
+}
+
+// What no single entry shows: an entry given twice (the same task and template), an op of two numbers of sizes, a
+// named parameter the op does not take or not written as the tuner writes it (Find would never match it).
+TEST_F(KernelPackLoadTest, GivenEntriesThatContradictEachOtherOrTheOpsDescription_LoadShouldRefuseThem) {
+  ExpectCorrupt([](auto& p) { p["kernels"].push_back(p["kernels"][0]); },
+                {"kernels[1] (gemm:8,8,8:float32): the same task and template as kernels[0]"});
+  ExpectCorrupt([](auto& p) { p["fallbacks"] = {p["kernels"][0], p["kernels"][0]}; },
+                {"fallbacks[1] (gemm:8,8,8:float32): the same task and template as fallbacks[0]"});
+  ExpectCorrupt(
+      [](auto& p) {
+        p["kernels"].push_back(GemmPackEntry(16, 16, 16));
+        p["kernels"][1]["task"] = "gemm:16,16:float32";
+      },
+      {"kernels[1] (gemm:16,16:float32): 2 sizes, where kernels[0] (gemm:8,8,8:float32) has 3"});
+  auto with_extras = [](const std::string& spec) {
+    return [spec](nlohmann::json& p) {
+      p["spec_extras"] = {
+          {"gemm", {{"batch", {{"default", 1}}}, {"act", {{"default", 0}, {"names", {"none", "relu"}}}}}}};
+      p["kernels"].push_back(GemmPackEntry(16, 16, 16));
+      p["kernels"][1]["task"] = spec;
+    };
+  };
+  ExpectCorrupt(with_extras("gemm:16,16,16,frobnicate=7:float32"),
+                {"kernels[1]", "gemm takes no parameter 'frobnicate'"});
+  ExpectCorrupt(with_extras("gemm:16,16,16,batch=1:float32"), {"kernels[1]", "not written as the tuner writes it"});
+  ExpectCorrupt(with_extras("gemm:16,16,16,act=1:float32"), {"kernels[1]", "not written as the tuner writes it"});
+  nlohmann::json fine = Valid();
+  with_extras("gemm:16,16,16,batch=2,act=relu:float32")(fine);
+  EXPECT_TRUE(LoadText(fine.dump()).ok());
+  // Two templates of one workload are two kernels, as the exporter writes them.
+  nlohmann::json two = Valid();
+  two["kernels"].push_back(GemmPackEntry(8, 8, 8, "other.template"));
+  EXPECT_TRUE(LoadText(two.dump()).ok());
+}
+
 TEST_F(KernelPackLoadTest, GivenAFormatOrVersionOfTheWrongType_LoadShouldRefuseIt) {
   const auto invalid = Status::Code::kInvalidArgument;
   ExpectRefused([](auto& p) { p["format"] = 5; }, invalid, {"not a tunefleet kernel pack", "format 5"});
@@ -333,6 +409,15 @@ TEST_F(KernelPackLoadTest, GivenInvalidJson_LoadShouldReportTheParseError) {
   EXPECT_EQ(loaded.status().code(), Status::Code::kCorruption);
   EXPECT_NE(loaded.status().message().find("parse error at line 1, column 12"), std::string::npos)
       << loaded.status().ToString();
+  // A number past a double's range: the JSON library throws another kind of exception than a parse error for it,
+  // which aborted the application.
+  for (const char* text : {"{\"format\":\"tunefleet-kernel-pack\",\"version\":1,\"x\":-1e400}", "[1e400]"}) {
+    auto overflow = LoadText(text);
+    ASSERT_FALSE(overflow.ok()) << text;
+    EXPECT_EQ(overflow.status().code(), Status::Code::kCorruption) << text;
+    EXPECT_NE(overflow.status().message().find("not valid JSON"), std::string::npos) << overflow.status().ToString();
+    EXPECT_NE(overflow.status().message().find("number overflow"), std::string::npos) << overflow.status().ToString();
+  }
   auto bad_utf8 = LoadText("{\"format\": \"\xff\"}");
   ASSERT_FALSE(bad_utf8.ok());
   EXPECT_NE(bad_utf8.status().message().find("\\xff"), std::string::npos) << bad_utf8.status().ToString();

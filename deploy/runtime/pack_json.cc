@@ -21,9 +21,10 @@ Result<nlohmann::json> ParseBounded(const std::string& text) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text, JsonDepthBound(&too_deep));
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
     // Parse errors quote the offending input, which may be any bytes (printable ASCII only), and may be long: a pack
-    // cut inside a kernel's source quoted the whole source read so far.
+    // cut inside a kernel's source quoted the whole source read so far. A number past a double's range ("1e400") is
+    // not a parse_error but an out_of_range, thrown by the same parse.
     return Status::Corruption("not valid JSON: " + Printable(e.what(), kMaxParseError, PrintableBytes::kAsciiOnly));
   }
   if (too_deep) {

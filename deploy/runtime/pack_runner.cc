@@ -169,6 +169,11 @@ Result<PackRunner> PackRunner::Build(cl_context context, cl_device_id device, co
   PackRunner r;
   r.kernel_ = &kernel;
   const PackProgram& prog = kernel.program;
+  for (const std::string& name : app_buffers) {
+    if (!prog.FindBuffer(name)) {
+      return Status::InvalidArgument(kernel.task + ": the program has no buffer '" + name + "' (app_buffers)");
+    }
+  }
   TF_RETURN_IF_ERROR(MakeScratchBuffers(context, device, kernel, app_buffers, &r.scratch_));
   for (const PackImage& im : prog.images) {
     TF_ASSIGN_OR_RETURN(r.scratch_[im.name], MakeImage(context, im));
@@ -191,13 +196,24 @@ Result<PackRunner> PackRunner::Build(cl_context context, cl_device_id device, co
 }
 
 Status PackRunner::Run(cl_command_queue queue, const std::map<std::string, cl_mem>& buffers) {
+  // A runner moved from holds no kernels (its pointer to the pack's entry was copied, not cleared).
+  if (kernel_ == nullptr || kernels_.size() != kernel_->program.launches.size()) {
+    return Status::FailedPrecondition("PackRunner::Run on a runner that was moved from or never built");
+  }
   const PackProgram& prog = kernel_->program;
   // Checks sizes once: a program built for a larger workload must never write past the app's buffers.
   for (const auto& [name, mem] : buffers) {
     const PackBuffer* b = prog.FindBuffer(name);
     if (!b) return Status::InvalidArgument(kernel_->task + ": the program has no buffer '" + name + "'");
+    cl_mem_object_type type = 0;
+    cl_int err = clGetMemObjectInfo(mem, CL_MEM_TYPE, sizeof(type), &type, nullptr);
+    if (err != CL_SUCCESS) return ClError("clGetMemObjectInfo", err, name);
+    if (type != CL_MEM_OBJECT_BUFFER) {
+      return Status::InvalidArgument(kernel_->task + ": '" + name + "' is a buffer of the program, given an image "
+                                     "or another memory object that is not a buffer");
+    }
     size_t size = 0;
-    cl_int err = clGetMemObjectInfo(mem, CL_MEM_SIZE, sizeof(size), &size, nullptr);
+    err = clGetMemObjectInfo(mem, CL_MEM_SIZE, sizeof(size), &size, nullptr);
     if (err != CL_SUCCESS) return ClError("clGetMemObjectInfo", err, name);
     if (size < b->bytes) {
       return Status::InvalidArgument(kernel_->task + ": buffer '" + name + "' holds " + std::to_string(size) +

@@ -21,7 +21,8 @@ namespace tunefleet::runtime {
 
 class PackRunner {
  public:
-  // `app_buffers` names the buffers the application will pass to Run(); every other buffer of the program
+  // `app_buffers` names the buffers the application will pass to Run() (a name the program lacks is refused,
+  // InvalidArgument); every other buffer of the program
   // is allocated here and zero-filled on the device (through a queue of the runner's own, released before
   // returning). An input buffer ("random" in the pack) must be provided; a scratch buffer larger than the
   // device's CL_DEVICE_MAX_MEM_ALLOC_SIZE is refused (InvalidArgument).
@@ -33,8 +34,9 @@ class PackRunner {
   static Result<PackRunner> Build(cl_context context, cl_device_id device, const PackedKernel& kernel,
                                   const std::vector<std::string>& app_buffers);
 
-  // Runs the program once. `buffers` maps names to the application's cl_mem; each must be at least as large
-  // as the pack's buffer of that name. Blocks until the queue has finished the launches.
+  // Runs the program once. `buffers` maps names to the application's cl_mem; each must be a buffer (not an image)
+  // at least as large as the pack's buffer of that name (InvalidArgument). Blocks until the queue has finished the
+  // launches. On a runner that was moved from: FailedPrecondition.
   Status Run(cl_command_queue queue, const std::map<std::string, cl_mem>& buffers);
 
   PackRunner(PackRunner&&) = default;

@@ -91,6 +91,40 @@ TEST_F(PackRunnerTest, GivenABufferSmallerThanTheProgramNeeds_RunShouldRefuseIt)
   EXPECT_NE(s.message().find("buffer 'A'"), std::string::npos) << s.ToString();
 }
 
+// Misuse the application can make: a name the program lacks (said by Build, not first by Run), an image where the
+// program has a buffer (its size passed the check, and the kernel got an image), a runner that was moved from (Run
+// indexed its empty kernels: a crash).
+TEST_F(PackRunnerTest, GivenAnUnknownBufferNameAnImageOrAMovedFromRunner_BuildAndRunShouldRefuseThem) {
+  auto pack = KernelPack::Parse(GemmPack({GemmPackEntry(16, 16, 16)}).dump());
+  ASSERT_TRUE(pack.ok());
+  auto unknown = PackRunner::Build(context_, device_, pack->kernels()[0], {"A", "B", "ZZZ"});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(unknown.status().message().find("the program has no buffer 'ZZZ' (app_buffers)"), std::string::npos)
+      << unknown.status().ToString();
+
+  auto runner = PackRunner::Build(context_, device_, pack->kernels()[0], {"A", "B", "C"});
+  ASSERT_TRUE(runner.ok()) << runner.status().ToString();
+  ClMem ok = Buffer(std::vector<float>(256));
+  const cl_image_format format{CL_RGBA, CL_FLOAT};
+  cl_image_desc desc{};
+  desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+  desc.image_width = 64;
+  desc.image_height = 64;  // 64 KiB: larger than A needs
+  cl_int err = CL_SUCCESS;
+  ClMem image(clCreateImage(context_, CL_MEM_READ_WRITE, &format, &desc, nullptr, &err));
+  ASSERT_EQ(err, CL_SUCCESS);
+  Status as_buffer = runner->Run(queue_, {{"A", image.get()}, {"B", ok.get()}, {"C", ok.get()}});
+  EXPECT_EQ(as_buffer.code(), Status::Code::kInvalidArgument) << as_buffer.ToString();
+  EXPECT_NE(as_buffer.message().find("'A' is a buffer of the program, given an image"), std::string::npos)
+      << as_buffer.ToString();
+
+  PackRunner moved = std::move(*runner);
+  Status from_moved = runner->Run(queue_, {{"A", ok.get()}, {"B", ok.get()}, {"C", ok.get()}});
+  EXPECT_EQ(from_moved.code(), Status::Code::kFailedPrecondition) << from_moved.ToString();
+  EXPECT_TRUE(moved.Run(queue_, {{"A", ok.get()}, {"B", ok.get()}, {"C", ok.get()}}).ok());
+}
+
 TEST_F(PackRunnerTest, GivenAKernelThatDoesNotCompile_BuildShouldReturnTheBuildLog) {
   nlohmann::json entry = GemmPackEntry(8, 8, 8);
   entry["program"]["launches"][1]["source"] = "__kernel void gemm(__global float* C) { C[0] = undefined_name; }";
