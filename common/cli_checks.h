@@ -75,6 +75,9 @@ template <typename T>
 CLI::Validator Whole() {
   return CLI::Validator(
       [](std::string& text) -> std::string {
+        // Not a number at all ("0x10", "2.5"): its range would mislead where a sign check follows ("from 0", then 0
+        // refused as not above 0).
+        if (std::string problem = detail::NotPlainDecimal(text); !problem.empty()) return problem;
         const bool negative = !text.empty() && text[0] == '-';
         const std::string digits = text.substr(!text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0);
         bool fits = !digits.empty() && digits.find_first_not_of("0123456789") == std::string::npos &&

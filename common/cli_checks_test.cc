@@ -77,6 +77,17 @@ TEST(CliChecksTest, GivenAWholeNumberPastItsType_WeShouldStillSayWhy) {
             "--offset: expected a whole number that fits in 64 bits, got '-9223372036854775809'");
 }
 
+// Text that is no whole number is said so, without the type's range: "from 0 to ..." of --batch 0x10 read as if 0
+// were allowed, where a check that follows refuses it.
+TEST(CliChecksTest, GivenAWholeOfAType_WeShouldSayItsRangeOnlyOfANumberPastIt) {
+  EXPECT_EQ(Says(Whole<uint32_t>(), "16"), "");
+  EXPECT_EQ(Says(Whole<uint32_t>(), "0x10"), "expected a whole number in decimal digits, got '0x10'");
+  EXPECT_EQ(Says(Whole<uint32_t>(), "2.5"), "expected a whole number in decimal digits, got '2.5'");
+  EXPECT_EQ(Says(Whole<uint32_t>(), "4294967296"), "expected a whole number from 0 to 4294967295, got '4294967296'");
+  EXPECT_EQ(Says(Whole<int32_t>(), "-2147483649"),
+            "expected a whole number from -2147483648 to 2147483647, got '-2147483649'");
+}
+
 TEST(CliChecksTest, GivenAWholeBetween_WeShouldTakeItsBoundsAndRefuseTheRestInPlainWords) {
   EXPECT_EQ(Says(WholeBetween(0, 65535), "0"), "");
   EXPECT_EQ(Says(WholeBetween(0, 65535), "65535"), "");

@@ -67,7 +67,7 @@ TEST(BadInputE2E, GivenANumberOutOfRangeEachToolShouldNameTheOptionInOneLineAndE
       {{bin + "/tunefleet", "tune", "--rpc-key", "k", "--task", "gemm:64,64,64", "--priority", "9999999999"},
        "--priority: expected a whole number from -2147483648 to 2147483647, got '9999999999'"},
       {{bin + "/tunefleet", "tune", "--rpc-key", "k", "--task", "gemm:64,64,64", "--number", "2.5"},
-       "--number: expected a whole number from 0 to 4294967295, got '2.5'"},
+       "--number: expected a whole number in decimal digits, got '2.5'"},
       {{bin + "/tunefleet", "tune", "--rpc-key", "k", "--task", "gemm:64,64,64", "--min-repeat-ms", "99999999999"},
        "--min-repeat-ms: expected a whole number from 0 to 4294967295, got '99999999999'"},
       {{bin + "/tunefleet", "tune", "--rpc-key", "k", "--task", "gemm:64,64,64", "--wait", "-5"},

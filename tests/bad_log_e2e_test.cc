@@ -310,7 +310,8 @@ TEST(BadInputE2E, GivenANewLogAndAnImportWhoseOnlyLineIsRefusedNoLogShouldBeLeft
   EXPECT_TRUE(std::filesystem::exists(db));
 }
 
-// A log of two device models holds two kernel packs: `-o pack.json` made a folder of that name; `-` is refused too.
+// A log of two device models holds two kernel packs: `-o pack.json` made a folder of that name; `-` and a file that
+// exists are refused too.
 TEST(BadInputE2E, GivenALogOfTwoDevicesTheKernelPackExportShouldWantAFolder) {
   LocalFleet fleet;  // no tracker
   ASSERT_NO_FATAL_FAILURE(ImportOneRecord(fleet));  // writes one.autotvm.log
@@ -325,8 +326,9 @@ TEST(BadInputE2E, GivenALogOfTwoDevicesTheKernelPackExportShouldWantAFolder) {
   std::ofstream(lines) << line << "\n" << other << "\n";
   RunResult imported = fleet.Cli({"import", "--db", db, lines}, std::chrono::seconds(30), false);
   ASSERT_EQ(imported.exit_code, 0) << imported.output;
-  const std::string file = fleet.dir() + "/pack.json";
-  for (const std::string& out : {file, std::string("-")}) {
+  const std::string file = fleet.dir() + "/pack.json", existing = fleet.dir() + "/packs.out";
+  std::ofstream(existing) << "before\n";  // a file that exists, of any name: it failed with "cannot create directory"
+  for (const std::string& out : {file, std::string("-"), existing}) {
     RunResult r = fleet.Cli({"export", "--db", db, "--format", "kernel-pack", "-o", out}, std::chrono::seconds(30),
                             false);
     EXPECT_EQ(r.exit_code, 2) << r.output;
@@ -335,6 +337,7 @@ TEST(BadInputE2E, GivenALogOfTwoDevicesTheKernelPackExportShouldWantAFolder) {
     EXPECT_EQ(CountLines(r.output), 1) << r.output;
   }
   EXPECT_FALSE(std::filesystem::exists(file));
+  EXPECT_EQ(std::filesystem::file_size(existing), 7u);
   const std::string folder = fleet.dir() + "/packs";
   RunResult r = fleet.Cli({"export", "--db", db, "--format", "kernel-pack", "-o", folder}, std::chrono::seconds(30),
                           false);

@@ -246,8 +246,8 @@ TEST_F(TuneGemmE2E, GivenConfirmTheBestConfigsShouldBeMeasuredAgainAndRankedByTh
                                "WHERE status = 0");
   ASSERT_GE(ran, 2) << r.output;
   const int jobs = 2 * std::min(3, ran);
-  EXPECT_NE(r.output.find("--confirm 3: measuring each unit's 3 best configs 2 more times (" + std::to_string(jobs) +
-                          " jobs)"),
+  EXPECT_NE(r.output.find("--confirm 3: measuring the 3 best configs of 1 of 1 unit(s) 2 more times (" +
+                          std::to_string(jobs) + " jobs)"),
             std::string::npos)
       << r.output;
   // The round's progress counts repeats, and its last line (forced at the end of each batch) says all were done.

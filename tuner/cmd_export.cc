@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/atomic_file.h"
+#include "common/printable.h"
 #include "storage/tuning_log.h"
 #include "tuner/command.h"
 #include "tuner/export_autotvm.h"
@@ -17,6 +18,12 @@
 
 namespace tunefleet {
 namespace {
+
+// "N kernel(s) for DEVICE", the device's name as the log holds it, escaped.
+std::string PackLine(const KernelPackFile& pack) {
+  return std::to_string(pack.pack["kernels"].size()) + " kernel(s) for " +
+         Printable(pack.pack["device"]["name"].get<std::string>(), 120);
+}
 
 struct ExportOptions {
   std::string db;
@@ -74,13 +81,14 @@ int RunExport(const ExportOptions& o) {
       return Status::OK();
     });
     if (!s.ok()) return CommandError("export", s.message());
-    std::cerr << "tunefleet export: " << packs->front().pack["kernels"].size() << " kernels for "
-              << packs->front().pack["device"]["name"].get<std::string>() << " written to standard output\n";
+    std::cerr << "tunefleet export: " << PackLine(packs->front()) << " written to standard output\n";
     return 0;
   }
-  // A name ending in .json is a file: a log of several device models has no one file to write (it made a folder
-  // of that name).
-  if (std::error_code ec; packs->size() > 1 && o.out.ends_with(".json") && !std::filesystem::is_directory(o.out, ec)) {
+  // A name ending in .json, or a file that exists, is a file: a log of several device models has no one file to
+  // write (it made a folder of that name, or failed on the file with "cannot create directory").
+  std::error_code ec;
+  const bool folder = std::filesystem::is_directory(o.out, ec);
+  if (packs->size() > 1 && !folder && (o.out.ends_with(".json") || std::filesystem::exists(o.out, ec))) {
     return CommandError("export", "the log holds " + std::to_string(packs->size()) +
                                       " device models, one kernel pack each: give -o FOLDER, not the file " + o.out,
                         2);
@@ -88,8 +96,7 @@ int RunExport(const ExportOptions& o) {
   auto paths = WriteKernelPacks(*packs, o.out);
   if (!paths.ok()) return CommandError("export", paths.status().message());
   for (size_t i = 0; i < paths->size(); ++i) {
-    std::cerr << "tunefleet export: " << (*packs)[i].pack["kernels"].size() << " kernels for "
-              << (*packs)[i].pack["device"]["name"].get<std::string>() << " written to " << (*paths)[i] << "\n";
+    std::cerr << "tunefleet export: " << PackLine((*packs)[i]) << " written to " << (*paths)[i] << "\n";
   }
   return 0;
 }

@@ -130,7 +130,7 @@ std::string FormatTaskTable(const ImportedModel& model, const std::vector<ModelT
       n += count;
       list += (list.empty() ? "" : ", ") + op + " x" + std::to_string(count);
     }
-    out << "not tuned (" << n << " nodes): " << list << "\n";
+    out << "not tuned (" << n << (n == 1 ? " node): " : " nodes): ") << list << "\n";
   }
   return out.str();
 }

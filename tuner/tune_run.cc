@@ -509,8 +509,14 @@ Result<TuneSummary> RunTune(const TuneOptions& opts, DeferredLog& run_log) {
       }
       if (jobs.empty()) break;
       if (round == 0) {
-        spdlog::info("--confirm {}: measuring each unit's {} best configs {} more times ({} jobs); a config's best "
-                     "is then the median of its results", opts.confirm, opts.confirm, kConfirmRepeats, jobs.size());
+        // A unit of fewer than two successful configs has nothing to choose between; one whose best have three
+        // results each (a resumed run) is confirmed already.
+        const std::string others = units == entries.size() ? ""
+                                   : "; the other units have fewer than two successful configs or are confirmed "
+                                     "already";
+        spdlog::info("--confirm {}: measuring the {} best configs of {} of {} unit(s) {} more times ({} jobs{}); a "
+                     "config's best is then the median of its results", opts.confirm, opts.confirm, units,
+                     entries.size(), kConfirmRepeats, jobs.size(), others);
       } else {
         spdlog::info("--confirm {}: in {} unit(s) a config measured once is now the best: measuring the {} best "
                      "again ({} jobs)", opts.confirm, units, opts.confirm, jobs.size());
