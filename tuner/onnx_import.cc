@@ -84,15 +84,38 @@ void ClearSubgraphShapes(onnx::GraphProto* graph) {
   }
 }
 
+// An --input-shape value for an input of `shape`, as an example: its known dims as they are, each dynamic one 1 (a
+// batch, most often); an input of no shape at all gets an image's.
+std::string ExampleDims(const onnx::TensorShapeProto& shape) {
+  if (shape.dim_size() == 0) return "1x3x224x224";
+  std::string out;
+  for (const auto& d : shape.dim()) {
+    out += (out.empty() ? "" : "x") + std::to_string(d.has_dim_value() ? d.dim_value() : 1);
+  }
+  return out;
+}
+
 // Applies --input-shape values and rejects graph inputs left with dynamic dims.
 Status FixInputShapes(onnx::GraphProto* graph, const ImportOptions& options) {
   std::set<std::string> initializers;
   for (const auto& t : graph->initializer()) initializers.insert(t.name());
-  std::set<std::string> used;
+  // A misnamed --input-shape is said first: a model with a dynamic input said that input's dims were missing, as if
+  // the name given had not been given.
+  std::set<std::string> inputs;
   std::string names;
+  for (const auto& in : graph->input()) {
+    if (initializers.count(in.name()) || !inputs.insert(in.name()).second) continue;
+    names += (names.empty() ? "" : ", ") + in.name();
+  }
+  for (const auto& [name, dims] : options.input_shapes) {
+    if (!inputs.count(name)) {
+      return Status::InvalidArgument("--input-shape names '" + name + "', which is not a graph input (inputs: " +
+                                     names + ")");
+    }
+  }
+  std::set<std::string> used;
   for (auto& in : *graph->mutable_input()) {
     if (initializers.count(in.name())) continue;
-    names += (names.empty() ? "" : ", ") + in.name();
     auto* shape = in.mutable_type()->mutable_tensor_type()->mutable_shape();
     if (auto it = options.input_shapes.find(in.name()); it != options.input_shapes.end()) {
       used.insert(in.name());
@@ -115,13 +138,8 @@ Status FixInputShapes(onnx::GraphProto* graph, const ImportOptions& options) {
     }
     if (dynamic) {
       return Status::InvalidArgument("input '" + in.name() + "' has dynamic dims " + DimsText(*shape) +
-                                     "; give them with --input-shape " + in.name() + ":1x3x224x224 (for example)");
-    }
-  }
-  for (const auto& [name, dims] : options.input_shapes) {
-    if (!used.count(name)) {
-      return Status::InvalidArgument("--input-shape names '" + name + "', which is not a graph input (inputs: " +
-                                     names + ")");
+                                     "; give them with --input-shape " + in.name() + ":" + ExampleDims(*shape) +
+                                     " (for example)");
     }
   }
   if (!used.empty()) {
@@ -290,7 +308,8 @@ Status ExtractGraph(const onnx::GraphProto& graph, const OnnxGraphView& view, in
       // Not an operator of ONNX at this opset (a misspelt or custom op type): say so, for it may be the cause.
       ++out->not_tuned[Printable(node.op_type(), 64, PrintableBytes::kAsciiOnly) + " (not an ONNX operator)"];
     } else {
-      ++out->not_tuned[Printable(e.not_tuned, 100, PrintableBytes::kAsciiOnly)];
+      // Long enough for a rejected task's spec and the bound it passes ("its sizes multiply to more than 2^62").
+      ++out->not_tuned[Printable(e.not_tuned, 240, PrintableBytes::kAsciiOnly)];
     }
   }
   return Status::OK();

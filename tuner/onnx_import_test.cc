@@ -188,7 +188,7 @@ TEST_F(OnnxImportTest, GivenADynamicBatch_WeShouldAskForInputShapeAndUseItWhenGi
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.status().message(),
             "dyn.onnx: input 'data' has dynamic dims [batch,3,32,32]; give them with --input-shape "
-            "data:1x3x224x224 (for example)");
+            "data:1x3x32x32 (for example)");
 
   ImportOptions options;
   options.input_shapes["data"] = {4, 3, 32, 32};
@@ -211,11 +211,18 @@ TEST_F(OnnxImportTest, GivenANegativeInputDim_WeShouldSayTheDimIsWrongNotDynamic
 
 TEST_F(OnnxImportTest, GivenAnInputShapeForAnUnknownInput_WeShouldListTheRealInputs) {
   onnx::ModelProto model = MakeResNetLikeModel();
-  ImportOptions options;
-  options.input_shapes["image"] = {1, 3, 32, 32};
-  auto m = ImportOnnxModel(model, "r.onnx", options);
-  ASSERT_FALSE(m.ok());
-  EXPECT_NE(m.status().message().find("'image', which is not a graph input (inputs: data)"), std::string::npos);
+  // Also where the real input is dynamic: that said its dims were missing, as if no --input-shape had been given.
+  onnx::ModelProto dynamic = model;
+  dynamic.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)
+      ->set_dim_param("N");
+  for (onnx::ModelProto* each : {&model, &dynamic}) {
+    ImportOptions options;
+    options.input_shapes["image"] = {1, 3, 32, 32};
+    auto m = ImportOnnxModel(*each, "r.onnx", options);
+    ASSERT_FALSE(m.ok());
+    EXPECT_NE(m.status().message().find("'image', which is not a graph input (inputs: data)"), std::string::npos)
+        << m.status().message();
+  }
 }
 
 // The ResNet-like model's input feeding one node of `op_type` whose output, of no known shape, is the graph's.
@@ -411,6 +418,40 @@ TEST_F(OnnxImportTest, GivenMatMulAddRelu_WeShouldGetOneDenseTaskWithBiasAndTheB
   EXPECT_TRUE(m->not_tuned.empty());
 }
 
+// The example shape fits the input: its known dims, each dynamic one 1 (it was 1x3x224x224 whatever the rank).
+TEST_F(OnnxImportTest, GivenADynamicInputOfAnotherRank_TheExampleShapeShouldFitIt) {
+  DenseGraph d;
+  d.Input("a", {0, 16});
+  d.g->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("S");
+  d.Weight("W", {16, 4});
+  d.Node("MatMul", {"a", "W"}, "y");
+  d.Output("y");
+  auto m = ImportOnnxModel(d.model, "seq.onnx", {});
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().message(),
+            "seq.onnx: input 'a' has dynamic dims [S,16]; give them with --input-shape a:1x16 (for example)");
+}
+
+// Leading dims flattened into M (or a batch) past 2^63 wrapped round: 2^62+1 x 4 rows became an M of 4, tuned as
+// gemm:4,16,16. The product is held at its limit, and the task's bounds refuse it.
+TEST_F(OnnxImportTest, GivenAMatMulWhoseFlattenedRowsPassTheRangeOfItsSizes_WeShouldNotTuneAWrappedShape) {
+  DenseGraph d;
+  d.Input("a", {(int64_t{1} << 62) + 1, 4, 16});
+  d.Input("x", {2, 16});
+  d.Weight("W", {16, 16});
+  d.Node("MatMul", {"a", "W"}, "y");
+  d.Node("MatMul", {"x", "W"}, "z");
+  d.Output("y");
+  d.Output("z");
+  auto m = ImportOnnxModel(d.model, "wrap.onnx", {});
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  ASSERT_EQ(m->ops.size(), 1u);
+  EXPECT_EQ(m->ops[0].task.ToSpec(), "gemm:2,16,16:float32");
+  ASSERT_EQ(m->not_tuned.size(), 1u);
+  EXPECT_NE(m->not_tuned.begin()->first.find("MatMul (task rejected: "), std::string::npos)
+      << m->not_tuned.begin()->first;
+}
+
 // A square layer (M = N = 4) whose added constant holds N values but is not a bias over the N outputs: [4,1] adds
 // one value per row. Tuned as a bias, the kernel would compute another function than the model's.
 TEST_F(OnnxImportTest, GivenAColumnAddedToASquareGemmOrMatMul_WeShouldNotTakeItForTheBias) {
@@ -460,6 +501,12 @@ void SetAttr(onnx::NodeProto* node, const std::string& name, const std::vector<i
   a->set_name(name);
   a->set_type(onnx::AttributeProto::INTS);
   for (int64_t x : v) a->add_ints(x);
+}
+void SetAttr(onnx::NodeProto* node, const std::string& name, int64_t v) {
+  auto* a = node->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(v);
 }
 
 // The kernels compute in float or half: an int32 MatMul became `gemm:4,16,8:float32`, a float64 Conv a float32 one.
@@ -580,6 +627,48 @@ TEST_F(OnnxImportTest, GivenAPoolWindowTheModelCannotRun_WeShouldRefuseTheModelN
     ASSERT_FALSE(m.ok()) << c.says;
     const std::string tail = c.kernel[0] == 2 ? " (a window over padding alone has no value)" : " (pad 0)";
     EXPECT_EQ(m.status().message(), "pool.onnx: node 'pool1' (MaxPool): " + c.says + tail);
+  }
+}
+
+// Symmetric on each axis but not the same on both, as a 1x3 convolution's "same" padding: a task states one pad, so
+// it is not tuned, but it was called "asymmetric pads", which it is not.
+TEST_F(OnnxImportTest, GivenAPadThatDiffersBetweenHAndW_WeShouldSaySoRatherThanAsymmetric) {
+  DenseGraph d;
+  d.Input("x", {1, 4, 8, 8});
+  d.Weight("w", {4, 4, 1, 3});
+  auto* conv = d.Node("Conv", {"x", "w"}, "y");
+  SetAttr(conv, "pads", std::vector<int64_t>{0, 1, 0, 1});
+  d.Node("Relu", {"x"}, "r");  // a layer beside it: the model is not one of no tunable operator
+  d.Output("y");
+  d.Output("r");
+  auto m = ImportOnnxModel(d.model, "pads.onnx", {});
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("Conv (pad differs between H and W) x1"), std::string::npos)
+      << m.status().message();
+  EXPECT_EQ(m.status().message().find("asymmetric"), std::string::npos) << m.status().message();
+}
+
+// ceil_mode changes a pool only where its windows do not fit the padded input exactly: there it adds a partial last
+// window, which pool.worksize does not compute. Where they fit, it is the same pool (torchvision exports such).
+TEST_F(OnnxImportTest, GivenCeilModeOnAPoolWhoseWindowsFitTheInput_WeShouldTuneItAndOtherwiseNot) {
+  for (const auto& [kernel, tuned] : {std::pair<int64_t, bool>{2, true}, std::pair<int64_t, bool>{3, false}}) {
+    DenseGraph d;
+    d.Input("x", {1, 4, 8, 8});
+    auto* pool = d.Node("MaxPool", {"x"}, "y");
+    SetAttr(pool, "kernel_shape", std::vector<int64_t>{kernel, kernel});
+    SetAttr(pool, "strides", std::vector<int64_t>{2, 2});
+    SetAttr(pool, "ceil_mode", int64_t{1});
+    d.Output("y");
+    auto m = ImportOnnxModel(d.model, "pool.onnx", {});
+    if (tuned) {
+      ASSERT_TRUE(m.ok()) << m.status().ToString();
+      ASSERT_EQ(m->ops.size(), 1u);
+      EXPECT_EQ(m->ops[0].task.ToSpec(), "pool:1,4,8,8,2,2,2,0:float32");
+    } else {
+      ASSERT_FALSE(m.ok());
+      EXPECT_NE(m.status().message().find("MaxPool (ceil_mode, with a partial last window) x1"), std::string::npos)
+          << m.status().message();
+    }
   }
 }
 

@@ -116,7 +116,8 @@ Window SpatialWindow(const onnx::NodeProto& node, const Dims& x, int64_t kh, int
   auto [wb, we] = AxisPads(auto_pad, pads, 1, x[3], kw, strides[1], dil[1]);
   if (strides[0] != strides[1]) w.why_not = "stride differs between H and W";
   if (dil[0] != dil[1]) w.why_not = "dilation differs between H and W";
-  if (hb != he || wb != we || hb != wb) w.why_not = "asymmetric pads";
+  if (hb != wb) w.why_not = "pad differs between H and W";  // a 1x7 "same" conv: tasks carry one pad
+  if (hb != he || wb != we) w.why_not = "asymmetric pads";
   w.stride = strides[0];
   w.dilation = dil[0];
   w.pad = hb;
@@ -188,9 +189,13 @@ ExtractedNode ExtractConv(const onnx::GraphProto& graph, const OnnxGraphView& vi
   return e;
 }
 
+// The product of d[from, to), held at INT64_MAX past it (the task's bounds then refuse it, as they refuse a Conv's
+// sizes that multiply past 2^62): a MatMul's batch dims of 2^62+1 x 4 wrapped round to an M of 4.
 int64_t Product(const Dims& d, size_t from, size_t to) {
   int64_t p = 1;
-  for (size_t i = from; i < to; ++i) p *= d[i];
+  for (size_t i = from; i < to; ++i) {
+    if (__builtin_mul_overflow(p, d[i], &p)) return std::numeric_limits<int64_t>::max();
+  }
   return p;
 }
 
@@ -301,7 +306,6 @@ ExtractedNode ExtractPool(const onnx::GraphProto& graph, const OnnxGraphView& vi
     if (ks.size() != 2) return NotTuned(type, "not 2-D");
     kh = ks[0];
     kw = ks[1];
-    if (AttrInt(node, "ceil_mode", 0) != 0) return NotTuned(type, "ceil_mode");
     if (node.output_size() > 1 && !node.output(1).empty()) return NotTuned(type, "indices output");
     win = SpatialWindow(node, *x, kh, kw);
     if (!win.why_not.empty()) return NotTuned(type, win.why_not);
@@ -324,6 +328,14 @@ ExtractedNode ExtractPool(const onnx::GraphProto& graph, const OnnxGraphView& vi
     }
     if (type == "AveragePool" && win.pad > 0 && AttrInt(node, "count_include_pad", 0) != 0) {
       return NotTuned(type, "count_include_pad");
+    }
+    // ceil_mode adds a last, partial window where the windows do not fit the padded input exactly; where they do, it
+    // changes nothing (torchvision exports it so on pools that divide their input).
+    const auto exact = [&win](int64_t k, int64_t in) {
+      return (static_cast<__int128>(in) + 2 * static_cast<__int128>(win.pad) - k) % win.stride == 0;
+    };
+    if (AttrInt(node, "ceil_mode", 0) != 0 && !(win.stride > 0 && exact(kh, h) && exact(kw, w))) {
+      return NotTuned(type, "ceil_mode, with a partial last window");
     }
   }
   ExtractedNode e;
