@@ -250,10 +250,13 @@ TEST(BadInputE2E, GivenALogWithADamagedPageEachReadingCommandShouldNameTheLogOnc
 // A log whose index of records is damaged: the reading commands may not use that page, but a tune or an import
 // would fail at the first record that touches it, a tune after leasing a device and measuring. Both refuse the log
 // at once, before the tracker is asked (none listens at its address here: that would be said instead), in one line,
-// and leave the file as it was.
+// and leave the file as it was: the log here is in rollback-journal mode (as a copy made by another tool may be),
+// which a check done after the open's switch to WAL changed before refusing it.
 TEST(BadInputE2E, GivenALogWithADamagedIndexTuneAndImportShouldRefuseItBeforeAskingTheTracker) {
   LocalFleet fleet;  // no tracker
   ASSERT_NO_FATAL_FAILURE(ImportOneRecord(fleet));
+  fleet.ExecSql("PRAGMA journal_mode = DELETE");
+  ASSERT_EQ(fleet.Sql("PRAGMA journal_mode"), (std::vector<std::vector<std::string>>{{"delete"}}));
   const auto root = fleet.Sql("SELECT rootpage FROM sqlite_master WHERE name = 'records_by_workload'");
   const auto page_size = fleet.Sql("PRAGMA page_size");
   ASSERT_EQ(root.size(), 1u);

@@ -116,6 +116,8 @@ Status FixInputShapes(onnx::GraphProto* graph, const ImportOptions& options) {
   std::set<std::string> used;
   for (auto& in : *graph->mutable_input()) {
     if (initializers.count(in.name())) continue;
+    // Asked before mutable_shape() sets the field: an input of no shape at all is dynamic, not a scalar.
+    const bool shapeless = !in.type().tensor_type().has_shape();
     auto* shape = in.mutable_type()->mutable_tensor_type()->mutable_shape();
     if (auto it = options.input_shapes.find(in.name()); it != options.input_shapes.end()) {
       used.insert(in.name());
@@ -128,13 +130,17 @@ Status FixInputShapes(onnx::GraphProto* graph, const ImportOptions& options) {
       for (int64_t d : it->second) shape->add_dim()->set_dim_value(d);
       continue;
     }
-    bool dynamic = !in.type().tensor_type().has_shape();
+    bool dynamic = shapeless;
     for (const auto& d : shape->dim()) {
       if (d.has_dim_value() && d.dim_value() <= 0)
         return Status::InvalidArgument("input '" + in.name() + "' has a dim of " + std::to_string(d.dim_value()) +
                                        " in " + DimsText(*shape) + " (dims are 1 or more); give its shape with "
                                        "--input-shape " + in.name() + ":1x3x224x224 (for example)");
       dynamic = dynamic || !d.has_dim_value();
+    }
+    if (shapeless) {
+      return Status::InvalidArgument("input '" + in.name() + "' has no shape; give it with --input-shape " +
+                                     in.name() + ":" + ExampleDims(*shape) + " (for example)");
     }
     if (dynamic) {
       return Status::InvalidArgument("input '" + in.name() + "' has dynamic dims " + DimsText(*shape) +

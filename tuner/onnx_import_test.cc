@@ -426,10 +426,23 @@ TEST_F(OnnxImportTest, GivenADynamicInputOfAnotherRank_TheExampleShapeShouldFitI
   d.Weight("W", {16, 4});
   d.Node("MatMul", {"a", "W"}, "y");
   d.Output("y");
+  onnx::ModelProto shapeless = d.model;
   auto m = ImportOnnxModel(d.model, "seq.onnx", {});
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.status().message(),
             "seq.onnx: input 'a' has dynamic dims [S,16]; give them with --input-shape a:1x16 (for example)");
+  // An input of no shape at all is asked for too (it was read as a scalar, and shape inference failed on it).
+  shapeless.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+  onnx::ModelProto given = shapeless;
+  auto none = ImportOnnxModel(shapeless, "seq.onnx", {});
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().message(),
+            "seq.onnx: input 'a' has no shape; give it with --input-shape a:1x3x224x224 (for example)");
+  ImportOptions options;
+  options.input_shapes["a"] = {5, 16};
+  auto ok = ImportOnnxModel(given, "seq.onnx", options);
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok->ops[0].task.ToSpec(), "gemm:5,4,16:float32");
 }
 
 // Leading dims flattened into M (or a batch) past 2^63 wrapped round: 2^62+1 x 4 rows became an M of 4, tuned as
@@ -664,6 +677,19 @@ TEST_F(OnnxImportTest, GivenCeilModeOnAPoolWhoseWindowsFitTheInput_WeShouldTuneI
       ASSERT_TRUE(m.ok()) << m.status().ToString();
       ASSERT_EQ(m->ops.size(), 1u);
       EXPECT_EQ(m->ops[0].task.ToSpec(), "pool:1,4,8,8,2,2,2,0:float32");
+      // Under auto_pad SAME_UPPER the output is ceil(in / stride) with or without ceil_mode: a 1x1 window at stride
+      // 2 leaves a remainder, and is the same pool still.
+      DenseGraph same;
+      same.Input("x", {1, 4, 8, 8});
+      auto* one = same.Node("MaxPool", {"x"}, "y");
+      SetAttr(one, "kernel_shape", std::vector<int64_t>{1, 1});
+      SetAttr(one, "strides", std::vector<int64_t>{2, 2});
+      SetAttr(one, "auto_pad", std::string("SAME_UPPER"));
+      SetAttr(one, "ceil_mode", int64_t{1});
+      same.Output("y");
+      auto s = ImportOnnxModel(same.model, "same.onnx", {});
+      ASSERT_TRUE(s.ok()) << s.status().ToString();
+      EXPECT_EQ(s->ops[0].task.ToSpec(), "pool:1,4,8,8,1,1,2,0:float32");
     } else {
       ASSERT_FALSE(m.ok());
       EXPECT_NE(m.status().message().find("MaxPool (ceil_mode, with a partial last window) x1"), std::string::npos)

@@ -330,11 +330,13 @@ ExtractedNode ExtractPool(const onnx::GraphProto& graph, const OnnxGraphView& vi
       return NotTuned(type, "count_include_pad");
     }
     // ceil_mode adds a last, partial window where the windows do not fit the padded input exactly; where they do, it
-    // changes nothing (torchvision exports it so on pools that divide their input).
+    // changes nothing (torchvision exports it so on pools that divide their input). Nor under auto_pad SAME_*, whose
+    // output is ceil(in / stride) either way.
     const auto exact = [&win](int64_t k, int64_t in) {
       return (static_cast<__int128>(in) + 2 * static_cast<__int128>(win.pad) - k) % win.stride == 0;
     };
-    if (AttrInt(node, "ceil_mode", 0) != 0 && !(win.stride > 0 && exact(kh, h) && exact(kw, w))) {
+    const bool same = AttrString(node, "auto_pad", "NOTSET").starts_with("SAME_");
+    if (AttrInt(node, "ceil_mode", 0) != 0 && !same && !(win.stride > 0 && exact(kh, h) && exact(kw, w))) {
       return NotTuned(type, "ceil_mode, with a partial last window");
     }
   }
