@@ -317,6 +317,12 @@ TEST(BadInputE2E, GivenAnInputThatNeedsNoDeviceItShouldBeRefusedBeforeTheTracker
       {{bin, "tune", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--task", "gemm:64,64,64", "--precision",
         "float16", "--db", fleet.db()},
        "--precision and --mixed-precision-ops apply to a model's tasks"},
+      // It had no effect without a --precision that lowers layers, and said nothing.
+      {{bin, "tune", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "model.onnx", "--mixed-precision-ops", "pool",
+        "--db", fleet.db()},
+       "--mixed-precision-ops names the layers that --precision lowers; give --precision float16 or float16-acc32"},
+      {{bin, "tasks", "model.onnx", "--precision", "float32", "--mixed-precision-ops", "all"},
+       "--mixed-precision-ops names the layers that --precision lowers; give --precision float16 or float16-acc32"},
       {{bin, "tune", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--task", "gemm:64,64,64", "--input-shape",
         "x:1x3x32x32", "--db", fleet.db()},
        "--input-shape gives a model input's shape; a --task spec names its own sizes"},

@@ -18,6 +18,7 @@ struct TasksArgs {
   std::vector<std::string> input_shapes;
   std::string precision = "float32";
   std::string mixed_ops = "conv2d,dense";
+  bool mixed_ops_given = false;
   bool split_activations = false;
 };
 
@@ -33,6 +34,9 @@ int RunTasks(const TasksArgs& args) {
   options.precision.precision = *precision;
   auto ops = ParseMixedPrecisionOps(args.mixed_ops);
   if (!ops.ok()) return CommandError("tasks", ops.status().message(), 2);
+  if (args.mixed_ops_given && *precision == Precision::kFloat32) {
+    return CommandError("tasks", kMixedOpsWithoutPrecision, 2);
+  }
   options.precision.ops = *ops;
   options.split_activations = args.split_activations;
 
@@ -77,13 +81,16 @@ void RegisterTasks(CLI::App& app, int* exit_code) {
       ->take_all();
   sub->add_option("--precision", args->precision, "float32 | float16 | float16-acc32 (default float32)")
       ->check(cli::NotEmpty());
-  sub->add_option("--mixed-precision-ops", args->mixed_ops,
-                  "Op kinds that take --precision, the rest stay float32: conv2d,depthwise_conv2d,dense,pool,all "
-                  "(default conv2d,dense)")
-      ->check(cli::NotEmpty());
+  CLI::Option* mixed = sub->add_option("--mixed-precision-ops", args->mixed_ops,
+                                       "Op kinds that take --precision, the rest stay float32: "
+                                       "conv2d,depthwise_conv2d,dense,pool,all (default conv2d,dense)")
+                           ->check(cli::NotEmpty());
   sub->add_flag("--split-activations", args->split_activations,
                 "Make the fused activation (act=relu|relu6) part of each task instead of grouping by workload");
-  sub->callback([args, exit_code] { *exit_code = RunTasks(*args); });
+  sub->callback([args, exit_code, mixed] {
+    args->mixed_ops_given = mixed->count() > 0;
+    *exit_code = RunTasks(*args);
+  });
 }
 
 }  // namespace tunefleet

@@ -63,6 +63,9 @@ Result<std::vector<TuneTask>> CollectTasks(const TuneArgs& a) {
     return Status::InvalidArgument("--precision and --mixed-precision-ops apply to a model's tasks; a --task spec "
                                    "names its own type (e.g. gemm:256,256,256:float16)");
   }
+  if (!a.mixed_ops.empty() && (a.precision.empty() || a.precision == "float32")) {
+    return Status::InvalidArgument(kMixedOpsWithoutPrecision);
+  }
   if (a.model.empty() && !a.input_shapes.empty()) {
     return Status::InvalidArgument("--input-shape gives a model input's shape; a --task spec names its own sizes");
   }

@@ -37,6 +37,11 @@ struct PrecisionPolicy {
   bool Applies(const Task& task) const;
 };
 
+// The refusal of --mixed-precision-ops without a --precision that lowers anything (it had no effect, unsaid).
+inline constexpr char kMixedOpsWithoutPrecision[] =
+    "--mixed-precision-ops names the layers that --precision lowers; give --precision float16 or float16-acc32 with "
+    "it (without, every layer keeps its type)";
+
 // Parses "conv2d,dense" (also accepts "all", and "gemm"/"matmul" for dense). Errors name the bad entry.
 Result<std::set<std::string>> ParseMixedPrecisionOps(std::string_view csv);
 
