@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -274,6 +275,28 @@ Status CheckWindowAttributes(const onnx::GraphProto& graph, const std::string& s
   return Status::OK();
 }
 
+// Each value of a graph is assigned once (ONNX's static single assignment): a node's output that a graph input, an
+// initializer or an earlier node's output already names makes no valid model (two Convs writing "y" were tuned as
+// two layers of one workload). The main graph's values; a subgraph may name its own.
+Status CheckSingleAssignment(const onnx::GraphProto& graph) {
+  std::map<std::string, std::string> assigned;  // value: what assigns it
+  for (const auto& in : graph.input()) assigned.emplace(in.name(), "a graph input");
+  for (const auto& t : graph.initializer()) assigned.emplace(t.name(), "an initializer");
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const onnx::NodeProto& node = graph.node(i);
+    const std::string self = "node '" + ScopedNodeName("", node, i) + "' (" + node.op_type() + ")";
+    for (const std::string& out : node.output()) {
+      if (out.empty()) continue;  // an optional output left out
+      auto [at, added] = assigned.emplace(out, self);
+      if (!added) {
+        return Status::InvalidArgument(self + " writes '" + Printable(out, 80) + "', which " + at->second +
+                                       " assigns already (an ONNX graph assigns each value once)");
+      }
+    }
+  }
+  return Status::OK();
+}
+
 // ONNX's control-flow operators, whose work is all in their subgraphs (an If's branches, a Loop's or Scan's body).
 bool IsControlFlow(const onnx::NodeProto& node) {
   const std::string& t = node.op_type();
@@ -335,6 +358,7 @@ Result<ImportedModel> ImportOnnxModel(onnx::ModelProto& model, const std::string
   if (!opset.ok()) return opset.status().WithContext(name);
   TF_RETURN_IF_ERROR(FixInputShapes(model.mutable_graph(), options).WithContext(name));
   TF_RETURN_IF_ERROR(CheckWindowAttributes(model.graph(), "").WithContext(name));
+  TF_RETURN_IF_ERROR(CheckSingleAssignment(model.graph()).WithContext(name));
   try {
     // error_mode 1: a node whose shapes contradict its operator is an error, not silently skipped.
     onnx::ShapeInferenceOptions si(/*check_type_val=*/false, /*strict_mode_val=*/1, /*data_prop_val=*/true);

@@ -445,6 +445,30 @@ TEST_F(OnnxImportTest, GivenADynamicInputOfAnotherRank_TheExampleShapeShouldFitI
   EXPECT_EQ(ok->ops[0].task.ToSpec(), "gemm:5,4,16:float32");
 }
 
+// Two nodes writing one value make no valid ONNX graph: they were tuned as two layers of one workload, exit 0.
+TEST_F(OnnxImportTest, GivenTwoNodesWritingOneValue_WeShouldRefuseTheModelNamingThem) {
+  DenseGraph d;
+  d.Input("x", {2, 16});
+  d.Weight("W", {16, 16});
+  d.Node("MatMul", {"x", "W"}, "y")->set_name("first");
+  d.Node("MatMul", {"x", "W"}, "y")->set_name("second");
+  d.Output("y");
+  auto m = ImportOnnxModel(d.model, "twice.onnx", {});
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().message(),
+            "twice.onnx: node 'second' (MatMul) writes 'y', which node 'first' (MatMul) assigns already (an ONNX "
+            "graph assigns each value once)");
+  DenseGraph input;  // a node writing a graph input's value
+  input.Input("x", {2, 16});
+  input.Weight("W", {16, 16});
+  input.Node("MatMul", {"x", "W"}, "x")->set_name("mm");
+  input.Output("x");
+  auto over_input = ImportOnnxModel(input.model, "input.onnx", {});
+  ASSERT_FALSE(over_input.ok());
+  EXPECT_NE(over_input.status().message().find("which a graph input assigns already"), std::string::npos)
+      << over_input.status().message();
+}
+
 // Leading dims flattened into M (or a batch) past 2^63 wrapped round: 2^62+1 x 4 rows became an M of 4, tuned as
 // gemm:4,16,16. The product is held at its limit, and the task's bounds refuse it.
 TEST_F(OnnxImportTest, GivenAMatMulWhoseFlattenedRowsPassTheRangeOfItsSizes_WeShouldNotTuneAWrappedShape) {
