@@ -55,7 +55,12 @@ int RunExport(const ExportOptions& o) {
     });
     if (!s.ok()) return CommandError("export", s.message());
     std::cerr << "tunefleet export: " << counts.written << " AutoTVM records written to " << OutputName(o.out) << ", "
-              << counts.skipped << " skipped\n";
+              << counts.skipped << " skipped";
+    if (counts.repeats > 0) {
+      std::cerr << ", " << counts.repeats << " repeated results left out (a config measured more than once is "
+                << "written at its median result, as best ranks it)";
+    }
+    std::cerr << "\n";
     return 0;
   }
   if (o.format == "csv") {

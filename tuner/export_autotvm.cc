@@ -2,7 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "common/json_parse.h"
 #include "common/printable.h"
@@ -14,6 +18,26 @@ namespace {
 
 // AutoTVM's cost for a failed measurement.
 constexpr double kErrorCost = 1e9;
+
+// The successful records of configs measured more than once (tune --confirm, a --fresh pass) but the one each stands
+// as: its lower median result (of two, the faster; ties to the earlier record), as `best` ranks it. TVM takes a
+// workload's lowest cost over all lines, so every repeat written would make a config's one lucky run its pick.
+std::set<int64_t> RepeatsBesideTheMedian(const std::vector<ExportItem>& items) {
+  std::map<std::tuple<int64_t, int64_t, int64_t, std::string>, std::vector<std::pair<double, int64_t>>> results;
+  for (const ExportItem& it : items) {
+    const RecordRow& r = it.record;
+    if (r.status == 0) results[{r.task_id, r.template_id, r.device_id, r.config}].emplace_back(r.mean_cost, r.id);
+  }
+  std::set<int64_t> out;
+  for (auto& [config, ok] : results) {
+    if (ok.size() < 2) continue;
+    std::sort(ok.begin(), ok.end());
+    const int64_t median = ok[(ok.size() - 1) / 2].second;
+    for (const auto& [cost, id] : ok)
+      if (id != median) out.insert(id);
+  }
+  return out;
+}
 
 
 nlohmann::ordered_json AutotvmLine(const std::string& target, const TvmWorkload& workload,
@@ -47,6 +71,7 @@ Result<ExportCounts> ExportAutotvm(TuningLog& log, const AutotvmExportOptions& o
   TemplateLookup lookup = opts.lookup ? opts.lookup : [](const std::string& n) { return FindTemplate(n); };
   TF_ASSIGN_OR_RETURN(auto items, CollectExportItems(log, opts.best_only, lookup, notes));
   ExportCounts counts;
+  const std::set<int64_t> repeats = RepeatsBesideTheMedian(items);
   std::set<std::string> noted;
   auto skip = [&](const ExportItem& it, const std::string& why) {
     ++counts.skipped;
@@ -56,6 +81,10 @@ Result<ExportCounts> ExportAutotvm(TuningLog& log, const AutotvmExportOptions& o
             << "\n";
   };
   for (const ExportItem& it : items) {
+    if (repeats.count(it.record.id)) {
+      ++counts.repeats;
+      continue;
+    }
     if (!MirrorsTvm(it.tmpl.name)) {
       skip(it, "template does not mirror TVM's knobs");
       continue;

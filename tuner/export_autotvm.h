@@ -4,7 +4,9 @@
 //    "config": {"index": i, "code_hash": null, "entity": [[knob, "sp"|"ot", value], ...]},
 //    "result": [[costs in seconds] or [1e9] on error, error_no, all_cost, timestamp],
 //    "version": 0.2, "tvm_version": "0.8.0"}
-// Only templates that mirror TVM's knobs export; every other record is skipped with a note.
+// Only templates that mirror TVM's knobs export; every other record is skipped with a note. A config measured more
+// than once is written once, at its lower median result, so that TVM (which takes a workload's lowest cost over all
+// lines) picks what `best` does, not a config's one lucky run; its failed results are written as they are.
 // Thread safety: free functions; the log is used by the calling thread only.
 #pragma once
 
@@ -29,6 +31,7 @@ struct AutotvmExportOptions {
 struct ExportCounts {
   size_t written = 0;
   size_t skipped = 0;
+  size_t repeats = 0;  // successful results of configs measured more than once, beside the median one written
 };
 
 // Writes the lines to `out`; one note per skipped (task, template) to `notes`.
