@@ -33,6 +33,25 @@ TEST(ExportBestTest, GivenBestRows_TheTableShouldShowMillisecondsGflopsAndConfig
   EXPECT_EQ(std::count(table.begin(), table.end(), '\n'), 2);
 }
 
+// A kernel of microseconds kept 4 decimals of milliseconds: 1.77 us showed as 0.0018, and below 0.05 us as 0.0000.
+TEST(ExportBestTest, GivenAKernelOfMicroseconds_TheTableShouldKeepFourSignificantDigits) {
+  std::string table = FormatBestTable({Row("gemm:8,8,8:float32", 1.7666e-6, 3), Row("gemm:4,4,4:float32", 4e-8, 4)});
+  EXPECT_NE(table.find("0.001767 "), std::string::npos) << table;
+  EXPECT_NE(table.find("0.00004000 "), std::string::npos) << table;
+  EXPECT_EQ(table.find(" 0.0000 "), std::string::npos) << table;
+}
+
+// Two device models of one name: each row names its fingerprint (the table showed two rows alike but for the time).
+TEST(ExportBestTest, GivenTwoDevicesOfOneName_TheTableShouldTellThemApartByFingerprint) {
+  BestRow other = Row("gemm:64,64,64:float32", 0.002, 4);
+  other.device_fingerprint = "2b2b";
+  std::string table = FormatBestTable({Row("gemm:64,64,64:float32", 0.004, 3), other});
+  EXPECT_NE(table.find("Adreno 740 (fp)"), std::string::npos) << table;
+  EXPECT_NE(table.find("Adreno 740 (2b2b)"), std::string::npos) << table;
+  std::string alone = FormatBestTable({Row("gemm:64,64,64:float32", 0.004, 3)});
+  EXPECT_EQ(alone.find("(fp)"), std::string::npos) << alone;
+}
+
 TEST(ExportBestTest, GivenTextWithControlCharactersTheTableShouldShowThemEscapedNotForgeARow) {
   BestRow row = Row("gemm:64,64,64:float32", 0.004, 3);
   row.device_name = "GPU\x1b[2J\nfake row";
