@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/local_fleet.h"
+#include "tuner/milliseconds.h"
 
 namespace tunefleet::testing {
 namespace {
@@ -287,9 +288,8 @@ TEST_F(TuneGemmE2E, GivenConfirmTheBestConfigsShouldBeMeasuredAgainAndRankedByTh
                          "FROM records WHERE id = " + want_id + ")"),
             3)
       << r.output;
-  char ms[32];
-  std::snprintf(ms, sizeof ms, "%.4f", want_cost * 1e3);
-  EXPECT_NE(r.output.find(std::string("GFLOPS, ") + ms + " ms, config"), std::string::npos) << ms << "\n" << r.output;
+  const std::string ms = FormatMilliseconds(want_cost * 1e3);
+  EXPECT_NE(r.output.find("GFLOPS, " + ms + " ms, config"), std::string::npos) << ms << "\n" << r.output;
 }
 
 // A task file's counts weight the tasks as a model's layer counts do: the fastest task, listed as occurring 1000

@@ -1,7 +1,9 @@
 // `tunefleet best --db FILE [--json] [--task SPEC]`: the fastest successful config per (task, template,
 // device) recorded in a tuning log, of those in the template's space (tuner/best_in_space.h).
 #include <iostream>
+#include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -45,7 +47,16 @@ int RunBest(const BestOptions& o) {
     std::cerr << "tunefleet best: no successful records" << (notes.str().empty() ? "" : " of a config in its space")
               << (task.empty() ? "" : " for " + task) << " in " << o.db << "\n";
   } else {
-    std::cout << FormatBestTable(best);
+    // A device named alike with another of the log's (one phone model on two drivers) is told apart by fingerprint,
+    // also where `--task` shows only one of them, as the report tells them.
+    std::set<std::string> shared;
+    if (auto devices = (*log)->Devices(); devices.ok()) {
+      std::map<std::string, std::set<std::string>> fingerprints;
+      for (const DeviceRow& d : *devices) fingerprints[d.name].insert(d.fingerprint);
+      for (const auto& [name, prints] : fingerprints)
+        if (prints.size() > 1) shared.insert(name);
+    }
+    std::cout << FormatBestTable(best, shared);
   }
   return 0;
 }

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <set>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
@@ -63,13 +64,16 @@ Result<std::vector<TuneTask>> CollectTasks(const TuneArgs& a) {
     return Status::InvalidArgument("--precision and --mixed-precision-ops apply to a model's tasks; a --task spec "
                                    "names its own type (e.g. gemm:256,256,256:float16)");
   }
-  if (!a.mixed_ops.empty() && (a.precision.empty() || a.precision == "float32")) {
-    return Status::InvalidArgument(kMixedOpsWithoutPrecision);
-  }
   if (a.model.empty() && !a.input_shapes.empty()) {
     return Status::InvalidArgument("--input-shape gives a model input's shape; a --task spec names its own sizes");
   }
   TF_ASSIGN_OR_RETURN(Precision precision, ParsePrecision(a.precision.empty() ? "float32" : a.precision));
+  // As `tasks` says it: the op list first, then whether anything is lowered (fp32 and f32 are float32 too).
+  TF_ASSIGN_OR_RETURN(std::set<std::string> mixed_ops,
+                      ParseMixedPrecisionOps(a.mixed_ops.empty() ? "conv2d,dense" : a.mixed_ops));
+  if (!a.mixed_ops.empty() && precision == Precision::kFloat32) {
+    return Status::InvalidArgument(kMixedOpsWithoutPrecision);
+  }
   for (const std::string& spec : a.task_specs) {
     TF_ASSIGN_OR_RETURN(Task t, Task::Parse(spec));
     tasks.push_back({t, 1, ""});
@@ -87,8 +91,7 @@ Result<std::vector<TuneTask>> CollectTasks(const TuneArgs& a) {
     TF_ASSIGN_OR_RETURN(import.input_shapes, ParseInputShapes(a.input_shapes));
     TaskListOptions options;
     options.precision.precision = precision;
-    TF_ASSIGN_OR_RETURN(options.precision.ops,
-                        ParseMixedPrecisionOps(a.mixed_ops.empty() ? "conv2d,dense" : a.mixed_ops));
+    options.precision.ops = mixed_ops;
     TF_ASSIGN_OR_RETURN(ImportedModel model, ImportOnnxFile(a.model, import));
     const std::string model_name = std::filesystem::path(a.model).filename().string();
     for (const ModelTask& mt : BuildModelTasks(model, options)) tasks.push_back({mt.task, mt.count, model_name});

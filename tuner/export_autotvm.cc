@@ -26,7 +26,10 @@ std::set<int64_t> RepeatsBesideTheMedian(const std::vector<ExportItem>& items) {
   std::map<std::tuple<int64_t, int64_t, int64_t, std::string>, std::vector<std::pair<double, int64_t>>> results;
   for (const ExportItem& it : items) {
     const RecordRow& r = it.record;
-    if (r.status == 0) results[{r.task_id, r.template_id, r.device_id, r.config}].emplace_back(r.mean_cost, r.id);
+    // A result with a cost that is no time is skipped by itself: the config stands as the median of the others.
+    const bool times = std::all_of(r.costs.begin(), r.costs.end(), [](double c) { return std::isfinite(c) && c > 0; });
+    if (r.status != 0 || !times) continue;
+    results[{r.task_id, r.template_id, r.device_id, r.config}].emplace_back(r.mean_cost, r.id);
   }
   std::set<int64_t> out;
   for (auto& [config, ok] : results) {
@@ -38,7 +41,6 @@ std::set<int64_t> RepeatsBesideTheMedian(const std::vector<ExportItem>& items) {
   }
   return out;
 }
-
 
 nlohmann::ordered_json AutotvmLine(const std::string& target, const TvmWorkload& workload,
                                    const nlohmann::json& entity, const RecordRow& record) {
@@ -81,10 +83,6 @@ Result<ExportCounts> ExportAutotvm(TuningLog& log, const AutotvmExportOptions& o
             << "\n";
   };
   for (const ExportItem& it : items) {
-    if (repeats.count(it.record.id)) {
-      ++counts.repeats;
-      continue;
-    }
     if (!MirrorsTvm(it.tmpl.name)) {
       skip(it, "template does not mirror TVM's knobs");
       continue;
@@ -127,6 +125,11 @@ Result<ExportCounts> ExportAutotvm(TuningLog& log, const AutotvmExportOptions& o
     std::string outside = config.ok() ? space->Check(*config) : config.status().message();
     if (!outside.empty()) {
       skip(it, "record " + std::to_string(it.record.id) + ": its config is not in the template's space: " + outside);
+      continue;
+    }
+    // Last, so that a record skipped for its template, task or config is counted as skipped, as before.
+    if (repeats.count(it.record.id)) {
+      ++counts.repeats;
       continue;
     }
     RecordRow record = it.record;

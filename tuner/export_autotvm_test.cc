@@ -135,6 +135,21 @@ TEST_F(ExportAutotvmTest, GivenAConfigMeasuredThreeTimes_TheFullExportShouldWrit
   EXPECT_EQ(nlohmann::json::parse(all)["result"][3].get<double>(), 3.0);  // the median record's timestamp
 }
 
+// A result whose cost is no time is skipped by itself, with a note; the config stands as the median of the others
+// (it was left out whole, its other results counted as repeats of a line never written).
+TEST_F(ExportAutotvmTest, GivenAConfigWhoseMedianResultIsNoTime_ItShouldStandAsTheMedianOfTheOthers) {
+  AddTestRecord(*log_, AdrenoDevice(), kConv, "conv2d_nchwc.image2d", ConvConfig(), 0, {0.001}, 1);
+  AddTestRecord(*log_, AdrenoDevice(), kConv, "conv2d_nchwc.image2d", ConvConfig(), 0, {-1e-6, 0.0045}, 2);
+  AddTestRecord(*log_, AdrenoDevice(), kConv, "conv2d_nchwc.image2d", ConvConfig(), 0, {0.003}, 3);
+  std::ostringstream out, notes;
+  auto counts = ExportAutotvm(*log_, {false, {}}, out, notes);
+  ASSERT_TRUE(counts.ok()) << counts.status().ToString();
+  EXPECT_EQ(counts->written, 1u);
+  EXPECT_EQ(counts->skipped, 1u);
+  EXPECT_EQ(counts->repeats, 1u);
+  EXPECT_EQ(nlohmann::json::parse(out.str())["result"][0][0].get<double>(), 0.001);  // of 1 and 3 ms, the faster
+}
+
 // TVM would take a negative time for the fastest config; a log edited by hand or by another tool may hold one.
 TEST_F(ExportAutotvmTest, GivenARecordWithACostThatIsNoTime_WeShouldSkipItWithANote) {
   AddTestRecord(*log_, AdrenoDevice(), kConv, "conv2d_nchwc.image2d", ConvConfig(), 0, {-1e-6, 3e-6}, 1);

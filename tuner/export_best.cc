@@ -1,12 +1,12 @@
 #include "tuner/export_best.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <sstream>
 
 #include "common/json_parse.h"
 #include "common/printable.h"
+#include "tuner/milliseconds.h"
 
 namespace tunefleet {
 namespace {
@@ -17,14 +17,6 @@ std::string Fixed(double v, int digits) {
   return buf;
 }
 
-// Milliseconds to 4 decimals, or to 4 significant digits below 0.1 ms: a kernel of 1.77 us showed as 0.0018, one
-// below 0.05 us as 0.0000.
-std::string Milliseconds(double ms) {
-  if (!(ms < 0.1) || !(ms > 0)) return Fixed(ms, 4);
-  const int decimals = std::min(12, 3 - static_cast<int>(std::floor(std::log10(ms))));
-  return Fixed(ms, decimals);
-}
-
 // The config as compact JSON; a config that is not JSON (should not happen) is shown as stored.
 nlohmann::json ConfigJson(const std::string& text) {
   auto j = ParseJson(text);
@@ -33,12 +25,12 @@ nlohmann::json ConfigJson(const std::string& text) {
 
 }  // namespace
 
-std::string FormatBestTable(const std::vector<BestRow>& rows) {
+std::string FormatBestTable(const std::vector<BestRow>& rows, const std::set<std::string>& shared_names) {
   std::vector<std::vector<std::string>> cells = {{"task", "template", "device", "best_ms", "gflops", "record", "config"}};
   // Two device models of one name (one phone model on two drivers) are told apart by their fingerprints, as the
   // report tells them.
-  auto shared_name = [&rows](const BestRow& r) {
-    return std::any_of(rows.begin(), rows.end(), [&r](const BestRow& o) {
+  auto shared_name = [&rows, &shared_names](const BestRow& r) {
+    return shared_names.count(r.device_name) > 0 || std::any_of(rows.begin(), rows.end(), [&r](const BestRow& o) {
       return o.device_name == r.device_name && o.device_fingerprint != r.device_fingerprint;
     });
   };
@@ -46,7 +38,7 @@ std::string FormatBestTable(const std::vector<BestRow>& rows) {
     const std::string device =
         Printable(r.device_name) + (shared_name(r) ? " (" + Printable(r.device_fingerprint) + ")" : "");
     cells.push_back({Printable(r.task), Printable(r.template_name) + "@" + std::to_string(r.template_version), device,
-                     Milliseconds(r.record.mean_cost * 1e3), Fixed(r.gflops(), 2), std::to_string(r.record.id),
+                     FormatMilliseconds(r.record.mean_cost * 1e3), Fixed(r.gflops(), 2), std::to_string(r.record.id),
                      ConfigJson(r.record.config).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)});
   }
   std::vector<size_t> width(cells[0].size(), 0);

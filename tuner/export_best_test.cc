@@ -1,4 +1,5 @@
 #include "tuner/export_best.h"
+#include "tuner/milliseconds.h"
 
 #include <gtest/gtest.h>
 
@@ -50,6 +51,18 @@ TEST(ExportBestTest, GivenTwoDevicesOfOneName_TheTableShouldTellThemApartByFinge
   EXPECT_NE(table.find("Adreno 740 (2b2b)"), std::string::npos) << table;
   std::string alone = FormatBestTable({Row("gemm:64,64,64:float32", 0.004, 3)});
   EXPECT_EQ(alone.find("(fp)"), std::string::npos) << alone;
+  // A log whose other device of that name has no row here (best --task) still names the fingerprint.
+  std::string one_of_two = FormatBestTable({Row("gemm:64,64,64:float32", 0.004, 3)}, {"Adreno 740"});
+  EXPECT_NE(one_of_two.find("Adreno 740 (fp)"), std::string::npos) << one_of_two;
+}
+
+TEST(ExportBestTest, GivenTimesAtTheEdgeOfADecade_MillisecondsShouldKeepFourSignificantDigitsAfterRounding) {
+  EXPECT_EQ(FormatMilliseconds(0.09999996), "0.1000");
+  EXPECT_EQ(FormatMilliseconds(0.0099996), "0.01000");
+  EXPECT_EQ(FormatMilliseconds(0.0017666), "0.001767");
+  EXPECT_EQ(FormatMilliseconds(2.5), "2.5000");
+  EXPECT_EQ(FormatMilliseconds(0), "0.0000");
+  EXPECT_EQ(FormatMilliseconds(1e-9), "0.000000001000");
 }
 
 TEST(ExportBestTest, GivenTextWithControlCharactersTheTableShouldShowThemEscapedNotForgeARow) {

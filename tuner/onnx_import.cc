@@ -275,16 +275,20 @@ Status CheckWindowAttributes(const onnx::GraphProto& graph, const std::string& s
   return Status::OK();
 }
 
-// Each value of a graph is assigned once (ONNX's static single assignment): a node's output that a graph input, an
-// initializer or an earlier node's output already names makes no valid model (two Convs writing "y" were tuned as
-// two layers of one workload). The main graph's values; a subgraph may name its own.
-Status CheckSingleAssignment(const onnx::GraphProto& graph) {
-  std::map<std::string, std::string> assigned;  // value: what assigns it
+// Each value is assigned once (ONNX's static single assignment), in subgraphs too, which see the values of the
+// graphs around them: a node's output that a graph input, an initializer or an earlier node's output already names
+// makes no valid model (two MatMuls writing "y" were tuned as two layers of one workload). `assigned` holds the
+// values of the graphs around `graph`, each with what assigns it; `scope` names the nodes as OnnxGraphView does.
+Status CheckSingleAssignment(const onnx::GraphProto& graph, const std::string& scope,
+                             std::map<std::string, std::string> assigned) {
   for (const auto& in : graph.input()) assigned.emplace(in.name(), "a graph input");
   for (const auto& t : graph.initializer()) assigned.emplace(t.name(), "an initializer");
   for (int i = 0; i < graph.node_size(); ++i) {
     const onnx::NodeProto& node = graph.node(i);
-    const std::string self = "node '" + ScopedNodeName("", node, i) + "' (" + node.op_type() + ")";
+    const std::string self = "node '" + ScopedNodeName(scope, node, i) + "' (" + node.op_type() + ")";
+    for (const auto& [label, sub] : Subgraphs(node)) {
+      TF_RETURN_IF_ERROR(CheckSingleAssignment(*sub, ScopedNodeName(scope, node, i) + "/" + label + "/", assigned));
+    }
     for (const std::string& out : node.output()) {
       if (out.empty()) continue;  // an optional output left out
       auto [at, added] = assigned.emplace(out, self);
@@ -358,7 +362,7 @@ Result<ImportedModel> ImportOnnxModel(onnx::ModelProto& model, const std::string
   if (!opset.ok()) return opset.status().WithContext(name);
   TF_RETURN_IF_ERROR(FixInputShapes(model.mutable_graph(), options).WithContext(name));
   TF_RETURN_IF_ERROR(CheckWindowAttributes(model.graph(), "").WithContext(name));
-  TF_RETURN_IF_ERROR(CheckSingleAssignment(model.graph()).WithContext(name));
+  TF_RETURN_IF_ERROR(CheckSingleAssignment(model.graph(), "", {}).WithContext(name));
   try {
     // error_mode 1: a node whose shapes contradict its operator is an error, not silently skipped.
     onnx::ShapeInferenceOptions si(/*check_type_val=*/false, /*strict_mode_val=*/1, /*data_prop_val=*/true);

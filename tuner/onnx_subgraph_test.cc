@@ -329,6 +329,29 @@ TEST(OnnxSubgraphTest, GivenAStrideOfZeroInABranch_WeShouldRefuseTheModelRatherT
             "stride0.onnx: node 'branch/else_branch/conv1' (Conv): strides 0 (each must be 1 or more)");
 }
 
+// A value assigned twice inside a branch, or a branch node writing a value of the graph around it: no valid model
+// (the ONNX checker refuses both); the first was tuned as one more layer.
+TEST(OnnxSubgraphTest, GivenABranchNodeWritingAValueAssignedAlready_WeShouldRefuseTheModelNamingBoth) {
+  Model twice = IfOfTwoConvs(false);
+  onnx::GraphProto* then_g = twice.model.mutable_graph()->mutable_node(0)->mutable_attribute(0)->mutable_g();
+  ASSERT_EQ(then_g->node(0).name(), "conv3");
+  onnx::NodeProto copy = then_g->node(0);
+  copy.set_name("conv3b");
+  *then_g->add_node() = copy;
+  auto m = ImportOnnxModel(twice.model, "if.onnx", {});
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().message(),
+            "if.onnx: node 'branch/then_branch/conv3b' (Conv) writes 't', which node 'branch/then_branch/conv3' (Conv) "
+            "assigns already (an ONNX graph assigns each value once)");
+  Model outer = IfOfTwoConvs(false);
+  outer.model.mutable_graph()->mutable_node(0)->mutable_attribute(0)->mutable_g()->mutable_node(0)->set_output(0, "x");
+  auto o = ImportOnnxModel(outer.model, "if.onnx", {});
+  ASSERT_FALSE(o.ok());
+  EXPECT_NE(o.status().message().find("node 'branch/then_branch/conv3' (Conv) writes 'x', which a graph input"),
+            std::string::npos)
+      << o.status().message();
+}
+
 TEST(OnnxSubgraphTest, GivenNoTunableOperator_TheMessageShouldCountTheSubgraphsNodes) {
   Model m;
   m.main().Input("x", kFloat, std::vector<int64_t>{2, 8});

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/html_escape.h"
+#include "tuner/milliseconds.h"
 #include "tuner/report_svg.h"
 #include "tuner/strategy_common.h"
 
@@ -115,7 +116,7 @@ void Summary(const ReportData& d, const std::vector<SeriesStats>& stats, std::os
       const double ms = stats[i].best_cost * 1e3;
       out << "<tr><td><code>" << HtmlEscape(spec) << "</code></td><td class=\"n\">"
           << (s.count > 0 ? std::to_string(s.count) : "?") << "</td><td class=\"n\">"
-          << (ms > 0 ? Fixed(ms, 4) : "&mdash;") << "</td><td class=\"n\">"
+          << (ms > 0 ? FormatMilliseconds(ms) : "&mdash;") << "</td><td class=\"n\">"
           << (ms > 0 ? Fixed(Gflops(s.flops, stats[i].best_cost), 2) : "&mdash;") << "</td><td>"
           << HtmlEscape(s.template_name) << "</td><td class=\"n\">";
       if (s.count > 0 && ms > 0) {
@@ -154,8 +155,8 @@ void Section(const ReportSeries& s, const SeriesStats& st, size_t index, std::os
     out << ", " << st.ok << " ok";
   }
   if (st.best_cost > 0) {
-    out << " &middot; best " << Fixed(st.best_cost * 1e3, 4) << " ms = " << Fixed(Gflops(s.flops, st.best_cost), 2)
-        << " GFLOPS";
+    out << " &middot; best " << FormatMilliseconds(st.best_cost * 1e3) << " ms = "
+        << Fixed(Gflops(s.flops, st.best_cost), 2) << " GFLOPS";
   }
   // A task given by --task has no model: its count (1) is said only when it is more.
   if (s.count > 1 || (s.count == 1 && !s.model_counts.empty())) {

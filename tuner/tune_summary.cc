@@ -5,6 +5,8 @@
 #include <map>
 #include <utility>
 
+#include "tuner/milliseconds.h"
+
 namespace tunefleet {
 namespace {
 
@@ -33,7 +35,7 @@ std::string FormatTuneSummary(const TuneSummary& s) {
   for (const TunedTask& t : s.tasks) {
     const bool ok = t.best_cost > 0;
     rows.push_back({t.spec, std::to_string(t.count), t.template_name, std::to_string(t.trials),
-                    ok ? Fixed(t.best_cost * 1e3, "%.4f") : "-", ok ? Fixed(t.best_gflops, "%.2f") : "-",
+                    ok ? FormatMilliseconds(t.best_cost * 1e3) : "-", ok ? Fixed(t.best_gflops, "%.2f") : "-",
                     ok && t.fallback_cost > 0 ? Fixed(t.fallback_cost / t.best_cost, "%.2fx") : "-"});
     if (t.tuning_trials == 0 && !t.exhausted) ++untried;  // a space of one config is done with its fallback
     if (t.tuning_trials == 0 && !t.exhausted && t.trials == 0) ++unmeasured;
@@ -99,7 +101,7 @@ std::string FormatBestLines(const TuneSummary& s) {
     if (t.trials == 0) continue;
     out += "best " + t.spec + " [" + t.template_name + "]: ";
     if (t.best_cost > 0)
-      out += Fixed(t.best_gflops, "%.2f") + " GFLOPS, " + Fixed(t.best_cost * 1e3, "%.4f") + " ms, config " +
+      out += Fixed(t.best_gflops, "%.2f") + " GFLOPS, " + FormatMilliseconds(t.best_cost * 1e3) + " ms, config " +
              t.best_config + "\n";
     else
       out += "no successful measurement in " + std::to_string(t.trials) + " trial" + (t.trials == 1 ? "" : "s") +
