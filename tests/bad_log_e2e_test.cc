@@ -214,23 +214,26 @@ void ImportOneRecord(LocalFleet& fleet) {
   ASSERT_EQ(imported.exit_code, 0) << imported.output;
 }
 
+// Overwrites the root page of the log's table or index `name` with garbage, as a damaged disk or copy would leave it.
+void DamageRootPage(LocalFleet& fleet, const std::string& name) {
+  const auto root = fleet.Sql("SELECT rootpage FROM sqlite_master WHERE name = '" + name + "'");
+  const auto page_size = fleet.Sql("PRAGMA page_size");
+  ASSERT_EQ(root.size(), 1u);
+  ASSERT_EQ(page_size.size(), 1u);
+  const long size = std::stol(page_size[0][0]);
+  std::fstream f(fleet.db(), std::ios::in | std::ios::out | std::ios::binary);
+  f.seekp((std::stol(root[0][0]) - 1) * size);
+  const std::string garbage(static_cast<size_t>(size), '\x5a');
+  f.write(garbage.data(), size);
+  ASSERT_TRUE(f.good());
+}
+
 // A log whose records' page is damaged after it was written: each reading command says so in one line, naming the
 // log once (report and simulate said "LOG: LOG: database disk image is malformed"), and leaves the file as it was.
 TEST(BadInputE2E, GivenALogWithADamagedPageEachReadingCommandShouldNameTheLogOnceInOneLine) {
   LocalFleet fleet;
   ImportOneRecord(fleet);
-  const auto root = fleet.Sql("SELECT rootpage FROM sqlite_master WHERE name = 'records'");
-  const auto page_size = fleet.Sql("PRAGMA page_size");
-  ASSERT_EQ(root.size(), 1u);
-  ASSERT_EQ(page_size.size(), 1u);
-  const long size = std::stol(page_size[0][0]);
-  {
-    std::fstream f(fleet.db(), std::ios::in | std::ios::out | std::ios::binary);
-    f.seekp((std::stol(root[0][0]) - 1) * size);
-    const std::string garbage(static_cast<size_t>(size), '\x5a');
-    f.write(garbage.data(), size);
-    ASSERT_TRUE(f.good());
-  }
+  ASSERT_NO_FATAL_FAILURE(DamageRootPage(fleet, "records"));
   const std::string bin = BinDir() + "/tunefleet", db = fleet.db();
   for (const std::vector<std::string>& argv : std::vector<std::vector<std::string>>{
            {bin, "best", "--db", db},
@@ -257,18 +260,7 @@ TEST(BadInputE2E, GivenALogWithADamagedIndexTuneAndImportShouldRefuseItBeforeAsk
   ASSERT_NO_FATAL_FAILURE(ImportOneRecord(fleet));
   fleet.ExecSql("PRAGMA journal_mode = DELETE");
   ASSERT_EQ(fleet.Sql("PRAGMA journal_mode"), (std::vector<std::vector<std::string>>{{"delete"}}));
-  const auto root = fleet.Sql("SELECT rootpage FROM sqlite_master WHERE name = 'records_by_workload'");
-  const auto page_size = fleet.Sql("PRAGMA page_size");
-  ASSERT_EQ(root.size(), 1u);
-  ASSERT_EQ(page_size.size(), 1u);
-  const long size = std::stol(page_size[0][0]);
-  {
-    std::fstream f(fleet.db(), std::ios::in | std::ios::out | std::ios::binary);
-    f.seekp((std::stol(root[0][0]) - 1) * size);
-    const std::string garbage(static_cast<size_t>(size), '\x5a');
-    f.write(garbage.data(), size);
-    ASSERT_TRUE(f.good());
-  }
+  ASSERT_NO_FATAL_FAILURE(DamageRootPage(fleet, "records_by_workload"));
   auto bytes = [&] {
     std::ifstream f(fleet.db(), std::ios::binary);
     return std::string(std::istreambuf_iterator<char>(f), {});
