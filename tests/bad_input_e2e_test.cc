@@ -530,7 +530,10 @@ TEST(BadInputE2E, GivenATrackerAddressThatIsNotHostAndPortOrAnUnknownCommandWeSh
 TEST(BadInputE2E, GivenAnUnknownOptionOrAnOptionTwiceEachToolShouldSaySoFirstInOneLine) {
   const std::string bin = BinDir();
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
-      {{bin + "/tunefleet", "tune", "--bogus"}, "tunefleet: error: unknown option '--bogus' (see tunefleet --help)"},
+      // Its hint names the command's own help, where its options are.
+      {{bin + "/tunefleet", "tune", "--bogus"},
+       "tunefleet: error: unknown option '--bogus' (see tunefleet tune --help)"},
+      {{bin + "/tunefleet", "--bogus", "tune"}, "tunefleet: error: unknown option '--bogus' (see tunefleet --help)"},
       {{bin + "/tunefleet", "tune", "--task", "gemm:8,8,8", "--batch", "0", "--bogus"},
        "tunefleet: error: unknown option '--bogus'"},
       {{bin + "/tunefleet", "best", "--db", "x.db", "--jsno"}, "tunefleet: error: unknown option '--jsno'"},

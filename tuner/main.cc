@@ -68,8 +68,10 @@ int main(int argc, char** argv) {
         std::cerr << "tunefleet: error: unknown command '" << tunefleet::Printable(first) << "' (see tunefleet --help)\n";
         return 2;
       }
+      // A command's options are in its own help, not in the list of commands.
+      const std::string help = first.empty() || first[0] == '-' ? "tunefleet --help" : "tunefleet " + first + " --help";
       std::cerr << "tunefleet: error: " << tunefleet::Printable(tunefleet::cli::ErrorText(app, e), std::string::npos)
-                << " (see tunefleet --help)\n";
+                << " (see " << help << ")\n";
       return 2;
     }
     exit_code = app.exit(e);  // --help, --version: printed, and checked at once (the cause of a failure is in errno)
