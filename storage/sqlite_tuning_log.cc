@@ -273,6 +273,22 @@ class SqliteTuningLog final : public TuningLog {
     return RankedRows(std::array<int64_t, 3>{task_id, template_id, device_id});
   }
 
+  Result<std::vector<FailedUnitRow>> UnitsWithoutSuccess() override {
+    std::vector<FailedUnitRow> out;
+    Status s = Query(
+        std::string("SELECT t.spec, tp.name, d.name, d.fingerprint, count(*) FROM records r JOIN tasks t ON t.id = "
+                    "r.task_id JOIN templates tp ON tp.id = r.template_id JOIN devices d ON d.id = r.device_id "
+                    "WHERE ") + kSoundRecord +
+            " GROUP BY r.task_id, r.template_id, r.device_id HAVING sum(r.status = 0) = 0 "
+            "ORDER BY t.spec, tp.name, d.name, r.task_id, r.template_id, r.device_id",
+        [](SqliteStmt&) {},
+        [&](const SqliteStmt& st) {
+          out.push_back({st.Text(0), st.Text(1), st.Text(2), st.Text(3), st.Int64(4)});
+        });
+    if (!s.ok()) return s;
+    return out;
+  }
+
   Result<int64_t> DamagedRecords() override {
     int64_t n = 0;
     Status s = Query(std::string("SELECT count(*) FROM records r WHERE NOT ") + kSoundRecord, [](SqliteStmt&) {},

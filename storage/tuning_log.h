@@ -51,6 +51,15 @@ struct BestRow {
   }
 };
 
+// A (task, template, device) of the log whose every record failed: Best has no row for it.
+struct FailedUnitRow {
+  std::string task;  // spec
+  std::string template_name;
+  std::string device_name;
+  std::string device_fingerprint;
+  int64_t failures = 0;
+};
+
 struct DeviceRow {
   int64_t id = 0;
   std::string fingerprint;
@@ -165,6 +174,9 @@ class TuningLog {
   // Best row. For callers that must pass over a record Best picks (a config edited by hand that is not in its
   // template's space).
   virtual Result<std::vector<BestRow>> RankedSuccesses(int64_t task_id, int64_t template_id, int64_t device_id) = 0;
+  // Every (task, template, device) with records, none of them successful, in Best's order (task spec, template,
+  // device name).
+  virtual Result<std::vector<FailedUnitRow>> UnitsWithoutSuccess() = 0;
 
   // Listings in id order, for export and reports.
   // Records no tuner writes (a status that is no MeasureStatus, a negative config index, an OK record whose mean

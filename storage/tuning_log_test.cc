@@ -237,6 +237,32 @@ TEST_F(TuningLogTest, GivenSuccessesOfTwoDevices_RankedSuccessesShouldListOneGro
   EXPECT_EQ(log->RankedSuccesses(task_, tmpl_, on_other.device_id).value().size(), 1u);
 }
 
+// A unit whose every record failed has no Best row; UnitsWithoutSuccess names it with its failures. A unit with one
+// success among failures, and a damaged failure record, are not counted.
+TEST_F(TuningLogTest, GivenAUnitWhoseEveryRecordFailed_UnitsWithoutSuccessShouldNameItAndCountItsFailures) {
+  auto log = OpenOrDie();
+  MakeWorld(*log);
+  ASSERT_TRUE(log->AddRecord(Rec(1, 4, 0)).ok());
+  ASSERT_TRUE(log->AddRecord(Rec(2, 0, 1e-3)).ok());
+  const int64_t failing_tmpl = log->UpsertTemplate("gemm.image2d", 1).value();
+  for (uint64_t i = 1; i <= 3; ++i) {
+    RecordRow r = Rec(i, 2, 0);
+    r.template_id = failing_tmpl;
+    ASSERT_TRUE(log->AddRecord(r).ok());
+  }
+  EXPECT_EQ(log->Best().value().size(), 1u);
+  auto failed = log->UnitsWithoutSuccess().value();
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_EQ(failed[0].task, "gemm:64,64,64:float32");
+  EXPECT_EQ(failed[0].template_name, "gemm.image2d");
+  EXPECT_EQ(failed[0].device_name, "gpu0");
+  EXPECT_EQ(failed[0].device_fingerprint, "fp-gpu0");
+  EXPECT_EQ(failed[0].failures, 3);
+  ExecRaw("UPDATE records SET status = 99 WHERE template_id = " + std::to_string(failing_tmpl) +
+          " AND config_index = 1");  // damaged: no tuner writes it
+  EXPECT_EQ(log->UnitsWithoutSuccess().value()[0].failures, 2);
+}
+
 TEST_F(TuningLogTest, GivenALogThatLacksATableOrColumn_OpeningShouldNameWhatIsMissing) {
   { OpenOrDie(); }
   ExecRaw("ALTER TABLE sessions DROP COLUMN run_lock");

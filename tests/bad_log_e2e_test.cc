@@ -359,6 +359,22 @@ TEST(BadInputE2E, GivenAConfigNestedDeepInTheLogTheReadingCommandsShouldPassItOv
   EXPECT_FALSE(std::filesystem::exists(fleet.dir() + "/out.log"));
 }
 
+// A unit whose every config failed (a template the device cannot run) had no row in `best` and no word either: each
+// such unit is named on stderr with its count of failures; the table (stdout) stays the successes'.
+TEST(BadInputE2E, GivenAUnitWhoseEveryResultFailedBestShouldNameIt) {
+  LocalFleet fleet;
+  ASSERT_NO_FATAL_FAILURE(ImportOneRecord(fleet));
+  fleet.ExecSql("UPDATE records SET status = 4, costs = '[]', mean_cost = 0");
+  const std::string spec = fleet.Sql("SELECT spec FROM tasks").at(0).at(0);
+  RunResult r = fleet.Cli({"best", "--db", fleet.db()}, std::chrono::seconds(30), false);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("tunefleet best: " + spec + " (conv2d_nchwc.image2d) on "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(": no successful result, 1 failed (their messages: tunefleet report"), std::string::npos)
+      << r.output;
+  RunResult other = fleet.Cli({"best", "--db", fleet.db(), "--task", "gemm:8,8,8"}, std::chrono::seconds(30), false);
+  EXPECT_EQ(other.output.find("no successful result,"), std::string::npos) << other.output;
+}
+
 // A log of no records: the AutoTVM export wrote an empty file (tvmc would take it as tuned with nothing) and exited
 // 0; it now fails as the kernel pack's does, and a file that was there is left as it was.
 TEST(BadInputE2E, GivenALogOfNoRecordsBothExportsShouldSaySoAndWriteNothing) {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "common/cli_checks.h"
+#include "common/printable.h"
 #include "search-spaces/task.h"
 #include "storage/tuning_log.h"
 #include "tuner/best_in_space.h"
@@ -40,6 +41,15 @@ int RunBest(const BestOptions& o) {
   for (std::string line; std::getline(lines, line);) std::cerr << "tunefleet best: " << line << "\n";
   if (!rows.ok()) return CommandError("best", rows.status().message());
   auto best = std::move(rows).value();
+  // A unit whose every config failed (a template the device cannot run) has no row: said, not left out silently.
+  auto failed = (*log)->UnitsWithoutSuccess();
+  if (!failed.ok()) return CommandError("best", failed.status().message());
+  for (const FailedUnitRow& u : *failed) {
+    if (!task.empty() && u.task != task) continue;
+    std::cerr << "tunefleet best: " << Printable(u.task) << " (" << Printable(u.template_name) << ") on "
+              << Printable(u.device_name) << " [" << Printable(u.device_fingerprint) << "]: no successful result, "
+              << u.failures << " failed (their messages: tunefleet report or export --format csv)\n";
+  }
   if (o.json) {
     // Text from the log that is not UTF-8 (a log written by another tool) is shown with U+FFFD, not refused.
     std::cout << BestToJson(best).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
