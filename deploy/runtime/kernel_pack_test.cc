@@ -423,6 +423,23 @@ TEST_F(KernelPackLoadTest, GivenInvalidJson_LoadShouldReportTheParseError) {
   EXPECT_NE(bad_utf8.status().message().find("\\xff"), std::string::npos) << bad_utf8.status().ToString();
 }
 
+// A key given twice in one object: the JSON library kept the last, so a pack edited to carry a second "count" after
+// the first loaded with a value its reader of the text may not see. The same key in two objects is fine (every
+// kernel has a "task").
+TEST_F(KernelPackLoadTest, GivenAKeyTwiceInOneObject_LoadShouldRefuseItNamingTheKey) {
+  nlohmann::json two = GemmPack({GemmPackEntry(8, 8, 8), GemmPackEntry(16, 16, 16)});
+  ASSERT_TRUE(LoadText(two.dump()).ok());
+  std::string text = Valid().dump();
+  const size_t count = text.find("\"count\":");
+  ASSERT_NE(count, std::string::npos);
+  text.insert(count, "\"count\":1,");
+  auto loaded = LoadText(text);
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_EQ(loaded.status().code(), Status::Code::kCorruption);
+  EXPECT_NE(loaded.status().message().find("the key \"count\" is given twice in one object"), std::string::npos)
+      << loaded.status().ToString();
+}
+
 TEST_F(KernelPackLoadTest, GivenABufferCountThatIsNotAnUnsignedIntegerInRange_LoadShouldRefuseIt) {
   const std::string field = "kernels[0] (gemm:8,8,8:float32): program.buffers[2].count";
   ExpectCorrupt([](auto& p) { Program(p)["buffers"][2]["count"] = -1; }, {field, "got -1"});

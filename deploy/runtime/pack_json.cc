@@ -1,7 +1,10 @@
 #include "deploy/runtime/pack_json.h"
 
 #include <cmath>
+#include <optional>
+#include <set>
 #include <string_view>
+#include <vector>
 
 #include "common/json_parse.h"
 #include "common/printable.h"
@@ -18,9 +21,24 @@ std::string Range(const std::string& min, const std::string& max) { return " in 
 
 Result<nlohmann::json> ParseBounded(const std::string& text) {
   bool too_deep = false;
+  // A key given twice in one object: the JSON library keeps the last, so an edited pack could carry a value that a
+  // reader of the text (or another JSON library, which keeps the first) does not see. Refused.
+  std::vector<std::set<std::string>> keys_of_open_objects;
+  std::optional<std::string> repeated_key;
+  const nlohmann::json::parser_callback_t bound = JsonDepthBound(&too_deep);
+  auto callback = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using Event = nlohmann::json::parse_event_t;
+    if (event == Event::object_start) keys_of_open_objects.emplace_back();
+    if (event == Event::object_end && !keys_of_open_objects.empty()) keys_of_open_objects.pop_back();
+    if (event == Event::key && !keys_of_open_objects.empty() && parsed.is_string() && !repeated_key &&
+        !keys_of_open_objects.back().insert(parsed.get<std::string>()).second) {
+      repeated_key = parsed.get<std::string>();
+    }
+    return bound(depth, event, parsed);
+  };
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(text, JsonDepthBound(&too_deep));
+    j = nlohmann::json::parse(text, callback);
   } catch (const nlohmann::json::exception& e) {
     // Parse errors quote the offending input, which may be any bytes (printable ASCII only), and may be long: a pack
     // cut inside a kernel's source quoted the whole source read so far. A number past a double's range ("1e400") is
@@ -29,6 +47,10 @@ Result<nlohmann::json> ParseBounded(const std::string& text) {
   }
   if (too_deep) {
     return Status::Corruption("JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+  }
+  if (repeated_key) {
+    return Status::Corruption("the key " + Describe(nlohmann::json(*repeated_key)) +
+                              " is given twice in one object (which one counts is not defined by JSON)");
   }
   return j;
 }
