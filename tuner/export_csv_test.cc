@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include "tuner/export_testing.h"
 
@@ -38,6 +39,29 @@ TEST(ExportCsvTest, GivenRecords_WeShouldWriteTheHeaderAndOneRowEach) {
   EXPECT_NE(first.find("\"[0.001,0.003]\""), std::string::npos) << first;
   EXPECT_NE(first.find("1700000000.500000"), std::string::npos) << first;
   EXPECT_NE(second.find("CL_OUT_OF_RESOURCES"), std::string::npos) << second;
+}
+
+// A device whose description in the log is damaged: its records are exported, with one note saying its limits and
+// driver are unknown (the kernel pack's export said only "device has no image support" for each image template).
+TEST(ExportCsvTest, GivenADeviceWhoseDescriptionIsDamaged_TheExportShouldSaySoOnce) {
+  TempDir dir;
+  auto log = std::move(TuningLog::Open(dir.File("log.db"))).value();
+  for (double t : {1700000000.0, 1700000001.0}) {
+    AddTestRecord(*log, AdrenoDevice(), "conv2d:1,32,16,16,32,3,3,1,1:float16", "conv2d_nchwc.image2d", ConvConfig(),
+                  0, {0.001}, t);
+  }
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(dir.File("log.db").c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, "UPDATE devices SET info_json = '{broken'", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(raw);
+  std::ostringstream out, notes;
+  auto rows = ExportCsv(*log, false, out, notes);
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  EXPECT_EQ(*rows, 2u);
+  EXPECT_EQ(notes.str(),
+            "QUALCOMM Adreno(TM) 740 [adreno740-0800.14]: the log's description of this device is damaged (not valid "
+            "JSON): its limits and driver are unknown here, so what needs them is skipped and its driver fields are "
+            "written empty\n");
 }
 
 }  // namespace

@@ -5,15 +5,18 @@
 
 #include <google/protobuf/util/json_util.h>
 
+#include "common/printable.h"
 #include "tuner/best_in_space.h"
 
 namespace tunefleet {
 
-proto::DeviceInfo DeviceInfoOf(const DeviceRow& d) {
+proto::DeviceInfo DeviceInfoOf(const DeviceRow& d, bool* parsed) {
   proto::DeviceInfo info;
   google::protobuf::util::JsonParseOptions opts;
   opts.ignore_unknown_fields = true;
-  if (!google::protobuf::util::JsonStringToMessage(d.info_json, &info, opts).ok()) info.Clear();
+  const bool ok = google::protobuf::util::JsonStringToMessage(d.info_json, &info, opts).ok();
+  if (!ok) info.Clear();
+  if (parsed) *parsed = ok;
   // The columns are authoritative for identity.
   info.set_fingerprint(d.fingerprint);
   if (info.name().empty()) info.set_name(d.name);
@@ -39,7 +42,12 @@ Result<std::vector<ExportItem>> CollectExportItems(TuningLog& log, bool best_onl
   std::map<int64_t, const TemplateRow*> tmpl_by_id;
   for (const auto& t : templates) tmpl_by_id[t.id] = &t;
   std::map<int64_t, std::pair<const DeviceRow*, proto::DeviceInfo>> dev_by_id;
-  for (const auto& d : devices) dev_by_id[d.id] = {&d, DeviceInfoOf(d)};
+  std::set<int64_t> undescribed;  // devices whose description in the log does not parse
+  for (const auto& d : devices) {
+    bool parsed = true;
+    dev_by_id[d.id] = {&d, DeviceInfoOf(d, &parsed)};
+    if (!parsed) undescribed.insert(d.id);
+  }
 
   std::vector<ExportItem> out;
   for (auto& r : records) {
@@ -49,6 +57,13 @@ Result<std::vector<ExportItem>> CollectExportItems(TuningLog& log, bool best_onl
     auto d = dev_by_id.find(r.device_id);
     if (t == task_by_id.end() || tp == tmpl_by_id.end() || d == dev_by_id.end()) {
       return Status::Corruption(log.path() + ": record " + std::to_string(r.id) + " refers to a missing row");
+    }
+    // Said once per device, where a record of it is exported: its limits (images, work-group size) and driver are
+    // unknown, which the exporters would otherwise report as the device's ("device has no image support").
+    if (undescribed.erase(r.device_id) != 0) {
+      notes << Printable(d->second.first->name) << " [" << Printable(d->second.first->fingerprint)
+            << "]: the log's description of this device is damaged (not valid JSON): its limits and driver are "
+               "unknown here, so what needs them is skipped and its driver fields are written empty\n";
     }
     out.push_back({*t->second, *tp->second, *d->second.first, d->second.second, std::move(r)});
   }
