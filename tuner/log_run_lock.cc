@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "common/fnv_hash.h"
+#include "common/owned_fd.h"
 #include "common/printable.h"
 #include "common/still_linked.h"
 
@@ -53,13 +54,13 @@ bool RaiseOpenFileLimit() {
   return ::setrlimit(RLIMIT_NOFILE, &limit) == 0;
 }
 
-int OpenLockFile(const std::string& path) {
-  return ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+OwnedFd OpenLockFile(const std::string& path) {
+  return OwnedFd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644));
 }
 
-// One lock file, taken (fd >= 0) or held by another run (its note).
+// One lock file, taken (fd valid) or held by another run (its note).
 struct Attempt {
-  int fd = -1;
+  OwnedFd fd;
   std::string holder;
 };
 
@@ -84,11 +85,11 @@ Result<Attempt> TakeOne(const std::string& folder, const std::string& path, cons
   while (removed_turns < kMaxRemovedTurns) {
     if (::mkdir(folder.c_str(), 0755) != 0 && errno != EEXIST)
       return Status::IOError(folder + ": cannot create the folder of run locks: " + std::strerror(errno));
-    int fd = OpenLockFile(path);
-    int err = fd < 0 ? errno : 0;
+    OwnedFd fd = OpenLockFile(path);
+    int err = fd.valid() ? 0 : errno;
     if (err == EMFILE && RaiseOpenFileLimit()) {
       fd = OpenLockFile(path);
-      err = fd < 0 ? errno : 0;
+      err = fd.valid() ? 0 : errno;
     }
     if (err == ENOENT) {  // the last holder removed the folder as we opened: make it again
       if (BrokenLink(folder))
@@ -101,11 +102,11 @@ Result<Attempt> TakeOne(const std::string& folder, const std::string& path, cons
                              " (a run holds an open lock file per task on its key and one per task on each device " +
                              "model it leased, and this is past the hard limit: raise it, e.g. `ulimit -Hn` as root " +
                              "or LimitNOFILE= in a systemd unit, or tune fewer tasks per run)");
-    if (fd < 0) return Status::IOError(path + ": cannot create the run lock: " + std::strerror(err));
-    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (!fd.valid()) return Status::IOError(path + ": cannot create the run lock: " + std::strerror(err));
+    if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
       const int err = errno;
-      const std::string note = err == EWOULDBLOCK ? ReadNote(fd) : std::string();
-      ::close(fd);
+      const std::string note = err == EWOULDBLOCK ? ReadNote(fd.get()) : std::string();
+      fd.reset();
       if (err != EWOULDBLOCK) return Status::IOError(path + ": cannot lock it: " + std::strerror(err));
       // A holder without a note is a run between its lock and its note, or another run testing whether the file
       // was abandoned (LogRunLock::Abandoned, which another run's start does for every session lock): both let go
@@ -114,20 +115,19 @@ Result<Attempt> TakeOne(const std::string& folder, const std::string& path, cons
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
         continue;
       }
-      return Attempt{-1, note.empty() ? "another run (it has not said which yet)" : note};
+      return Attempt{OwnedFd(), note.empty() ? "another run (it has not said which yet)" : note};
     }
-    if (!StillLinked(fd, path)) {  // the previous holder removed it as we opened it: take the new file
-      ::close(fd);
+    if (!StillLinked(fd.get(), path)) {  // the previous holder removed it as we opened it: take the new file
       ++removed_turns;
       continue;
     }
     errno = 0;
-    if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) {
+    if (::ftruncate(fd.get(), 0) != 0 ||
+        ::pwrite(fd.get(), text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) {
       const std::string why = errno != 0 ? std::strerror(errno) : "a short write";
-      ::close(fd);
       return Status::IOError(path + ": cannot write the run lock: " + why);
     }
-    return Attempt{fd, ""};
+    return Attempt{std::move(fd), ""};
   }
   return Status::IOError(path + ": cannot take the run lock: it, or its folder, was removed as it was opened " +
                          std::to_string(kMaxRemovedTurns) + " times in a row");
@@ -179,8 +179,8 @@ Result<LogRunLock> LogRunLock::Acquire(const std::string& log_path, const RunLoc
     const std::string path = LockFileIn(lock.folder_, scope, spec);  // the folder resolved once, not per task
     Result<Attempt> taken = TakeOne(lock.folder_, path, since + "task " + spec + " on " + scope.label + "\n");
     if (!taken.ok()) return taken.status();
-    if (taken->fd >= 0) {
-      lock.held_.push_back({taken->fd, path});
+    if (taken->fd.valid()) {
+      lock.held_.push_back({std::move(taken->fd), path});
       continue;
     }
     if (refused++ == 0)
@@ -197,17 +197,14 @@ Result<LogRunLock> LogRunLock::Acquire(const std::string& log_path, const RunLoc
 }
 
 Result<bool> LogRunLock::Abandoned(const std::string& lock_path) {
-  const int fd = ::open(lock_path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0 && errno == ENOENT) return true;
-  if (fd < 0) return Status::IOError(lock_path + ": cannot open the run lock: " + std::strerror(errno));
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    const int err = errno;
-    ::close(fd);
-    if (err == EWOULDBLOCK) return false;
-    return Status::IOError(lock_path + ": cannot test the run lock: " + std::strerror(err));
+  const OwnedFd fd(::open(lock_path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW));
+  if (!fd.valid() && errno == ENOENT) return true;
+  if (!fd.valid()) return Status::IOError(lock_path + ": cannot open the run lock: " + std::strerror(errno));
+  if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EWOULDBLOCK) return false;
+    return Status::IOError(lock_path + ": cannot test the run lock: " + std::strerror(errno));
   }
-  if (StillLinked(fd, lock_path)) ::unlink(lock_path.c_str());
-  ::close(fd);
+  if (StillLinked(fd.get(), lock_path)) ::unlink(lock_path.c_str());  // while locked; closed on return
   return true;
 }
 
@@ -228,9 +225,9 @@ LogRunLock::~LogRunLock() { Release(); }
 void LogRunLock::Release() {
   if (held_.empty()) return;
   // Each file is removed while still locked, so that a run that opens the name next creates a new one (StillLinked).
-  for (const Held& h : held_) {
-    if (StillLinked(h.fd, h.path)) ::unlink(h.path.c_str());
-    ::close(h.fd);
+  for (Held& h : held_) {
+    if (StillLinked(h.fd.get(), h.path)) ::unlink(h.path.c_str());
+    h.fd.reset();
   }
   held_.clear();
   // The folder goes with the last holder's files; rmdir fails, as it should, while it holds others' files. A run

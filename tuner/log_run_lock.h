@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "common/owned_fd.h"
 #include "common/status.h"
 
 namespace tunefleet {
@@ -79,7 +80,7 @@ class LogRunLock {
 
  private:
   struct Held {
-    int fd = -1;
+    OwnedFd fd;
     std::string path;
   };
   LogRunLock() = default;
