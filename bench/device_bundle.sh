@@ -4,17 +4,24 @@
 # libraries, into OUT_DIR (default dist). Then on the GPU machine:
 #   CLBLAST=dist/extra/clblast_tuner_xgemm bash bench/gpu_vs_vendor.sh dist OUT
 #   usage: bench/device_bundle.sh [BUILD_DIR] [OUT_DIR]
+# BUILD_DIR and OUT_DIR are taken from the calling folder (defaults: the repository's build and dist). OUT_DIR must be
+# new, empty or a bundle made before: deploy/bundle refuses any other folder, and nothing is deleted here first.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-BUILD=${1:-build}; OUT=${2:-dist}
-rm -rf "$OUT"
-deploy/bundle "$BUILD" "$OUT" --all --bin tunefleet_runtime_example >/dev/null
+usage="usage: bench/device_bundle.sh [BUILD_DIR] [OUT_DIR]"
+case "${1:-}" in
+  -h | --help) echo "$usage"; exit 0 ;;
+  -*) echo "device_bundle.sh: error: unknown option '$1' ($usage)" >&2; exit 2 ;;
+esac
+if [ $# -gt 2 ]; then echo "device_bundle.sh: error: expected at most BUILD_DIR and OUT_DIR ($usage)" >&2; exit 2; fi
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${1:-$ROOT/build}; OUT=${2:-$ROOT/dist}
+"$ROOT/deploy/bundle" "$BUILD" "$OUT" --all --bin tunefleet_runtime_example >/dev/null
 strip "$OUT"/bin/* 2>/dev/null || true
 if command -v clblast_tuner_xgemm >/dev/null; then
   stage=$(mktemp -d)
   mkdir -p "$stage/bin"
   ln -s "$(command -v clblast_tuner_xgemm)" "$stage/bin/clblast_tuner_xgemm"
-  deploy/bundle "$stage" "$OUT/extra" --bin clblast_tuner_xgemm >/dev/null
+  "$ROOT/deploy/bundle" "$stage" "$OUT/extra" --bin clblast_tuner_xgemm >/dev/null
   rm -rf "$stage"
 fi
 du -sh "$OUT"
