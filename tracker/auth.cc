@@ -20,4 +20,14 @@ grpc::Status TokenCheck::Check(const std::string& given, const grpc::ServerConte
   return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "invalid token");
 }
 
+std::string OpenTrackerWarning(const std::string& host, bool token_required) {
+  if (token_required) return "";
+  std::string h = host;
+  if (h.size() >= 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
+  if (h == "localhost" || h == "::1" || h.rfind("127.", 0) == 0) return "";
+  return "no token is set and the tracker listens on " + (host.empty() ? std::string("every address") : host) +
+         ", beyond this machine: whoever reaches its port can register agents and lease this lab's devices (set "
+         "TUNEFLEET_TOKEN, or listen on 127.0.0.1)";
+}
+
 }  // namespace tunefleet::tracker

@@ -21,4 +21,9 @@ class TokenCheck {
   const std::string token_;
 };
 
+// What a tracker listening on `host` without a token should warn of: "" when `token_required`, or when `host` is a
+// loopback address (127.0.0.0/8, ::1, localhost: only this machine, and phones through `adb reverse`, reach it);
+// otherwise one line saying that whoever reaches the port can register agents and lease the lab's devices.
+std::string OpenTrackerWarning(const std::string& host, bool token_required);
+
 }  // namespace tunefleet::tracker

@@ -21,6 +21,7 @@
 #include "common/grpc_keepalive.h"
 #include "common/pem_check.h"
 #include "common/printable.h"
+#include "tracker/auth.h"
 #include "tracker/host_port.h"
 #include "tracker/http_status.h"
 #include "tracker/tracker_service.h"
@@ -166,6 +167,9 @@ Result<std::unique_ptr<TrackerServer>> TrackerServer::Start(const ServerOptions&
   spdlog::info("tunefleet-tracker {} listening on {}{}{}", TUNEFLEET_VERSION, HostPort(o.host, s->port_),
                o.tls_cert_file.empty() ? "" : " (TLS)", o.token.empty() ? "" : " (token required)");
   if (s->http_) spdlog::info("status page on http://{}/ (metrics at /metrics)", HostPort(o.host, s->http_port_));
+  if (const std::string warning = OpenTrackerWarning(o.host, !o.token.empty()); !warning.empty()) {
+    spdlog::warn("{}", warning);
+  }
   return s;
 }
 

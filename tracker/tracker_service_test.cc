@@ -8,6 +8,7 @@
 #include <set>
 #include <thread>
 
+#include "tracker/auth.h"
 #include "tracker/client.h"
 #include "tracker/server.h"
 #include "tracker/test_agent.h"
@@ -49,6 +50,19 @@ class TrackerServiceTest : public ::testing::Test {
   std::unique_ptr<TrackerServer> server_;
   std::string target_;
 };
+
+// A tracker that listens beyond loopback without a token warns at its start (the shipped systemd conf listened on
+// 0.0.0.0 with no token and said nothing); on loopback, or with a token, it has nothing to say.
+TEST(OpenTrackerWarning, GivenNoTokenAndAnAddressBeyondLoopbackTheTrackerShouldWarn) {
+  for (const std::string host : {"0.0.0.0", "::", "", "192.0.2.1", "lab-server"}) {
+    EXPECT_NE(OpenTrackerWarning(host, false).find("whoever reaches its port can register agents"), std::string::npos)
+        << host;
+    EXPECT_EQ(OpenTrackerWarning(host, true), "") << host;
+  }
+  for (const std::string host : {"127.0.0.1", "127.1.2.3", "::1", "[::1]", "localhost"}) {
+    EXPECT_EQ(OpenTrackerWarning(host, false), "") << host;
+  }
+}
 
 TEST_F(TrackerServiceTest, GivenTwoAgents_WeShouldMeasureABatchOfNJobsIntoNEvents) {
   StartTracker();
