@@ -36,8 +36,8 @@ struct ReplayTable {
   size_t invalid = 0;
 };
 
-// Keys records by their config JSON mapped through `space` (falling back to the stored config_index); a record whose
-// config is not in the space or not valid there is counted (unmapped, invalid) and left out.
+// Keys records by their config JSON mapped through `space` (tuner/recorded_config.h; the stored config_index is not
+// used); a record whose config is not in the space or not valid there is counted (unmapped, invalid) and left out.
 ReplayTable BuildReplayTable(const Space& space, const std::vector<RecordRow>& records);
 
 // The most seeds (runs per strategy) a replay takes. One seed of xgb on a space of 10^5 configs takes seconds, so

@@ -106,6 +106,24 @@ TEST_F(SimulateTest, GivenARecordOfAConfigTheSpaceRejects_ItShouldBeLeftOutOfThe
   EXPECT_EQ(r->tuner.trials, (std::vector<uint64_t>{3, 3}));
 }
 
+// A record whose config text is not a config of the space (a value a knob does not take, an unknown knob, not JSON)
+// was filed under its stored index, another config, which then stood as the best: it is left out and counted.
+TEST_F(SimulateTest, GivenARecordWhoseConfigIsNoConfigOfTheSpace_ItShouldBeLeftOutNotFiledUnderItsIndex) {
+  const Space s = Tiny();
+  RecordKnownSpace(s);
+  std::vector<RecordRow> rows = log_->Records(task_, tmpl_, device_).value();
+  for (const std::string config : {R"({"a":7,"b":1})", R"({"a":1,"b":1,"c":3})", "not json"}) {
+    RecordRow edited = rows.at(0);  // index 0
+    edited.config = config;
+    edited.mean_cost = 0.1e-3;
+    rows.push_back(edited);
+  }
+  const ReplayTable t = BuildReplayTable(s, rows);
+  EXPECT_EQ(t.unmapped, 3u);
+  EXPECT_DOUBLE_EQ(t.best_cost, 1e-3);
+  EXPECT_DOUBLE_EQ(t.by_index.at(0).cost, 3e-3);
+}
+
 // A space whose every record failed has no best: refused as bad input before any seed runs (it failed at the first
 // seed, after the header, as a run-time error).
 TEST_F(SimulateTest, GivenASpaceWithoutASuccessfulRecord_ItShouldBeRefusedAsNothingToReplay) {
