@@ -96,8 +96,8 @@ int RunSimulate(const SimulateArgs& a) {
 
   // Printed once the replay goes ahead: a refused one says its one line alone.
   const uint64_t valid = w.space.CountValid();
-  std::cout << "replaying " << w.task.ToSpec() << " on " << w.tmpl->name() << ": " << w.table.by_index.size()
-            << " recorded configs of " << valid << " valid";
+  std::cout << "replaying " << w.task.ToSpec() << " on " << w.tmpl->name() << ", device " << w.device << ": "
+            << w.table.by_index.size() << " recorded configs of " << valid << " valid";
   if (a.opts.transfer_trials > 0 && w.sibling != nullptr) {
     std::cout << ", warm start from the first " << a.opts.transfer_trials << " trials of a replay of "
               << w.sibling->task.ToSpec();
@@ -106,14 +106,24 @@ int RunSimulate(const SimulateArgs& a) {
   }
   // Flushed at once: stdout is fully buffered in a pipe, and a long replay stopped by a signal lost the line.
   std::cout << std::endl;
+  for (const std::string& note : w.notes) std::cerr << "tunefleet simulate: warning: " << note << "\n";
   if (w.table.by_index.size() < valid) {
     std::cerr << "tunefleet simulate: warning: " << valid - w.table.by_index.size()
-              << " valid configs have no record; proposing one counts as a failed trial\n";
+              << " valid config(s) have no record; proposing one counts as a failed trial\n";
   }
   if (w.table.unmapped + w.table.invalid > 0) {
     std::cerr << "tunefleet simulate: warning: " << w.table.unmapped + w.table.invalid
-              << " records are of configs outside the space or not valid in it on this device (another template "
-                 "version, other device limits): left out\n";
+              << " record(s) are of configs outside the space or not valid in it on this device (another template "
+                 "version, other device limits, a config edited by hand): left out\n";
+  }
+  if (w.table.uneven > 0) {
+    std::cerr << "tunefleet simulate: warning: " << w.table.uneven << " config(s) have another number of records "
+              << "than the others' " << w.table.usual_records << " (an interrupted pass, or --confirm): each is "
+              << "replayed at the lower median of its own results, which favours a config measured more often\n";
+  }
+  if (w.table.mixed > 0) {
+    std::cerr << "tunefleet simulate: warning: " << w.table.mixed << " config(s) failed in some records and ran in "
+              << "others: each is replayed at its successful results alone\n";
   }
 
   // Ctrl-C ends the replay between two batches of trials; set up before the strategies start their threads.
@@ -215,7 +225,7 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
                   "xgb without history: the first plan is the plan-size configs that the device prior "
                   "(work-items against what the device runs at once) ranks best of N x plan-size random ones, and "
                   "every model starts from the prior (its base margin); 0 or 1 = a random first plan and models of "
-                  "the results alone")
+                  "the results alone, as GEMM always has")
       ->capture_default_str()
       ->check(cli::WholeBetween(0, kMaxPriorPool));
   sub->add_option("--observe", args->opts.observe,

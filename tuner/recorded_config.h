@@ -1,5 +1,5 @@
 // RecordedIndex: which config of a space a tuning-log record measured. The record's config JSON is what ran; its
-// stored index is never trusted (a log edited by hand may disagree), and a record whose JSON is not a config of the
+// stored index is used only when the record holds no config text at all. A record whose JSON is not a config of the
 // space (not JSON, an unknown knob, a value the knob does not take) names none: the stored index would file its
 // result under another config (the replay took a hand-edited 0.1 us result as the space's best).
 // Resume (TaskTuner) and the replay (simulate) read records this way.

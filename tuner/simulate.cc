@@ -7,8 +7,8 @@
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <set>
 #include <nlohmann/json.hpp>
-#include <spdlog/spdlog.h>
 
 #include "common/printable.h"
 #include "proto/tunefleet.pb.h"
@@ -22,6 +22,7 @@ namespace tunefleet {
 ReplayTable BuildReplayTable(const Space& space, const std::vector<RecordRow>& records) {
   ReplayTable t;
   std::map<uint64_t, std::vector<double>> ok_costs;  // per config, every successful result
+  std::map<uint64_t, size_t> records_of, failures_of;
   for (const RecordRow& r : records) {
     const std::optional<uint64_t> recorded = RecordedIndex(space, r);
     if (!recorded) {
@@ -34,7 +35,23 @@ ReplayTable BuildReplayTable(const Space& space, const std::vector<RecordRow>& r
       continue;
     }
     t.by_index.emplace(index, Observation{index, false, 0});
-    if (r.status == 0 && r.mean_cost > 0) ok_costs[index].push_back(r.mean_cost);
+    ++records_of[index];
+    if (r.status == 0 && r.mean_cost > 0) {
+      ok_costs[index].push_back(r.mean_cost);
+    } else {
+      ++failures_of[index];
+    }
+  }
+  std::map<size_t, size_t> configs_with;  // number of records -> configs
+  for (const auto& [index, n] : records_of) ++configs_with[n];
+  for (const auto& [n, configs] : configs_with) {
+    if (configs > configs_with[t.usual_records]) t.usual_records = n;
+  }
+  for (const auto& [n, configs] : configs_with) {
+    if (n != t.usual_records) t.uneven += configs;
+  }
+  for (const auto& [index, failed] : failures_of) {
+    if (ok_costs.count(index) != 0) ++t.mixed;
   }
   // A config measured in several passes is replayed at the lower median of its successful results, so that one
   // outlying pass neither makes nor breaks it (with two results: the faster one).
@@ -293,6 +310,17 @@ Result<std::unique_ptr<ReplayWorld>> LoadReplayWorld(TuningLog& log, const Repla
     return Status::NotFound(sel.template_name.empty() ? "the log holds no template"
                                                       : "template '" + sel.template_name + "' is not in the log");
   }
+  // Several templates and a task named: those with records of the task.
+  if (sel.template_name.empty() && !sel.task_spec.empty()) {
+    Result<TaskRow> task = FindTaskRow(tasks, sel.task_spec);
+    std::vector<TemplateRow> with_task;
+    for (const TemplateRow& t : named) {
+      if (!task.ok()) break;
+      TF_ASSIGN_OR_RETURN(std::vector<uint64_t> idx, log.MeasuredIndices(task->id, t.id, 0));
+      if (!idx.empty()) with_task.push_back(t);
+    }
+    if (!with_task.empty()) named = with_task;
+  }
   for (const TemplateRow& t : named) {
     if (t.name != named.front().name) {
       return Status::InvalidArgument("several templates in the log: " +
@@ -310,8 +338,9 @@ Result<std::unique_ptr<ReplayWorld>> LoadReplayWorld(TuningLog& log, const Repla
   if (!tmpl_row) {
     tmpl_row = *std::max_element(named.begin(), named.end(),
                                  [](const TemplateRow& a, const TemplateRow& b) { return a.version < b.version; });
-    spdlog::warn("{}: replaying the records of version {}; this tunefleet builds version {}, whose space may differ",
-                 w->tmpl->name(), tmpl_row->version, w->tmpl->version());
+    w->notes.push_back(w->tmpl->name() + ": replaying the records of version " + std::to_string(tmpl_row->version) +
+                       "; this tunefleet builds version " + std::to_string(w->tmpl->version()) +
+                       ", whose space may differ");
   }
 
   // Task: by spec, or the only one with records of this template.
@@ -337,26 +366,46 @@ Result<std::unique_ptr<ReplayWorld>> LoadReplayWorld(TuningLog& log, const Repla
   TF_ASSIGN_OR_RETURN(std::vector<RecordRow> records, log.Records(task_row.id, tmpl_row->id, 0));
   if (records.empty()) return Status::NotFound("no records of " + task_row.spec + " with " + tmpl_row->name);
 
-  // Device: the one named, or the one with the most records.
-  std::map<int64_t, size_t> per_device;
-  for (const RecordRow& r : records) ++per_device[r.device_id];
+  // Device: the one named, or the one with the most configs recorded (then the most records): a device with ten
+  // repeats of half the space had been picked over one with all of it.
+  std::map<int64_t, std::pair<size_t, size_t>> per_device;  // configs, records
+  {
+    std::map<int64_t, std::set<std::string>> configs;
+    for (const RecordRow& r : records) {
+      configs[r.device_id].insert(r.config);
+      ++per_device[r.device_id].second;
+    }
+    for (const auto& [id, c] : configs) per_device[id].first = c.size();
+  }
   int64_t device_id = 0;
   for (const DeviceRow& d : devices) {
     if (!sel.device.empty() && (d.fingerprint == sel.device || std::to_string(d.id) == sel.device)) device_id = d.id;
   }
   if (!sel.device.empty() && device_id == 0) return Status::NotFound("device '" + sel.device + "' is not in the log");
   if (device_id == 0) {
-    size_t most = 0;
+    std::pair<size_t, size_t> most{0, 0};
     for (const auto& [id, n] : per_device) {
       if (n > most) most = n, device_id = id;
+    }
+    if (per_device.size() > 1) {
+      w->notes.push_back("the task's records are of " + std::to_string(per_device.size()) +
+                         " devices; replaying the one with the most configs recorded (--device ID or FINGERPRINT "
+                         "picks another)");
     }
   }
   std::map<int64_t, std::string> fingerprint;
   for (const DeviceRow& d : devices) {
     fingerprint[d.id] = d.fingerprint;
     if (d.id != device_id) continue;
+    w->device = Printable(d.name, 100) + " [" + Printable(d.fingerprint, 64) + "]";
     proto::DeviceInfo info;
-    if (google::protobuf::util::JsonStringToMessage(d.info_json, &info).ok()) w->limits = DeviceLimits::From(info);
+    if (google::protobuf::util::JsonStringToMessage(d.info_json, &info).ok() && info.max_work_group_size() > 0) {
+      w->limits = DeviceLimits::From(info);
+    } else {
+      w->notes.push_back("the log's description of " + w->device +
+                         " is damaged or empty: its limits are unknown, and the space is built without them (an "
+                         "image template finds no image support)");
+    }
   }
 
   TF_ASSIGN_OR_RETURN(w->space, w->tmpl->MakeSpace(w->task, w->limits));

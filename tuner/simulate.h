@@ -34,10 +34,17 @@ struct ReplayTable {
   // Records of configs the space holds but rejects on the replayed device (another template version, other device
   // limits): no strategy proposes them, so they are left out, also of the best.
   size_t invalid = 0;
+  // Configs with a failed record beside their successful ones: replayed at their successful results alone.
+  size_t mixed = 0;
+  // Configs whose number of records differs from the most common number, `usual_records` (a pass that was
+  // interrupted, or --confirm): each is replayed at the lower median of its own results, of a different count.
+  size_t uneven = 0;
+  size_t usual_records = 0;
 };
 
-// Keys records by their config JSON mapped through `space` (tuner/recorded_config.h; the stored config_index is not
-// used); a record whose config is not in the space or not valid there is counted (unmapped, invalid) and left out.
+// Keys records by their config JSON mapped through `space` (tuner/recorded_config.h; the stored config_index only
+// where a record holds no config text); a record whose config is not in the space or not valid there is counted
+// (unmapped, invalid) and left out.
 ReplayTable BuildReplayTable(const Space& space, const std::vector<RecordRow>& records);
 
 // The most seeds (runs per strategy) a replay takes. One seed of xgb on a space of 10^5 configs takes seconds, so
@@ -93,6 +100,10 @@ struct ReplayWorld {
   Space space;
   ReplayTable table;
   std::vector<HistoryRecord> history;  // for warm start (transfer learning); may be empty
+  std::string device;  // the replayed device as "NAME [FINGERPRINT]"
+  // What the loading found worth a warning (another template version, the device's limits unknown, records of
+  // other devices), one line each.
+  std::vector<std::string> notes;
   // The --transfer-from task as a world of its own (its space and records on the replayed device), for
   // SimulateOptions::transfer_trials; null when there is none or it is the replayed task itself.
   std::shared_ptr<const ReplayWorld> sibling;

@@ -424,6 +424,65 @@ TEST_F(SimulateTest, GivenAGemmLog_LoadShouldResolveTaskTemplateAndDeviceAndAskW
   EXPECT_DOUBLE_EQ((*w)->history[1].cost, 4e-3);
 }
 
+// Records that a replay takes silently otherwise: a pass cut short leaves configs of fewer records (their lower
+// median is of another count), and a config that failed in some passes is replayed at its successes. Counted, for the
+// command's warnings.
+TEST_F(SimulateTest, GivenUnevenPassesAndMixedResults_TheTableShouldCountThem) {
+  const Space s = Tiny();
+  RecordKnownSpace(s);
+  RecordKnownSpace(s);  // two passes of every config
+  Record(s, 2, 0, 1.0e-3);  // a third record of config 2 (an interrupted third pass)
+  Record(s, 4, 0, 5e-3);
+  Record(s, 3, 5, 0);      // and a failure of config 3
+  auto w = World(s);
+  EXPECT_EQ(w->table.usual_records, 2u);
+  EXPECT_EQ(w->table.uneven, 3u);  // configs 2, 3 and 4 have three records
+  EXPECT_EQ(w->table.mixed, 1u);   // config 3; config 1 only failed
+}
+
+// Two devices: the default is the one with the most configs recorded, not the most records (ten repeats of part of
+// the space had been picked over all of it), and the world says which it replays and that there were others.
+TEST_F(SimulateTest, GivenTwoDevices_LoadShouldReplayTheOneWithTheMostConfigsAndSaySo) {
+  const Template* gemm = FindTemplate("gemm.buffer");
+  ASSERT_NE(gemm, nullptr);
+  const Task task = Task::Parse("gemm:16,16,16:float32").value();
+  const Result<Space> space = gemm->MakeSpace(task, DeviceLimits::From(device_info_));
+  ASSERT_TRUE(space.ok()) << space.status().ToString();
+  const int64_t gemm_id = log_->UpsertTemplate(gemm->name(), gemm->version()).value();
+  const int64_t t1 = log_->UpsertTask(task.ToSpec(), "gemm", "{}", gemm->Flops(task)).value();
+  const std::vector<uint64_t> valid = testing::FirstValid(*space, 5);
+  for (size_t k = 0; k < valid.size(); ++k) Record(*space, valid[k], 0, 1e-3 * (k + 1), t1, gemm_id);
+  proto::DeviceInfo other = device_info_;
+  other.set_name("other-cpu");
+  other.set_fingerprint("fp-other");
+  const int64_t other_id = log_->UpsertDevice(other).value();
+  RecordRow repeat = log_->Records(t1, gemm_id, device_).value().at(0);
+  repeat.device_id = other_id;
+  for (int pass = 0; pass < 10; ++pass) ASSERT_TRUE(log_->AddRecord(repeat).ok());
+
+  ReplaySelection sel;
+  sel.template_name = "gemm.buffer";
+  Result<std::unique_ptr<ReplayWorld>> w = LoadReplayWorld(*log_, sel);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  EXPECT_EQ((*w)->device, "pocl-cpu [fp-pocl]");
+  EXPECT_EQ((*w)->table.by_index.size(), 5u);
+  ASSERT_EQ((*w)->notes.size(), 1u);
+  EXPECT_NE((*w)->notes[0].find("the task's records are of 2 devices"), std::string::npos) << (*w)->notes[0];
+  sel.device = "fp-other";
+  w = LoadReplayWorld(*log_, sel);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  EXPECT_EQ((*w)->device, "other-cpu [fp-other]");
+  EXPECT_TRUE((*w)->notes.empty());
+  // The log holds two templates (the fixture's tiny.test, of no records): a --task alone picks the one with its
+  // records, where it had been refused as ambiguous.
+  ReplaySelection by_task;
+  by_task.task_spec = "gemm:16,16,16";
+  w = LoadReplayWorld(*log_, by_task);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  EXPECT_EQ((*w)->tmpl, gemm);
+  EXPECT_FALSE(LoadReplayWorld(*log_, ReplaySelection{}).ok());
+}
+
 TEST_F(SimulateTest, GivenTransferTrials_TheHistoryShouldBeTheSiblingsFirstTrialsAsATunerReplayedThem) {
   const Template* gemm = FindTemplate("gemm.buffer");
   ASSERT_NE(gemm, nullptr);
