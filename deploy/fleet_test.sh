@@ -198,6 +198,11 @@ Check "--token among the agent arguments is refused (exit 2), naming fleet's --t
 Check "... saying to use fleet's --token or TUNEFLEET_TOKEN" \
   FailsSaying "--token after --.*fleet's --token.*TUNEFLEET_TOKEN" \
   "${fleet}" up --key k --bundle "${work}/nothing" --wait 0 -- --token=T
+Check "--tls-ca among the agent arguments is refused (exit 2), naming fleet's --tls-ca" \
+  OneLineExit 2 "--tls-ca after --: give fleet --tls-ca FILE" \
+  "${fleet}" up --key k --bundle "${work}/nothing" --wait 0 -- --tls-ca ca.pem
+Check "a --tls-ca that names no readable file is refused (exit 2)" \
+  ExitsWith 2 "${fleet}" up --key k --bundle "${work}/nothing" --wait 0 --tls-ca "${work}/no-such-ca.pem"
 Check "a missing tuner CLI is said up front (exit 1)" \
   FailsSaying "tuner CLI .*no-such-tunefleet not found" env TUNEFLEET="${work}/no-such-tunefleet" "${fleet}" status
 Check "status shows the first line of the failed query's error" \
@@ -306,6 +311,22 @@ Check "... an up with the same arguments keeps it" \
 Check "up with --job-timeout 77 alone restarts it again" \
   OutputMatches "fake-0: restarting the agent .*arguments" \
   Fleet up -d fake-0 --key fleet-test2 --wait 0 -- --job-timeout 77
+# An old adb runs the shell command on a pty, which echoes its stdin (the token) back: a stand-in that does so.
+cat >"${work}/echoing-adb" <<ECHOING
+#!/usr/bin/env bash
+if [[ "\$*" == *--token-stdin* ]]; then
+  IFS= read -r line
+  printf '%s\r\n' "\$line"
+  printf '%s\n' "\$line" | exec "${ADB}" "\$@"
+fi
+exec "${ADB}" "\$@"
+ECHOING
+chmod +x "${work}/echoing-adb"
+Check "a pty's echo of the token is not printed by up (which restarts the agent with the token)" \
+  NeverSays t0k3n-x env ADB="${work}/echoing-adb" TUNEFLEET_TOKEN=t0k3n-x "${fleet}" up -d fake-0 \
+  --key fleet-test2 --tracker-port "${port}" --bundle "${work}/bundle" --wait 0 -- --job-timeout 77
+Check "... and the up still starts the agent with it" \
+  HasEntry "/proc/$(AgentPidOf fake-0)/environ" TUNEFLEET_TOKEN=t0k3n-x
 cp -r "${work}/bundle" "${work}/bundle2"
 echo "another build" >"${work}/bundle2/NOTE"
 Check "up with another bundle restarts it, saying so" \
@@ -372,6 +393,31 @@ Check "the adb reverse of the test's port is still set after a plain down" \
 Check "down --tracker-port PORT removes it" ExitsWith 0 Fleet down
 Check "... the reverse list has no tcp:${port} any more" \
   Fails OutputMatches "tcp:${port}" "${ADB}" -s fake-0 reverse --list
+
+# A TLS tracker: fleet's query and the agents use the certificate given with --tls-ca (pushed to the device; the
+# agent dials 127.0.0.1 through adb reverse, which the certificate names).
+if command -v openssl >/dev/null 2>&1; then
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=localhost \
+    -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" \
+    -keyout "${work}/tls.key" -out "${work}/tls.crt" >/dev/null 2>&1
+  tls_port="$(FreePort)"
+  env -u TUNEFLEET_TOKEN "${work}/bundle/tunefleet-tracker" --host 127.0.0.1 --port "${tls_port}" \
+    --tls-cert "${work}/tls.crt" --tls-key "${work}/tls.key" >"${work}/tracker-tls.log" 2>&1 &
+  extra_pids+=" $!"
+  Check "up --tls-ca registers the agent with a TLS tracker" \
+    OutputMatches "all 1 device\(s\) registered" "${fleet}" up -d fake-0 --key fleet-tls --tracker-port "${tls_port}" \
+    --bundle "${work}/bundle" --tls-ca "${work}/tls.crt" --wait 60
+  Check "... the certificate was pushed to the device" \
+    cmp "${work}/tls.crt" "${FAKE_ADB_ROOT}/fake-0/data/local/tmp/tunefleet/tracker-ca.pem"
+  Check "status --tls-ca shows it registered" \
+    OutputMatches "fake-0 +running [0-9]+ +yes" "${fleet}" status -d fake-0 --tracker-port "${tls_port}" \
+    --tls-ca "${work}/tls.crt"
+  Check "... without --tls-ca the query fails, saying to give it" \
+    OutputMatches "give --tls-ca" "${fleet}" status -d fake-0 --tracker-port "${tls_port}"
+  "${fleet}" down -d fake-0 --tracker-port "${tls_port}" >/dev/null 2>&1
+else
+  echo "SKIP: fleet with a TLS tracker (needs openssl)"
+fi
 
 echo "== part 3: agentctl alone, on a folder holding the real bundle (its agent dials a port nobody listens on) =="
 dev="${work}/agentctl-dev"
