@@ -30,11 +30,14 @@ Status SendAll(int fd, const char* data, size_t size) {
 Status WaitReadable(int fd, const std::optional<std::chrono::steady_clock::time_point>& deadline, int cancel_fd) {
   for (;;) {
     int timeout_ms = -1;
+    bool past_deadline = false;
     if (deadline) {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline -
                                                                               std::chrono::steady_clock::now());
-      if (left.count() <= 0) return Status::DeadlineExceeded("no answer before the deadline");
-      timeout_ms = static_cast<int>(std::min<int64_t>(left.count() + 1, 1 << 30));
+      // Past it, one look without waiting: what the peer sent in time (a result the reader was too late to read,
+      // having been stopped or starved) is taken, not thrown away as a timeout.
+      past_deadline = left.count() <= 0;
+      timeout_ms = past_deadline ? 0 : static_cast<int>(std::min<int64_t>(left.count() + 1, 1 << 30));
     }
     pollfd fds[2] = {{fd, POLLIN, 0}, {cancel_fd, POLLIN, 0}};
     const int ready = poll(fds, cancel_fd >= 0 ? 2 : 1, timeout_ms);
@@ -44,6 +47,7 @@ Status WaitReadable(int fd, const std::optional<std::chrono::steady_clock::time_
     }
     if (cancel_fd >= 0 && (fds[1].revents & (POLLIN | POLLHUP))) return Status::Unavailable(kCancelledMessage);
     if (fds[0].revents != 0) return Status::OK();  // readable, closed, or error: recv tells which
+    if (past_deadline) return Status::DeadlineExceeded("no answer before the deadline");
   }
 }
 

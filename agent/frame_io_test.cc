@@ -40,6 +40,15 @@ TEST_F(FrameIoTest, GivenAClosedPeer_WeShouldReportUnavailable) {
   EXPECT_FALSE(WriteFrame(fds_[1], FrameKind::kJob, "x").ok());  // and no SIGPIPE
 }
 
+// A frame the peer sent in time, read only after the deadline (the reader was stopped or starved): it is taken. A
+// healthy config's result was thrown away as a RUN_TIMEOUT when the agent was late to read it.
+TEST_F(FrameIoTest, GivenAFrameWaitingWhenTheDeadlineHasPassed_WeShouldStillReadIt) {
+  ASSERT_TRUE(WriteFrame(fds_[0], FrameKind::kResult, "in time").ok());
+  Result<Frame> frame = ReadFrame(fds_[1], std::chrono::steady_clock::now() - std::chrono::seconds(5));
+  ASSERT_TRUE(frame.ok()) << frame.status().ToString();
+  EXPECT_EQ(frame->payload, "in time");
+}
+
 TEST_F(FrameIoTest, GivenNoDataBeforeTheDeadline_WeShouldReportDeadlineExceeded) {
   Result<Frame> frame = ReadFrame(fds_[1], std::chrono::steady_clock::now() + std::chrono::milliseconds(20));
   EXPECT_EQ(frame.status().code(), Status::Code::kDeadlineExceeded);

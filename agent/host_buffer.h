@@ -12,8 +12,13 @@
 
 namespace tunefleet::agent {
 
-// Bytes of the canary tail put after every device buffer.
-inline constexpr size_t kCanaryBytes = 256;
+// Bytes of the canary tail put after every device buffer: a write past a buffer's end within them is found (a job's
+// WRONG_ANSWER, kOutOfBoundsMessage); one beyond them may corrupt other memory. 64 KiB holds a kernel's index off by a
+// whole row or tile (a write 76 floats past the end passed 256 bytes of canary unseen) at a cost of one 64 KiB write
+// and read per buffer and job.
+inline constexpr size_t kCanaryBytes = 64 * 1024;
+// The start of the message of a job whose kernel wrote into a canary; the buffer's name follows, in quotes.
+inline constexpr const char* kOutOfBoundsMessage = "out-of-bounds write into buffer ";
 
 size_t ElementBytes(proto::ElemType type);
 

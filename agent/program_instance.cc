@@ -368,7 +368,7 @@ bool ProgramInstance::CheckCanaries(proto::MeasureResult* result) {
                                                             tail.size(), tail.data(), 0, nullptr, nullptr));
     if (!read.ok()) return FailCl(result, read);
     if (tail != canary) {
-      return Fail(result, proto::WRONG_ANSWER, "out-of-bounds write into buffer '" + buffer.spec.name() + "'");
+      return Fail(result, proto::WRONG_ANSWER, kOutOfBoundsMessage + ("'" + buffer.spec.name() + "'"));
     }
   }
   return true;

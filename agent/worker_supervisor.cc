@@ -15,6 +15,7 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/frame_io.h"
+#include "agent/host_buffer.h"
 
 extern char** environ;
 
@@ -165,6 +166,20 @@ int WorkerSupervisor::Reap(bool kill_first) {
   return status;
 }
 
+void WorkerSupervisor::ReapIfEndedWhileIdle() {
+  if (pid_ <= 0) return;
+  int status = 0;
+  pid_t ended = 0;
+  while ((ended = waitpid(pid_, &status, WNOHANG)) < 0 && errno == EINTR) {
+  }
+  if (ended != pid_) return;
+  pid_ = -1;
+  if (socket_ >= 0) close(socket_);
+  socket_ = -1;
+  spdlog::warn("the worker ended between jobs ({}); a new one runs the next job",
+               WIFSIGNALED(status) ? SignalName(WTERMSIG(status)) : "exit code " + std::to_string(WEXITSTATUS(status)));
+}
+
 proto::MeasureResult WorkerSupervisor::Run(const proto::KernelProgram& program) {
   bool killed = false;
   proto::MeasureResult result = RunOnce(program, killed);
@@ -195,6 +210,8 @@ proto::MeasureResult WorkerSupervisor::RunOnce(const proto::KernelProgram& progr
     return result;
   };
   if (cancelled_) return finish(Failed(proto::UNKNOWN_ERROR, "the agent is shutting down"));
+  // A worker killed while idle was counted as this job's first death ("SIGKILL, twice" after one death in the job).
+  ReapIfEndedWhileIdle();
   if (pid_ <= 0) {
     Status spawned = Spawn();
     spawn_failed = !spawned.ok();
@@ -241,7 +258,13 @@ proto::MeasureResult WorkerSupervisor::RunOnce(const proto::KernelProgram& progr
 
   if (reply.ok() && reply->kind == FrameKind::kResult) {
     proto::MeasureResult result;
-    if (result.ParseFromString(reply->payload)) return finish(result);
+    if (result.ParseFromString(reply->payload)) {
+      // A kernel that wrote past a buffer's end may have written past its canary too, into the worker's heap: the
+      // worker is replaced, so that no later job dies of it (a write 76 floats past the end passed as OK and the
+      // next, unrelated job died of SIGABRT before the canary was widened).
+      if (result.status() == proto::WRONG_ANSWER && result.message().rfind(kOutOfBoundsMessage, 0) == 0) Reap(true);
+      return finish(result);
+    }
     Reap(true);
     return finish(Failed(proto::UNKNOWN_ERROR, "the worker sent an unreadable result"));
   }

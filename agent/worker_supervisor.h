@@ -80,6 +80,8 @@ class WorkerSupervisor final : public JobRunner {
   proto::MeasureResult RunOnce(const proto::KernelProgram& program, bool& killed_from_outside);
   // Kills (when `kill_first`) and reaps the worker; returns its wait status.
   int Reap(bool kill_first);
+  // Reaps a worker that ended while no job ran (killed from outside between jobs), saying so; it is no job's death.
+  void ReapIfEndedWhileIdle();
 
   Options options_;
   proto::DeviceInfo device_;

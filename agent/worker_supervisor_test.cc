@@ -6,10 +6,14 @@
 #include <stdlib.h>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <cstdio>
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "agent/cl_api.h"
 #include "agent/device_info.h"
@@ -129,6 +133,53 @@ TEST_F(WorkerSupervisorTest, GivenAWorkerKilledFromOutsideOnce_WeShouldMeasureTh
   EXPECT_NE(supervisor->TEST_worker_pid(), first);  // replaced
 }
 
+// The pids of this process's children other than `except`, read from /proc (the supervisor keeps its own).
+std::vector<pid_t> OtherChildren(pid_t except) {
+  std::vector<pid_t> out;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    const size_t close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 2));
+    char state = 0;
+    pid_t parent = 0;
+    rest >> state >> parent;
+    const pid_t pid = static_cast<pid_t>(std::stol(name));
+    if (parent == getpid() && pid != except && state != 'Z') out.push_back(pid);
+  }
+  return out;
+}
+
+// A worker killed while no job ran is no job's death: it was counted as the next job's first, so one kill during
+// that job was recorded as "SIGKILL, twice". Here the job's own worker is killed once (the fault hook cleared
+// first) and the job is measured in a third worker.
+TEST_F(WorkerSupervisorTest, GivenAWorkerKilledWhileIdle_ItShouldNotCountAsTheNextJobsDeath) {
+  std::unique_ptr<WorkerSupervisor> supervisor = StartWorker("hang");
+  ASSERT_NE(supervisor, nullptr);
+  const pid_t idle = supervisor->TEST_worker_pid();
+  ASSERT_EQ(kill(idle, SIGKILL), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  std::thread killer([idle] {
+    for (int i = 0; i < 600; ++i) {
+      const std::vector<pid_t> workers = OtherChildren(idle);
+      if (!workers.empty()) {
+        std::this_thread::sleep_for(std::chrono::seconds(3));  // its hello said, the job hanging in it
+        unsetenv("TUNEFLEET_TEST_FAULT");
+        kill(workers.front(), SIGKILL);
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  });
+  proto::MeasureResult result = supervisor->Run(TestVectorAdd(64, kFaultComment));
+  killer.join();
+  EXPECT_EQ(result.status(), proto::OK) << result.message();
+}
+
 TEST_F(WorkerSupervisorTest, GivenAWorkerKilledFromOutsideTwice_WeShouldRecordTheFailureAndRunTheNextJob) {
   std::unique_ptr<WorkerSupervisor> supervisor = StartWorker("sigkill");
   ASSERT_NE(supervisor, nullptr);
@@ -139,6 +190,24 @@ TEST_F(WorkerSupervisorTest, GivenAWorkerKilledFromOutsideTwice_WeShouldRecordTh
 
   proto::MeasureResult next = supervisor->Run(TestVectorAdd());
   EXPECT_EQ(next.status(), proto::OK) << next.message();
+}
+
+// A kernel writing 76 floats past its output's end (an index off by more than a row): found by the canary (256
+// bytes of it missed this one, reported OK, and the worker's heap was corrupted for the next job), and the worker is
+// replaced, as the write may have gone further than the canary.
+TEST_F(WorkerSupervisorTest, GivenAWritePastABuffersEnd_WeShouldReportItAndReplaceTheWorker) {
+  std::unique_ptr<WorkerSupervisor> supervisor = StartWorker("");
+  ASSERT_NE(supervisor, nullptr);
+  const pid_t first = supervisor->TEST_worker_pid();
+  proto::KernelProgram program = TestVectorAdd(64);
+  program.mutable_launches(0)->set_source(
+      "__kernel void add(__global const float* a, __global const float* b, __global float* c) {\n"
+      "  int i = get_global_id(0); c[i] = a[i] + b[i];\n  if (i == 0) c[64 + 76] = 5.0f;\n}\n");
+  proto::MeasureResult result = supervisor->Run(program);
+  EXPECT_EQ(result.status(), proto::WRONG_ANSWER) << result.message();
+  EXPECT_EQ(result.message(), "out-of-bounds write into buffer 'c'");
+  EXPECT_NE(supervisor->TEST_worker_pid(), first);
+  EXPECT_EQ(supervisor->Run(TestVectorAdd()).status(), proto::OK);
 }
 
 TEST_F(WorkerSupervisorTest, GivenAJobThatHangs_WeShouldKillTheWorkerAtTheTimeoutAndCarryOn) {
