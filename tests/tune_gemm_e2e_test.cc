@@ -419,12 +419,16 @@ TEST_F(TuneGemmE2E, GivenEarlyStoppingAUnitWithoutANewBestInNTrialsShouldStopAnd
 }
 
 // A unit none of whose trials runs (every job past its 1 ms --timeout) counts from its first trial: it was tuned on
-// to the end of the budget, 30 failed trials where 4 say enough.
+// to the end of the budget, 30 failed trials where 4 say enough. A run of no successful trial at all exits 1 (it
+// exited 0, as a run that found kernels), saying so last, its records kept.
 TEST_F(TuneGemmE2E, GivenEarlyStoppingAUnitWhoseTrialsAllFailShouldStopAfterNOfThem) {
   RunResult r = fleet_.Cli({"tune", "--rpc-key", "pocl", "--task", "gemm:32,32,32", "--template", "gemm.buffer",
                             "--trials", "30", "--tuner", "random", "--db", fleet_.db(), "--number", "1", "--repeat",
                             "1", "--batch", "2", "--early-stopping", "4", "--timeout", "0.001"});
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("tunefleet tune: error: no trial succeeded (4 trial(s), each one's failure in "),
+            std::string::npos)
+      << r.output;
   EXPECT_NE(r.output.find("4 trials without a new best, none of them ran: stopped early (--early-stopping 4)"),
             std::string::npos)
       << r.output;

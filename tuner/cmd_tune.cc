@@ -219,6 +219,19 @@ int RunTuneCommand(const TuneArgs& a) {
     interrupted_line();
     return 130;
   }
+  // A run whose every trial failed (a timeout too short, a driver that fails every kernel) is no tuning: a script
+  // must be able to tell it from one that found kernels. Its records are kept.
+  uint64_t recorded = 0;
+  bool any_success = false;
+  for (const TunedTask& t : summary->tasks) {
+    recorded += t.trials;
+    any_success = any_success || t.best_cost > 0;
+  }
+  if (recorded > 0 && !any_success) {
+    return CommandError("tune", "no trial succeeded (" + std::to_string(recorded) + " trial(s), each one's failure in " +
+                                    a.db + ": tunefleet report, or export --format csv, shows the messages)",
+                        1);
+  }
   return 0;
 }
 
