@@ -124,8 +124,10 @@ int Serve(const Flags& flags, const char* argv0) {
   worker.default_job_timeout = std::chrono::seconds(flags.job_timeout_s);
   Result<std::unique_ptr<WorkerSupervisor>> supervisor = WorkerSupervisor::Start(worker);
   if (!supervisor.ok()) {
-    std::fprintf(stderr, "tunefleet-agent: error: cannot open the OpenCL device: %s\n",
-                 Printable(supervisor.status().message(), 1000).c_str());
+    const std::string why = supervisor.status().message();
+    std::fprintf(stderr, "tunefleet-agent: error: %s%s\n",
+                 why.rfind("--device-lock", 0) == 0 ? "" : "cannot open the OpenCL device: ",
+                 Printable(why, 1000).c_str());
     // A --platform or --device index out of range, or an --opencl-lib that does not load, is bad input; a driver
     // that fails is not.
     return supervisor.status().code() == Status::Code::kInvalidArgument ? 2 : 1;

@@ -69,8 +69,12 @@ int RunWorker(const WorkerOptions& options) {
                                  : options.device_lock;
     Result<DeviceLock> lock = DeviceLock::Open(path);
     if (!lock.ok()) {
-      (void)WriteFrame(options.fd, FrameKind::kError, lock.status().message());
-      return 1;
+      // The agent's configuration, not the device: exit 2, which the agent passes on (a supervisor restarting it
+      // would meet the same folder). An explicit --device-lock was checked by the agent before; this is the default.
+      (void)WriteFrame(options.fd, FrameKind::kError,
+                       "--device-lock (default): " + lock.status().message() +
+                           " (the default lock is made in $TMPDIR or /tmp: give --device-lock FILE, or 'none')");
+      return 2;
     }
     (*executor)->SetDeviceLock(std::move(*lock));
   }

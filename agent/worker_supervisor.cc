@@ -127,8 +127,14 @@ Status WorkerSupervisor::Spawn() {
   posix_spawnattr_setpgroup(&attr, 0);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
 
+  // The worker runs the kernels and needs no secret: the tracker's token stays out of its environment.
+  std::vector<char*> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (std::strncmp(*e, "TUNEFLEET_TOKEN=", 16) != 0) env.push_back(*e);
+  }
+  env.push_back(nullptr);
   pid_t pid = -1;
-  const int err = posix_spawn(&pid, argv[0], &actions, &attr, argv.data(), environ);
+  const int err = posix_spawn(&pid, argv[0], &actions, &attr, argv.data(), env.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   close(fds[1]);

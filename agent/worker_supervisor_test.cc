@@ -8,6 +8,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <cstdio>
 #include <optional>
@@ -86,6 +87,19 @@ TEST_F(WorkerSupervisorTest, GivenAHealthyWorker_WeShouldRunJobsAndReportTheDevi
   proto::MeasureResult result = supervisor->Run(TestVectorAdd());
   EXPECT_EQ(result.status(), proto::OK) << result.message();
   EXPECT_EQ(result.costs_size(), 1);
+}
+
+// The worker runs the kernels and needs no secret: the agent's TUNEFLEET_TOKEN stays out of its environment.
+TEST_F(WorkerSupervisorTest, GivenATokenInTheAgentsEnvironment_TheWorkerShouldNotInheritIt) {
+  setenv("TUNEFLEET_TOKEN", "s3cr3t-of-the-agent", 1);
+  std::unique_ptr<WorkerSupervisor> supervisor = StartWorker("");
+  unsetenv("TUNEFLEET_TOKEN");
+  ASSERT_NE(supervisor, nullptr);
+  std::ifstream environ_file("/proc/" + std::to_string(supervisor->TEST_worker_pid()) + "/environ");
+  const std::string environment((std::istreambuf_iterator<char>(environ_file)), std::istreambuf_iterator<char>());
+  EXPECT_FALSE(environment.empty());
+  EXPECT_EQ(environment.find("s3cr3t-of-the-agent"), std::string::npos);
+  EXPECT_EQ(supervisor->Run(TestVectorAdd()).status(), proto::OK);
 }
 
 TEST_F(WorkerSupervisorTest, GivenAWorkerThatCrashes_WeShouldReportTheSignalAndRunTheNextJob) {

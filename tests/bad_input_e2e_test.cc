@@ -246,6 +246,17 @@ TEST(BadInputE2E, GivenALibraryOrLockFileThatCannotBeOpenedOrAPlatformOutOfRange
   };
   for (const auto& [argv, says] : cases) ExpectRefusedInOneLine(argv, says);
   EXPECT_FALSE(std::filesystem::exists(fleet.dir() + "/none"));
+  // The default lock in a $TMPDIR that does not exist: the configuration's fault, exit 2 (it exited 1 saying it
+  // could not open the OpenCL device).
+  RunResult tmp = testing::Run({agent, "--tracker", fleet.address(), "--key", "k"}, std::chrono::seconds(60),
+                               {"TMPDIR=" + fleet.dir() + "/none"});
+  EXPECT_EQ(tmp.exit_code, 2) << tmp.output;
+  EXPECT_EQ(tmp.output.rfind("tunefleet-agent: error: --device-lock (default): cannot open the device lock " +
+                                 fleet.dir() + "/none/",
+                             0),
+            0u)
+      << tmp.output;
+  EXPECT_EQ(CountLines(tmp.output), 1) << tmp.output;
   // The agent's environment variable is input too.
   RunResult r = testing::Run({agent, "--list-devices"}, std::chrono::seconds(30), {"TUNEFLEET_OPENCL_LIB=" + no_lib});
   EXPECT_EQ(r.exit_code, 2) << r.output;

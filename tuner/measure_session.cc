@@ -282,7 +282,7 @@ Status MeasureSession::Measure(
     if (lease_id_.empty())
       return Status::Unavailable("no device of key '" + opts_.key + "' came back within " +
                                  std::to_string(static_cast<int>(opts_.device_wait)) + " s; " +
-                                 std::to_string(pending.size()) + " jobs were not measured (nothing recorded for them)" +
+                                 std::to_string(pending.size()) + " job(s) were not measured (nothing recorded for them)" +
                                  (last.ok() ? "" : ": " + last.message()));
     spdlog::info("device of key '{}' available again: {}", opts_.key, Printable(devices_.front().device().name()));
     TF_RETURN_IF_ERROR(Adopt());
