@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <set>
 #include <string>
 #include <utility>
@@ -36,16 +37,31 @@ inline std::string ToleranceProblem(const proto::KernelProgram& p) {
   return "";
 }
 
+// The number of elements of `p`'s buffer `name`; 0 when it declares none of that name.
+inline uint64_t BufferCount(const proto::KernelProgram& p, const std::string& name) {
+  for (const auto& buffer : p.buffers()) {
+    if (buffer.name() == name) return buffer.count();
+  }
+  return 0;
+}
+
 // What is wrong with the structure of `p`, in the words the agent reports it ("kernel 'k': unknown buffer 'x'"): a
-// buffer that is empty or declared twice, an image declared twice, an output buffer not declared, a tolerance that is
-// none, a launch whose global size has no dimension, more than 3 or a 0, whose local size has other dimensions, or an
-// argument that names no declared memory or has no value. Empty when there is none. The device's limits (sizes,
-// work-group, local memory) are the agent's to check.
+// buffer that is empty or declared twice, or random between bounds that are no range, an image declared twice, an
+// output buffer not declared, a tolerance that is none, a launch without a kernel name, whose global size has no
+// dimension, more than 3 or a 0, whose local size has other dimensions, or an argument that names no declared memory
+// or has no value; with a reference and an output buffer: a reference without an output or of such faults itself, or
+// outputs of sizes that cannot be compared (compare_count past either, or, without one, two sizes). Empty when there is none. The
+// device's limits (sizes, work-group, local memory) are the agent's to check.
 inline std::string StructureProblem(const proto::KernelProgram& p) {
   std::set<std::string> buffers, images;
   for (const auto& buffer : p.buffers()) {
     if (buffer.count() == 0) return "buffer '" + buffer.name() + "' is empty";
     if (!buffers.insert(buffer.name()).second) return "buffer '" + buffer.name() + "' is declared twice";
+    if (buffer.init() == proto::BufferSpec::RANDOM &&
+        (!std::isfinite(buffer.lo()) || !std::isfinite(buffer.hi()) || buffer.lo() > buffer.hi())) {
+      return "buffer '" + buffer.name() + "': random between lo " + std::to_string(buffer.lo()) + " and hi " +
+             std::to_string(buffer.hi()) + ", which is no range (finite, lo at most hi)";
+    }
   }
   for (const auto& image : p.images()) {
     if (!images.insert(image.name()).second) return "image '" + image.name() + "' is declared twice";
@@ -55,6 +71,7 @@ inline std::string StructureProblem(const proto::KernelProgram& p) {
   }
   if (std::string tolerance = ToleranceProblem(p); !tolerance.empty()) return tolerance;
   for (const auto& launch : p.launches()) {
+    if (launch.entry().empty()) return "a launch names no kernel (its entry is empty)";
     const std::string where = "kernel '" + launch.entry() + "'";
     const int dims = launch.global_size_size();
     if (dims < 1 || dims > 3) return where + ": global size must have 1 to 3 dimensions";
@@ -66,6 +83,21 @@ inline std::string StructureProblem(const proto::KernelProgram& p) {
       if (arg.has_buffer() && !buffers.count(arg.buffer())) return where + ": unknown buffer '" + arg.buffer() + "'";
       if (arg.has_image() && !images.count(arg.image())) return where + ": unknown image '" + arg.image() + "'";
       if (arg.value_case() == proto::KernelArg::VALUE_NOT_SET) return where + ": an argument has no value";
+    }
+  }
+  // The reference runs only where there is an output to compare it with (Executor::Run): only then is it checked.
+  if (p.has_reference() && !p.output_buffer().empty()) {
+    const proto::KernelProgram& ref = p.reference();
+    if (std::string problem = StructureProblem(ref); !problem.empty()) return "the reference: " + problem;
+    if (ref.output_buffer().empty()) return "the reference: no output buffer to compare with";
+    const uint64_t ours = BufferCount(p, p.output_buffer()), theirs = BufferCount(ref, ref.output_buffer());
+    if (p.compare_count() == 0 && ours != theirs) {
+      return "the output has " + std::to_string(ours) + " elements, the reference's " + std::to_string(theirs) +
+             ": give compare_count to compare the first ones";
+    }
+    if (p.compare_count() > std::min(ours, theirs)) {
+      return "compare_count " + std::to_string(p.compare_count()) + " exceeds the output (" + std::to_string(ours) +
+             ") or the reference's (" + std::to_string(theirs) + ")";
     }
   }
   return "";

@@ -462,6 +462,20 @@ TEST(BadInputE2E, GivenAnEmptyValueOrANaNToleranceItShouldBeRefusedBeforeTheTrac
   const std::string bad_reference =
       program("bad-reference", "{" + buffer_c + R"(, "outputBuffer": "c", )" + launch + R"(, "reference": {)" + launch +
                                    "}}");
+  // Faults the agent met only on the device (a reference of no output failed as "unknown buffer ''", a compare
+  // count past the output as a wrong answer, an empty kernel name as a compile failure, lo > hi taken silently).
+  const std::string no_entry = program("no-entry", "{" + buffer_c + R"(, "launches": [{"globalSize": [64]}]})");
+  const std::string no_range = program(
+      "no-range", R"({"buffers": [{"name": "c", "count": 64, "init": "RANDOM", "lo": 2, "hi": 1}], )" + launch + "}");
+  const std::string ref_c = R"(, "reference": {)" + buffer_c + ", " + launch;
+  const std::string ref_no_output =
+      program("ref-no-output", "{" + buffer_c + R"(, "outputBuffer": "c", )" + launch + ref_c + "}}");
+  const std::string past_output = program("past-output", "{" + buffer_c + R"(, "outputBuffer": "c", )" + launch +
+                                                             R"(, "compareCount": 65)" + ref_c +
+                                                             R"(, "outputBuffer": "c"}})");
+  const std::string sizes_differ =
+      program("sizes-differ", R"({"buffers": [{"name": "c", "count": 32}], "outputBuffer": "c", )" + launch + ref_c +
+                                  R"(, "outputBuffer": "c"}})");
   const std::vector<std::string> tune = {bin, "tune", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--db",
                                          fleet.db()};
   auto with = [](std::vector<std::string> argv, const std::vector<std::string>& more) {
@@ -508,6 +522,16 @@ TEST(BadInputE2E, GivenAnEmptyValueOrANaNToleranceItShouldBeRefusedBeforeTheTrac
        unknown + ": kernel 'k': unknown buffer 'c'"},
       {{bin, "measure", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--program", bad_reference},
        bad_reference + ": the reference: kernel 'k': unknown buffer 'c'"},
+      {{bin, "measure", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--program", no_entry},
+       no_entry + ": a launch names no kernel (its entry is empty)"},
+      {{bin, "measure", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--program", no_range},
+       no_range + ": buffer 'c': random between lo 2.000000 and hi 1.000000, which is no range"},
+      {{bin, "measure", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--program", ref_no_output},
+       ref_no_output + ": the reference: no output buffer to compare with"},
+      {{bin, "measure", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--program", past_output},
+       past_output + ": compare_count 65 exceeds the output (64) or the reference's (64)"},
+      {{bin, "measure", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--program", sizes_differ},
+       sizes_differ + ": the output has 32 elements, the reference's 64: give compare_count"},
   };
   for (const auto& [argv, says] : cases) ExpectRefusedInOneLine(argv, says);
   EXPECT_FALSE(std::filesystem::exists(fleet.db()));
