@@ -350,6 +350,10 @@ TEST(BadInputE2E, GivenAnInputThatNeedsNoDeviceItShouldBeRefusedBeforeTheTracker
       {{bin, "measure", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--task", "gemm:64,64,64", "--config",
         "{\"MWG\": \"64\"}"},
        "knob 'MWG': \"64\" is not an integer"},
+      // A config that no device can run (a tile four times the task): said before a device is waited for.
+      {{bin, "measure", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--task", "gemm:64,64,64", "--config",
+        R"({"MWG":256,"NWG":64,"MDIMC":8,"NDIMC":8,"KWG":16,"KWI":2,"VWM":1,"VWN":1,"VWK":1,"SA":0,"SB":0,"DB":0})"},
+       "config rejected before compiling, on any device: sizes: MWG is more than twice M"},
       {{bin, "measure", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--task", "gemm:64,64,64", "--config",
         std::string(1000, '[') + std::string(1000, ']')},
        "--config is JSON nested deeper than 64 levels"},

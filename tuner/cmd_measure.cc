@@ -165,17 +165,23 @@ int Run(const MeasureArgs& a) {
         for (const auto& t : AllTemplates())
           if (t->Supports(*task, DeviceLimits::Unbounded(), nullptr)) candidates.push_back(t.get());
       }
-      std::string first_error;
-      bool fits = candidates.empty();
+      std::string first_error, first_rejection;
+      bool fits = candidates.empty(), passes = candidates.empty();
       for (const Template* t : candidates) {
         Result<Space> space = t->MakeSpace(*task, DeviceLimits::Unbounded());
         if (!space.ok()) {  // not judged here: the device's limits decide
-          fits = true;
+          fits = passes = true;
           continue;
         }
         Result<Config> c = space->FromJson(config);
         fits = fits || c.ok();
         if (!c.ok() && first_error.empty()) first_error = c.status().message();
+        if (!c.ok()) continue;
+        // A config rejected on a device that lacks nothing (a tile larger than the task) is rejected on every one:
+        // said now, not after a device was waited for and leased.
+        const std::string rejected = space->Check(*c);
+        passes = passes || rejected.empty();
+        if (!rejected.empty() && first_rejection.empty()) first_rejection = rejected;
       }
       if (!fits) {
         return CommandError("measure", (candidates.size() > 1 ? "--config fits no template of the task (" +
@@ -183,6 +189,9 @@ int Run(const MeasureArgs& a) {
                                                                      ")"
                                                                : first_error),
                             2);
+      }
+      if (!passes) {
+        return CommandError("measure", "config rejected before compiling, on any device: " + first_rejection, 2);
       }
     }
   }
