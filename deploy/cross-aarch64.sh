@@ -3,7 +3,9 @@
 #
 # Cross-builds tunefleet-agent for 64-bit ARM Linux with Debian's cross toolchain and the :arm64 multiarch -dev
 # packages, bundles it with deploy/bundle (closure from the arm64 library folders), and runs
-# `tunefleet-agent --version` under qemu-aarch64 with only the bundle's lib/ and the arm64 C library.
+# `tunefleet-agent --version` under qemu-aarch64 with the bundle's lib/ and the arm64 C library. qemu's -L / also
+# lets the loader fall back to the host's other arm64 libraries: this proves the agent builds and starts for
+# aarch64, not that the bundle alone holds every library it needs (deploy/bundle's closure check does that).
 #
 # Host setup, once (root; see deploy/README.md for what it changes on the host):
 #   dpkg --add-architecture arm64 && apt-get update
@@ -17,6 +19,11 @@
 # Exit: 0 the aarch64 agent ran under qemu; 1 a step failed; 77 the host lacks the cross setup (skipped).
 set -euo pipefail
 
+case "${1:-}" in
+  -h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -*) echo "cross-aarch64.sh: error: unknown option '$1' (see deploy/cross-aarch64.sh --help)" >&2; exit 2 ;;
+esac
+if (($# > 2)); then echo "cross-aarch64.sh: error: expected at most SRC_DIR and BUILD_DIR" >&2; exit 2; fi
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 src="$(cd "${1:-${here}/..}" && pwd)"
 build="${2:-${src}/build-aarch64}"
