@@ -59,9 +59,12 @@ std::vector<uint8_t> InitialContents(const proto::BufferSpec& spec) {
   return bytes;
 }
 
-std::vector<uint8_t> CanaryPattern() {
-  std::vector<uint8_t> canary(kCanaryBytes);
-  for (size_t i = 0; i < canary.size(); ++i) canary[i] = static_cast<uint8_t>(0xA5 ^ (i * 37));
+const std::vector<uint8_t>& CanaryPattern() {
+  static const std::vector<uint8_t> canary = [] {
+    std::vector<uint8_t> c(kCanaryBytes);
+    for (size_t i = 0; i < c.size(); ++i) c[i] = static_cast<uint8_t>(0xA5 ^ (i * 37));
+    return c;
+  }();
   return canary;
 }
 

@@ -27,8 +27,8 @@ size_t ElementBytes(proto::ElemType type);
 // FLOAT16 holds IEEE half; INT32 holds integers in [floor(lo), floor(hi)).
 std::vector<uint8_t> InitialContents(const proto::BufferSpec& spec);
 
-// The canary pattern of kCanaryBytes bytes.
-std::vector<uint8_t> CanaryPattern();
+// The canary pattern of kCanaryBytes bytes (made once).
+const std::vector<uint8_t>& CanaryPattern();
 
 // Interprets `count` elements of `bytes` as `type` and widens them to float.
 std::vector<float> ToFloats(proto::ElemType type, const uint8_t* bytes, size_t count);

@@ -96,12 +96,15 @@ bool ProgramInstance::CheckMemory(const proto::KernelProgram& program, proto::Me
     // The canary tail comes on top of the payload in one allocation: both must fit in a size_t too.
     uint64_t bytes = 0;
     const bool counted = BufferBytes(buffer, &bytes);
-    if (!counted || bytes > device_.info->max_alloc_bytes() ||
+    // The allocation holds the canary too, so the payload may use the device's largest allocation less it.
+    const uint64_t max_alloc = device_.info->max_alloc_bytes();
+    if (!counted || max_alloc < kCanaryBytes || bytes > max_alloc - kCanaryBytes ||
         bytes > std::numeric_limits<size_t>::max() - kCanaryBytes) {
       return Fail(result, proto::INVALID_CONFIG,
                   "buffer '" + buffer.name() + "' of " + std::to_string(buffer.count()) + " elements (" +
-                      (counted ? std::to_string(bytes) : "more than 2^64") + " bytes) exceeds " +
-                      "CL_DEVICE_MAX_MEM_ALLOC_SIZE " + std::to_string(device_.info->max_alloc_bytes()));
+                      (counted ? std::to_string(bytes) : "more than 2^64") + " bytes, with the agent's " +
+                      std::to_string(kCanaryBytes) + "-byte canary after it) exceeds " +
+                      "CL_DEVICE_MAX_MEM_ALLOC_SIZE " + std::to_string(max_alloc));
     }
   }
   for (const auto& image : program.images()) {
@@ -239,7 +242,7 @@ bool ProgramInstance::BuildKernels(const proto::KernelProgram& program, proto::M
 
 bool ProgramInstance::CreateMemory(const proto::KernelProgram& program, proto::MeasureResult* result,
                                    const std::vector<HostContentsCache::Bytes>* filled) {
-  const std::vector<uint8_t> canary = CanaryPattern();
+  const std::vector<uint8_t>& canary = CanaryPattern();
   for (int i = 0; i < program.buffers_size(); ++i) {
     const proto::BufferSpec& spec = program.buffers(i);
     const HostContentsCache::Bytes contents =
@@ -360,7 +363,7 @@ bool ProgramInstance::ReadBytes(const std::string& name, std::vector<uint8_t>* b
 }
 
 bool ProgramInstance::CheckCanaries(proto::MeasureResult* result) {
-  const std::vector<uint8_t> canary = CanaryPattern();
+  const std::vector<uint8_t>& canary = CanaryPattern();
   std::vector<uint8_t> tail(canary.size());
   for (const Buffer& buffer : buffers_) {
     Status read = ClStatus("clEnqueueReadBuffer",

@@ -72,8 +72,10 @@ int RunWorker(const WorkerOptions& options) {
       // The agent's configuration, not the device: exit 2, which the agent passes on (a supervisor restarting it
       // would meet the same folder). An explicit --device-lock was checked by the agent before; this is the default.
       (void)WriteFrame(options.fd, FrameKind::kError,
-                       "--device-lock (default): " + lock.status().message() +
-                           " (the default lock is made in $TMPDIR or /tmp: give --device-lock FILE, or 'none')");
+                       options.device_lock.empty()
+                           ? "--device-lock (default): " + lock.status().message() +
+                                 " (the default lock is made in $TMPDIR or /tmp: give --device-lock FILE, or 'none')"
+                           : "--device-lock: " + lock.status().message());
       return 2;
     }
     (*executor)->SetDeviceLock(std::move(*lock));

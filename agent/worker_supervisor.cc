@@ -265,10 +265,11 @@ proto::MeasureResult WorkerSupervisor::RunOnce(const proto::KernelProgram& progr
   if (reply.ok() && reply->kind == FrameKind::kResult) {
     proto::MeasureResult result;
     if (result.ParseFromString(reply->payload)) {
-      // A kernel that wrote past a buffer's end may have written past its canary too, into the worker's heap: the
-      // worker is replaced, so that no later job dies of it (a write 76 floats past the end passed as OK and the
-      // next, unrelated job died of SIGABRT before the canary was widened).
-      if (result.status() == proto::WRONG_ANSWER && result.message().rfind(kOutOfBoundsMessage, 0) == 0) Reap(true);
+      // A kernel that wrote past a buffer's end (the job's, or its reference's: "reference program failed
+      // (WRONG_ANSWER): out-of-bounds ...") may have written past its canary too, into the worker's heap: the worker
+      // is replaced, so that no later job dies of it (a write 76 floats past the end passed as OK and the next,
+      // unrelated job died of SIGABRT before the canary was widened).
+      if (result.status() != proto::OK && result.message().find(kOutOfBoundsMessage) != std::string::npos) Reap(true);
       return finish(result);
     }
     Reap(true);

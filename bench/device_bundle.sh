@@ -8,10 +8,12 @@
 # new, empty or a bundle made before: deploy/bundle refuses any other folder, and nothing is deleted here first.
 set -euo pipefail
 usage="usage: bench/device_bundle.sh [BUILD_DIR] [OUT_DIR]"
-case "${1:-}" in
-  -h | --help) echo "$usage"; exit 0 ;;
-  -*) echo "device_bundle.sh: error: unknown option '$1' ($usage)" >&2; exit 2 ;;
-esac
+for arg in "$@"; do
+  case "$arg" in
+    -h | --help) echo "$usage"; exit 0 ;;
+    -*) echo "device_bundle.sh: error: unknown option '$arg' ($usage)" >&2; exit 2 ;;
+  esac
+done
 if [ $# -gt 2 ]; then echo "device_bundle.sh: error: expected at most BUILD_DIR and OUT_DIR ($usage)" >&2; exit 2; fi
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${1:-$ROOT/build}; OUT=${2:-$ROOT/dist}
@@ -23,5 +25,9 @@ if command -v clblast_tuner_xgemm >/dev/null; then
   ln -s "$(command -v clblast_tuner_xgemm)" "$stage/bin/clblast_tuner_xgemm"
   "$ROOT/deploy/bundle" "$stage" "$OUT/extra" --bin clblast_tuner_xgemm >/dev/null
   rm -rf "$stage"
+elif [ -f "$OUT/extra/MANIFEST" ]; then
+  # An earlier bundle's CLBlast, which this host no longer has: not left to pass for this build's.
+  rm -rf "$OUT/extra"
+  echo "device_bundle.sh: removed $OUT/extra (CLBlast's tuner of an earlier bundle; this host has none)" >&2
 fi
 du -sh "$OUT"

@@ -82,7 +82,7 @@ echo "early stopping rc $? records $(log_records "$OUT/es.db")" >>"$S"
 grep "stopped early" "$OUT/es.out" >>"$S"
 tune --task gemm:256,256,256 --trials 40 --batch 4 --timeout 0.001 --early-stopping 6 --db "$OUT/esfail.db" \
   >"$OUT/esfail.out" 2>&1
-echo "every job failing: rc $? records $(log_records "$OUT/esfail.db")" >>"$S"
+echo "every job failing: rc $? (1: no trial succeeded) records $(log_records "$OUT/esfail.db")" >>"$S"
 grep "stopped early" "$OUT/esfail.out" >>"$S"
 
 kill -TERM "$A1" "$A2"; sleep 1; kill -TERM "$TRACKER"; wait 2>/dev/null

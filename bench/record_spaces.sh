@@ -68,7 +68,7 @@ for _ in $(seq 1 100); do
 done
 "$BIN/tunefleet" query --rpc-tracker "$ADDR" | tee "$OUT/query.txt"
 
-# db task tmpl -> "recorded valid", from "replaying SPEC on TEMPLATE: N recorded configs of M valid" on stdout, or
+# db task tmpl -> "recorded valid", from "replaying SPEC on TEMPLATE, device NAME [FP]: N recorded configs of M valid" on stdout, or
 # from the refusal of a space less than half recorded ("the log records N of the M valid configs ...") on stderr.
 counts() {
   [ -f "$OUT/$1.db" ] || return 0

@@ -19,10 +19,12 @@
 # Exit: 0 the aarch64 agent ran under qemu; 1 a step failed; 77 the host lacks the cross setup (skipped).
 set -euo pipefail
 
-case "${1:-}" in
-  -h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-  -*) echo "cross-aarch64.sh: error: unknown option '$1' (see deploy/cross-aarch64.sh --help)" >&2; exit 2 ;;
-esac
+for arg in "$@"; do
+  case "$arg" in
+    -h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "cross-aarch64.sh: error: unknown option '$arg' (see deploy/cross-aarch64.sh --help)" >&2; exit 2 ;;
+  esac
+done
 if (($# > 2)); then echo "cross-aarch64.sh: error: expected at most SRC_DIR and BUILD_DIR" >&2; exit 2; fi
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 src="$(cd "${1:-${here}/..}" && pwd)"

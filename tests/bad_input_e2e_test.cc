@@ -354,6 +354,10 @@ TEST(BadInputE2E, GivenAnInputThatNeedsNoDeviceItShouldBeRefusedBeforeTheTracker
       {{bin, "measure", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--task", "gemm:64,64,64", "--config",
         R"({"MWG":256,"NWG":64,"MDIMC":8,"NDIMC":8,"KWG":16,"KWI":2,"VWM":1,"VWN":1,"VWK":1,"SA":0,"SB":0,"DB":0})"},
        "config rejected before compiling, on any device: sizes: MWG is more than twice M"},
+      // A knob given twice: the last one was taken, unsaid.
+      {{bin, "measure", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--task", "gemm:64,64,64", "--config",
+        R"({"MWG":16,"MWG":32})"},
+       "--config is JSON with the key \"MWG\" given twice in one object"},
       {{bin, "measure", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--task", "gemm:64,64,64", "--config",
         std::string(1000, '[') + std::string(1000, ']')},
        "--config is JSON nested deeper than 64 levels"},

@@ -51,13 +51,28 @@ Result<std::vector<BestRow>> BestInSpace(TuningLog& log, const TemplateLookup& l
   // One snapshot for every read below: `tune` or `import` may be writing the log meanwhile.
   TF_ASSIGN_OR_RETURN(ReadSnapshot snapshot, log.HoldReadSnapshot());
   TF_ASSIGN_OR_RETURN(auto devices, log.Devices());
+  // A device whose description does not parse is not judged (its limits are unknown): its groups keep their best,
+  // with one note where the first of them is read.
   std::map<std::string, proto::DeviceInfo> info_by_fingerprint;
-  for (const DeviceRow& d : devices) info_by_fingerprint[d.fingerprint] = DeviceInfoOf(d);
+  std::map<std::string, const DeviceRow*> undescribed;
+  for (const DeviceRow& d : devices) {
+    bool parsed = false;
+    proto::DeviceInfo info = DeviceInfoOf(d, &parsed);
+    if (parsed) {
+      info_by_fingerprint[d.fingerprint] = std::move(info);
+    } else {
+      undescribed[d.fingerprint] = &d;
+    }
+  }
 
   TF_ASSIGN_OR_RETURN(auto best, log.Best());
   std::vector<BestRow> out;
   for (BestRow& row : best) {
     if (!task_spec.empty() && row.task != task_spec) continue;
+    if (auto u = undescribed.find(row.device_fingerprint); u != undescribed.end()) {
+      notes << UndescribedDeviceNote(*u->second) << "\n";
+      undescribed.erase(u);
+    }
     const GroupJudge judge(row, lookup, info_by_fingerprint);
     std::string first_why = judge.Outside(row.record.config);
     if (first_why.empty()) {  // the common case: the group's other records are not read

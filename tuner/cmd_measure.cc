@@ -81,7 +81,8 @@ Result<proto::KernelProgram> ProgramFromTemplate(const MeasureArgs& a, const Dev
   if (!a.template_name.empty()) {
     TF_ASSIGN_OR_RETURN(tmpl, LookUpTemplate(a.template_name));
   } else {
-    // The first template that runs the task on this device and, with --config, whose knobs the config names.
+    // The first template that runs the task on this device and, with --config, whose knobs the config names, of
+    // those whose space takes the config here when there is one (the check before the lease took any of them).
     std::string first_misfit;
     for (const auto& t : AllTemplates()) {
       if (!t->Supports(task, limits, nullptr)) continue;
@@ -92,6 +93,8 @@ Result<proto::KernelProgram> ProgramFromTemplate(const MeasureArgs& a, const Dev
           if (first_misfit.empty()) first_misfit = t->name() + ": " + fits.status().message();
           continue;
         }
+        if (tmpl == nullptr) tmpl = t.get();  // its rejection is said below, unless another takes the config
+        if (!space->Check(*fits).empty()) continue;
       }
       tmpl = t.get();
       break;

@@ -62,6 +62,8 @@ int RunSimulate(const SimulateArgs& a) {
     return CommandError("simulate", AboutLog(a.db, world.status().message()), LogOpenExitCode(world.status()));
   }
   const ReplayWorld& w = **world;
+  // Said before anything can refuse the replay: a refusal may follow from one (another template version).
+  for (const std::string& note : w.notes) std::cerr << "tunefleet simulate: warning: " << note << "\n";
   // Bad options are usage errors: said before anything is printed, like a bad --db or --task. So is a space less than
   // half recorded: its refusal comes alone, and says the space's coverage, which scripts read from the line below
   // otherwise (bench/record_spaces.sh).
@@ -106,7 +108,6 @@ int RunSimulate(const SimulateArgs& a) {
   }
   // Flushed at once: stdout is fully buffered in a pipe, and a long replay stopped by a signal lost the line.
   std::cout << std::endl;
-  for (const std::string& note : w.notes) std::cerr << "tunefleet simulate: warning: " << note << "\n";
   if (w.table.by_index.size() < valid) {
     std::cerr << "tunefleet simulate: warning: " << valid - w.table.by_index.size()
               << " valid config(s) have no record; proposing one counts as a failed trial\n";

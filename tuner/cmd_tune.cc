@@ -228,8 +228,9 @@ int RunTuneCommand(const TuneArgs& a) {
     any_success = any_success || t.best_cost > 0;
   }
   if (recorded > 0 && !any_success) {
-    return CommandError("tune", "no trial succeeded (" + std::to_string(recorded) + " trial(s), each one's failure in " +
-                                    a.db + ": tunefleet report, or export --format csv, shows the messages)",
+    return CommandError("tune", "no trial succeeded: none of the " + std::to_string(recorded) +
+                                    " recorded trial(s) of the run's tasks (their failures are in " + a.db +
+                                    ": tunefleet report, or export --format csv, shows the messages)",
                         1);
   }
   return 0;

@@ -58,16 +58,21 @@ Result<std::vector<ExportItem>> CollectExportItems(TuningLog& log, bool best_onl
     if (t == task_by_id.end() || tp == tmpl_by_id.end() || d == dev_by_id.end()) {
       return Status::Corruption(log.path() + ": record " + std::to_string(r.id) + " refers to a missing row");
     }
-    // Said once per device, where a record of it is exported: its limits (images, work-group size) and driver are
-    // unknown, which the exporters would otherwise report as the device's ("device has no image support").
-    if (undescribed.erase(r.device_id) != 0) {
-      notes << Printable(d->second.first->name) << " [" << Printable(d->second.first->fingerprint)
-            << "]: the log's description of this device is damaged (not valid JSON): its limits and driver are "
-               "unknown here, so what needs them is skipped and its driver fields are written empty\n";
+    // Said once per device, where a record of it is exported (with --best-only, BestInSpace says it): its limits
+    // (images, work-group size) and driver are unknown, which the exporters would otherwise report as the device's
+    // ("device has no image support").
+    if (undescribed.erase(r.device_id) != 0 && !best_only) {
+      notes << UndescribedDeviceNote(*d->second.first) << "\n";
     }
     out.push_back({*t->second, *tp->second, *d->second.first, d->second.second, std::move(r)});
   }
   return out;
+}
+
+std::string UndescribedDeviceNote(const DeviceRow& d) {
+  return Printable(d.name) + " [" + Printable(d.fingerprint) + "]: the log's description of this device " +
+         kUndescribedDevice + ": its limits and driver are unknown here, so what needs them is skipped or not " +
+         "judged, and its driver fields are written empty";
 }
 
 std::string OtherTemplateVersion(const ExportItem& item, int built_version) {

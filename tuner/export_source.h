@@ -24,13 +24,18 @@ struct ExportItem {
 
 // Records in id order; with `best_only`, only the fastest successful record of each (task, template, device) whose
 // config is in its template's space (tuner/best_in_space.h, whose notes go to `notes`; `lookup` empty: FindTemplate).
-// A device whose description in the log does not parse gets one note, where a record of it is exported.
+// A device whose description in the log does not parse gets one note (UndescribedDeviceNote), where a record of it
+// is exported.
 Result<std::vector<ExportItem>> CollectExportItems(TuningLog& log, bool best_only, const TemplateLookup& lookup,
                                                    std::ostream& notes);
 
 // The device's description as the agent sent it (an empty one where the log's JSON does not parse), with the row's
 // fingerprint, and its name and vendor where the JSON lacks them. `parsed`, when given, says whether the JSON parsed.
 proto::DeviceInfo DeviceInfoOf(const DeviceRow& row, bool* parsed = nullptr);
+// What the readers say of a device whose description does not parse, after its name.
+inline constexpr const char* kUndescribedDevice = "does not parse as a device description (damaged)";
+// The one note of the exporters and `best` about such a device: what it is, and what its missing limits mean.
+std::string UndescribedDeviceNote(const DeviceRow& row);
 
 // Why an item cannot be exported with this build's template of its name (of `built_version`): it was measured with
 // another version, whose knobs may mean something else. Empty when the versions agree.

@@ -1,7 +1,5 @@
 #include "tuner/simulate.h"
 
-#include <google/protobuf/util/json_util.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -13,6 +11,7 @@
 #include "common/printable.h"
 #include "proto/tunefleet.pb.h"
 #include "search-spaces/template.h"
+#include "tuner/export_source.h"
 #include "tuner/recorded_config.h"
 #include "tuner/strategy_common.h"
 #include "tuner/strategy_transfer.h"
@@ -44,8 +43,9 @@ ReplayTable BuildReplayTable(const Space& space, const std::vector<RecordRow>& r
   }
   std::map<size_t, size_t> configs_with;  // number of records -> configs
   for (const auto& [index, n] : records_of) ++configs_with[n];
+  size_t most_configs = 0;
   for (const auto& [n, configs] : configs_with) {
-    if (configs > configs_with[t.usual_records]) t.usual_records = n;
+    if (configs > most_configs) most_configs = configs, t.usual_records = n;
   }
   for (const auto& [n, configs] : configs_with) {
     if (n != t.usual_records) t.uneven += configs;
@@ -370,9 +370,9 @@ Result<std::unique_ptr<ReplayWorld>> LoadReplayWorld(TuningLog& log, const Repla
   // repeats of half the space had been picked over one with all of it.
   std::map<int64_t, std::pair<size_t, size_t>> per_device;  // configs, records
   {
-    std::map<int64_t, std::set<std::string>> configs;
+    std::map<int64_t, std::set<std::string>> configs;  // a record of no config text counts by its index
     for (const RecordRow& r : records) {
-      configs[r.device_id].insert(r.config);
+      configs[r.device_id].insert(r.config.empty() ? "#" + std::to_string(r.config_index) : r.config);
       ++per_device[r.device_id].second;
     }
     for (const auto& [id, c] : configs) per_device[id].first = c.size();
@@ -398,17 +398,23 @@ Result<std::unique_ptr<ReplayWorld>> LoadReplayWorld(TuningLog& log, const Repla
     fingerprint[d.id] = d.fingerprint;
     if (d.id != device_id) continue;
     w->device = Printable(d.name, 100) + " [" + Printable(d.fingerprint, 64) + "]";
-    proto::DeviceInfo info;
-    if (google::protobuf::util::JsonStringToMessage(d.info_json, &info).ok() && info.max_work_group_size() > 0) {
+    bool parsed = false;
+    const proto::DeviceInfo info = DeviceInfoOf(d, &parsed);  // as best and export read it
+    if (parsed && info.max_work_group_size() > 0) {
       w->limits = DeviceLimits::From(info);
     } else {
-      w->notes.push_back("the log's description of " + w->device +
-                         " is damaged or empty: its limits are unknown, and the space is built without them (an "
-                         "image template finds no image support)");
+      w->notes.push_back("the log's description of " + w->device + " " + kUndescribedDevice +
+                         ": the space is built with a default device's limits (256 work-items, 32 KiB of local "
+                         "memory, no images, no fp16)");
     }
   }
 
-  TF_ASSIGN_OR_RETURN(w->space, w->tmpl->MakeSpace(w->task, w->limits));
+  Result<Space> space = w->tmpl->MakeSpace(w->task, w->limits);
+  if (!space.ok() && !w->notes.empty()) {  // the notes may say why (a default device's limits)
+    return space.status().WithNote(w->notes.back());
+  }
+  if (!space.ok()) return space.status();
+  w->space = std::move(space).value();
   std::vector<RecordRow> mine;
   for (const RecordRow& r : records) {
     if (r.device_id == device_id) mine.push_back(r);

@@ -1,6 +1,7 @@
 #include "tuner/simulate.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <iostream>
 #include <random>
@@ -473,6 +474,26 @@ TEST_F(SimulateTest, GivenTwoDevices_LoadShouldReplayTheOneWithTheMostConfigsAnd
   ASSERT_TRUE(w.ok()) << w.status().ToString();
   EXPECT_EQ((*w)->device, "other-cpu [fp-other]");
   EXPECT_TRUE((*w)->notes.empty());
+  // A description that does not parse as a device's: replayed with a default device's limits, and said (as best
+  // and export read it: a field of a newer build is no damage).
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open((dir_ / "log.db").c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw,
+                         "UPDATE devices SET info_json = '{\"maxWorkGroupSize\":\"256\",\"fieldOfLater\":1}' WHERE "
+                         "fingerprint = 'fp-pocl'; UPDATE devices SET info_json = '{broken' WHERE fingerprint = "
+                         "'fp-other'",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(raw);
+  sel.device = "";
+  w = LoadReplayWorld(*log_, sel);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  ASSERT_EQ((*w)->notes.size(), 1u);  // the other devices' note alone
+  sel.device = "fp-other";
+  w = LoadReplayWorld(*log_, sel);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  ASSERT_EQ((*w)->notes.size(), 1u);
+  EXPECT_NE((*w)->notes[0].find("does not parse as a device description"), std::string::npos) << (*w)->notes[0];
   // The log holds two templates (the fixture's tiny.test, of no records): a --task alone picks the one with its
   // records, where it had been refused as ambiguous.
   ReplaySelection by_task;

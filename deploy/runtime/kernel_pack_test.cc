@@ -436,7 +436,7 @@ TEST_F(KernelPackLoadTest, GivenAKeyTwiceInOneObject_LoadShouldRefuseItNamingThe
   auto loaded = LoadText(text);
   ASSERT_FALSE(loaded.ok());
   EXPECT_EQ(loaded.status().code(), Status::Code::kCorruption);
-  EXPECT_NE(loaded.status().message().find("the key \"count\" is given twice in one object"), std::string::npos)
+  EXPECT_NE(loaded.status().message().find("JSON with the key \"count\" given twice in one object"), std::string::npos)
       << loaded.status().ToString();
 }
 

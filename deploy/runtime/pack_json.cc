@@ -1,10 +1,7 @@
 #include "deploy/runtime/pack_json.h"
 
 #include <cmath>
-#include <optional>
-#include <set>
 #include <string_view>
-#include <vector>
 
 #include "common/json_parse.h"
 #include "common/printable.h"
@@ -20,38 +17,17 @@ std::string Range(const std::string& min, const std::string& max) { return " in 
 }  // namespace
 
 Result<nlohmann::json> ParseBounded(const std::string& text) {
-  bool too_deep = false;
-  // A key given twice in one object: the JSON library keeps the last, so an edited pack could carry a value that a
-  // reader of the text (or another JSON library, which keeps the first) does not see. Refused.
-  std::vector<std::set<std::string>> keys_of_open_objects;
-  std::optional<std::string> repeated_key;
-  const nlohmann::json::parser_callback_t bound = JsonDepthBound(&too_deep);
-  auto callback = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-    using Event = nlohmann::json::parse_event_t;
-    if (event == Event::object_start) keys_of_open_objects.emplace_back();
-    if (event == Event::object_end && !keys_of_open_objects.empty()) keys_of_open_objects.pop_back();
-    if (event == Event::key && !keys_of_open_objects.empty() && parsed.is_string() && !repeated_key &&
-        !keys_of_open_objects.back().insert(parsed.get<std::string>()).second) {
-      repeated_key = parsed.get<std::string>();
-    }
-    return bound(depth, event, parsed);
-  };
+  JsonGuard guard;  // nesting, and a key given twice in one object (a value a reader of the text may not see)
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(text, callback);
+    j = nlohmann::json::parse(text, guard.Callback());
   } catch (const nlohmann::json::exception& e) {
     // Parse errors quote the offending input, which may be any bytes (printable ASCII only), and may be long: a pack
     // cut inside a kernel's source quoted the whole source read so far. A number past a double's range ("1e400") is
     // not a parse_error but an out_of_range, thrown by the same parse.
     return Status::Corruption("not valid JSON: " + Printable(e.what(), kMaxParseError, PrintableBytes::kAsciiOnly));
   }
-  if (too_deep) {
-    return Status::Corruption("JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
-  }
-  if (repeated_key) {
-    return Status::Corruption("the key " + Describe(nlohmann::json(*repeated_key)) +
-                              " is given twice in one object (which one counts is not defined by JSON)");
-  }
+  if (std::string problem = guard.Problem(); !problem.empty()) return Status::Corruption(problem);
   return j;
 }
 
