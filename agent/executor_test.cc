@@ -10,6 +10,7 @@
 
 #include "agent/cl_api.h"
 #include "agent/device_lock.h"
+#include "agent/host_buffer.h"
 #include "agent/program_instance.h"
 
 namespace tunefleet::agent {
@@ -191,7 +192,7 @@ TEST_F(ExecutorTest, GivenMoreLocalMemoryThanTheDeviceHas_WeShouldRejectItAsAnIn
 TEST_F(ExecutorTest, GivenBuffersOverTheMemoryBudget_WeShouldRefuseTheProgramBeforeAllocating) {
   proto::KernelProgram program = VectorAdd(kAdd);
   // Each buffer stays under CL_DEVICE_MAX_MEM_ALLOC_SIZE; together they exceed 3/4 of the global memory.
-  const uint64_t per_buffer = executor_->device_info().max_alloc_bytes() / 4;
+  const uint64_t per_buffer = (executor_->device_info().max_alloc_bytes() - kCanaryBytes) / 4;  // with its canary
   const uint64_t n = executor_->device_info().global_mem_bytes() / (per_buffer * 4) * 4 + 8;
   for (uint64_t i = 0; i < n; ++i) {
     auto* b = program.add_buffers();
@@ -493,10 +494,11 @@ TEST_F(ProgramLimitsTest, GivenAToleranceThatIsNaNOrNegative_WeShouldRejectItNam
 
 TEST_F(ProgramLimitsTest, GivenBuffersWhoseTotalWraps_WeShouldRejectThemAsOverTheMemoryBudget) {
   proto::KernelProgram program;
-  for (int i = 0; i < 4; ++i) {  // 2^62 bytes each, every one within the allocation limit: 2^64 together
+  // 2^62 bytes less the canary each, every one within the allocation limit (2^62): past 2^64 together.
+  for (int i = 0; i < 5; ++i) {
     proto::BufferSpec* buffer = program.add_buffers();
     buffer->set_name("b" + std::to_string(i));
-    buffer->set_count(uint64_t{1} << 60);
+    buffer->set_count((uint64_t{1} << 60) - kCanaryBytes / 4);
   }
   proto::MeasureResult result = Check(program);
   EXPECT_EQ(result.status(), proto::INVALID_CONFIG);

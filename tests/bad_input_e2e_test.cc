@@ -530,6 +530,8 @@ TEST(BadInputE2E, GivenAnEmptyValueOrANaNToleranceItShouldBeRefusedBeforeTheTrac
        unknown + ": kernel 'k': unknown buffer 'c'"},
       {{bin, "measure", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--program", bad_reference},
        bad_reference + ": the reference: kernel 'k': unknown buffer 'c'"},
+      {{bin, "measure", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--program", fleet.dir() + "/none.json"},
+       "cannot read " + fleet.dir() + "/none.json: No such file or directory"},
       {{bin, "measure", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--program", no_entry},
        no_entry + ": a launch names no kernel (its entry is empty)"},
       {{bin, "measure", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--program", no_range},

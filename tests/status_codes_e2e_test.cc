@@ -57,6 +57,10 @@ TEST_F(StatusCodesE2E, GivenTheTemplatesOwnProgramTheAgentShouldReportSuccessWit
   nlohmann::json r = Measure(gemm_);
   EXPECT_EQ(r["status"], 0) << r.dump();
   EXPECT_FALSE(r["costs"].empty()) << r.dump();
+  // Which device measured it, as the tuning log names it.
+  ASSERT_TRUE(r.contains("deviceFingerprint") && r["deviceFingerprint"].is_string()) << r.dump();
+  EXPECT_EQ(r["deviceFingerprint"].get<std::string>().size(), 16u) << r.dump();
+  EXPECT_FALSE(r["deviceName"].get<std::string>().empty()) << r.dump();
 }
 
 TEST_F(StatusCodesE2E, GivenAKernelThatComputesTheWrongThingWeShouldGetWrongAnswer) {

@@ -16,8 +16,12 @@ bool SameSecret(const std::string& a, const std::string& b) {
 
 grpc::Status TokenCheck::Check(const std::string& given, const grpc::ServerContext& ctx, const char* rpc) const {
   if (token_.empty() || SameSecret(token_, given)) return grpc::Status::OK;
-  spdlog::warn("{} from {}: invalid token", rpc, ctx.peer());
-  return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "invalid token");
+  // A client that sent none is told that one is needed: "invalid token" alone read as a wrong one.
+  const char* what = given.empty() ? "invalid token: none given, and this tracker requires one (--token or "
+                                     "$TUNEFLEET_TOKEN)"
+                                   : "invalid token";
+  spdlog::warn("{} from {}: {}", rpc, ctx.peer(), given.empty() ? "no token" : "invalid token");
+  return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, what);
 }
 
 std::string OpenTrackerWarning(const std::string& host, bool token_required) {

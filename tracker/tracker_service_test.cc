@@ -137,7 +137,8 @@ TEST_F(TrackerServiceTest, GivenAnAgentThatSendsANanCost_WeShouldDropItAndMeasur
   for (const auto& e : events) {
     if (e.device_lost()) {
       ++lost;
-      EXPECT_NE(e.message().find("that is OK with a cost that is not a time between 1 ps and 10^6 s"), std::string::npos)
+      EXPECT_NE(e.message().find("that is OK with a cost that is not a time between 1 ps and 10^6 s"),
+                std::string::npos)
           << e.message();
     } else {
       ASSERT_EQ(e.result().costs_size(), 1);
@@ -194,6 +195,12 @@ TEST_F(TrackerServiceTest, GivenAWrongToken_WeShouldAnswerUnauthenticated) {
   ASSERT_FALSE(summary.ok());
   EXPECT_EQ(summary.status().code(), Status::Code::kPermissionDenied);
   EXPECT_NE(summary.status().message().find("invalid token"), std::string::npos);
+  // A client that sent none is told that the tracker needs one ("invalid token" alone read as a wrong one).
+  auto no_token = Client("")->Summary();
+  ASSERT_FALSE(no_token.ok());
+  EXPECT_NE(no_token.status().message().find("invalid token: none given, and this tracker requires one"),
+            std::string::npos)
+      << no_token.status().ToString();
 
   TestAgent bad_agent(target_, "pocl", "wrong", TestAgent::Mode::kAnswer);
   EXPECT_EQ(bad_agent.WaitRegistered(), "");

@@ -1,6 +1,8 @@
 // `tunefleet measure`: measure one kernel program on a device of a key — a template's config
 // (--task/--config) or a hand-edited program (--program FILE.json). For debugging kernels and for the
 // end-to-end tests of the status codes; nothing is recorded.
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -51,8 +53,9 @@ Result<proto::KernelProgram> ProgramFromFile(const std::string& path) {
   if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec)) {
     return Status::InvalidArgument(path + ": not a file");  // a directory, or /dev/zero read for ever
   }
+  errno = 0;
   std::ifstream in(path);
-  if (!in) return Status::IOError("cannot read " + path);
+  if (!in) return Status::IOError("cannot read " + path + (errno != 0 ? std::string(": ") + std::strerror(errno) : ""));
   std::stringstream ss;
   ss << in.rdbuf();
   proto::KernelProgram p;
@@ -252,6 +255,14 @@ int Run(const MeasureArgs& a) {
   opts.always_print_primitive_fields = true;
   opts.always_print_enums_as_ints = true;
   (void)google::protobuf::util::MessageToJsonString(result, &out, opts);
+  // Which device measured it, as the tuning log would name it: a result of a key of several device models is read
+  // for the one that ran it.
+  nlohmann::json printed = nlohmann::json::parse(out, nullptr, false);
+  if (printed.is_object()) {
+    printed["deviceName"] = (*session)->devices().front().device().name();
+    printed["deviceFingerprint"] = fingerprint;
+    out = printed.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  }
   std::cout << out << "\n";
   // The result is printed either way; a script that checks the exit code alone must not take a kernel that did
   // not build, crashed or computed the wrong answer for a measurement (exit 0 said so).
