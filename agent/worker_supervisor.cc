@@ -166,10 +166,14 @@ int WorkerSupervisor::Reap(bool kill_first) {
     while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
     }
   }
+  ForgetWorker();
+  return status;
+}
+
+void WorkerSupervisor::ForgetWorker() {
   pid_ = -1;
   if (socket_ >= 0) close(socket_);
   socket_ = -1;
-  return status;
 }
 
 void WorkerSupervisor::ReapIfEndedWhileIdle() {
@@ -179,9 +183,7 @@ void WorkerSupervisor::ReapIfEndedWhileIdle() {
   while ((ended = waitpid(pid_, &status, WNOHANG)) < 0 && errno == EINTR) {
   }
   if (ended != pid_) return;
-  pid_ = -1;
-  if (socket_ >= 0) close(socket_);
-  socket_ = -1;
+  ForgetWorker();
   spdlog::warn("the worker ended between jobs ({}); a new one runs the next job",
                WIFSIGNALED(status) ? SignalName(WTERMSIG(status)) : "exit code " + std::to_string(WEXITSTATUS(status)));
 }

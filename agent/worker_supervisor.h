@@ -82,6 +82,8 @@ class WorkerSupervisor final : public JobRunner {
   int Reap(bool kill_first);
   // Reaps a worker that ended while no job ran (killed from outside between jobs), saying so; it is no job's death.
   void ReapIfEndedWhileIdle();
+  // Drops the reaped worker: its pid and its socket (closed).
+  void ForgetWorker();
 
   Options options_;
   proto::DeviceInfo device_;

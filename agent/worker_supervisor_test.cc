@@ -6,12 +6,12 @@
 #include <stdlib.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <sstream>
-#include <cstdio>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>

@@ -50,8 +50,8 @@ inline uint64_t BufferCount(const proto::KernelProgram& p, const std::string& na
 // output buffer not declared, a tolerance that is none, a launch without a kernel name, whose global size has no
 // dimension, more than 3 or a 0, whose local size has other dimensions, or an argument that names no declared memory
 // or has no value; with a reference and an output buffer: a reference without an output or of such faults itself, or
-// outputs of sizes that cannot be compared (compare_count past either, or, without one, two sizes). Empty when there is none. The
-// device's limits (sizes, work-group, local memory) are the agent's to check.
+// outputs of sizes that cannot be compared (compare_count past either, or, without one, two sizes). Empty when there
+// is none. The device's limits (sizes, work-group, local memory) are the agent's to check.
 inline std::string StructureProblem(const proto::KernelProgram& p) {
   std::set<std::string> buffers, images;
   for (const auto& buffer : p.buffers()) {

@@ -257,11 +257,14 @@ int Run(const MeasureArgs& a) {
   (void)google::protobuf::util::MessageToJsonString(result, &out, opts);
   // Which device measured it, as the tuning log would name it: a result of a key of several device models is read
   // for the one that ran it.
-  nlohmann::json printed = nlohmann::json::parse(out, nullptr, false);
-  if (printed.is_object()) {
-    printed["deviceName"] = (*session)->devices().front().device().name();
-    printed["deviceFingerprint"] = fingerprint;
-    out = printed.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  // Appended, so that the result's own fields keep their order ({"status":0,... first).
+  if (!out.empty() && out.back() == '}') {
+    auto quoted = [](const std::string& s) {
+      return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    };
+    out.pop_back();
+    out += ",\"deviceName\":" + quoted((*session)->devices().front().device().name()) +
+           ",\"deviceFingerprint\":" + quoted(fingerprint) + "}";
   }
   std::cout << out << "\n";
   // The result is printed either way; a script that checks the exit code alone must not take a kernel that did

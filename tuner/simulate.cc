@@ -311,11 +311,9 @@ Result<std::unique_ptr<ReplayWorld>> LoadReplayWorld(TuningLog& log, const Repla
                                                       : "template '" + sel.template_name + "' is not in the log");
   }
   // Several templates and a task named: those with records of the task.
-  if (sel.template_name.empty() && !sel.task_spec.empty()) {
-    Result<TaskRow> task = FindTaskRow(tasks, sel.task_spec);
+  if (Result<TaskRow> task = FindTaskRow(tasks, sel.task_spec); sel.template_name.empty() && task.ok()) {
     std::vector<TemplateRow> with_task;
     for (const TemplateRow& t : named) {
-      if (!task.ok()) break;
       TF_ASSIGN_OR_RETURN(std::vector<uint64_t> idx, log.MeasuredIndices(task->id, t.id, 0));
       if (!idx.empty()) with_task.push_back(t);
     }
@@ -394,6 +392,7 @@ Result<std::unique_ptr<ReplayWorld>> LoadReplayWorld(TuningLog& log, const Repla
     }
   }
   std::map<int64_t, std::string> fingerprint;
+  std::string undescribed;  // the note on the replayed device's description, when it does not parse
   for (const DeviceRow& d : devices) {
     fingerprint[d.id] = d.fingerprint;
     if (d.id != device_id) continue;
@@ -403,17 +402,15 @@ Result<std::unique_ptr<ReplayWorld>> LoadReplayWorld(TuningLog& log, const Repla
     if (parsed && info.max_work_group_size() > 0) {
       w->limits = DeviceLimits::From(info);
     } else {
-      w->notes.push_back("the log's description of " + w->device + " " + kUndescribedDevice +
-                         ": the space is built with a default device's limits (256 work-items, 32 KiB of local "
-                         "memory, no images, no fp16)");
+      undescribed = "the log's description of " + w->device + " " + kUndescribedDevice +
+                    ": the space is built with a default device's limits (256 work-items, 32 KiB of local memory, "
+                    "no images, no fp16)";
+      w->notes.push_back(undescribed);
     }
   }
 
   Result<Space> space = w->tmpl->MakeSpace(w->task, w->limits);
-  if (!space.ok() && !w->notes.empty()) {  // the notes may say why (a default device's limits)
-    return space.status().WithNote(w->notes.back());
-  }
-  if (!space.ok()) return space.status();
+  if (!space.ok()) return undescribed.empty() ? space.status() : space.status().WithNote(undescribed);
   w->space = std::move(space).value();
   std::vector<RecordRow> mine;
   for (const RecordRow& r : records) {
