@@ -169,6 +169,7 @@ TEST_F(ExecutorTest, GivenASyntaxError_WeShouldReportTheCompileFailureWithTheBui
   EXPECT_NE(result.message().find("clBuildProgram: CL_BUILD_PROGRAM_FAILURE"), std::string::npos) << result.message();
   EXPECT_NE(result.message().find("oops"), std::string::npos) << result.message();
   EXPECT_LE(result.message().size(), 4096u + 200u);
+  EXPECT_GT(result.compile_time(), 0) << "the failed build's time was reported as 0 s";
 }
 
 TEST_F(ExecutorTest, GivenALocalSizeOverTheDeviceLimit_WeShouldRejectItAsAnInvalidConfig) {

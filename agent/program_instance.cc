@@ -1,5 +1,6 @@
 #include "agent/program_instance.h"
 
+#include <chrono>
 #include <limits>
 #include <sstream>
 #include <utility>
@@ -206,8 +207,12 @@ bool ProgramInstance::BuildKernels(const proto::KernelProgram& program, proto::M
   for (int i = 0; i < program.launches_size(); ++i) {
     const proto::KernelLaunch& launch = program.launches(i);
     Launch& out = launches_[i];
+    const auto compile_start = std::chrono::steady_clock::now();
     Result<CompileCache::Hit> built = device_.cache->Get(launch.source(), launch.build_options());
     if (!built.ok()) {
+      // The time the failed build took is the job's too (it was reported as 0 s).
+      result->set_compile_time(result->compile_time() +
+                               std::chrono::duration<double>(std::chrono::steady_clock::now() - compile_start).count());
       return Fail(result, proto::DEVICE_COMPILE_FAILED, "kernel '" + launch.entry() + "': " + built.status().message());
     }
     result->set_compile_time(result->compile_time() + built->compile_seconds);
