@@ -4,6 +4,7 @@
 #include <sqlite3.h>
 
 #include <iostream>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -44,6 +45,24 @@ class SimulateTest : public testing::TuningLogTest {
   void RecordKnownSpace(const Space& s) {
     const double costs[] = {3e-3, 0, 1.04e-3, 2e-3, 5e-3, 1e-3, 4e-3};
     for (uint64_t i = 0; i < 7; ++i) Record(s, i, i == 1 ? 3 : 0, costs[i]);
+  }
+
+  // gemm.buffer's space of gemm:16,16,16 on the fixture's device, with the template and task in the log.
+  struct GemmLog {
+    const Template* gemm = nullptr;
+    Task task;
+    std::optional<Space> space;
+    int64_t tmpl = 0, task_id = 0;
+  };
+  void MakeGemmLog(GemmLog* g) {
+    g->gemm = FindTemplate("gemm.buffer");
+    ASSERT_NE(g->gemm, nullptr);
+    g->task = Task::Parse("gemm:16,16,16:float32").value();
+    Result<Space> space = g->gemm->MakeSpace(g->task, DeviceLimits::From(device_info_));
+    ASSERT_TRUE(space.ok()) << space.status().ToString();
+    g->space = std::move(space).value();
+    g->tmpl = log_->UpsertTemplate(g->gemm->name(), g->gemm->version()).value();
+    g->task_id = log_->UpsertTask(g->task.ToSpec(), "gemm", "{}", g->gemm->Flops(g->task)).value();
   }
 
   int64_t task_ = 0, tmpl_ = 0;
@@ -385,22 +404,17 @@ TEST_F(SimulateTest, GivenAStopRequestedBeforeABatch_TrialsToTargetShouldEndWith
 }
 
 TEST_F(SimulateTest, GivenAGemmLog_LoadShouldResolveTaskTemplateAndDeviceAndAskWhenAmbiguous) {
-  const Template* gemm = FindTemplate("gemm.buffer");
-  ASSERT_NE(gemm, nullptr);
-  const Task task = Task::Parse("gemm:16,16,16:float32").value();
-  const Result<Space> space = gemm->MakeSpace(task, DeviceLimits::From(device_info_));
-  ASSERT_TRUE(space.ok()) << space.status().ToString();
-  const int64_t gemm_id = log_->UpsertTemplate(gemm->name(), gemm->version()).value();
-  const int64_t t1 = log_->UpsertTask(task.ToSpec(), "gemm", "{}", gemm->Flops(task)).value();
+  GemmLog g;
+  ASSERT_NO_FATAL_FAILURE(MakeGemmLog(&g));
   const int64_t t2 = log_->UpsertTask("gemm:32,16,16:float32", "gemm", "{}", 2.0 * 32 * 16 * 16).value();
-  const std::vector<uint64_t> valid = testing::FirstValid(*space, 5);
-  for (size_t k = 0; k < valid.size(); ++k) Record(*space, valid[k], 0, 1e-3 * (k + 1), t1, gemm_id);
+  const std::vector<uint64_t> valid = testing::FirstValid(*g.space, 5);
+  for (size_t k = 0; k < valid.size(); ++k) Record(*g.space, valid[k], 0, 1e-3 * (k + 1), g.task_id, g.tmpl);
   // The sibling: valid[0] in three passes (one lucky), valid[1] failed once and ran once.
-  Record(*space, valid[0], 0, 1e-3, t2, gemm_id);
-  Record(*space, valid[0], 0, 0.2e-3, t2, gemm_id);
-  Record(*space, valid[0], 0, 1.1e-3, t2, gemm_id);
-  Record(*space, valid[1], 3, 0, t2, gemm_id);
-  Record(*space, valid[1], 0, 4e-3, t2, gemm_id);
+  Record(*g.space, valid[0], 0, 1e-3, t2, g.tmpl);
+  Record(*g.space, valid[0], 0, 0.2e-3, t2, g.tmpl);
+  Record(*g.space, valid[0], 0, 1.1e-3, t2, g.tmpl);
+  Record(*g.space, valid[1], 3, 0, t2, g.tmpl);
+  Record(*g.space, valid[1], 0, 4e-3, t2, g.tmpl);
 
   ReplaySelection sel;
   sel.template_name = "gemm.buffer";
@@ -412,13 +426,13 @@ TEST_F(SimulateTest, GivenAGemmLog_LoadShouldResolveTaskTemplateAndDeviceAndAskW
   sel.transfer_from = "gemm:32,16,16:float32";
   Result<std::unique_ptr<ReplayWorld>> w = LoadReplayWorld(*log_, sel);
   ASSERT_TRUE(w.ok()) << w.status().ToString();
-  EXPECT_EQ((*w)->tmpl, gemm);
+  EXPECT_EQ((*w)->tmpl, g.gemm);
   EXPECT_EQ((*w)->table.by_index.size(), 5u);
   EXPECT_DOUBLE_EQ((*w)->table.best_cost, 1e-3);
   // One history row per config, at the lower median of its results, as the replayed space itself.
   ASSERT_EQ((*w)->history.size(), 2u);
   EXPECT_EQ((*w)->history[0].device_fingerprint, "fp-pocl");
-  EXPECT_EQ((*w)->history[0].config_json, space->ToJson(space->FromIndex(valid[0])).dump());
+  EXPECT_EQ((*w)->history[0].config_json, g.space->ToJson(g.space->FromIndex(valid[0])).dump());
   EXPECT_TRUE((*w)->history[0].ok);
   EXPECT_DOUBLE_EQ((*w)->history[0].cost, 1e-3);
   EXPECT_TRUE((*w)->history[1].ok);
@@ -444,20 +458,15 @@ TEST_F(SimulateTest, GivenUnevenPassesAndMixedResults_TheTableShouldCountThem) {
 // Two devices: the default is the one with the most configs recorded, not the most records (ten repeats of part of
 // the space had been picked over all of it), and the world says which it replays and that there were others.
 TEST_F(SimulateTest, GivenTwoDevices_LoadShouldReplayTheOneWithTheMostConfigsAndSaySo) {
-  const Template* gemm = FindTemplate("gemm.buffer");
-  ASSERT_NE(gemm, nullptr);
-  const Task task = Task::Parse("gemm:16,16,16:float32").value();
-  const Result<Space> space = gemm->MakeSpace(task, DeviceLimits::From(device_info_));
-  ASSERT_TRUE(space.ok()) << space.status().ToString();
-  const int64_t gemm_id = log_->UpsertTemplate(gemm->name(), gemm->version()).value();
-  const int64_t t1 = log_->UpsertTask(task.ToSpec(), "gemm", "{}", gemm->Flops(task)).value();
-  const std::vector<uint64_t> valid = testing::FirstValid(*space, 5);
-  for (size_t k = 0; k < valid.size(); ++k) Record(*space, valid[k], 0, 1e-3 * (k + 1), t1, gemm_id);
+  GemmLog g;
+  ASSERT_NO_FATAL_FAILURE(MakeGemmLog(&g));
+  const std::vector<uint64_t> valid = testing::FirstValid(*g.space, 5);
+  for (size_t k = 0; k < valid.size(); ++k) Record(*g.space, valid[k], 0, 1e-3 * (k + 1), g.task_id, g.tmpl);
   proto::DeviceInfo other = device_info_;
   other.set_name("other-cpu");
   other.set_fingerprint("fp-other");
   const int64_t other_id = log_->UpsertDevice(other).value();
-  RecordRow repeat = log_->Records(t1, gemm_id, device_).value().at(0);
+  RecordRow repeat = log_->Records(g.task_id, g.tmpl, device_).value().at(0);
   repeat.device_id = other_id;
   for (int pass = 0; pass < 10; ++pass) ASSERT_TRUE(log_->AddRecord(repeat).ok());
 
@@ -500,7 +509,7 @@ TEST_F(SimulateTest, GivenTwoDevices_LoadShouldReplayTheOneWithTheMostConfigsAnd
   by_task.task_spec = "gemm:16,16,16";
   w = LoadReplayWorld(*log_, by_task);
   ASSERT_TRUE(w.ok()) << w.status().ToString();
-  EXPECT_EQ((*w)->tmpl, gemm);
+  EXPECT_EQ((*w)->tmpl, g.gemm);
   EXPECT_FALSE(LoadReplayWorld(*log_, ReplaySelection{}).ok());
 }
 
