@@ -3,8 +3,10 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <ctime>
 
 #include "agent/tracker_connection.h"
+#include "common/tls_hint.h"
 
 namespace tunefleet::agent {
 
@@ -29,11 +31,10 @@ Status Session::Run() {
     }
     if (status.code() == Status::Code::kPermissionDenied) return status;
     if (registered) backoff = options_.initial_backoff;
-    // A TLS tracker closes a plain connection without a word: gRPC says only "Socket closed".
-    const bool maybe_tls = !registered && options_.tls_root_certs.empty() &&
-                           status.message().find("Socket closed") != std::string::npos;
+    const std::string hint =
+        registered ? "" : TlsConnectionHint(status.message(), options_.tls_root_certs, std::time(nullptr));
     spdlog::warn("tracker {}: {}{}; reconnecting in {:.1f} s", options_.tracker, status.message(),
-                 maybe_tls ? " (if the tracker uses TLS, give --tls-ca)" : "", backoff.count() / 1000.0);
+                 hint.empty() ? "" : " (" + hint + ")", backoff.count() / 1000.0);
     std::unique_lock<std::mutex> lock(mu_);
     if (stop_cv_.wait_for(lock, backoff, [this] { return stopping_; })) return Status::OK();
     backoff = std::min(backoff * 2, options_.max_backoff);

@@ -2,6 +2,7 @@
 
 #if TUNEFLEET_HAVE_OPENSSL
 #include <openssl/err.h>
+#include <openssl/objects.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 #endif
@@ -36,6 +37,50 @@ int FirstUnreadablePemCertificate(const std::string& pem) {
   const bool at_end = ERR_GET_LIB(err) == ERR_LIB_PEM && ERR_GET_REASON(err) == PEM_R_NO_START_LINE;
   // No block read at all although HasPemBlock saw one: a "BEGIN ... CERTIFICATE" kind OpenSSL does not take.
   return at_end && read > 0 ? 0 : read + 1;
+#endif
+}
+
+#if TUNEFLEET_HAVE_OPENSSL
+namespace {
+
+std::string TimeText(const ASN1_TIME* t) {
+  std::tm tm{};
+  if (ASN1_TIME_to_tm(t, &tm) != 1) return "an unreadable date";
+  char text[32];
+  return std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S UTC", &tm) > 0 ? text : "an unreadable date";
+}
+
+std::string CommonName(X509* cert) {
+  char cn[256];
+  const int n = X509_NAME_get_text_by_NID(X509_get_subject_name(cert), NID_commonName, cn, sizeof cn);
+  return n > 0 ? " (CN=" + std::string(cn, static_cast<size_t>(n)) + ")" : "";
+}
+
+}  // namespace
+#endif
+
+std::string CertificateOutOfDate(const std::string& pem, std::time_t now) {
+#if !TUNEFLEET_HAVE_OPENSSL
+  (void)pem;
+  (void)now;
+  return "";
+#else
+  std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())), &BIO_free);
+  if (!bio) return "";
+  std::string found;
+  for (int number = 1; found.empty(); ++number) {
+    std::unique_ptr<X509, decltype(&X509_free)> cert(
+        PEM_read_bio_X509_AUX(bio.get(), nullptr, &PemNoPassphrase, nullptr), &X509_free);
+    if (!cert) break;
+    const std::string which = "certificate " + std::to_string(number) + CommonName(cert.get());
+    if (X509_cmp_time(X509_get0_notAfter(cert.get()), &now) < 0) {
+      found = which + " expired on " + TimeText(X509_get0_notAfter(cert.get()));
+    } else if (X509_cmp_time(X509_get0_notBefore(cert.get()), &now) > 0) {
+      found = which + " is not valid before " + TimeText(X509_get0_notBefore(cert.get()));
+    }
+  }
+  ERR_clear_error();  // the end of the blocks leaves an error: leave nothing of ours for gRPC to read on this thread
+  return found;
 #endif
 }
 

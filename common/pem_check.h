@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cerrno>
+#include <ctime>
 #include <string>
 #include <string_view>
 
@@ -36,6 +37,12 @@ int PemNoPassphrase(char* buf, int size, int rwflag, void* u);
 // the certificates before a damaged one and drops the rest unsaid; with none left it only fails to connect. Always 0
 // in an agent-only build without OpenSSL (common/CMakeLists.txt).
 int FirstUnreadablePemCertificate(const std::string& pem);
+
+// Empty when every certificate block of `pem` is valid at `now`; else a phrase naming the first that is not, as
+// "certificate 1 (CN=tracker) expired on 2026-12-05 08:57:34 UTC" or "... is not valid before ...". gRPC's
+// handshake says only "certificate verify failed" for it, as for a certificate of another authority. Always empty
+// in a build without OpenSSL.
+std::string CertificateOutOfDate(const std::string& pem, std::time_t now);
 
 // Whether `err` (an errno of open(2)) says the path given is wrong for this user: missing, not readable, not a file,
 // too long. Such a file of the command line is its configuration (exit 2); any other errno (no descriptor left, an

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <ctime>
 #include <fstream>
 #include <iterator>
 
@@ -91,6 +92,32 @@ TEST_F(ReadPemCertificatesTest, GivenAWholeCertificateThenATruncatedOne_TheSecon
   EXPECT_EQ(pem.status().code(), Status::Code::kInvalidArgument);
   EXPECT_EQ(pem.status().message(),
             "TLS root certificates '" + file + "': certificate 2 cannot be read (damaged or truncated)");
+}
+
+// The certificate is valid for one day from its making: a day and a half later it has expired, an hour before
+// it is not yet valid; in a bundle, the one out of date is named by its place.
+TEST_F(ReadPemCertificatesTest, GivenAMomentOutsideACertificatesDates_ItShouldBeNamedWithTheDate) {
+  const std::string second = Second();  // made before `now`: a certificate is not valid before it was made
+  ASSERT_FALSE(second.empty());
+  const std::time_t now = std::time(nullptr);
+  EXPECT_EQ(CertificateOutOfDate(cert_, now), "");
+  const std::string expired = CertificateOutOfDate(cert_, now + 36 * 3600);
+  const std::string early = CertificateOutOfDate(cert_, now - 3600);
+  EXPECT_TRUE(expired.starts_with("certificate 1 (CN=localhost) expired on ")) << expired;
+  EXPECT_TRUE(early.starts_with("certificate 1 (CN=localhost) is not valid before ")) << early;
+  // The date said is the certificate's own end, a day after it was made (openssl's clock against ours).
+  std::tm tm{};
+  const std::string date = expired.substr(expired.rfind(" on ") + 4);
+  ASSERT_NE(::strptime(date.c_str(), "%Y-%m-%d %H:%M:%S UTC", &tm), nullptr) << expired;
+  EXPECT_NEAR(static_cast<double>(::timegm(&tm)), static_cast<double>(now + 24 * 3600), 120.0) << expired;
+
+  EXPECT_EQ(CertificateOutOfDate(cert_ + second, now), "");
+  EXPECT_TRUE(CertificateOutOfDate(cert_ + second, now + 36 * 3600).starts_with("certificate 1 "));
+  if (testing::MakeExpiredCertificate(dir_.path())) {
+    const std::string old = ReadWhole(dir_.File("expired/cert.pem"));
+    EXPECT_EQ(CertificateOutOfDate(cert_ + old, now),
+              "certificate 2 (CN=localhost) expired on 2020-01-02 00:00:00 UTC");
+  }
 }
 
 TEST(PemCheckTest, GivenABlockThatIsNoCertificate_ReadPemCertificatesShouldRefuseIt) {

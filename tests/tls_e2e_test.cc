@@ -53,15 +53,19 @@ TEST(TlsMismatchE2E, GivenATlsClientAndAPlainTrackerTheTunerShouldSayWhyInOneLin
             std::string::npos)
       << q.output;
   EXPECT_NE(q.output.find("Ssl handshake failed"), std::string::npos) << q.output;
+  const std::string hint = "the tracker does not use TLS: drop --tls-ca, or start the tracker with --tls-cert and "
+                           "--tls-key";
+  EXPECT_NE(q.output.find("wrong version number; " + hint + ")"), std::string::npos) << q.output;
   EXPECT_EQ(CountLines(q.output), 1) << q.output;
 
   const size_t a = fleet.StartAgent("tls-mismatch", {"--tls-ca", ca});
   std::string log;
-  for (int i = 0; i < 100 && log.find("grpc: Handshake failed") == std::string::npos; ++i) {  // up to 10 s
+  for (int i = 0; i < 100 && log.find("reconnecting in") == std::string::npos; ++i) {  // up to 10 s
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     log = fleet.agent(a).Log();
   }
   EXPECT_NE(log.find("[tunefleet-agent] [error] grpc: Handshake failed"), std::string::npos) << log;
+  EXPECT_NE(log.find("wrong version number (" + hint + "); reconnecting in"), std::string::npos) << log;
   EXPECT_FALSE(HasGrpcOwnLine(log)) << log;
 }
 

@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <ctime>
 
 #include "common/grpc_keepalive.h"
 #include "common/pem_check.h"
 #include "common/seconds.h"
+#include "common/tls_hint.h"
 
 namespace tunefleet {
 namespace {
@@ -90,10 +92,11 @@ Result<std::unique_ptr<TrackerClient>> TrackerClient::Connect(const std::string&
     return Status::InvalidArgument("tracker address '" + target + "' is not host:port");
   }
   std::shared_ptr<grpc::ChannelCredentials> creds = grpc::InsecureChannelCredentials();
+  std::string root_pem;
   if (!options.tls_ca_file.empty()) {
-    TF_ASSIGN_OR_RETURN(std::string pem, ReadPemCertificates(options.tls_ca_file));
+    TF_ASSIGN_OR_RETURN(root_pem, ReadPemCertificates(options.tls_ca_file));
     grpc::SslCredentialsOptions ssl;
-    ssl.pem_root_certs = std::move(pem);
+    ssl.pem_root_certs = root_pem;
     creds = grpc::SslCredentials(ssl);
   }
   grpc::ChannelArguments args;
@@ -105,9 +108,8 @@ Result<std::unique_ptr<TrackerClient>> TrackerClient::Connect(const std::string&
       WaitForChannel(*channel, After(options.connect_timeout), options.give_up_on_first_failure);
   if (connection != Connection::kReady) {
     std::string why = WhyNoConnection(channel);
-    // A TLS tracker closes a plain connection without a word: gRPC says only "Socket closed".
-    if (options.tls_ca_file.empty() && why.find("Socket closed") != std::string::npos) {
-      why += "; if the tracker uses TLS, give --tls-ca";
+    if (const std::string hint = TlsConnectionHint(why, root_pem, std::time(nullptr)); !hint.empty()) {
+      why += "; " + hint;
     }
     return Status::Unavailable("cannot reach tracker at " + target + ": " +
                                (connection == Connection::kFailed

@@ -274,6 +274,63 @@ TEST(TrackerClientTlsTest, GivenAKeyOfAnotherCertificateOrADamagedCertificate_St
   EXPECT_TRUE(server.ok()) << server.status().ToString();
 }
 
+// An expired certificate is refused as the tracker starts, with its date: its clients' handshakes said only
+// "certificate verify failed". A client that trusts an expired root, or another authority, is told which.
+TEST(TrackerClientTlsTest, GivenAnExpiredCertificate_StartShouldRefuseItAndAClientTrustingItShouldBeToldSo) {
+  TempDir dir;
+  ASSERT_EQ(::mkdir(dir.File("other").c_str(), 0700), 0);
+  if (!testing::MakeSelfSignedCertificate(dir.path()) || !testing::MakeSelfSignedCertificate(dir.File("other")) ||
+      !testing::MakeExpiredCertificate(dir.path()))
+    GTEST_SKIP() << "openssl tool not available";
+  const std::string expired = dir.File("expired/cert.pem");
+  auto refused = tracker::TrackerServer::Start(TlsServer(expired, dir.File("expired/key.pem")));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(refused.status().message(), "TLS certificate '" + expired +
+                                            "': certificate 1 (CN=localhost) expired on 2020-01-02 00:00:00 UTC; "
+                                            "no client accepts it");
+
+  auto server = tracker::TrackerServer::Start(TlsServer(dir.File("cert.pem"), dir.File("key.pem")));
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  const std::string target = "127.0.0.1:" + std::to_string((*server)->port());
+  TrackerClientOptions tls;
+  tls.connect_timeout = 5;
+  tls.give_up_on_first_failure = true;
+  tls.tls_ca_file = expired;
+  auto client = TrackerClient::Connect(target, tls);
+  ASSERT_FALSE(client.ok());
+  EXPECT_NE(client.status().message().find(
+                "certificate verify failed; --tls-ca's certificate 1 (CN=localhost) expired on 2020-01-02 00:00:00 UTC"),
+            std::string::npos)
+      << client.status().message();
+
+  tls.tls_ca_file = dir.File("other/cert.pem");
+  client = TrackerClient::Connect(target, tls);
+  ASSERT_FALSE(client.ok());
+  EXPECT_NE(client.status().message().find("certificate verify failed; the tracker's certificate is not signed by a "
+                                           "certificate of --tls-ca, or is out of date"),
+            std::string::npos)
+      << client.status().message();
+}
+
+// A TLS client meeting a plain tracker is told to drop --tls-ca (OpenSSL says "wrong version number").
+TEST(TrackerClientTlsTest, GivenAPlainTracker_ATlsClientShouldBeToldItDoesNotUseTls) {
+  TempDir dir;
+  if (!testing::MakeSelfSignedCertificate(dir.path())) GTEST_SKIP() << "openssl tool not available";
+  auto server = tracker::TrackerServer::Start(TlsServer("", ""));  // no TLS files: a plain tracker
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  TrackerClientOptions tls;
+  tls.connect_timeout = 5;
+  tls.give_up_on_first_failure = true;
+  tls.tls_ca_file = dir.File("cert.pem");
+  auto client = TrackerClient::Connect("127.0.0.1:" + std::to_string((*server)->port()), tls);
+  ASSERT_FALSE(client.ok());
+  EXPECT_NE(client.status().message().find("wrong version number; the tracker does not use TLS: drop --tls-ca, or "
+                                           "start the tracker with --tls-cert and --tls-key"),
+            std::string::npos)
+      << client.status().message();
+}
+
 // A key protected by a passphrase (PKCS#8, and the older RSA form) is said in the tracker's one line; OpenSSL must not
 // ask for the passphrase first ("Enter PEM pass phrase:" on the terminal, or on stderr when there is none).
 TEST(TrackerClientTlsTest, GivenAKeyProtectedByAPassphrase_StartShouldSaySoWithoutAskingForIt) {

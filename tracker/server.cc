@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -98,6 +99,11 @@ Status CheckKeyPair(const std::string& cert, const std::string& key, const Serve
   if (!pair) {
     return Status::InvalidArgument("TLS key '" + o.tls_key_file + "' is not the key of the certificate '" +
                                    o.tls_cert_file + "'");
+  }
+  // Clients would fail their handshakes with "certificate verify failed", which names no date.
+  if (const std::string out_of_date = CertificateOutOfDate(cert, std::time(nullptr)); !out_of_date.empty()) {
+    return Status::InvalidArgument("TLS certificate '" + o.tls_cert_file + "': " + out_of_date +
+                                   "; no client accepts it");
   }
   return Status::OK();
 }
