@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -102,6 +103,9 @@ int RunWorker(const WorkerOptions& options) {
         MaybeInjectFault(program, "run");
       });
     }
+    // A kernel's printf, held in stdio's buffer (stdout is a pipe to the agent's OutputRelay), reaches the log with
+    // its job, not when the buffer fills or the worker ends.
+    std::fflush(stdout);
     if (!WriteFrame(options.fd, FrameKind::kResult, result.SerializeAsString()).ok()) return 1;
   }
 }

@@ -56,6 +56,9 @@ Result<std::unique_ptr<WorkerSupervisor>> WorkerSupervisor::Start(Options option
   if (options.argv.empty()) return Status::InvalidArgument("no worker command");
   std::unique_ptr<WorkerSupervisor> supervisor(new WorkerSupervisor(std::move(options)));
   if (pipe2(supervisor->cancel_pipe_, O_CLOEXEC) != 0) return Errno("pipe2");
+  TF_ASSIGN_OR_RETURN(supervisor->output_,
+                      OutputRelay::Start(supervisor->options_.output_limits,
+                                         [](const std::string& line) { spdlog::info("{}", line); }));
   TF_RETURN_IF_ERROR(supervisor->Spawn());
   return supervisor;
 }
@@ -105,7 +108,10 @@ Status WorkerSupervisor::Spawn() {
 
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  if (const int err = posix_spawn_file_actions_adddup2(&actions, fds[1], kWorkerFd); err != 0) {
+  // stdout first: the relay's pipe may hold fd 3 itself.
+  int err = posix_spawn_file_actions_adddup2(&actions, output_->write_fd(), STDOUT_FILENO);
+  if (err == 0) err = posix_spawn_file_actions_adddup2(&actions, fds[1], kWorkerFd);
+  if (err != 0) {
     posix_spawn_file_actions_destroy(&actions);
     close(fds[0]);
     close(fds[1]);
@@ -134,7 +140,7 @@ Status WorkerSupervisor::Spawn() {
   }
   env.push_back(nullptr);
   pid_t pid = -1;
-  const int err = posix_spawn(&pid, argv[0], &actions, &attr, argv.data(), env.data());
+  err = posix_spawn(&pid, argv[0], &actions, &attr, argv.data(), env.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   close(fds[1]);

@@ -6,6 +6,8 @@
 // once more in a new worker, and only a second such death is recorded, as "worker died: SIGKILL, twice (...)". The
 // agent itself never goes down with a job.
 //
+// The workers' stdout, where a kernel's printf goes, reaches the agent's log through an OutputRelay, bounded.
+//
 // Ownership: owns the worker process and its socket; the destructor closes the socket and reaps the worker.
 // Thread safety: Run() from one thread at a time, and always the same thread (the worker is tied to the thread
 // that spawned it by PR_SET_PDEATHSIG); Cancel() from any thread.
@@ -19,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/output_relay.h"
 #include "common/status.h"
 #include "proto/tunefleet.pb.h"
 
@@ -47,6 +50,8 @@ class WorkerSupervisor final : public JobRunner {
     // How long a job waits for the device lock (another agent's jobs on the device) at least; 10x its timeout
     // when that is longer. Past it the job is given back, not measured (MeasureResult.not_measured).
     std::chrono::milliseconds min_device_wait{std::chrono::minutes(5)};
+    // How much of the workers' stdout (kernels' printf) reaches the agent's log.
+    OutputRelay::Limits output_limits;
   };
 
   // Starts the worker and waits for its hello; fails with the worker's own error line (e.g. OpenCL not loadable).
@@ -86,6 +91,7 @@ class WorkerSupervisor final : public JobRunner {
   void ForgetWorker();
 
   Options options_;
+  std::unique_ptr<OutputRelay> output_;  // the workers' stdout; outlives them (destroyed after the destructor's body)
   proto::DeviceInfo device_;
   pid_t pid_ = -1;
   int socket_ = -1;

@@ -16,6 +16,9 @@
 #include <thread>
 #include <vector>
 
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
 #include "agent/cl_api.h"
 #include "agent/device_info.h"
 #include "agent/device_lock.h"
@@ -87,6 +90,43 @@ TEST_F(WorkerSupervisorTest, GivenAHealthyWorker_WeShouldRunJobsAndReportTheDevi
   proto::MeasureResult result = supervisor->Run(TestVectorAdd());
   EXPECT_EQ(result.status(), proto::OK) << result.message();
   EXPECT_EQ(result.costs_size(), 1);
+}
+
+// A kernel's printf (PoCL writes it to the worker's stdout) reaches the agent's log as it runs, bounded: one printf
+// per work-item of 256 items is 4 KiB a run, of which the log takes the first 1 KiB and counts the rest.
+TEST_F(WorkerSupervisorTest, GivenAKernelThatPrints_ItsOutputShouldReachTheLogBounded) {
+  auto log = std::make_shared<std::ostringstream>();
+  auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(
+      std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::ostream_sink_mt>(*log)));
+  WorkerSupervisor::Options options;
+  options.argv = {TUNEFLEET_AGENT_BINARY, "--worker"};
+  options.output_limits.bytes_per_window = 1024;
+  Result<std::unique_ptr<WorkerSupervisor>> supervisor = WorkerSupervisor::Start(options);
+  ASSERT_TRUE(supervisor.ok()) << supervisor.status().ToString();
+  proto::KernelProgram program = TestVectorAdd(256);
+  std::string* source = program.mutable_launches(0)->mutable_source();
+  source->insert(source->find("c[i] ="), "printf(\"item %03d of 256\\n\", i); ");
+  EXPECT_EQ((*supervisor)->Run(program).status(), proto::OK);
+  supervisor->reset();  // the relay has said what the pipe held by then
+  spdlog::set_default_logger(previous);
+
+  const std::string text = log->str();
+  size_t said = 0;
+  for (size_t at = text.find("kernel output: item "); at != std::string::npos;
+       at = text.find("kernel output: item ", at + 1)) {
+    ++said;
+  }
+  EXPECT_EQ(said, 1024u / 16) << text;  // "item 000 of 256\n" is 16 bytes
+  EXPECT_NE(text.find("kernel output: more than 1024 bytes in 60.0 s; the rest of it is left out of the log"),
+            std::string::npos)
+      << text;
+  // The count: every line the kernel printed but the 64 said (the job runs the kernel more than once: its check and
+  // its timed runs).
+  const size_t count_at = text.find(" bytes more were left out");
+  ASSERT_NE(count_at, std::string::npos) << text;
+  const size_t left_out = std::stoul(text.substr(text.rfind(' ', count_at - 1) + 1));
+  EXPECT_EQ((left_out + 1024) % (256 * 16), 0u) << text;
 }
 
 // The worker runs the kernels and needs no secret: the agent's TUNEFLEET_TOKEN stays out of its environment.
