@@ -4,6 +4,7 @@
 // Thread safety: a pure function.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -43,6 +44,18 @@ inline bool IsUtf8(std::string_view text) {
     i += n;
   }
   return true;
+}
+
+// The longest head of `text` of at most `max_bytes` that ends at a character's end: a cut that would split a UTF-8
+// sequence is made before it (other bytes count as one character each).
+inline std::string_view Utf8Head(std::string_view text, size_t max_bytes) {
+  size_t end = 0;
+  while (end < text.size()) {
+    const size_t n = std::max<size_t>(Utf8SequenceLength(text, end), 1);
+    if (end + n > max_bytes) break;
+    end += n;
+  }
+  return text.substr(0, end);
 }
 
 }  // namespace tunefleet

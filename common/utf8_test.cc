@@ -27,5 +27,15 @@ TEST(Utf8Test, GivenMalformedBytes_ItShouldRefuseThem) {
   EXPECT_FALSE(IsUtf8(std::string("a\0\xfe", 3)));
 }
 
+// A cut is made between characters: "é" is two bytes, "—" three.
+TEST(Utf8Test, GivenACutInsideACharacter_Utf8HeadShouldEndBeforeIt) {
+  EXPECT_EQ(Utf8Head("abc", 10), "abc");
+  EXPECT_EQ(Utf8Head("abc", 2), "ab");
+  EXPECT_EQ(Utf8Head("x\xc3\xa9y", 2), "x");
+  EXPECT_EQ(Utf8Head("x\xc3\xa9y", 3), "x\xc3\xa9");
+  EXPECT_EQ(Utf8Head("\xe2\x80\x94\xe2\x80\x94", 5), "\xe2\x80\x94");
+  EXPECT_EQ(Utf8Head("a\x9f" "b", 2), "a\x9f");  // a byte that is not UTF-8 counts as one
+}
+
 }  // namespace
 }  // namespace tunefleet

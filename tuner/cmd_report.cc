@@ -1,6 +1,7 @@
 // `tunefleet report --db FILE -o report.html`: one self-contained HTML page about what a tuning log holds.
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 #include "common/atomic_file.h"
 #include "storage/tuning_log.h"
@@ -23,7 +24,10 @@ int RunReport(const ReportArgs& args) {
   // Checked with the log open: a name of one of this process's descriptors (/dev/fd/3) names the log only then.
   if (std::string over = OutputOverLog("-o", args.out, args.db); !over.empty()) return CommandError("report", over, 2);
   WarnDamagedRecords("report", **log);
-  auto data = LoadReportData(**log);
+  std::ostringstream notes;  // BestInSpace's, as `best` says them
+  auto data = LoadReportData(**log, notes);
+  std::istringstream lines(notes.str());
+  for (std::string line; std::getline(lines, line);) std::cerr << "tunefleet report: " << line << "\n";
   if (!data.ok()) return CommandError("report", AboutLog(args.db, data.status().message()), 1);
   if (!args.title.empty()) data->title = args.title;
   const std::string html = RenderReportHtml(*data);

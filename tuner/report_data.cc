@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/json_parse.h"
+#include "tuner/best_in_space.h"
 #include "tuner/task_workload.h"
 
 namespace tunefleet {
@@ -51,9 +52,10 @@ std::string NowUtc() {
 
 }  // namespace
 
-Result<ReportData> LoadReportData(TuningLog& log) {
+Result<ReportData> LoadReportData(TuningLog& log, std::ostream& notes) {
   // One snapshot for every read below: `tune` or `import` may be writing the log meanwhile.
   TF_ASSIGN_OR_RETURN(ReadSnapshot snapshot, log.HoldReadSnapshot());
+  TF_ASSIGN_OR_RETURN(std::vector<BestRow> best, BestInSpace(log, {}, notes));
   TF_ASSIGN_OR_RETURN(std::vector<DeviceRow> devices, log.Devices());
   TF_ASSIGN_OR_RETURN(std::vector<TaskRow> tasks, log.Tasks());
   TF_ASSIGN_OR_RETURN(std::vector<TemplateRow> templates, log.Templates());
@@ -107,6 +109,15 @@ Result<ReportData> LoadReportData(TuningLog& log) {
     m.mean_cost = r.mean_cost;
     m.message = r.message;
     data.series[it->second].records.push_back(std::move(m));
+  }
+  // A series with successes and no row of BestInSpace has none in its template's space.
+  std::map<std::tuple<int64_t, int64_t, int64_t>, double> best_cost;
+  for (const BestRow& b : best) {
+    best_cost[{b.record.task_id, b.record.template_id, b.record.device_id}] = b.record.mean_cost;
+  }
+  for (const auto& [key, index] : series_index) {
+    const auto b = best_cost.find(key);
+    data.series[index].best_in_space = b != best_cost.end() ? b->second : 0.0;
   }
   return data;
 }

@@ -4,6 +4,7 @@
 // Thread safety: uses `log` from the calling thread only.
 #pragma once
 
+#include <ostream>
 #include <string>
 
 #include "common/status.h"
@@ -12,6 +13,7 @@
 
 namespace tunefleet {
 
-Result<ReportData> LoadReportData(TuningLog& log);
+// Each series' best as `best` judges it (BestInSpace), whose notes go to `notes`.
+Result<ReportData> LoadReportData(TuningLog& log, std::ostream& notes);
 
 }  // namespace tunefleet

@@ -3,10 +3,13 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <sstream>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "proto/tunefleet.pb.h"
+#include "search-spaces/template.h"
 #include "tuner/model_tasks.h"
 #include "tuner/task_workload.h"
 #include "tuner/test_models.h"
@@ -58,6 +61,7 @@ class ReportDataTest : public ::testing::Test {
 
   fs::path dir_;
   std::unique_ptr<TuningLog> log_;
+  std::ostringstream notes_;  // BestInSpace's
 };
 
 TEST_F(ReportDataTest, GivenRecordsOfTwoTasks_WeShouldGetOneSeriesEachWithTheModelCountAndDeviceDetails) {
@@ -79,7 +83,7 @@ TEST_F(ReportDataTest, GivenRecordsOfTwoTasks_WeShouldGetOneSeriesEachWithTheMod
   Add(t2, tmpl, dev, 1, 4, 0);
   Add(t1, tmpl, dev, 2, 0, 1e-3);
 
-  auto data = LoadReportData(*log_);
+  auto data = LoadReportData(*log_, notes_);
   ASSERT_TRUE(data.ok()) << data.status().ToString();
   ASSERT_EQ(data->series.size(), 2u);
   EXPECT_EQ(data->series[0].task_spec, conv.task.ToSpec());
@@ -106,12 +110,13 @@ TEST_F(ReportDataTest, GivenTwoDevicesOfOneName_TheModelSummaryShouldKeepThemApa
   int64_t b = Device("Adreno 640", "fp-new-driver");
   int64_t other = Device("Mali-G78");
   int64_t task = log_->UpsertTask("gemm:64,64,64:float32", "gemm", R"({"count":2})", 2.0 * 64 * 64 * 64).value();
-  int64_t tmpl = log_->UpsertTemplate("gemm.buffer", 1).value();
+  // A template this build lacks: its records' configs ("{}") are not judged against a space (see below for one that is).
+  int64_t tmpl = log_->UpsertTemplate("acme.gemm", 1).value();
   Add(task, tmpl, a, 1, 0, 4e-3);
   Add(task, tmpl, b, 1, 0, 1e-3);
   Add(task, tmpl, other, 1, 0, 2e-3);
 
-  auto data = LoadReportData(*log_);
+  auto data = LoadReportData(*log_, notes_);
   ASSERT_TRUE(data.ok()) << data.status().ToString();
   ASSERT_EQ(data->series.size(), 3u);
   EXPECT_EQ(data->series[0].device_name, "Adreno 640 (fp-old-driver)");
@@ -126,8 +131,54 @@ TEST_F(ReportDataTest, GivenTwoDevicesOfOneName_TheModelSummaryShouldKeepThemApa
   EXPECT_NE(html.find("<b>2.0000</b>"), std::string::npos);
 }
 
+// A faster record whose config is not in the template's space on its device (a hand-edited log, an import) is
+// passed over, as `best` and the exports pass it over; the page says so. It had been the report's best alone.
+TEST_F(ReportDataTest, GivenAFasterConfigOutsideTheSpace_TheBestShouldBeBestsAndThePageSaySo) {
+  proto::DeviceInfo cpu;
+  cpu.set_vendor("pocl");
+  cpu.set_name("pthread-cpu");
+  cpu.set_device_type("CPU");
+  cpu.set_max_work_group_size(256);
+  for (int i = 0; i < 3; ++i) cpu.add_max_work_item_sizes(256);
+  cpu.set_local_mem_bytes(64 * 1024);
+  cpu.set_fingerprint("fp-cpu");
+  const Template* gemm = FindTemplate("gemm.buffer");
+  ASSERT_NE(gemm, nullptr);
+  const Task task = Task::Parse("gemm:64,64,64:float32").value();
+  const Space space = gemm->MakeSpace(task, DeviceLimits::From(cpu)).value();
+  const int64_t dev = log_->UpsertDevice(cpu).value();
+  const int64_t task_id = log_->UpsertTask(task.ToSpec(), task.op, "{}", gemm->Flops(task)).value();
+  const int64_t tmpl = log_->UpsertTemplate(gemm->name(), gemm->version()).value();
+  nlohmann::json outside = space.ToJson(gemm->Fallback(task, space));
+  outside["MWG"] = 12;  // no choice of the knob
+  const nlohmann::json fallback = space.ToJson(gemm->Fallback(task, space));
+  for (const auto& [config, cost] : {std::pair{outside, 1e-4}, std::pair{fallback, 4e-4}}) {
+    RecordRow r;
+    r.task_id = task_id;
+    r.template_id = tmpl;
+    r.device_id = dev;
+    r.config = config.dump();
+    r.costs = {cost};
+    r.mean_cost = cost;
+    r.timestamp = 1;
+    ASSERT_TRUE(log_->AddRecord(r).ok());
+  }
+
+  auto data = LoadReportData(*log_, notes_);
+  ASSERT_TRUE(data.ok()) << data.status().ToString();
+  ASSERT_EQ(data->series.size(), 1u);
+  EXPECT_EQ(data->series[0].best_in_space, 4e-4);
+  EXPECT_NE(notes_.str().find("1 faster config(s) passed over, not in the template's space"), std::string::npos)
+      << notes_.str();
+  const std::string html = RenderReportHtml(*data);
+  EXPECT_NE(html.find("best 0.4000 ms"), std::string::npos) << html;
+  EXPECT_EQ(html.find("best 0.1000 ms"), std::string::npos) << html;
+  EXPECT_NE(html.find("(faster configs passed over: not in the template's space on this device"), std::string::npos)
+      << html;
+}
+
 TEST_F(ReportDataTest, GivenAnEmptyLog_WeShouldGetNoSeries) {
-  auto data = LoadReportData(*log_);
+  auto data = LoadReportData(*log_, notes_);
   ASSERT_TRUE(data.ok());
   EXPECT_TRUE(data->series.empty());
   EXPECT_EQ(data->source, (dir_ / "tune.db").string());

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/html_escape.h"
+#include "common/utf8.h"
 #include "tuner/milliseconds.h"
 #include "tuner/report_svg.h"
 #include "tuner/strategy_common.h"
@@ -32,6 +33,7 @@ struct SeriesStats {
   size_t repeats = 0;    // records of a config already measured (tune --confirm, --fresh passes): not trials
   std::vector<bool> is_repeat;  // per record of the series
   double best_cost = 0;  // seconds, 0 when no success; the lowest lower median of a config's results, as `best`
+  bool passed_over = false;  // faster configs not in the template's space were passed over for best_cost
   std::map<uint64_t, double> config_cost;  // config index -> the lower median of its successful results
   std::map<int, int> by_status;
   std::map<int, std::string> first_message;
@@ -64,7 +66,17 @@ SeriesStats Stats(const ReportSeries& s) {
   for (double cost : singles) {
     if (st.best_cost == 0 || cost < st.best_cost) st.best_cost = cost;
   }
+  if (s.best_in_space && *s.best_in_space != st.best_cost) {
+    st.passed_over = st.best_cost > 0 && (*s.best_in_space == 0 || *s.best_in_space > st.best_cost);
+    st.best_cost = *s.best_in_space;
+  }
   return st;
+}
+
+// A failure's message in the page: its first 300 bytes, cut between characters.
+std::string FirstMessage(const std::string& message) {
+  const std::string_view head = Utf8Head(message, 300);
+  return HtmlEscape(std::string(head)) + (head.size() < message.size() ? "&hellip;" : "");
 }
 
 double Gflops(double flops, double seconds) { return seconds > 0 && flops > 0 ? flops / seconds / 1e9 : 0; }
@@ -90,6 +102,7 @@ void Devices(const ReportData& d, std::ostringstream& out) {
 // One table per device: the best of each task over its templates, and sum of count x latency.
 void Summary(const ReportData& d, const std::vector<SeriesStats>& stats, std::ostringstream& out) {
   out << "<h2>Model summary</h2>";
+  if (d.series.empty()) out << "<p class=\"muted\">No task tuned.</p>";
   std::map<std::string, std::map<std::string, size_t>> best;  // device -> task -> series index
   std::map<std::string, std::vector<std::string>> order;      // device -> tasks in first-seen order
   for (size_t i = 0; i < d.series.size(); ++i) {
@@ -144,19 +157,25 @@ void Summary(const ReportData& d, const std::vector<SeriesStats>& stats, std::os
 }
 
 void Section(const ReportSeries& s, const SeriesStats& st, size_t index, std::ostringstream& out) {
-  out << "<div class=\"task\" id=\"task-" << index << "\"><h3>" << index << ". <code>" << HtmlEscape(s.task_spec)
+  // Numbered from 1, as `tasks` and `tune` number tasks.
+  out << "<div class=\"task\" id=\"task-" << index + 1 << "\"><h3>" << index + 1 << ". <code>" << HtmlEscape(s.task_spec)
       << "</code></h3><p>template <code>" << HtmlEscape(s.template_name) << " v" << s.template_version
       << "</code> on <b>" << HtmlEscape(s.device_name) << "</b> &middot; " << s.records.size() - st.repeats
       << (s.records.size() - st.repeats == 1 ? " trial" : " trials");
   if (st.repeats > 0) {  // ok counts results, repeats included
     out << " (+" << st.repeats << (st.repeats == 1 ? " repeat); " : " repeats); ") << st.ok << " of "
-        << s.records.size() << " results ok";
+        << s.records.size() << (s.records.size() == 1 ? " result ok" : " results ok");
   } else {
     out << ", " << st.ok << " ok";
   }
   if (st.best_cost > 0) {
     out << " &middot; best " << FormatMilliseconds(st.best_cost * 1e3) << " ms = "
         << Fixed(Gflops(s.flops, st.best_cost), 2) << " GFLOPS";
+  }
+  if (st.passed_over) {
+    out << " <span class=\"muted\">(" << (st.best_cost > 0 ? "faster configs" : "its configs")
+        << " passed over: not in the template's space on this device, as <code>tunefleet best</code> and the exports "
+           "judge them)</span>";
   }
   // A task given by --task has no model: its count (1) is said only when it is more.
   if (s.count > 1 || (s.count == 1 && !s.model_counts.empty())) {
@@ -196,7 +215,7 @@ void Section(const ReportSeries& s, const SeriesStats& st, size_t index, std::os
     auto msg = st.first_message.find(status);
     out << "<tr><td" << (status != 0 ? " class=\"err\"" : "") << ">" << status << " " << MeasureStatusName(status)
         << "</td><td class=\"n\">" << n << "</td><td><code>"
-        << HtmlEscape(msg == st.first_message.end() ? "" : msg->second.substr(0, 300)) << "</code></td></tr>";
+        << FirstMessage(msg == st.first_message.end() ? "" : msg->second) << "</code></td></tr>";
   }
   out << "</table></div>";
 }

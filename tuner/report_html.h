@@ -31,6 +31,9 @@ struct ReportSeries {
   int64_t count = 0;       // occurrences in the models tuned into the log; 0 when unknown
   std::map<std::string, int64_t> model_counts;  // the same by model file name (empty: not kept by model)
   std::vector<ReportMeasurement> records;
+  // Seconds: the best as `best` and the exports judge it (BestInSpace: a config outside the template's space on the
+  // device is passed over); 0 when none of its configs is in the space; nullopt: the series' own fastest.
+  std::optional<double> best_in_space;
 };
 
 struct ReportDevice {

@@ -6,6 +6,7 @@
 #include <set>
 #include <vector>
 
+#include "common/utf8.h"
 #include "tuner/report_svg.h"
 
 namespace tunefleet {
@@ -107,7 +108,7 @@ TEST(ReportHtmlTest, GivenAConfigMeasuredSeveralTimes_TheBestShouldBeTheLowestMe
   // Three configs were tried; the two later results of config 7 are repeats, not trials, and add no point to its
   // curve, where config 7 stands at its median (0.67 GFLOPS), so the curve ends at the header's best.
   EXPECT_NE(html.find("3 trials (+2 repeats); 4 of 5 results ok"), std::string::npos);
-  const size_t section = html.find("id=\"task-0\"");
+  const size_t section = html.find("id=\"task-1\"");
   ASSERT_NE(section, std::string::npos);
   const std::string curve = html.substr(html.find("<svg class=\"curve\"", section));
   EXPECT_NE(curve.find("over 3 trials"), std::string::npos);
@@ -191,6 +192,43 @@ TEST(ReportHtmlTest, GivenAnEmptyLog_WeShouldStillWriteAValidPage) {
   EXPECT_EQ(CheckWellFormed(html), "");
   EXPECT_NE(html.find("No measurement recorded."), std::string::npos);
   EXPECT_EQ(CountOf(html, "<svg"), 0u);
+}
+
+// A failure's message is cut at 300 bytes between characters (the page is UTF-8); bytes that are not UTF-8 are shown
+// as \xNN.
+TEST(ReportHtmlTest, GivenALongMessageOfTwoByteCharacters_TheCutShouldKeepThePageUtf8) {
+  ReportData d = TwoTasksOnOneDevice();
+  d.series[0].records[1].message = "x" + std::string(150 * 2, 'a');
+  for (size_t i = 1; i < d.series[0].records[1].message.size(); i += 2) {
+    d.series[0].records[1].message.replace(i, 2, "\xc3\xa9");  // "é"
+  }
+  d.devices[0].name = "gpu\x9f";
+  const std::string html = RenderReportHtml(d);
+  EXPECT_TRUE(IsUtf8(html));
+  EXPECT_NE(html.find("x" + [] {
+              std::string e;
+              for (int i = 0; i < 149; ++i) e += "\xc3\xa9";
+              return e;
+            }() + "&hellip;</code>"),
+            std::string::npos);
+  EXPECT_NE(html.find("gpu\\x9f"), std::string::npos);
+}
+
+// Sections are numbered from 1, as `tasks` and `tune` number tasks; one trial is "1 trial", and its curve's x axis
+// says each trial number once.
+TEST(ReportHtmlTest, GivenOneTrial_TheSectionShouldBeNumberedFromOneAndSayItInTheSingular) {
+  ReportData d;
+  d.series.push_back(Series("gemm:64,64,64:float32", "pthread-cpu", 1, {{0, 2.0}}));
+  const std::string html = RenderReportHtml(d);
+  EXPECT_NE(html.find("<h3>1. <code>gemm:64,64,64:float32</code>"), std::string::npos);
+  EXPECT_EQ(html.find("<h3>0. "), std::string::npos);
+  EXPECT_NE(html.find("1 trial, 1 ok"), std::string::npos);
+  EXPECT_NE(html.find("so far over 1 trial</title>"), std::string::npos);
+  const std::string curve = html.substr(html.find("<svg class=\"curve\""));
+  const std::string axes = curve.substr(0, curve.find("</svg>"));  // x labels: anchored in the middle
+  EXPECT_EQ(CountOf(axes, "text-anchor=\"middle\" font-size=\"11\">1</text>"), 1u);
+  EXPECT_EQ(CountOf(axes, "text-anchor=\"middle\" font-size=\"11\">2</text>"), 1u);
+  EXPECT_EQ(CheckWellFormed(html), "");
 }
 
 TEST(ReportSvgTest, GivenTrials_WeShouldDrawTheRunningBestAsAStepLine) {

@@ -30,9 +30,10 @@ std::string Text(double x, double y, const std::string& s, const std::string& an
          ">" + HtmlEscape(s) + "</text>";
 }
 
-// Axes with 5 ticks on y (0..y_max) and 6 on x (x_min..x_max); `integer_x` rounds the x labels (trial numbers).
+// Axes with 5 ticks on y (0..y_max) and 6 on x (x_min..x_max). `integer_x` rounds the x labels (trial numbers) and
+// writes each once; `integer_y` labels only the y ticks at whole numbers (counts of configs).
 std::string Axes(double x_min, double x_max, double y_max, const std::string& x_label, const std::string& y_label,
-                 bool integer_x) {
+                 bool integer_x, bool integer_y) {
   std::string s = "<g stroke=\"#444\" fill=\"none\"><line x1=\"" + Num(kLeft) + "\" y1=\"" + Num(kTop + kPlotH) +
                   "\" x2=\"" + Num(kLeft + kPlotW) + "\" y2=\"" + Num(kTop + kPlotH) + "\"/><line x1=\"" + Num(kLeft) +
                   "\" y1=\"" + Num(kTop) + "\" x2=\"" + Num(kLeft) + "\" y2=\"" + Num(kTop + kPlotH) + "\"/></g>";
@@ -40,12 +41,17 @@ std::string Axes(double x_min, double x_max, double y_max, const std::string& x_
     double y = kTop + kPlotH - kPlotH * i / 4.0;
     s += "<line x1=\"" + Num(kLeft) + "\" y1=\"" + Num(y) + "\" x2=\"" + Num(kLeft + kPlotW) + "\" y2=\"" + Num(y) +
          "\" stroke=\"#ddd\"/>";
-    s += Text(kLeft - 4, y + 4, ShortNumber(y_max * i / 4.0), "end");
+    const double v = y_max * i / 4.0;
+    if (!integer_y || v == std::floor(v)) s += Text(kLeft - 4, y + 4, ShortNumber(v), "end");
   }
+  std::string last;
   for (int i = 0; i <= 5; ++i) {
     double v = x_min + (x_max - x_min) * i / 5.0;
     if (integer_x) v = std::round(v);
-    s += Text(kLeft + kPlotW * (v - x_min) / (x_max - x_min), kTop + kPlotH + 14, ShortNumber(v), "middle");
+    const std::string label = ShortNumber(v);
+    if (integer_x && label == last) continue;  // a short curve: 1, 1, 1, 2, 2, 2
+    s += Text(kLeft + kPlotW * (v - x_min) / (x_max - x_min), kTop + kPlotH + 14, label, "middle");
+    last = label;
   }
   s += Text(kLeft + kPlotW / 2, kHeight - 4, x_label, "middle");
   s += Text(12, kTop + kPlotH / 2, y_label, "middle",
@@ -76,8 +82,9 @@ std::string TuningCurveSvg(const std::vector<double>& values, const std::string&
   auto px = [&](double trial) { return kLeft + kPlotW * (trial - 1) / (x_max - 1); };
   auto py = [&](double v) { return kTop + kPlotH - kPlotH * v / y_max; };
 
-  std::string s = SvgOpen("curve", "best " + y_label + " so far over " + std::to_string(n) + " trials");
-  s += Axes(1, x_max, y_max, "trial", y_label, /*integer_x=*/true);
+  std::string s =
+      SvgOpen("curve", "best " + y_label + " so far over " + std::to_string(n) + (n == 1 ? " trial" : " trials"));
+  s += Axes(1, x_max, y_max, "trial", y_label, /*integer_x=*/true, /*integer_y=*/false);
   std::string dots, fails, line;
   double best = 0;
   bool started = false;
@@ -117,15 +124,16 @@ std::string HistogramSvg(const std::vector<double>& values, int bins, const std:
   }
   int c_max = std::max(1, *std::max_element(counts.begin(), counts.end()));
   std::string s = SvgOpen("histogram", "distribution of " + x_label + " over " + std::to_string(values.size()) +
-                                           " successful configs");
-  s += Axes(0, x_max, c_max, x_label, "configs", /*integer_x=*/false);
+                                           (values.size() == 1 ? " successful config" : " successful configs"));
+  s += Axes(0, x_max, c_max, x_label, "configs", /*integer_x=*/false, /*integer_y=*/true);
   s += "<g fill=\"#5b9bd5\" stroke=\"#fff\" stroke-width=\"0.5\">";
   const double w = kPlotW / bins;
   for (int b = 0; b < bins; ++b) {
     if (counts[b] == 0) continue;
     double h = kPlotH * counts[b] / c_max;
     s += "<rect x=\"" + Num(kLeft + w * b) + "\" y=\"" + Num(kTop + kPlotH - h) + "\" width=\"" + Num(w) +
-         "\" height=\"" + Num(h) + "\"><title>" + std::to_string(counts[b]) + " configs</title></rect>";
+         "\" height=\"" + Num(h) + "\"><title>" + std::to_string(counts[b]) +
+         (counts[b] == 1 ? " config" : " configs") + "</title></rect>";
   }
   return s + "</g></svg>";
 }
