@@ -138,6 +138,8 @@ struct HttpStatus::Impl {
   bool stopped = false;               // touched only by the owner's thread
   std::atomic<bool> stopping{false};  // set by Stop() before the I/O thread ends
   uint64_t failed_accepts = 0;        // in the current run of accept errors; I/O thread only
+  size_t open_connections = 0;        // I/O thread only
+  uint64_t turned_away = 0;           // connections closed at once for max_connections, in the current run
 
   void Accept() {
     acceptor.async_accept([this](boost::system::error_code ec, tcp::socket socket) {
@@ -150,7 +152,21 @@ struct HttpStatus::Impl {
         spdlog::info("HTTP status port: accepting again after {} failed accept(s)", failed_accepts);
         failed_accepts = 0;
       }
-      std::make_shared<Connection>(std::move(socket), this)->Start();
+      if (open_connections >= options.max_connections) {
+        if (turned_away++ == 0) {
+          spdlog::warn("HTTP status port: {} connections open, the most it serves at once; closing new ones until "
+                       "fewer are open",
+                       open_connections);
+        }
+        boost::system::error_code ignored;
+        socket.close(ignored);
+      } else {
+        if (turned_away > 0) {
+          spdlog::info("HTTP status port: serving again after closing {} connection(s) at once", turned_away);
+          turned_away = 0;
+        }
+        std::make_shared<Connection>(std::move(socket), this)->Start();
+      }
       Accept();
     });
   }
@@ -171,7 +187,10 @@ struct HttpStatus::Impl {
   // One request, one reply, then close. The whole exchange has options.request_deadline from accept; then the
   // socket is closed, which fails the pending read or write.
   struct Connection : std::enable_shared_from_this<Connection> {
-    Connection(tcp::socket s, Impl* impl) : socket(std::move(s)), deadline(socket.get_executor()), impl(impl) {}
+    Connection(tcp::socket s, Impl* impl) : socket(std::move(s)), deadline(socket.get_executor()), impl(impl) {
+      ++impl->open_connections;
+    }
+    ~Connection() { --impl->open_connections; }
 
     void Start() {
       deadline.expires_after(impl->options.request_deadline);

@@ -6,7 +6,8 @@
 // Robustness: a connection that has not sent its whole request and taken its reply within
 // HttpStatusOptions::request_deadline of being accepted is closed, so idle or half-sent connections cannot hold
 // file descriptors until shutdown. A failed accept (e.g. EMFILE, "Too many open files") is logged once per run of
-// failures and retried after accept_retry_delay; accepting stops only when the server is stopped.
+// failures and retried after accept_retry_delay; accepting stops only when the server is stopped. Past
+// max_connections open at once, a new connection is closed at once (said once per run of such closes).
 //
 // Thread safety: one I/O thread of its own serves requests; Stop() may be called from any thread.
 #pragma once
@@ -34,6 +35,10 @@ struct HttpStatusOptions {
   // Wait after a failed accept before the next one. The listening socket stays readable while connections
   // are queued, so retrying at once would spin; 250 ms is still a quick recovery.
   std::chrono::milliseconds accept_retry_delay{250};
+  // Connections open at once; one more is closed as soon as it is accepted. A status page and a few scrapers need a
+  // handful: the cap keeps a flood of this unauthenticated port from taking the descriptors the gRPC side (agents,
+  // tuners) needs.
+  size_t max_connections = 64;
 };
 
 class HttpStatus {

@@ -36,6 +36,14 @@ struct AcquireSpec {
   std::optional<TimePoint> waiting_since;
 };
 
+// How the tracker's log names a lease: its id without the random part ("lease-10" for "lease-10-6c22782c09cd8c44"),
+// which only the client it was granted to may learn (whoever knows it can measure on, renew or release the lease).
+inline std::string LeaseLogName(const std::string& lease_id) {
+  const size_t dash = lease_id.rfind('-');
+  return dash == std::string::npos || dash == 0 || lease_id.compare(0, 6, "lease-") != 0 ? "lease (malformed id)"
+                                                                                          : lease_id.substr(0, dash);
+}
+
 struct Lease {
   std::string lease_id;
   std::string key;

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "common/cli_checks.h"
+#include "common/file_limit.h"
 #include "common/file_size_signal.h"
 #include "common/grpc_log_route.h"
 #include "common/seconds.h"
@@ -14,6 +15,7 @@
 int main(int argc, char** argv) {
   tunefleet::OpenMissingStandardStreams();  // before anything opens a file
   tunefleet::IgnoreFileSizeLimitSignal();
+  tunefleet::RaiseFileLimit();  // each agent, tuner and status page client holds a descriptor
   tunefleet::tracker::ServerOptions o;
   CLI::App app{"tunefleet-tracker: registry of OpenCL agents, leases and measurement relay", "tunefleet-tracker"};
   app.set_version_flag("--version", std::string("tunefleet-tracker ") + TUNEFLEET_VERSION);

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "tracker/grpc_status.h"
+#include "tracker/lease_table.h"
 
 namespace tunefleet::tracker {
 
@@ -23,8 +24,8 @@ grpc::Status RunMeasure(TrackerState& state, grpc::ServerContext* ctx, const pro
       break;
     }
     if (ctx->IsCancelled()) {
-      spdlog::info("measure on {}: client went away; {} of {} jobs dropped", batch.lease_id(), total - written,
-                   total);
+      spdlog::info("measure on {}: client went away; {} of {} jobs dropped", LeaseLogName(batch.lease_id()),
+                   total - written, total);
       result = grpc::Status(grpc::StatusCode::CANCELLED, "client cancelled");
       break;
     }

@@ -207,8 +207,8 @@ Result<proto::AcquireReply> TrackerState::Acquire(const proto::AcquireRequest& r
         DeliverGrants(leases_.Pump(Clock::now()));
         continue;
       }
-      spdlog::info("lease {} granted to '{}': {} agent(s) of key '{}'", lease_id, Printable(request.client()),
-                   reply.devices_size(), request.key());
+      spdlog::info("lease {} granted to '{}': {} agent(s) of key '{}'", LeaseLogName(lease_id),
+                   Printable(request.client()), reply.devices_size(), request.key());
       return reply;
     }
     const TimePoint now = Clock::now();
@@ -270,7 +270,7 @@ Result<TrackerState::Renewed> TrackerState::Renew(const std::string& lease_id) {
 Status TrackerState::Release(const std::string& lease_id) {
   std::lock_guard<std::mutex> lock(mu_);
   TF_RETURN_IF_ERROR(leases_.Release(lease_id));
-  spdlog::info("lease {} released", lease_id);
+  spdlog::info("lease {} released", LeaseLogName(lease_id));
   CloseLeaseLocked(lease_id, "lease released");
   DeliverGrants(leases_.Pump(Clock::now()));
   return Status::OK();
@@ -334,8 +334,8 @@ void TrackerState::Tick(TimePoint now) {
                               SecondsText(watch.seconds) + " (12 times its timeout and 6 minutes)");
   }
   for (const auto& lease : leases_.Expire(now)) {
-    spdlog::info("lease {} of '{}' expired (not renewed within {})", lease.lease_id, Printable(lease.client),
-                 SecondsText(options_.lease_ttl));
+    spdlog::info("lease {} of '{}' expired (not renewed within {})", LeaseLogName(lease.lease_id),
+                 Printable(lease.client), SecondsText(options_.lease_ttl));
     CloseLeaseLocked(lease.lease_id, "lease expired");
   }
   DeliverGrants(leases_.Pump(now));

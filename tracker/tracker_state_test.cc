@@ -7,7 +7,11 @@
 
 #include <chrono>
 #include <future>
+#include <sstream>
 #include <thread>
+
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 namespace tunefleet::tracker {
 namespace {
@@ -98,6 +102,43 @@ TEST(TrackerStateTest, GivenAnAgentGoneBeforeTheWaiterTakesItsGrant_AcquireShoul
     EXPECT_EQ(d.device().name(), name) << "round " << round;  // never an empty DeviceInfo
     EXPECT_EQ(d.device().fingerprint(), "fp-" + name) << "round " << round;
   }
+}
+
+// The log names a lease by its sequence only: the id's random part, which lets its holder measure, renew and release,
+// is learnt by the client it was granted to alone (the journal's readers had it from "lease ... granted").
+TEST(TrackerStateTest, GivenALeaseGrantedReleasedAndExpired_TheLogShouldNotHoldItsId) {
+  std::ostringstream log;
+  auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(
+      std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log)));
+  StateOptions options;
+  options.heartbeat_timeout = 1e6;
+  options.lease_ttl = 5;
+  TrackerState state(options);
+  proto::RegisterAgent reg;
+  reg.set_key("pocl");
+  reg.mutable_device()->set_name("cpu");
+  reg.mutable_device()->set_fingerprint("fp");
+  ASSERT_TRUE(state.AddAgent(reg, "test-peer", std::make_shared<AgentMailbox>()).ok());
+  proto::AcquireRequest acquire;
+  acquire.set_key("pocl");
+  acquire.set_count(1);
+  acquire.set_wait(1);
+  auto released = state.Acquire(acquire, [] { return false; });
+  ASSERT_TRUE(released.ok()) << released.status().ToString();
+  ASSERT_TRUE(state.Release(released->lease_id()).ok());
+  auto expired = state.Acquire(acquire, [] { return false; });
+  ASSERT_TRUE(expired.ok()) << expired.status().ToString();
+  state.Tick(Clock::now() + std::chrono::seconds(10));
+  spdlog::set_default_logger(previous);
+
+  const std::string text = log.str();
+  EXPECT_NE(text.find("lease " + LeaseLogName(released->lease_id()) + " granted to"), std::string::npos) << text;
+  EXPECT_NE(text.find("lease " + LeaseLogName(released->lease_id()) + " released"), std::string::npos) << text;
+  EXPECT_NE(text.find("lease " + LeaseLogName(expired->lease_id()) + " of '' expired"), std::string::npos) << text;
+  EXPECT_EQ(text.find(released->lease_id()), std::string::npos) << text;
+  EXPECT_EQ(text.find(expired->lease_id()), std::string::npos) << text;
+  EXPECT_EQ(LeaseLogName("lease-10-6c22782c09cd8c44"), "lease-10");
 }
 
 }  // namespace
