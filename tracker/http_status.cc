@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <boost/asio.hpp>
+#include <cctype>
 #include <map>
 #include <sstream>
 #include <thread>
@@ -98,23 +99,34 @@ std::string RenderStatusPage(const proto::SummaryReply& summary) {
   return o.str();
 }
 
-std::string RenderMetrics(const proto::SummaryReply& summary, uint64_t jobs_done) {
+std::string RenderMetrics(const proto::SummaryReply& summary, const TrackerCounters& counters) {
   std::ostringstream o;
   // (key, state) -> agents. Every state of every key is written, 0 included: a series that vanished while no agent
-  // was in its state left a gap in a graph where there were none.
+  // was in its state left a gap in a graph where there were none. So is a key whose agents are all gone (an alert on
+  // "no agent of the key" must see 0, not nothing).
   std::map<std::pair<std::string, std::string>, int> by_state;
+  std::map<std::string, std::pair<int, int>> leased_waiting;  // key -> (leased agents, waiting acquires)
+  for (const std::string& key : counters.keys_seen) leased_waiting[key] = {0, 0};
   for (const auto& k : summary.keys()) {
-    for (const char* state : {"free", "leased", "busy"}) by_state[{k.key(), state}] = 0;
+    leased_waiting[k.key()] = {static_cast<int>(k.leased()), static_cast<int>(k.waiting())};
+  }
+  for (const auto& [key, unused] : leased_waiting) {
+    for (const char* state : {"free", "leased", "busy"}) by_state[{key, state}] = 0;
   }
   for (const auto& a : summary.agents()) by_state[{a.key(), a.state()}]++;
   o << "# HELP tunefleet_agents Registered agents by key and state.\n# TYPE tunefleet_agents gauge\n";
   for (const auto& [ks, n] : by_state) {
     o << "tunefleet_agents{key=\"" << Label(ks.first) << "\",state=\"" << Label(ks.second) << "\"} " << n << "\n";
   }
-  o << "# HELP tunefleet_leased_agents Agents held by a lease, by key.\n# TYPE tunefleet_leased_agents gauge\n";
-  for (const auto& k : summary.keys()) o << "tunefleet_leased_agents{key=\"" << Label(k.key()) << "\"} " << k.leased() << "\n";
+  o << "# HELP tunefleet_leased_agents Agents held by a lease (idle or running a job), by key.\n"
+       "# TYPE tunefleet_leased_agents gauge\n";
+  for (const auto& [key, n] : leased_waiting) {
+    o << "tunefleet_leased_agents{key=\"" << Label(key) << "\"} " << n.first << "\n";
+  }
   o << "# HELP tunefleet_waiting_acquires Acquire requests queued, by key.\n# TYPE tunefleet_waiting_acquires gauge\n";
-  for (const auto& k : summary.keys()) o << "tunefleet_waiting_acquires{key=\"" << Label(k.key()) << "\"} " << k.waiting() << "\n";
+  for (const auto& [key, n] : leased_waiting) {
+    o << "tunefleet_waiting_acquires{key=\"" << Label(key) << "\"} " << n.second << "\n";
+  }
   // Jobs an agent measured: a result whose tuner had gone (stopped mid-batch) is counted, though it reaches no log.
   o << "# HELP tunefleet_agent_jobs_done Jobs measured per agent (results received, also those whose tuner had "
        "gone).\n# TYPE tunefleet_agent_jobs_done counter\n";
@@ -122,9 +134,32 @@ std::string RenderMetrics(const proto::SummaryReply& summary, uint64_t jobs_done
     o << "tunefleet_agent_jobs_done{agent=\"" << Label(a.agent_id()) << "\",key=\"" << Label(a.key()) << "\"} "
       << a.jobs_done() << "\n";
   }
-  o << "# HELP tunefleet_jobs_done_total Jobs measured since the tracker started (results received, also those "
-       "whose tuner had gone).\n"
-    << "# TYPE tunefleet_jobs_done_total counter\ntunefleet_jobs_done_total " << jobs_done << "\n";
+  o << "# HELP tunefleet_jobs_done_total Jobs whose result came back since the tracker started (measured or failed, "
+       "also those whose tuner had gone; by status: tunefleet_job_results_total).\n"
+    << "# TYPE tunefleet_jobs_done_total counter\ntunefleet_jobs_done_total " << counters.jobs_done << "\n";
+  // Every status, 0 included: a fleet whose kernels all fail must not look like a healthy one.
+  o << "# HELP tunefleet_job_results_total Results since the tracker started, by status (ok, or how the job failed)."
+       "\n# TYPE tunefleet_job_results_total counter\n";
+  std::map<int, uint64_t> by_status = counters.results_by_status;
+  for (int status = proto::MeasureStatus_MIN; status <= proto::MeasureStatus_MAX; ++status) {
+    by_status.try_emplace(status, 0);
+  }
+  for (const auto& [status, n] : by_status) {
+    std::string name = proto::MeasureStatus_IsValid(status)
+                           ? proto::MeasureStatus_Name(static_cast<proto::MeasureStatus>(status))
+                           : "status_" + std::to_string(status);
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    o << "tunefleet_job_results_total{status=\"" << Label(name) << "\"} " << n << "\n";
+  }
+  o << "# HELP tunefleet_agents_lost_total Agents dropped since the tracker started (silent, past a job's deadline, "
+       "a broken connection; not those that left).\n# TYPE tunefleet_agents_lost_total counter\n"
+    << "tunefleet_agents_lost_total " << counters.agents_lost << "\n";
+  o << "# HELP tunefleet_agents_refused_total Agent sessions refused over --max-agents since the tracker started.\n"
+       "# TYPE tunefleet_agents_refused_total counter\ntunefleet_agents_refused_total " << counters.agents_refused
+    << "\n";
+  o << "# HELP tunefleet_leases_expired_total Leases not renewed within --lease-ttl since the tracker started.\n"
+       "# TYPE tunefleet_leases_expired_total counter\ntunefleet_leases_expired_total " << counters.leases_expired
+    << "\n";
   return o.str();
 }
 
@@ -239,7 +274,7 @@ struct HttpStatus::Impl {
       body = RenderStatusPage(state->Summary());
     } else if (path == "/metrics") {
       type = "text/plain; version=0.0.4";
-      body = RenderMetrics(state->Summary(), state->counters().jobs_done);
+      body = RenderMetrics(state->Summary(), state->counters());
     } else {
       status = "404 Not Found";
       type = "text/plain";

@@ -1,5 +1,6 @@
 // The optional HTTP side port: `/` is a plain HTML table of agents and keys, `/metrics` is Prometheus
-// text (agents per key and state, leased agents, waiting acquires, jobs done). Anything else is 404. A query string
+// text (agents per key and state, leased agents, waiting acquires, jobs done, results by status, agents lost and
+// refused, leases expired). Anything else is 404. A query string
 // ("/?a=b", "/metrics?x=1") is ignored.
 // HTTP/1.0-style: one request per connection, then close.
 //
@@ -18,6 +19,7 @@
 
 #include "common/status.h"
 #include "proto/tunefleet.pb.h"
+#include "tracker/tracker_counters.h"
 
 namespace tunefleet::tracker {
 
@@ -25,7 +27,7 @@ class TrackerState;
 
 // Pure renderers, tested without sockets.
 std::string RenderStatusPage(const proto::SummaryReply& summary);
-std::string RenderMetrics(const proto::SummaryReply& summary, uint64_t jobs_done);
+std::string RenderMetrics(const proto::SummaryReply& summary, const TrackerCounters& counters);
 
 struct HttpStatusOptions {
   // From accept to the reply written. Clients (curl, browsers, Prometheus) send their request right after

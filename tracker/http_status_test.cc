@@ -48,7 +48,9 @@ proto::SummaryReply TwoAgents() {
 }
 
 TEST(HttpStatusTest, GivenASummary_TheMetricsShouldCountAgentsPerKeyAndStateAndTheQueue) {
-  const std::string m = RenderMetrics(TwoAgents(), 40);
+  TrackerCounters counters;
+  counters.jobs_done = 40;
+  const std::string m = RenderMetrics(TwoAgents(), counters);
   EXPECT_NE(m.find("tunefleet_agents{key=\"phone\",state=\"busy\"} 1\n"), std::string::npos) << m;
   EXPECT_NE(m.find("tunefleet_agents{key=\"phone\",state=\"free\"} 1\n"), std::string::npos);
   EXPECT_NE(m.find("tunefleet_leased_agents{key=\"phone\"} 1\n"), std::string::npos);
@@ -57,6 +59,34 @@ TEST(HttpStatusTest, GivenASummary_TheMetricsShouldCountAgentsPerKeyAndStateAndT
   EXPECT_NE(m.find("tunefleet_jobs_done_total 40\n"), std::string::npos);
   // No agent of 'phone' is leased (one is busy, one free): that series is 0, not missing.
   EXPECT_NE(m.find("tunefleet_agents{key=\"phone\",state=\"leased\"} 0\n"), std::string::npos) << m;
+}
+
+// Failures, losses and expiries have series of their own, every status written (0 included): jobs_done counts failed
+// results too, so a fleet whose kernels all failed looked like a healthy one. A key whose agents are all gone stays,
+// at 0, so that an alert on "no agent of the key" fires.
+TEST(HttpStatusTest, GivenCountersAndAKeyWithoutAgents_TheMetricsShouldSayResultsByStatusLossesAndTheEmptyKey) {
+  TrackerCounters counters;
+  counters.jobs_done = 10;
+  counters.results_by_status = {{0, 2}, {7, 8}};
+  counters.agents_lost = 3;
+  counters.agents_refused = 4;
+  counters.leases_expired = 5;
+  counters.keys_seen = {"phone", "gone"};
+  const std::string m = RenderMetrics(TwoAgents(), counters);
+  EXPECT_NE(m.find("tunefleet_job_results_total{status=\"ok\"} 2\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("tunefleet_job_results_total{status=\"run_timeout\"} 8\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("tunefleet_job_results_total{status=\"wrong_answer\"} 0\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("# TYPE tunefleet_job_results_total counter\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("tunefleet_agents_lost_total 3\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("tunefleet_agents_refused_total 4\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("tunefleet_leases_expired_total 5\n"), std::string::npos) << m;
+  for (const char* state : {"free", "leased", "busy"}) {
+    EXPECT_NE(m.find("tunefleet_agents{key=\"gone\",state=\"" + std::string(state) + "\"} 0\n"), std::string::npos)
+        << m;
+  }
+  EXPECT_NE(m.find("tunefleet_leased_agents{key=\"gone\"} 0\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("tunefleet_waiting_acquires{key=\"gone\"} 0\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("tunefleet_waiting_acquires{key=\"phone\"} 3\n"), std::string::npos) << m;
 }
 
 TEST(HttpStatusTest, GivenADeviceNameWithMarkup_ThePageShouldEscapeIt) {

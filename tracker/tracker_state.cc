@@ -26,6 +26,7 @@ Result<std::string> TrackerState::AddAgent(const proto::RegisterAgent& msg, cons
     const std::string why = "the tracker serves at most " + std::to_string(options_.max_agents) +
                             " agents at once (--max-agents)";
     ++refused_agents_;
+    ++counters_.agents_refused;
     const TimePoint now = Clock::now();
     if (!refusal_said_ || now - *refusal_said_ >= std::chrono::minutes(1)) {
       spdlog::warn("refused {} agent session(s), the latest from {}: {}", refused_agents_, peer, why);
@@ -42,6 +43,7 @@ Result<std::string> TrackerState::AddAgent(const proto::RegisterAgent& msg, cons
     spdlog::info("agent {} registered: key '{}', device '{}', agent version '{}', from {}", reg.agent_id, msg.key(),
                  Printable(msg.device().name()), Printable(msg.agent_version()), peer);
   }
+  counters_.keys_seen.insert(msg.key());
   AgentLine& line = agent_mail_[reg.agent_id] = AgentLine{std::move(mailbox), std::move(cancel)};
   if (stopping_) line.End();
   leases_.AddAgent(reg.agent_id, msg.key());
@@ -68,7 +70,8 @@ Status TrackerState::OnAgentMessage(const std::string& agent_id, const proto::Ag
     }
     if (!msg.result().result().not_measured()) {  // a job given back is not done
       registry_.CountJob(agent_id);
-      jobs_done_++;
+      counters_.jobs_done++;
+      counters_.results_by_status[msg.result().result().status()]++;
     }
     Execute(dispatcher_.OnResult(agent_id, msg.result()));
     return Status::OK();
@@ -98,6 +101,7 @@ void TrackerState::RemoveAgentLocked(const std::string& agent_id, const std::str
     spdlog::info("{}", what);
   } else {
     spdlog::warn("{}", what);
+    ++counters_.agents_lost;
   }
   registry_.Remove(agent_id);
   job_watch_.erase(agent_id);
@@ -334,6 +338,7 @@ void TrackerState::Tick(TimePoint now) {
                               SecondsText(watch.seconds) + " (12 times its timeout and 6 minutes)");
   }
   for (const auto& lease : leases_.Expire(now)) {
+    ++counters_.leases_expired;
     spdlog::info("lease {} of '{}' expired (not renewed within {})", LeaseLogName(lease.lease_id),
                  Printable(lease.client), SecondsText(options_.lease_ttl));
     CloseLeaseLocked(lease.lease_id, "lease expired");
@@ -349,11 +354,9 @@ void TrackerState::Stop() {
   grant_cv_.notify_all();
 }
 
-TrackerState::Counters TrackerState::counters() {
+TrackerCounters TrackerState::counters() {
   std::lock_guard<std::mutex> lock(mu_);
-  Counters c;
-  c.jobs_done = jobs_done_;
-  return c;
+  return counters_;
 }
 
 }  // namespace tunefleet::tracker

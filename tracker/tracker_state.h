@@ -21,6 +21,7 @@
 #include "tracker/job_dispatcher.h"
 #include "tracker/lease_table.h"
 #include "tracker/mailbox.h"
+#include "tracker/tracker_counters.h"
 
 namespace tunefleet::tracker {
 
@@ -84,10 +85,7 @@ class TrackerState {
   void Stop();
 
   // Counters for the status page and metrics.
-  struct Counters {
-    uint64_t jobs_done = 0;
-  };
-  Counters counters();
+  TrackerCounters counters();
 
  private:
   // `left`: the agent said it was stopping (logged at info, not as a loss).
@@ -122,7 +120,7 @@ class TrackerState {
     double seconds;  // the deadline's length, for the log line
   };
   std::map<std::string, JobWatch> job_watch_;  // by agent id: the job last sent to it, and when it must have answered
-  uint64_t jobs_done_ = 0;
+  TrackerCounters counters_;
 };
 
 }  // namespace tunefleet::tracker

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <future>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -65,6 +66,8 @@ TEST(TrackerStateTest, GivenAnAgentThatNeverAnswersItsJob_WeShouldDropItAtTheDea
   EXPECT_TRUE(got[0].device_lost());
   EXPECT_NE(got[0].message().find("no result for job 7 within 372.0 s"), std::string::npos) << got[0].message();
   EXPECT_EQ(state.Summary().agents_size(), 0);
+  EXPECT_EQ(state.counters().agents_lost, 1u);  // for /metrics
+  EXPECT_EQ(state.counters().keys_seen, std::set<std::string>{"pocl"});  // its key stays there, at 0 agents
 }
 
 proto::RegisterAgent Registration(const std::string& name) {
@@ -139,6 +142,8 @@ TEST(TrackerStateTest, GivenALeaseGrantedReleasedAndExpired_TheLogShouldNotHoldI
   EXPECT_EQ(text.find(released->lease_id()), std::string::npos) << text;
   EXPECT_EQ(text.find(expired->lease_id()), std::string::npos) << text;
   EXPECT_EQ(LeaseLogName("lease-10-6c22782c09cd8c44"), "lease-10");
+  EXPECT_EQ(state.counters().leases_expired, 1u);  // the released one is no expiry
+  EXPECT_EQ(state.counters().agents_lost, 0u);
 }
 
 }  // namespace
