@@ -47,9 +47,12 @@ TEST(BadInputE2E, GivenANumberOutOfRangeEachToolShouldNameTheOptionInOneLineAndE
   { std::ofstream(not_pem) << "not a certificate\n"; }
   const std::vector<Case> cases = {
       {{bin + "/tunefleet", "tune", "--rpc-key", "k", "--task", "gemm:64,64,64", "--batch", "0"},
-       "--batch: expected a number above 0, got '0'"},
+       "--batch: expected a whole number from 1 to 1024, got '0'"},
       {{bin + "/tunefleet", "tune", "--rpc-key", "k", "--task", "gemm:64,64,64", "--batch", "-1"},
-       "--batch: expected a number above 0, got '-1'"},
+       "--batch: expected a whole number from 1 to 1024, got '-1'"},
+      // A batch is one message to the tracker: a million configs passed its size limit.
+      {{bin + "/tunefleet", "tune", "--rpc-key", "k", "--task", "gemm:64,64,64", "--batch", "1025"},
+       "--batch: expected a whole number from 1 to 1024, got '1025'"},
       {{bin + "/tunefleet", "tune", "--rpc-key", "k", "--task", "gemm:64,64,64", "--repeat", "0"},
        "--repeat: expected a number above 0"},
       // A job's timeout travels in whole milliseconds: below one it would read as no timeout.
@@ -61,7 +64,7 @@ TEST(BadInputE2E, GivenANumberOutOfRangeEachToolShouldNameTheOptionInOneLineAndE
        "/dev/null: not a regular file (a tuning log is an SQLite file)"},
       // A whole-number option refuses what its type cannot hold, rather than clamp, round or wrap it.
       {{bin + "/tunefleet", "tune", "--rpc-key", "k", "--task", "gemm:64,64,64", "--batch", "99999999999999999999"},
-       "--batch: expected a whole number from 0 to 18446744073709551615, got '99999999999999999999'"},
+       "--batch: expected a whole number from 1 to 1024, got '99999999999999999999'"},
       {{bin + "/tunefleet", "tune", "--rpc-key", "k", "--task", "gemm:64,64,64", "--seed", "18446744073709551616"},
        "--seed: expected a whole number from 0 to 18446744073709551615, got '18446744073709551616'"},
       {{bin + "/tunefleet", "tune", "--rpc-key", "k", "--task", "gemm:64,64,64", "--priority", "9999999999"},

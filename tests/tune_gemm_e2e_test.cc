@@ -203,6 +203,24 @@ TEST_F(TuneGemmE2E, GivenTrialsAllAGridRunShouldMeasureEveryValidConfigExactlyOn
   EXPECT_EQ(fleet_.Count("SELECT count(*) FROM records"), 8);
 }
 
+// A space smaller than --trials is said to be measured whole, when the search finds so: the run, and its resumption,
+// ended at "trial 8/20" without a word.
+TEST_F(TuneGemmE2E, GivenASpaceSmallerThanTheTrialsTheRunShouldSayEveryConfigIsMeasured) {
+  std::vector<std::string> cmd = {"tune", "--rpc-key", "pocl", "--task", "pool:1,8,8,8,2,2,2,0,mode=max",
+                                  "--template", "pool.worksize", "--tuner", "random", "--trials", "20", "--db",
+                                  fleet_.db(), "--number", "1", "--repeat", "1", "--batch", "8"};
+  const std::string says = "task 1/1 pool:1,8,8,8,2,2,2,0:float32 [pool.worksize]: every config of its space is "
+                           "measured (8 configs)";
+  RunResult r = fleet_.Cli(cmd);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find(says), std::string::npos) << r.output;
+  EXPECT_EQ(fleet_.Count("SELECT count(*) FROM records"), 8);
+  RunResult again = fleet_.Cli(cmd);
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_NE(again.output.find(says), std::string::npos) << again.output;
+  EXPECT_EQ(fleet_.Count("SELECT count(*) FROM records"), 8);
+}
+
 // Per task: its number of records and its first record's cost, which is its fallback config's (the run's first
 // round measures each unit's fallback before any first batch).
 constexpr char kUnits[] =
@@ -416,6 +434,18 @@ TEST_F(TuneGemmE2E, GivenEarlyStoppingAUnitWithoutANewBestInNTrialsShouldStopAnd
                          "mean_cost, id LIMIT 1)"),
             3)
       << r.output;
+
+  // The same command again: the log stops the unit already, which is said (it measured nothing without a word).
+  const int64_t records = fleet_.Count("SELECT count(*) FROM records");
+  RunResult again = fleet_.Cli({"tune", "--rpc-key", "pocl", "--task", "gemm:32,32,32", "--template", "gemm.buffer",
+                                "--trials", "60", "--tuner", "random", "--seed", "7", "--db", fleet_.db(), "--number",
+                                "1", "--repeat", "1", "--batch", "1", "--early-stopping", "3"});
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_NE(again.output.find("1 of 1 unit(s) already stopped early: the log holds 3 or more trials without a new "
+                              "best (--early-stopping 3); they measure nothing more"),
+            std::string::npos)
+      << again.output;
+  EXPECT_EQ(fleet_.Count("SELECT count(*) FROM records"), records);
 }
 
 // A unit none of whose trials runs (every job past its 1 ms --timeout) counts from its first trial: it was tuned on

@@ -314,10 +314,13 @@ void RegisterTune(CLI::App& app, int* exit_code) {
       ->check(cli::Whole<uint32_t>());
   sub->add_option("--priority", a->priority, "Queue priority, higher first (default 0)")
       ->check(cli::Whole<decltype(a->priority)>());
-  sub->add_option("--batch", a->batch, "Configs sent per batch (default 16)")
-      ->check(cli::Positive())
-      ->check(cli::Whole<decltype(a->batch)>());
-  sub->add_option("--seed", a->seed, "Seed of the search (runs with the same seed propose the same configs)")
+  // A batch is one message to the tracker: a million configs passed its size limit (a gRPC error after minutes of
+  // generating them, or none under --time-budget).
+  sub->add_option("--batch", a->batch, "Configs sent per batch, 1 to 1024 (default 16)")
+      ->check(cli::WholeBetween(1, 1024));
+  sub->add_option("--seed", a->seed,
+                  "Seed of the search: runs with the same seed propose the same first batch; random then the same "
+                  "configs throughout, xgb and ga what their measured results (which vary) lead to; grid takes none")
       ->check(cli::Whole<uint64_t>());
   sub->add_flag("--fresh", a->fresh, "Do not resume from the log: start the search over");
   CLI::Option* no_transfer =

@@ -49,8 +49,10 @@ void Progress::Show(const std::string& task_label, double last_gflops, double be
   char current[48] = "-";  // no result yet
   if (last_gflops < 0) std::snprintf(current, sizeof current, "failed");
   if (last_gflops >= 0) std::snprintf(current, sizeof current, "%.2f GFLOPS", last_gflops);
-  char nums[160];
-  std::snprintf(nums, sizeof nums, " | current %s | best %.2f GFLOPS | elapsed %s | ETA %s", current, best_gflops,
+  char best[48] = "-";  // no success yet
+  if (best_gflops > 0) std::snprintf(best, sizeof best, "%.2f GFLOPS", best_gflops);
+  char nums[200];
+  std::snprintf(nums, sizeof nums, " | current %s | best %s | elapsed %s | ETA %s", current, best,
                 FormatDuration(elapsed_seconds()).c_str(), FormatDuration(EtaSeconds()).c_str());
   line += nums;
   if (!extra.empty()) line += " | " + extra;

@@ -25,7 +25,7 @@ class Progress {
   void Trial() { ++done_; }
   // Rewrites the status line (terminal) or prints it when `force` (end of a batch) or the last line is older than
   // `quiet`. A negative `last_gflops` is a trial that failed: "current failed" (0.00 GFLOPS read as a slow config);
-  // NaN is none yet: "current -".
+  // NaN is none yet: "current -". A `best_gflops` of 0 is no success yet: "best -".
   void Show(const std::string& task_label, double last_gflops, double best_gflops, const std::string& extra,
             bool force);
   // Ends the in-place line so that following output starts on a fresh line.

@@ -56,6 +56,19 @@ TEST(ProgressTest, GivenAFailedTrialTheLineShouldSayCurrentFailed) {
   EXPECT_NE(s.find("| current failed | best 2.50 GFLOPS"), std::string::npos) << s;
 }
 
+// Before any success the best is "-", as the current is: "best 0.00 GFLOPS" read as a success at 0.
+TEST(ProgressTest, GivenNoSuccessYetTheLineShouldSayBestDash) {
+  std::FILE* out = std::tmpfile();
+  Progress p(10, 0, out);
+  p.Trial();
+  p.Show("task 1/1 gemm:64,64,64", -1, 0, "", true);
+  std::rewind(out);
+  char buf[512] = {0};
+  const std::string s(buf, std::fread(buf, 1, sizeof buf - 1, out));
+  std::fclose(out);
+  EXPECT_NE(s.find("| current failed | best - | elapsed"), std::string::npos) << s;
+}
+
 // Without a terminal, a trial that ends when the last line is older than `quiet` prints one too: a slow batch was
 // silent for minutes (300 s in a run with --min-repeat-ms 1500).
 TEST(ProgressTest, GivenAFileAndAQuietSpellATrialShouldPrintALine) {

@@ -138,6 +138,15 @@ BudgetPlan PlanBudget(const std::vector<Entry>& entries, const TuneOptions& opts
     if (resumed > shown) {
       spdlog::info("... and {} more units resume from the log (tunefleet best lists them)", resumed - shown);
     }
+    // Units the log already stops: said, or a resumed run that measures nothing ended without a word.
+    const auto stopped = static_cast<size_t>(std::count_if(entries.begin(), entries.end(), [&](const Entry& e) {
+      return e.tuner->trials() > 0 && Done(e, opts.early_stopping);
+    }));
+    if (stopped > 0) {
+      spdlog::info("{} of {} unit(s) already stopped early: the log holds {} or more trials without a new best "
+                   "(--early-stopping {}); they measure nothing more",
+                   stopped, entries.size(), opts.early_stopping, opts.early_stopping);
+    }
   }
   // When the budget cannot give every untried unit a first batch, a round first measures each one's fallback config
   // (which its first batch would measure anyway), so that the first batches go to the layers that are slowest as
@@ -438,10 +447,15 @@ Result<TuneSummary> RunTune(const TuneOptions& opts, DeferredLog& run_log) {
     Entry& e = entries[pick];
     TaskTuner& tuner = *e.tuner;
     uint64_t before = tuner.trials();
+    const bool was_exhausted = tuner.exhausted();
     // A first batch whose fallback the round measured is one trial shorter: the round reorders work, it adds none.
     const uint64_t credit = e.trials_this_run == 0 ? e.round_trials : 0;
     const uint64_t size = opts.batch_size > credit ? opts.batch_size - credit : 1;
     TF_ASSIGN_OR_RETURN(std::vector<CandidateJob> proposed, tuner.Propose(std::min<uint64_t>(size, remaining)));
+    if (tuner.exhausted() && !was_exhausted) {  // a space smaller than the budget: said once, when found
+      spdlog::info("{}: every config of its space is measured ({} configs)", unit_label(e),
+                   tuner.trials() + proposed.size());
+    }
     uint64_t generation_failures = tuner.trials() - before;
     for (uint64_t k = 0; k < generation_failures; ++k) progress.Trial();
     std::vector<UnitJob> jobs;
