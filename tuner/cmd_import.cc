@@ -62,8 +62,11 @@ int RunImport(const ImportOptions& o) {
   if (Result<TuningLog*> made = log->Get(); !made.ok()) {
     return CommandError("import", made.status().message(), LogOpenExitCode(made.status()));
   }
-  std::cerr << "tunefleet import: " << counts->added << " records added to " << o.db << ", " << counts->duplicate
-            << " already present, " << counts->skipped << " skipped\n";
+  std::cerr << "tunefleet import: " << counts->added << " records added to " << o.db
+            << (counts->outside_space == 0 ? ""
+                                           : " (" + std::to_string(counts->outside_space) +
+                                                 " of configs their target cannot run: best passes them over)")
+            << ", " << counts->duplicate << " already present, " << counts->skipped << " skipped\n";
   return 0;
 }
 

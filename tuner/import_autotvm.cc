@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <istream>
 #include <map>
 #include <numeric>
 #include <optional>
@@ -17,6 +18,31 @@
 
 namespace tunefleet {
 namespace {
+
+// An AutoTVM record is a line of about a kilobyte; a longer one is no record, and reading it whole first (a 120 MB
+// line took 2 GB) is not needed to say so.
+constexpr size_t kMaxLineBytes = 1 << 20;
+
+enum class LineRead { kLine, kEnd, kTooLong };
+
+// The next line of `in` into `text` (without its newline); a line past kMaxLineBytes is skipped to its end.
+LineRead ReadLine(std::istream& in, std::string& text) {
+  text.clear();
+  std::streambuf* buf = in.rdbuf();
+  bool any = false, too_long = false;
+  for (int c = buf->sbumpc(); c != std::char_traits<char>::eof(); c = buf->sbumpc()) {
+    any = true;
+    if (c == '\n') return too_long ? LineRead::kTooLong : LineRead::kLine;
+    if (text.size() < kMaxLineBytes) {
+      text.push_back(static_cast<char>(c));
+    } else {
+      too_long = true;
+    }
+  }
+  in.setstate(std::ios::eofbit);
+  if (!any) return LineRead::kEnd;
+  return too_long ? LineRead::kTooLong : LineRead::kLine;
+}
 
 // One parsed line.
 struct TvmLine {
@@ -100,16 +126,21 @@ struct Workload {
   // time are two measurements when they differ. The config's JSON, not its index: an index depends on the space,
   // which depends on the device's limits as this build derives them (they changed once for imported devices).
   std::set<std::tuple<std::string, double, int, std::vector<double>>> seen;
+  bool said_outside = false;  // a config outside the space was noted
 };
 
-// Writes the workload's device, task and template rows and reads the measurements of it that the log holds.
+// Writes the workload's device, task and template rows and reads the measurements of its task and template that the
+// log holds, on any device.
 Status EnterLog(TuningLog& log, Workload& w) {
   TF_ASSIGN_OR_RETURN(w.device_id, log.UpsertDevice(w.device));
   nlohmann::json workload = {{"op", w.task.op}, {"precision", PrecisionName(w.task.precision)}};
   for (const auto& [name, value] : w.task.params) workload["params"][name] = value;
   TF_ASSIGN_OR_RETURN(w.task_id, log.UpsertTask(w.task.ToSpec(), w.task.op, workload.dump(), w.tmpl->Flops(w.task)));
   TF_ASSIGN_OR_RETURN(w.template_id, log.UpsertTemplate(w.tmpl->name(), w.tmpl->version()));
-  TF_ASSIGN_OR_RETURN(auto existing, log.Records(w.task_id, w.template_id, w.device_id));
+  // Of every device: an export of this log imported back into it names each record's device by its target
+  // ("autotvm:opencl ..."), another device row, and added every measurement a second time (its next export wrote
+  // each line twice). One measurement has one time and one set of costs, whatever device row it is filed under.
+  TF_ASSIGN_OR_RETURN(auto existing, log.Records(w.task_id, w.template_id, 0));
   for (const auto& r : existing) w.seen.insert({r.config, r.timestamp, r.status, r.costs});
   w.in_log = true;
   return Status::OK();
@@ -160,11 +191,18 @@ Status ImportLines(std::istream& in, const std::string& source, const LogGetter&
   ProgressLines progress_lines(source, progress);
   TuningLog* log = nullptr;
   std::string text;
-  for (int line_no = 1; std::getline(in, text); ++line_no) {
+  for (int line_no = 1;; ++line_no) {
+    const LineRead read = ReadLine(in, text);
+    if (read == LineRead::kEnd) break;
     progress_lines.Tick(static_cast<size_t>(line_no - 1), counts);
     if (stop.stop_requested()) {
       counts.interrupted = true;
       break;
+    }
+    if (read == LineRead::kTooLong) {
+      return Status::InvalidArgument("a line of more than " + std::to_string(kMaxLineBytes) +
+                                     " bytes: no AutoTVM record is so long")
+          .WithContext(source + ":" + std::to_string(line_no));
     }
     if (text.find_first_not_of(" \t\r") == std::string::npos || text[0] == '#') continue;
     const std::string where = source + ":" + std::to_string(line_no);
@@ -256,6 +294,16 @@ Status ImportLines(std::istream& in, const std::string& source, const LogGetter&
     TF_ASSIGN_OR_RETURN(std::optional<int64_t> added, log->AddRecordUnlessPresent(r));
     if (added) {
       ++counts.added;
+      if (const std::string why = w.space->Check(*cfg); !why.empty()) {
+        ++counts.outside_space;
+        if (!w.said_outside) {
+          w.said_outside = true;
+          notes << where << ": imported, but " << spec << " [" << w.tmpl->name() << "] on target '"
+                << Printable(line.target) << "' cannot run this config (" << Printable(why)
+                << "): best, the report and the exports pass such records over (the other lines of this target and "
+                   "task too)\n";
+        }
+      }
     } else {
       ++counts.duplicate;
     }

@@ -24,6 +24,9 @@ struct ImportCounts {
   size_t added = 0;
   size_t duplicate = 0;
   size_t skipped = 0;
+  // Of `added`: configs the target's device cannot run by this build's rules (a CPU's records, whose export names a
+  // GPU target): kept, but `best` and the exports pass them over, so the import says how many.
+  size_t outside_space = 0;
   bool interrupted = false;  // `stop` was requested: the lines after it were not read
 };
 

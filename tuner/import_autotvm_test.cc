@@ -152,6 +152,51 @@ TEST_F(ImportAutotvmTest, GivenTheSameFileTwice_WeShouldNotDuplicateRecords) {
   EXPECT_EQ(second->Records(0, 0, 0).value().size(), 1u);
 }
 
+// A log's own export imported back into it adds nothing: the imported device is another row (named by the target), but
+// a measurement is its config, time, status and costs. It added every record again, and the next export wrote each
+// line twice.
+TEST_F(ImportAutotvmTest, GivenALogsOwnExport_ImportingItBackShouldAddNothing) {
+  auto first = Open("first.db");
+  AddTestRecord(*first, AdrenoDevice(), "conv2d:1,32,16,16,32,3,3,1,1:float16", "conv2d_nchwc.image2d",
+                ConvConfig(), 0, {0.00025}, 1700000000);
+  const std::string lines = Export(*first);
+  auto counts = Import(lines, *first);
+  ASSERT_TRUE(counts.ok()) << counts.status().ToString();
+  EXPECT_EQ(counts->added, 0u);
+  EXPECT_EQ(counts->duplicate, 1u);
+  EXPECT_EQ(first->Records(0, 0, 0).value().size(), 1u);
+  EXPECT_EQ(Export(*first), lines);
+}
+
+// A config the target's device cannot run by this build's rules (a CPU's records exported under a GPU target) is
+// imported, and counted and noted: `best` and the exports pass it over, which the import had not said.
+TEST_F(ImportAutotvmTest, GivenAConfigTheTargetCannotRun_ItShouldBeImportedCountedAndNoted) {
+  std::string line = ExportedConvRecord(0.001);
+  const size_t at = line.find("-max_num_threads=");
+  ASSERT_NE(at, std::string::npos) << line;
+  const size_t end = line.find_first_of(" \"", at);
+  line.replace(at, end - at, "-max_num_threads=8");  // the config's work-groups are larger
+  auto log = Open("log.db");
+  auto counts = Import(line, *log);
+  ASSERT_TRUE(counts.ok()) << counts.status().ToString();
+  EXPECT_EQ(counts->added, 1u);
+  EXPECT_EQ(counts->outside_space, 1u);
+  EXPECT_NE(notes_.str().find("tvm.log:1: imported, but conv2d:1,32,16,16,32,3,3,1,1:float16 [conv2d_nchwc.image2d] "
+                              "on target '"),
+            std::string::npos)
+      << notes_.str();
+  EXPECT_NE(notes_.str().find("best, the report and the exports pass such records over"), std::string::npos)
+      << notes_.str();
+}
+
+// A line longer than any AutoTVM record is refused, naming it, without being read whole.
+TEST_F(ImportAutotvmTest, GivenALineOfMoreThanAMebibyte_WeShouldNameItAsNoRecord) {
+  auto log = Open("log.db");
+  auto counts = Import("# comment\n{\"input\": \"" + std::string(3 << 20, 'x') + "\"}\n", *log);
+  ASSERT_FALSE(counts.ok());
+  EXPECT_EQ(counts.status().message(), "tvm.log:2: a line of more than 1048576 bytes: no AutoTVM record is so long");
+}
+
 // Two results of one config at one time that differ are two measurements, both imported; the file again adds none.
 TEST_F(ImportAutotvmTest, GivenTwoResultsOfOneConfigAtOneTime_BothShouldBeImportedOnce) {
   // Written by hand from one exported line: an export writes a config measured twice once, at its median.
