@@ -221,29 +221,36 @@ class SqliteTuningLog final : public TuningLog {
     return id;
   }
 
-  Result<std::optional<int64_t>> AddRecordUnlessPresent(const RecordRow& r) override {
-    std::optional<int64_t> id;
+  Result<std::vector<std::optional<int64_t>>> AddRecordsUnlessPresent(const std::vector<RecordRow>& rows) override {
+    std::vector<std::optional<int64_t>> ids;
     Status s = Write([&]() -> Status {
+      ids.clear();  // a retried transaction starts over
       // Under the write lock: a record another process added since the caller looked is seen here. "+status" keeps
       // SQLite on records_by_workload (down to the config): on records_best (by status) it scanned every success of
       // the workload for each record, and an import of 34,650 lines took 3 minutes instead of seconds.
-      TF_ASSIGN_OR_RETURN(SqliteStmt st, db_.Prepare("SELECT 1 FROM records WHERE task_id = ?1 AND template_id = ?2 "
-                                                     "AND device_id = ?3 AND config_index = ?4 AND config = ?5 AND "
-                                                     "+status = ?6 AND costs = ?7 AND timestamp = ?8 LIMIT 1"));
-      st.Bind(1, r.task_id).Bind(2, r.template_id).Bind(3, r.device_id).Bind(4, static_cast<int64_t>(r.config_index));
-      RecordRow row = r;
-      if (row.timestamp <= 0) row.timestamp = WallClockSeconds();  // as InsertRecord stores it
-      st.Bind(5, row.config).Bind(6, static_cast<int64_t>(row.status)).Bind(7, CostsToJson(row.costs));
-      st.Bind(8, row.timestamp);
-      TF_ASSIGN_OR_RETURN(bool present, st.Step());
-      if (present) return Status::OK();
-      int64_t added = 0;
-      TF_RETURN_IF_ERROR(InsertRecord(row, &added));
-      id = added;
+      for (const RecordRow& r : rows) {
+        RecordRow row = r;
+        if (row.timestamp <= 0) row.timestamp = WallClockSeconds();  // as InsertRecord stores it
+        TF_ASSIGN_OR_RETURN(SqliteStmt st, db_.Prepare("SELECT 1 FROM records WHERE task_id = ?1 AND template_id = ?2 "
+                                                       "AND device_id = ?3 AND config_index = ?4 AND config = ?5 AND "
+                                                       "+status = ?6 AND costs = ?7 AND timestamp = ?8 LIMIT 1"));
+        st.Bind(1, r.task_id).Bind(2, r.template_id).Bind(3, r.device_id);
+        st.Bind(4, static_cast<int64_t>(r.config_index));
+        st.Bind(5, row.config).Bind(6, static_cast<int64_t>(row.status)).Bind(7, CostsToJson(row.costs));
+        st.Bind(8, row.timestamp);
+        TF_ASSIGN_OR_RETURN(bool present, st.Step());
+        if (present) {
+          ids.push_back(std::nullopt);
+          continue;
+        }
+        int64_t added = 0;
+        TF_RETURN_IF_ERROR(InsertRecord(row, &added));
+        ids.push_back(added);
+      }
       return Status::OK();
     });
     if (!s.ok()) return Fail(s);
-    return id;
+    return ids;
   }
 
   Result<std::vector<RecordRow>> Records(int64_t task_id, int64_t template_id, int64_t device_id) override {

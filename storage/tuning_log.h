@@ -160,9 +160,10 @@ class TuningLog {
 
   // Commits one record at once (its own transaction). Returns records.id.
   virtual Result<int64_t> AddRecord(const RecordRow& r) = 0;
-  // The same, unless the log holds a record of the same workload, config, status, costs and timestamp (an import of
-  // a file another import is adding too): checked in the insert's transaction. Returns the id, or nullopt.
-  virtual Result<std::optional<int64_t>> AddRecordUnlessPresent(const RecordRow& r) = 0;
+  // Each record of `rows`, unless the log holds one of the same workload, config, status, costs and timestamp (an
+  // import of a file another import is adding too): checked in the inserts' transaction, one for all the rows (an
+  // import committing each record took a millisecond a line). Returns each row's id, or nullopt where it was present.
+  virtual Result<std::vector<std::optional<int64_t>>> AddRecordsUnlessPresent(const std::vector<RecordRow>& rows) = 0;
   // Records of (task, template, device) in id order; an id of 0 matches any (so Records(0, 0, 0) is every
   // record).
   virtual Result<std::vector<RecordRow>> Records(int64_t task_id, int64_t template_id, int64_t device_id) = 0;

@@ -299,22 +299,30 @@ TEST_F(TuningLogTest, GivenASchemaOneLog_OpeningShouldNotAskForTheColumnsOfLater
   EXPECT_TRUE(TuningLog::OpenExisting(path_).ok());
 }
 
-TEST_F(TuningLogTest, GivenARecordAlreadyPresent_AddRecordUnlessPresentShouldAddNothing) {
+TEST_F(TuningLogTest, GivenARecordAlreadyPresent_AddRecordsUnlessPresentShouldAddNothing) {
   auto log = OpenOrDie();
   MakeWorld(*log);
   RecordRow r = Rec(7, 0, 2e-3);
   r.timestamp = 1700000000.5;
-  auto first = log->AddRecordUnlessPresent(r);
-  ASSERT_TRUE(first.ok() && first->has_value()) << first.status().ToString();
-  auto again = OpenOrDie()->AddRecordUnlessPresent(r);  // another connection, as another process would be
+  auto first = log->AddRecordsUnlessPresent({r});
+  ASSERT_TRUE(first.ok() && first->size() == 1 && first->at(0).has_value()) << first.status().ToString();
+  auto again = OpenOrDie()->AddRecordsUnlessPresent({r});  // another connection, as another process would be
   ASSERT_TRUE(again.ok()) << again.status().ToString();
-  EXPECT_FALSE(again->has_value());
+  ASSERT_EQ(again->size(), 1u);
+  EXPECT_FALSE(again->at(0).has_value());
+  // In one call: a measurement of other costs and one of another time are added, the present one and a second copy
+  // of a row of the call itself are not.
   RecordRow other_costs = r;
   other_costs.costs = {2e-3, 2.5e-3};
-  EXPECT_TRUE(log->AddRecordUnlessPresent(other_costs).value().has_value());
   RecordRow other_time = r;
   other_time.timestamp += 1;
-  EXPECT_TRUE(log->AddRecordUnlessPresent(other_time).value().has_value());
+  auto batch = log->AddRecordsUnlessPresent({other_costs, r, other_time, other_time});
+  ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+  ASSERT_EQ(batch->size(), 4u);
+  EXPECT_TRUE(batch->at(0).has_value());
+  EXPECT_FALSE(batch->at(1).has_value());
+  EXPECT_TRUE(batch->at(2).has_value());
+  EXPECT_FALSE(batch->at(3).has_value());
   EXPECT_EQ(log->Records(0, 0, 0).value().size(), 3u);
 }
 

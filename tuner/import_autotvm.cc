@@ -153,12 +153,18 @@ class ProgressLines {
   ProgressLines(const std::string& source, const ImportProgress& p)
       : source_(source), p_(p), start_(Now()), last_(start_) {}
 
-  // Called before each line: `lines` have been read so far.
-  void Tick(size_t lines, const ImportCounts& counts) {
-    if (p_.out == nullptr) return;
+  // Whether a line is due now (asked before each line): the caller then writes what it holds, and calls Print.
+  bool Due() {
+    if (p_.out == nullptr) return false;
     const auto now = Now();
-    if (now - last_ < p_.every) return;
+    if (now - last_ < p_.every) return false;
     last_ = now;
+    return true;
+  }
+
+  // `lines` have been read so far.
+  void Print(size_t lines, const ImportCounts& counts) {
+    const auto now = last_;
     const double seconds = std::chrono::duration<double>(now - start_).count();
     char rate[32];
     std::snprintf(rate, sizeof rate, "%.0f", seconds > 0 ? static_cast<double>(lines) / seconds : 0.0);
@@ -180,11 +186,48 @@ class ProgressLines {
 // The log to write to: opened (a deferred one created) by the first call.
 using LogGetter = std::function<Result<TuningLog*>()>;
 
+// Records read and not yet written: written kBatch at a time, in one transaction each (a commit per record took a
+// millisecond a line), and by Import whatever way the lines end, so that a bad line keeps the records before it.
+class PendingRecords {
+ public:
+  static constexpr size_t kBatch = 256;
+
+  // `outside`: the config is not one its target's device can run (counted once added).
+  void Add(TuningLog* log, RecordRow row, bool outside) {
+    log_ = log;
+    rows_.push_back(std::move(row));
+    outside_.push_back(outside);
+  }
+  bool full() const { return rows_.size() >= kBatch; }
+
+  Status Flush(ImportCounts& counts) {
+    if (rows_.empty()) return Status::OK();
+    TF_ASSIGN_OR_RETURN(std::vector<std::optional<int64_t>> ids, log_->AddRecordsUnlessPresent(rows_));
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (!ids[i]) {
+        ++counts.duplicate;  // another import of the same file added it meanwhile
+        continue;
+      }
+      ++counts.added;
+      if (outside_[i]) ++counts.outside_space;
+    }
+    rows_.clear();
+    outside_.clear();
+    return Status::OK();
+  }
+
+ private:
+  TuningLog* log_ = nullptr;
+  std::vector<RecordRow> rows_;
+  std::vector<bool> outside_;
+};
+
 // The import itself, counting into `counts`; `session` is the session it opened (none until a record is added), for
 // ImportAutotvm to end. The log is asked for only once a line is to be written.
 Status ImportLines(std::istream& in, const std::string& source, const LogGetter& get_log,
                    const TemplateLookup& lookup_in, std::ostream& notes, const std::stop_token& stop,
-                   const ImportProgress& progress, ImportCounts& counts, std::optional<RunSession>& session) {
+                   const ImportProgress& progress, ImportCounts& counts, std::optional<RunSession>& session,
+                   PendingRecords& pending) {
   TemplateLookup lookup = lookup_in ? lookup_in : [](const std::string& n) { return FindTemplate(n); };
   std::map<std::tuple<std::string, std::string, std::string>, Workload> cache;
   std::set<std::string> noted;
@@ -194,7 +237,10 @@ Status ImportLines(std::istream& in, const std::string& source, const LogGetter&
   for (int line_no = 1;; ++line_no) {
     const LineRead read = ReadLine(in, text);
     if (read == LineRead::kEnd) break;
-    progress_lines.Tick(static_cast<size_t>(line_no - 1), counts);
+    if (progress_lines.Due()) {  // its counts are those of the records written
+      TF_RETURN_IF_ERROR(pending.Flush(counts));
+      progress_lines.Print(static_cast<size_t>(line_no - 1), counts);
+    }
     if (stop.stop_requested()) {
       counts.interrupted = true;
       break;
@@ -290,23 +336,17 @@ Status ImportLines(std::istream& in, const std::string& source, const LogGetter&
     r.wall_time = line.all_cost;
     r.message = line.error_no == 0 ? "" : "imported from AutoTVM log (error_no " + std::to_string(line.error_no) + ")";
     r.timestamp = line.timestamp;
-    // Checked again in the insert's transaction: another import of the same file may be adding it at this moment.
-    TF_ASSIGN_OR_RETURN(std::optional<int64_t> added, log->AddRecordUnlessPresent(r));
-    if (added) {
-      ++counts.added;
-      if (const std::string why = w.space->Check(*cfg); !why.empty()) {
-        ++counts.outside_space;
-        if (!w.said_outside) {
-          w.said_outside = true;
-          notes << where << ": imported, but " << spec << " [" << w.tmpl->name() << "] on target '"
-                << Printable(line.target) << "' cannot run this config (" << Printable(why)
-                << "): best, the report and the exports pass such records over (the other lines of this target and "
-                   "task too)\n";
-        }
-      }
-    } else {
-      ++counts.duplicate;
+    // Checked again in the inserts' transaction: another import of the same file may be adding it at this moment.
+    const std::string why = w.space->Check(*cfg);
+    if (!why.empty() && !w.said_outside) {
+      w.said_outside = true;
+      notes << where << ": imported, but " << spec << " [" << w.tmpl->name() << "] on target '"
+            << Printable(line.target) << "' cannot run this config (" << Printable(why)
+            << "): best, the report and the exports pass such records over (the other lines of this target and "
+               "task too)\n";
     }
+    pending.Add(log, std::move(r), !why.empty());
+    if (pending.full()) TF_RETURN_IF_ERROR(pending.Flush(counts));
   }
   return Status::OK();
 }
@@ -316,9 +356,12 @@ Result<ImportCounts> Import(std::istream& in, const std::string& source, const L
                             const ImportProgress& progress) {
   std::optional<RunSession> session;
   ImportCounts counts;
-  if (Status st = ImportLines(in, source, get_log, lookup, notes, stop, progress, counts, session); !st.ok()) {
-    // The records before the bad line stay (each commits at once, and nothing recorded is dropped); the session
-    // says the import failed, and the error how far it got.
+  PendingRecords pending;
+  Status st = ImportLines(in, source, get_log, lookup, notes, stop, progress, counts, session, pending);
+  if (Status written = pending.Flush(counts); !written.ok() && st.ok()) st = written;
+  if (!st.ok()) {
+    // The records before the bad line stay (nothing recorded is dropped); the session says the import failed, and
+    // the error how far it got.
     if (session) (void)session->End("failed");
     if (counts.added == 0) return st;
     return st.WithNote(std::to_string(counts.added) + (counts.added == 1 ? " record" : " records") +
