@@ -64,8 +64,8 @@ int RunImport(const ImportOptions& o) {
   }
   std::cerr << "tunefleet import: " << counts->added << " records added to " << o.db
             << (counts->outside_space == 0 ? ""
-                                           : " (" + std::to_string(counts->outside_space) +
-                                                 " of configs their target cannot run: best passes them over)")
+                                           : ", of which " + std::to_string(counts->outside_space) +
+                                                 " its target cannot run (best passes them over)")
             << ", " << counts->duplicate << " already present, " << counts->skipped << " skipped\n";
   return 0;
 }
