@@ -27,9 +27,10 @@
 namespace tunefleet::cli {
 
 namespace detail {
-// The whole of `text` as a finite number, or false.
+// The whole of `text` as a finite number in decimal (digits, a point, an exponent: "2.5", "1e3"), or false. strtod
+// alone took hexadecimal ("0x3", "0x1p1") and leading blanks, which the whole-number options refuse.
 inline bool ParseNumber(const std::string& text, double& value) {
-  if (text.empty()) return false;
+  if (text.empty() || text.find_first_not_of("+-.0123456789eE") != std::string::npos) return false;
   char* end = nullptr;
   errno = 0;
   value = std::strtod(text.c_str(), &end);

@@ -112,6 +112,11 @@ TEST(CliChecksTest, GivenBetweenWithoutAReason_WeShouldSayTheBoundsAlone) {
   EXPECT_EQ(Says(Between(0, 100), "100"), "");
   EXPECT_EQ(Says(Between(0, 100), "100.5"), "expected a number between 0 and 100, got '100.5'");
   EXPECT_EQ(Says(Between(5, 86400, "a reason"), "1"), "expected a number between 5 and 86400 (a reason), got '1'");
+  // Decimal only, as the whole-number options: hexadecimal and blanks were read by strtod.
+  EXPECT_EQ(Says(Between(0, 100), "1.5e1"), "");
+  EXPECT_EQ(Says(Between(0, 100), "0x3"), "expected a number between 0 and 100, got '0x3'");
+  EXPECT_EQ(Says(Between(0, 100), "0x1p1"), "expected a number between 0 and 100, got '0x1p1'");
+  EXPECT_EQ(Says(Between(0, 100), " 5"), "expected a number between 0 and 100, got ' 5'");
 }
 
 TEST(CliChecksTest, GivenATrackerAddress_WeShouldTakeHostNamesAndValidAddressesOnly) {

@@ -18,6 +18,8 @@ struct TrialBudget {
 };
 
 inline constexpr uint64_t kDefaultTrials = 200;
+// The most --trials takes: a billion trials is years of measuring; 'all' names a whole space.
+inline constexpr uint64_t kMaxTrials = 1000000000;
 
 // `trials`: the option's text, empty when not given; `time_budget`: seconds, 0 when not given.
 Result<TrialBudget> ParseTrialBudget(const std::string& trials, double time_budget);
