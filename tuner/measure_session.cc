@@ -83,12 +83,29 @@ Result<std::unique_ptr<MeasureSession>> MeasureSession::Open(const SessionOption
   // The tracker grants what is free, one device at least: fewer than asked is said once, here (a lease taken again
   // after a loss is not said again).
   if (s->devices_.size() < opts.devices) {
-    spdlog::warn("--devices {}: the tracker leased {} device{} of key '{}', fewer than asked (no more were free); "
-                 "going on with {}",
-                 opts.devices, s->devices_.size(), s->devices_.size() == 1 ? "" : "s", opts.key, s->devices_.size());
+    spdlog::warn("--devices {}: the tracker leased {} device{} of key '{}', fewer than asked ({}); going on with {}",
+                 opts.devices, s->devices_.size(), s->devices_.size() == 1 ? "" : "s", opts.key,
+                 s->WhyFewerDevices(), s->devices_.size());
   }
   TF_RETURN_IF_ERROR(s->Adopt());
   return s;
+}
+
+std::string MeasureSession::WhyFewerDevices() {
+  // The key's agents as the tracker has them now (this lease's among the leased): "no more were free" was said to a
+  // run asking 3 of a key of 2.
+  Result<proto::SummaryReply> summary = client_->Summary();
+  if (summary.ok()) {
+    for (const proto::KeySummary& k : summary->keys()) {
+      if (k.key() != opts_.key) continue;
+      const uint32_t registered = k.free() + k.leased();
+      if (registered < opts_.devices) {
+        return "the key has " + std::to_string(registered) + " agent" + (registered == 1 ? "" : "s") + " registered";
+      }
+      return "no more were free: " + std::to_string(registered) + " agents registered, the others leased";
+    }
+  }
+  return "no more were free";
 }
 
 Status MeasureSession::Acquire(double wait, double queued_for) {

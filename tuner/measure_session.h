@@ -77,6 +77,8 @@ class MeasureSession {
   explicit MeasureSession(const SessionOptions& opts);
   // `queued_for`: seconds already waited for the key in earlier calls (TrackerClient::Acquire).
   Status Acquire(double wait, double queued_for = 0);
+  // Why the lease holds fewer devices than --devices asked, from the tracker's summary of the key.
+  std::string WhyFewerDevices();
   // Hands the lease's devices to opts_.on_lease; on its error the lease is released.
   Status Adopt();
   // The info line said before waiting for a device: no agent of the key registered yet, or every one leased (by
