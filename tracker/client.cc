@@ -25,12 +25,17 @@ std::chrono::system_clock::time_point After(double seconds) {
 // Why `channel` did not connect, in gRPC's words: one fail-fast call reports the channel's last connection error
 // ("failed to connect to all addresses; last error: ... Ssl handshake failed: ..."); empty when it does not say.
 std::string WhyNoConnection(const std::shared_ptr<grpc::Channel>& channel) {
+  // Still connecting (a peer that took the TCP connection and never answered, a stopped tracker, or a dropped SYN):
+  // gRPC has no reason yet, and asking for one for a second ran a second past --timeout. A brief ask still catches
+  // an attempt that was about to fail (a refused one, retried).
+  const bool connecting = channel->GetState(/*try_to_connect=*/false) == GRPC_CHANNEL_CONNECTING;
   grpc::ClientContext ctx;
-  ctx.set_deadline(After(1.0));
+  ctx.set_deadline(After(connecting ? 0.2 : 1.0));
   proto::SummaryRequest req;
   proto::SummaryReply reply;
   const grpc::Status s = proto::Tracker::NewStub(channel)->Summary(&ctx, req, &reply);
-  return s.error_code() == grpc::StatusCode::UNAVAILABLE ? s.error_message() : "";
+  if (s.error_code() == grpc::StatusCode::UNAVAILABLE) return s.error_message();
+  return connecting ? "no answer from the peer yet" : "";
 }
 
 enum class Connection { kReady, kFailed, kTimedOut };

@@ -37,6 +37,21 @@ TEST(TrackerClientTest, GivenNothingListening_ConnectShouldFailWithinTheTimeoutN
   EXPECT_NE(c.status().message().find("Connection refused"), std::string::npos) << c.status().message();
 }
 
+// A peer that takes the TCP connection and never answers (a stopped tracker): the wait is the timeout, not a second
+// more asking gRPC for a reason it does not have yet.
+TEST(TrackerClientTest, GivenAPeerThatNeverAnswers_ConnectShouldFailAtTheTimeoutSayingSo) {
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::acceptor silent(io, {boost::asio::ip::make_address("127.0.0.1"), 0});  // never accepts
+  const std::string target = "127.0.0.1:" + std::to_string(silent.local_endpoint().port());
+  const auto start = std::chrono::steady_clock::now();
+  auto c = TrackerClient::Connect(target, "", 0.5);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().message(),
+            "cannot reach tracker at " + target + ": no connection within 0.5 s (no answer from the peer yet)");
+  EXPECT_LT(took, 1.4);  // 1.5 s before: the timeout and a second's ask
+}
+
 TEST(TrackerClientTest, GivenNothingListeningAndGiveUpOnFirstFailure_ConnectShouldSayTheConnectionFailed) {
   const std::string target = "127.0.0.1:" + std::to_string(UnusedPort());
   TrackerClientOptions o;
