@@ -113,6 +113,8 @@ Result<TvmLine> ParseLine(const std::string& text) {
   return l;
 }
 
+using Measurements = std::set<std::tuple<std::string, double, int, std::vector<double>>>;
+
 // Row ids and the space for one (target, task, template), cached across lines.
 struct Workload {
   std::shared_ptr<const Space> space;
@@ -122,26 +124,34 @@ struct Workload {
   const Template* tmpl = nullptr;
   bool in_log = false;
   int64_t device_id = 0, task_id = 0, template_id = 0;
-  // (config, timestamp, status, costs) of the measurements already in the log: two results of one config at one
-  // time are two measurements when they differ. The config's JSON, not its index: an index depends on the space,
-  // which depends on the device's limits as this build derives them (they changed once for imported devices).
-  std::set<std::tuple<std::string, double, int, std::vector<double>>> seen;
-  bool said_outside = false;  // a config outside the space was noted
+  Measurements* seen = nullptr;  // of its task and template (SeenByUnit), once in the log
+  bool said_outside = false;     // a config outside the space was noted
 };
 
-// Writes the workload's device, task and template rows and reads the measurements of its task and template that the
-// log holds, on any device.
-Status EnterLog(TuningLog& log, Workload& w) {
+// (config, timestamp, status, costs) of the measurements of one task and template, on any device, that the log holds
+// or the import has taken: two results of one config at one time are two measurements when they differ. The config's
+// JSON, not its index: an index depends on the space, which depends on the device's limits as this build derives
+// them (they changed once for imported devices). Of every device: an export of this log imported back into it names
+// each record's device by its target ("autotvm:opencl ..."), another device row, and added every measurement a second
+// time (its next export wrote each line twice); one measurement has one time and one set of costs, whatever device
+// row it is filed under. One set per task and template for the whole file, so that the lines of two targets meet
+// whether or not the records of the first were written yet.
+using SeenByUnit = std::map<std::pair<int64_t, int64_t>, Measurements>;
+
+// Writes the workload's device, task and template rows and, the first time its task and template are met, reads
+// their measurements that the log holds on any device into `seen`.
+Status EnterLog(TuningLog& log, Workload& w, SeenByUnit& seen) {
   TF_ASSIGN_OR_RETURN(w.device_id, log.UpsertDevice(w.device));
   nlohmann::json workload = {{"op", w.task.op}, {"precision", PrecisionName(w.task.precision)}};
   for (const auto& [name, value] : w.task.params) workload["params"][name] = value;
   TF_ASSIGN_OR_RETURN(w.task_id, log.UpsertTask(w.task.ToSpec(), w.task.op, workload.dump(), w.tmpl->Flops(w.task)));
   TF_ASSIGN_OR_RETURN(w.template_id, log.UpsertTemplate(w.tmpl->name(), w.tmpl->version()));
-  // Of every device: an export of this log imported back into it names each record's device by its target
-  // ("autotvm:opencl ..."), another device row, and added every measurement a second time (its next export wrote
-  // each line twice). One measurement has one time and one set of costs, whatever device row it is filed under.
-  TF_ASSIGN_OR_RETURN(auto existing, log.Records(w.task_id, w.template_id, 0));
-  for (const auto& r : existing) w.seen.insert({r.config, r.timestamp, r.status, r.costs});
+  const auto [unit, first] = seen.try_emplace({w.task_id, w.template_id});
+  if (first) {
+    TF_ASSIGN_OR_RETURN(auto existing, log.Records(w.task_id, w.template_id, 0));
+    for (const auto& r : existing) unit->second.insert({r.config, r.timestamp, r.status, r.costs});
+  }
+  w.seen = &unit->second;
   w.in_log = true;
   return Status::OK();
 }
@@ -230,6 +240,7 @@ Status ImportLines(std::istream& in, const std::string& source, const LogGetter&
                    PendingRecords& pending) {
   TemplateLookup lookup = lookup_in ? lookup_in : [](const std::string& n) { return FindTemplate(n); };
   std::map<std::tuple<std::string, std::string, std::string>, Workload> cache;
+  SeenByUnit seen;
   std::set<std::string> noted;
   ProgressLines progress_lines(source, progress);
   TuningLog* log = nullptr;
@@ -309,9 +320,9 @@ Status ImportLines(std::istream& in, const std::string& source, const LogGetter&
       if (log == nullptr) {  // the first write: a new log is created now
         TF_ASSIGN_OR_RETURN(log, get_log());
       }
-      TF_RETURN_IF_ERROR(EnterLog(*log, w));
+      TF_RETURN_IF_ERROR(EnterLog(*log, w, seen));
     }
-    if (!w.seen.insert({config->dump(), line.timestamp, line.error_no, line.costs}).second) {
+    if (!w.seen->insert({config->dump(), line.timestamp, line.error_no, line.costs}).second) {
       ++counts.duplicate;
       continue;
     }

@@ -189,6 +189,44 @@ TEST_F(ImportAutotvmTest, GivenAConfigTheTargetCannotRun_ItShouldBeImportedCount
       << notes_.str();
 }
 
+// One measurement under two targets in one file is added once: the second target's lines meet the first's whether or
+// not those were written yet (records are written 256 at a time; the second copy was added while the first waited).
+TEST_F(ImportAutotvmTest, GivenOneMeasurementUnderTwoTargetsInOneFile_ItShouldBeAddedOnce) {
+  const std::string line = ExportedConvRecord(0.001);
+  std::string other = line;
+  const size_t at = other.find("-max_num_threads=");
+  ASSERT_NE(at, std::string::npos) << other;
+  other.insert(at, "-model=other-phone ");
+  auto log = Open("log.db");
+  auto counts = Import(line + other, *log);
+  ASSERT_TRUE(counts.ok()) << counts.status().ToString();
+  EXPECT_EQ(counts->added, 1u);
+  EXPECT_EQ(counts->duplicate, 1u);
+  EXPECT_EQ(log->Records(0, 0, 0).value().size(), 1u);
+}
+
+// Records are written 256 to a transaction: a bad line after 300 good ones keeps the 300 (the second batch, not yet
+// written when the line was read, included) and says so.
+TEST_F(ImportAutotvmTest, GivenABadLineAfterMoreThanABatchOfRecords_EveryRecordBeforeItShouldBeKept) {
+  const std::string line = ExportedConvRecord(0.001);
+  const size_t cost = line.find("[[0.001]");
+  ASSERT_NE(cost, std::string::npos) << line;
+  std::string text;
+  for (int i = 0; i < 300; ++i) {
+    std::string copy = line;
+    copy.replace(cost, 8, "[[0.00" + std::to_string(1000 + i) + "]");
+    text += copy;
+  }
+  text += "{\"input\": 3}\n";
+  auto log = Open("log.db");
+  auto counts = Import(text, *log);
+  ASSERT_FALSE(counts.ok());
+  EXPECT_NE(counts.status().ToString().find("tvm.log:301"), std::string::npos) << counts.status().ToString();
+  EXPECT_NE(counts.status().ToString().find("300 records before it added"), std::string::npos)
+      << counts.status().ToString();
+  EXPECT_EQ(log->Records(0, 0, 0).value().size(), 300u);
+}
+
 // A line longer than any AutoTVM record is refused, naming it, without being read whole.
 TEST_F(ImportAutotvmTest, GivenALineOfMoreThanAMebibyte_WeShouldNameItAsNoRecord) {
   auto log = Open("log.db");
