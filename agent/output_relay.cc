@@ -81,8 +81,10 @@ void OutputRelay::Take(const char* data, size_t size) {
     const auto now = std::chrono::steady_clock::now();
     EndWindowIfOver(now);
     const size_t bytes = line_.size() + line_overflow_ + 1;
-    if (said_ + bytes <= limits_.bytes_per_window) {
-      said_ += bytes;
+    // Once a line is left out, the rest of the window is: no gap-filling by later, shorter lines. A line counts as
+    // what is said of it (at most line_bytes).
+    if (left_out_ == 0 && said_ + line_.size() + 1 <= limits_.bytes_per_window) {
+      said_ += line_.size() + 1;
       std::string text = Printable(line_, limits_.line_bytes);
       if (line_overflow_ > 0) text += "... (" + std::to_string(line_.size() + line_overflow_) + " bytes)";
       Say("kernel output: " + text);

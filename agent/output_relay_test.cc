@@ -83,5 +83,22 @@ TEST_F(OutputRelayTest, GivenALineLongerThanTheLimit_ItShouldBeCutAndItsLengthSa
   EXPECT_EQ(lines, (std::vector<std::string>{"kernel output: xxxxxxxx... (5000 bytes)", "kernel output: short"}));
 }
 
+// Once a line is left out the rest of the window is, a shorter later one too (the log had gaps, not a cut); a line
+// longer than line_bytes counts as what is said of it.
+TEST_F(OutputRelayTest, GivenALineLeftOut_LaterShorterLinesOfTheWindowShouldBeLeftOutToo) {
+  Start({.bytes_per_window = 30, .window = std::chrono::minutes(1), .line_bytes = 8});
+  Write(std::string(5000, 'a') + "\n");  // counts 9 bytes: 8 said and its newline
+  Write(std::string(15, 'b') + "\n");    // counts 9: 18
+  Write(std::string(30, 'c') + "\n");    // 27
+  Write("dddd\n");                       // 32 > 30: left out
+  Write("e\n");                          // would fit (29), left out all the same
+  const std::vector<std::string> lines = Stop();
+  EXPECT_EQ(lines, (std::vector<std::string>{
+                       "kernel output: aaaaaaaa... (5000 bytes)", "kernel output: bbbbbbbb... (15 bytes)",
+                       "kernel output: cccccccc... (30 bytes)",
+                       "kernel output: more than 30 bytes in 60.0 s; the rest of it is left out of the log and counted",
+                       "kernel output: 7 bytes more were left out"}));
+}
+
 }  // namespace
 }  // namespace tunefleet::agent

@@ -52,6 +52,9 @@ int RunWorker(const WorkerOptions& options) {
   // Die with the agent, even when it is killed without closing the socket.
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() == 1) return 1;
+  // stdout is the agent's OutputRelay pipe: line-buffered, a kernel's printf reaches it line by line, also from a job
+  // that then hangs or crashes (fully buffered, what it printed died with the worker).
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   // A crashing driver must not leave core files on a phone.
   rlimit no_core{0, 0};
   setrlimit(RLIMIT_CORE, &no_core);

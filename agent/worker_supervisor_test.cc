@@ -129,6 +129,31 @@ TEST_F(WorkerSupervisorTest, GivenAKernelThatPrints_ItsOutputShouldReachTheLogBo
   EXPECT_EQ((left_out + 1024) % (256 * 16), 0u) << text;
 }
 
+// A job killed at its timeout keeps what its kernel printed before it: the relay has it although the worker is gone.
+// (PoCL writes a kernel's printf out itself, so this passes without the worker's line-buffered stdout too; that is
+// for a driver that prints through stdio, which this machine does not have.)
+TEST_F(WorkerSupervisorTest, GivenAPrintingJobKilledAtItsTimeout_WhatItPrintedShouldReachTheLog) {
+  auto log = std::make_shared<std::ostringstream>();
+  auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(
+      std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::ostream_sink_mt>(*log)));
+  WorkerSupervisor::Options options;
+  options.argv = {TUNEFLEET_AGENT_BINARY, "--worker"};
+  Result<std::unique_ptr<WorkerSupervisor>> supervisor = WorkerSupervisor::Start(options);
+  ASSERT_TRUE(supervisor.ok()) << supervisor.status().ToString();
+  // One line, then a loop that outlasts the timeout: a few bytes, which a full buffer would have kept to itself.
+  proto::KernelProgram program = TestVectorAdd(1);
+  std::string* source = program.mutable_launches(0)->mutable_source();
+  source->replace(source->find("c[i] = a[i] + b[i];"), 19,
+                  "printf(\"item %d\\n\", i); float x = a[i]; "
+                  "for (int k = 0; k < 2000000000; ++k) x = x * 1.0000001f + b[i]; c[i] = x;");
+  program.mutable_timing()->set_timeout_ms(3000);
+  EXPECT_EQ((*supervisor)->Run(program).status(), proto::RUN_TIMEOUT);
+  supervisor->reset();
+  spdlog::set_default_logger(previous);
+  EXPECT_NE(log->str().find("kernel output: item 0"), std::string::npos) << log->str().substr(0, 2000);
+}
+
 // The worker runs the kernels and needs no secret: the agent's TUNEFLEET_TOKEN stays out of its environment.
 TEST_F(WorkerSupervisorTest, GivenATokenInTheAgentsEnvironment_TheWorkerShouldNotInheritIt) {
   setenv("TUNEFLEET_TOKEN", "s3cr3t-of-the-agent", 1);
