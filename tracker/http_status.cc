@@ -5,7 +5,9 @@
 #include <atomic>
 #include <boost/asio.hpp>
 #include <cctype>
+#include <chrono>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -174,7 +176,8 @@ struct HttpStatus::Impl {
   std::atomic<bool> stopping{false};  // set by Stop() before the I/O thread ends
   uint64_t failed_accepts = 0;        // in the current run of accept errors; I/O thread only
   size_t open_connections = 0;        // I/O thread only
-  uint64_t turned_away = 0;           // connections closed at once for max_connections, in the current run
+  uint64_t turned_away = 0;           // connections closed at once for max_connections, since the last warning
+  std::optional<std::chrono::steady_clock::time_point> turned_away_said;  // when that warning was last said
 
   void Accept() {
     acceptor.async_accept([this](boost::system::error_code ec, tcp::socket socket) {
@@ -188,18 +191,19 @@ struct HttpStatus::Impl {
         failed_accepts = 0;
       }
       if (open_connections >= options.max_connections) {
-        if (turned_away++ == 0) {
-          spdlog::warn("HTTP status port: {} connections open, the most it serves at once; closing new ones until "
-                       "fewer are open",
-                       open_connections);
+        // Said at most once a minute, with the count since: at the cap each freed slot ended a "run" of closes, and
+        // a flood of this unauthenticated port wrote two lines per connection.
+        ++turned_away;
+        const auto now = std::chrono::steady_clock::now();
+        if (!turned_away_said || now - *turned_away_said >= std::chrono::minutes(1)) {
+          spdlog::warn("HTTP status port: {} connection(s) closed as they came{}: {} open, the most it serves at once",
+                       turned_away, turned_away_said ? " in the last minute" : "", open_connections);
+          turned_away = 0;
+          turned_away_said = now;
         }
         boost::system::error_code ignored;
         socket.close(ignored);
       } else {
-        if (turned_away > 0) {
-          spdlog::info("HTTP status port: serving again after closing {} connection(s) at once", turned_away);
-          turned_away = 0;
-        }
         std::make_shared<Connection>(std::move(socket), this)->Start();
       }
       Accept();

@@ -8,7 +8,7 @@
 // HttpStatusOptions::request_deadline of being accepted is closed, so idle or half-sent connections cannot hold
 // file descriptors until shutdown. A failed accept (e.g. EMFILE, "Too many open files") is logged once per run of
 // failures and retried after accept_retry_delay; accepting stops only when the server is stopped. Past
-// max_connections open at once, a new connection is closed at once (said once per run of such closes).
+// max_connections open at once, a new connection is closed at once (said at most once a minute, with a count).
 //
 // Thread safety: one I/O thread of its own serves requests; Stop() may be called from any thread.
 #pragma once
