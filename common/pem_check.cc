@@ -59,28 +59,36 @@ std::string CommonName(X509* cert) {
 }  // namespace
 #endif
 
-std::string CertificateOutOfDate(const std::string& pem, std::time_t now) {
+std::string CertificateOutOfDate(const std::string& pem, std::time_t now, CertificatesJudged judged) {
 #if !TUNEFLEET_HAVE_OPENSSL
   (void)pem;
   (void)now;
+  (void)judged;
   return "";
 #else
   std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())), &BIO_free);
   if (!bio) return "";
-  std::string found;
-  for (int number = 1; found.empty(); ++number) {
+  std::string first_found;
+  bool every = true;  // every certificate read so far is out of date
+  int read = 0;
+  for (int number = 1;; ++number) {
     std::unique_ptr<X509, decltype(&X509_free)> cert(
         PEM_read_bio_X509_AUX(bio.get(), nullptr, &PemNoPassphrase, nullptr), &X509_free);
     if (!cert) break;
+    ++read;
     const std::string which = "certificate " + std::to_string(number) + CommonName(cert.get());
+    std::string found;
     if (X509_cmp_time(X509_get0_notAfter(cert.get()), &now) < 0) {
       found = which + " expired on " + TimeText(X509_get0_notAfter(cert.get()));
     } else if (X509_cmp_time(X509_get0_notBefore(cert.get()), &now) > 0) {
       found = which + " is not valid before " + TimeText(X509_get0_notBefore(cert.get()));
     }
+    if (found.empty()) every = false;
+    if (first_found.empty()) first_found = found;
+    if (judged == CertificatesJudged::kFirst || !every) break;
   }
   ERR_clear_error();  // the end of the blocks leaves an error: leave nothing of ours for gRPC to read on this thread
-  return found;
+  return read > 0 && every ? first_found : "";
 #endif
 }
 

@@ -38,11 +38,16 @@ int PemNoPassphrase(char* buf, int size, int rwflag, void* u);
 // in an agent-only build without OpenSSL (common/CMakeLists.txt).
 int FirstUnreadablePemCertificate(const std::string& pem);
 
-// Empty when every certificate block of `pem` is valid at `now`; else a phrase naming the first that is not, as
-// "certificate 1 (CN=tracker) expired on 2026-12-05 08:57:34 UTC" or "... is not valid before ...". gRPC's
-// handshake says only "certificate verify failed" for it, as for a certificate of another authority. Always empty
-// in a build without OpenSSL.
-std::string CertificateOutOfDate(const std::string& pem, std::time_t now);
+// Which certificates of a PEM text CertificateOutOfDate judges: the first alone (a server's own, before its chain),
+// or every one (a bundle of roots, any of which may be the one that signed the server's).
+enum class CertificatesJudged { kFirst, kEvery };
+
+// A phrase naming a certificate of `pem` that is not valid at `now`, as "certificate 1 (CN=tracker) expired on
+// 2026-12-05 08:57:34 UTC" or "... is not valid before ...": with kFirst, the first certificate when it is out of
+// date; with kEvery, the first of them when every one is (a bundle that still holds a valid root says nothing: the
+// failure is then another authority's, not a date's). Empty otherwise. gRPC's handshake says only "certificate verify
+// failed" for it, as for a certificate of another authority. Always empty in a build without OpenSSL.
+std::string CertificateOutOfDate(const std::string& pem, std::time_t now, CertificatesJudged judged);
 
 // Whether `err` (an errno of open(2)) says the path given is wrong for this user: missing, not readable, not a file,
 // too long. Such a file of the command line is its configuration (exit 2); any other errno (no descriptor left, an

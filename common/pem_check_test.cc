@@ -95,29 +95,35 @@ TEST_F(ReadPemCertificatesTest, GivenAWholeCertificateThenATruncatedOne_TheSecon
 }
 
 // The certificate is valid for one day from its making: a day and a half later it has expired, an hour before
-// it is not yet valid; in a bundle, the one out of date is named by its place.
+// it is not yet valid. kFirst judges the first certificate alone (a server's own); kEvery names one only when every
+// certificate of a bundle is out of date (a bundle that still holds a valid root may have signed the server's).
 TEST_F(ReadPemCertificatesTest, GivenAMomentOutsideACertificatesDates_ItShouldBeNamedWithTheDate) {
   const std::string second = Second();  // made before `now`: a certificate is not valid before it was made
   ASSERT_FALSE(second.empty());
   const std::time_t now = std::time(nullptr);
-  EXPECT_EQ(CertificateOutOfDate(cert_, now), "");
-  const std::string expired = CertificateOutOfDate(cert_, now + 36 * 3600);
-  const std::string early = CertificateOutOfDate(cert_, now - 3600);
-  EXPECT_TRUE(expired.starts_with("certificate 1 (CN=localhost) expired on ")) << expired;
-  EXPECT_TRUE(early.starts_with("certificate 1 (CN=localhost) is not valid before ")) << early;
-  // The date said is the certificate's own end, a day after it was made (openssl's clock against ours).
-  std::tm tm{};
-  const std::string date = expired.substr(expired.rfind(" on ") + 4);
-  ASSERT_NE(::strptime(date.c_str(), "%Y-%m-%d %H:%M:%S UTC", &tm), nullptr) << expired;
-  EXPECT_NEAR(static_cast<double>(::timegm(&tm)), static_cast<double>(now + 24 * 3600), 120.0) << expired;
-
-  EXPECT_EQ(CertificateOutOfDate(cert_ + second, now), "");
-  EXPECT_TRUE(CertificateOutOfDate(cert_ + second, now + 36 * 3600).starts_with("certificate 1 "));
-  if (testing::MakeExpiredCertificate(dir_.path())) {
-    const std::string old = ReadWhole(dir_.File("expired/cert.pem"));
-    EXPECT_EQ(CertificateOutOfDate(cert_ + old, now),
-              "certificate 2 (CN=localhost) expired on 2020-01-02 00:00:00 UTC");
+  for (CertificatesJudged judged : {CertificatesJudged::kFirst, CertificatesJudged::kEvery}) {
+    EXPECT_EQ(CertificateOutOfDate(cert_, now, judged), "");
+    const std::string expired = CertificateOutOfDate(cert_, now + 36 * 3600, judged);
+    const std::string early = CertificateOutOfDate(cert_, now - 3600, judged);
+    EXPECT_TRUE(expired.starts_with("certificate 1 (CN=localhost) expired on ")) << expired;
+    EXPECT_TRUE(early.starts_with("certificate 1 (CN=localhost) is not valid before ")) << early;
+    // The date said is the certificate's own end, a day after it was made (openssl's clock against ours).
+    std::tm tm{};
+    const std::string date = expired.substr(expired.rfind(" on ") + 4);
+    ASSERT_NE(::strptime(date.c_str(), "%Y-%m-%d %H:%M:%S UTC", &tm), nullptr) << expired;
+    EXPECT_NEAR(static_cast<double>(::timegm(&tm)), static_cast<double>(now + 24 * 3600), 120.0) << expired;
+    EXPECT_EQ(CertificateOutOfDate(cert_ + second, now, judged), "");
+    EXPECT_TRUE(CertificateOutOfDate(cert_ + second, now + 36 * 3600, judged).starts_with("certificate 1 "));
   }
+  if (!testing::MakeExpiredCertificate(dir_.path())) return;
+  const std::string old = ReadWhole(dir_.File("expired/cert.pem"));
+  EXPECT_EQ(CertificateOutOfDate(cert_ + old, now, CertificatesJudged::kFirst), "");  // a chain's old certificate
+  EXPECT_EQ(CertificateOutOfDate(old + cert_, now, CertificatesJudged::kFirst),
+            "certificate 1 (CN=localhost) expired on 2020-01-02 00:00:00 UTC");
+  EXPECT_EQ(CertificateOutOfDate(old + cert_, now, CertificatesJudged::kEvery), "");  // a valid root is left
+  // Both out of date a day and a half on: the first is named.
+  EXPECT_TRUE(CertificateOutOfDate(cert_ + old, now + 36 * 3600, CertificatesJudged::kEvery)
+                  .starts_with("certificate 1 (CN=localhost) expired on "));
 }
 
 TEST(PemCheckTest, GivenABlockThatIsNoCertificate_ReadPemCertificatesShouldRefuseIt) {

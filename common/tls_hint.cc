@@ -14,7 +14,7 @@ std::string TlsConnectionHint(std::string_view why, const std::string& root_pem,
     return "the tracker does not use TLS: drop --tls-ca, or start the tracker with --tls-cert and --tls-key";
   }
   if (why.find("certificate verify failed") != std::string_view::npos) {
-    const std::string out_of_date = CertificateOutOfDate(root_pem, now);
+    const std::string out_of_date = CertificateOutOfDate(root_pem, now, CertificatesJudged::kEvery);
     if (!out_of_date.empty()) return "--tls-ca's " + out_of_date;
     return "the tracker's certificate is not signed by a certificate of --tls-ca, or is out of date";
   }

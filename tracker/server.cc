@@ -101,7 +101,9 @@ Status CheckKeyPair(const std::string& cert, const std::string& key, const Serve
                                    o.tls_cert_file + "'");
   }
   // Clients would fail their handshakes with "certificate verify failed", which names no date.
-  if (const std::string out_of_date = CertificateOutOfDate(cert, std::time(nullptr)); !out_of_date.empty()) {
+  // The server's own certificate, the file's first (a chain's other certificates may be old cross-signs).
+  if (const std::string out_of_date = CertificateOutOfDate(cert, std::time(nullptr), CertificatesJudged::kFirst);
+      !out_of_date.empty()) {
     return Status::InvalidArgument("TLS certificate '" + o.tls_cert_file + "': " + out_of_date +
                                    "; no client accepts it");
   }
