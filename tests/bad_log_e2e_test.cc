@@ -324,8 +324,12 @@ TEST(BadInputE2E, GivenALogOfTwoDevicesTheKernelPackExportShouldWantAFolder) {
   const std::string tiles = R"(["tile_y", "sp", [-1, 1, 1]], ["tile_x", "sp", [-1, 1, 1]])";
   ASSERT_NE(line.find(tiles), std::string::npos) << line;
   line.replace(line.find(tiles), tiles.size(), R"(["tile_y", "sp", [-1, 2, 4]], ["tile_x", "sp", [-1, 1, 8]])");
-  std::string other = line;  // another device: the target names another thread limit
+  // Another device: the target names another thread limit, and its measurement is its own (the same costs at the
+  // same time would be one measurement filed twice, which the import adds once).
+  std::string other = line;
   other.replace(other.find("-max_num_threads=256"), 20, "-max_num_threads=512");
+  ASSERT_NE(other.find("[0.001]"), std::string::npos) << other;
+  other.replace(other.find("[0.001]"), 7, "[0.002]");
   const std::string lines = fleet.dir() + "/two.autotvm.log", db = fleet.dir() + "/two.db";
   std::ofstream(lines) << line << "\n" << other << "\n";
   RunResult imported = fleet.Cli({"import", "--db", db, lines}, std::chrono::seconds(30), false);

@@ -190,7 +190,7 @@ TEST(ImportInterruptE2E, GivenALongImportSigintShouldEndItsSessionAsInterruptedA
   const std::string lines = fleet.dir() + "/many.autotvm.log";
   {
     std::ofstream out(lines);
-    for (int i = 0; i < 50000; ++i) {  // minutes of work on this machine: the signal comes long before the end
+    for (int i = 0; i < 50000; ++i) {  // seconds of work on this machine: the signal comes long before the end
       out << R"({"input": ["opencl -keys=opencl,gpu -max_num_threads=256 -texture_spatial_limit=16384", )"
              R"("conv2d_nchwc.image2d", [["TENSOR", [1, 4, 8, 8], "float32"], ["TENSOR", [4, 4, 3, 3], "float32"], )"
              R"([1, 1], [1, 1, 1, 1], [1, 1], "float32"], {}], "config": {"index": 0, "code_hash": null, "entity": )"
