@@ -253,6 +253,18 @@ TEST_F(TuneGemmE2E, GivenTooFewTrialsForEveryTaskTheRunShouldSaySoAtTheStartAndT
   EXPECT_EQ(r.output.find("warm start"), std::string::npos) << r.output;
 }
 
+// --confirm with nothing to choose between (one trial) says so: the run said nothing of it.
+TEST_F(TuneGemmE2E, GivenConfirmAndOneTrialTheRunShouldSayThereIsNothingToConfirm) {
+  RunResult r = fleet_.Cli({"tune", "--rpc-key", "pocl", "--task", "gemm:32,32,32", "--template", "gemm.buffer",
+                            "--trials", "1", "--db", fleet_.db(), "--number", "1", "--repeat", "1", "--confirm", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("--confirm 2: nothing to confirm: no unit has two successful configs, or their best are "
+                          "confirmed already"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(fleet_.Count("SELECT count(*) FROM records"), 1);
+}
+
 // --confirm: after the trials, each task's best configs are measured twice more, and the best is the config whose
 // lower median is lowest, one measured three times: `best` names it at its median record, and the run's summary
 // says the same cost.
@@ -265,7 +277,7 @@ TEST_F(TuneGemmE2E, GivenConfirmTheBestConfigsShouldBeMeasuredAgainAndRankedByTh
                                "WHERE status = 0");
   ASSERT_GE(ran, 2) << r.output;
   const int jobs = 2 * std::min(3, ran);
-  EXPECT_NE(r.output.find("--confirm 3: measuring the 3 best configs of 1 of 1 unit(s) 2 more times (" +
+  EXPECT_NE(r.output.find("--confirm 3: measuring up to the 3 best configs of 1 of 1 unit(s) 2 more times (" +
                           std::to_string(jobs) + " jobs)"),
             std::string::npos)
       << r.output;

@@ -521,19 +521,27 @@ Result<TuneSummary> RunTune(const TuneOptions& opts, DeferredLog& run_log) {
         }
         for (CandidateJob& j : *again) jobs.push_back({&e, std::move(j), true});
       }
-      if (jobs.empty()) break;
+      if (jobs.empty()) {
+        // Said, not silent: the guide says the log tells what --confirm did.
+        if (round == 0) {
+          spdlog::info("--confirm {}: nothing to confirm: no unit has two successful configs, or their best are "
+                       "confirmed already",
+                       opts.confirm);
+        }
+        break;
+      }
       if (round == 0) {
         // A unit of fewer than two successful configs has nothing to choose between; one whose best have three
         // results each (a resumed run) is confirmed already.
         const std::string others = units == entries.size() ? ""
                                    : "; the other units have fewer than two successful configs or are confirmed "
                                      "already";
-        spdlog::info("--confirm {}: measuring the {} best configs of {} of {} unit(s) {} more times ({} jobs{}); a "
-                     "config's best is then the median of its results", opts.confirm, opts.confirm, units,
+        spdlog::info("--confirm {}: measuring up to the {} best configs of {} of {} unit(s) {} more times ({} "
+                     "jobs{}); a config's best is then the median of its results", opts.confirm, opts.confirm, units,
                      entries.size(), kConfirmRepeats, jobs.size(), others);
       } else {
-        spdlog::info("--confirm {}: in {} unit(s) a config measured once is now the best: measuring the {} best "
-                     "again ({} jobs)", opts.confirm, units, opts.confirm, jobs.size());
+        spdlog::info("--confirm {}: in {} unit(s) a config measured once is now the best: measuring up to the {} "
+                     "best again ({} jobs)", opts.confirm, units, opts.confirm, jobs.size());
       }
       TF_RETURN_IF_ERROR(confirm(jobs));
       ++rounds;
