@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <array>
 #include <atomic>
 #include <boost/asio.hpp>
 #include <cctype>
@@ -239,31 +240,92 @@ struct HttpStatus::Impl {
         self->socket.close(ignored);
       });
       auto self = shared_from_this();
-      asio::async_read_until(socket, buf, "\r\n\r\n", [self](boost::system::error_code ec, size_t) {
+      asio::async_read_until(socket, buf, EndOfHeaders, [self](boost::system::error_code ec, size_t) {
+        if (ec == asio::error::not_found) {  // the buffer is full and no end of the headers in it
+          self->Reply(Impl::Plain("431 Request Header Fields Too Large", "request headers over 16 KiB\n"),
+                      /*drain=*/true);
+          return;
+        }
         if (ec) {
           self->deadline.cancel();  // releases the socket now, not at the deadline
           return;
         }
         std::istream in(&self->buf);
-        std::string method, path;
-        in >> method >> path;
-        self->reply = self->impl->Respond(method, path);
-        asio::async_write(self->socket, asio::buffer(self->reply), [self](boost::system::error_code, size_t) {
-          self->deadline.cancel();
-          boost::system::error_code ignored;
-          self->socket.shutdown(tcp::socket::shutdown_both, ignored);
-        });
+        std::string method, target;
+        in >> method >> target;
+        self->Reply(self->impl->Respond(method, target));
       });
+    }
+
+    // Writes `text` and ends the exchange. `drain`: the request was not read whole; what is left of it is read and
+    // dropped until the peer closes or the deadline passes, since closing over unread bytes resets the connection,
+    // and the peer may lose the reply with it.
+    void Reply(std::string text, bool drain = false) {
+      reply = std::move(text);
+      auto self = shared_from_this();
+      asio::async_write(socket, asio::buffer(reply), [self, drain](boost::system::error_code ec, size_t) {
+        boost::system::error_code ignored;
+        if (drain && !ec) {
+          self->socket.shutdown(tcp::socket::shutdown_send, ignored);
+          self->Drain();
+          return;
+        }
+        self->deadline.cancel();
+        self->socket.shutdown(tcp::socket::shutdown_both, ignored);
+      });
+    }
+
+    void Drain() {
+      auto self = shared_from_this();
+      socket.async_read_some(asio::buffer(scratch), [self](boost::system::error_code ec, size_t) {
+        if (ec) {  // the peer closed (or the deadline closed the socket)
+          self->deadline.cancel();
+          return;
+        }
+        self->Drain();
+      });
+    }
+
+    // The end of a request's headers: a blank line, "\r\n\r\n" or, from a lenient client, "\n\n" (which got no
+    // answer but the deadline's close).
+    static std::pair<asio::buffers_iterator<asio::streambuf::const_buffers_type>, bool> EndOfHeaders(
+        asio::buffers_iterator<asio::streambuf::const_buffers_type> begin,
+        asio::buffers_iterator<asio::streambuf::const_buffers_type> end) {
+      char last = 0, before_last = 0;
+      for (auto it = begin; it != end; ++it) {
+        const char c = *it;
+        if (c == '\n' && (last == '\n' || (last == '\r' && before_last == '\n'))) return {std::next(it), true};
+        before_last = last;
+        last = c;
+      }
+      return {end, false};
     }
 
     tcp::socket socket;
     asio::steady_timer deadline;
     asio::streambuf buf{16 * 1024};  // a request line + headers, bounded
     std::string reply;
+    std::array<char, 4096> scratch;  // Drain's
     Impl* impl;
   };
 
-  std::string Respond(const std::string& method, const std::string& target) {
+  // A reply of plain text with `status` (e.g. "400 Bad Request").
+  static std::string Plain(const std::string& status, const std::string& body) {
+    return "HTTP/1.0 " + status + "\r\nContent-Type: text/plain\r\nContent-Length: " + std::to_string(body.size()) +
+           "\r\nConnection: close\r\n\r\n" + body;
+  }
+
+  std::string Respond(const std::string& method, const std::string& request_target) {
+    // A request line without a method and a target (an empty request, a TLS client's first bytes) is no request.
+    std::string target = request_target;
+    // An absolute URI ("GET http://host:9191/metrics", as a proxy sends it; HTTP/1.1 servers must take it).
+    for (const char* scheme : {"http://", "https://"}) {
+      if (target.rfind(scheme, 0) == 0) {
+        const size_t path = target.find('/', std::string(scheme).size());
+        target = path == std::string::npos ? "/" : target.substr(path);
+      }
+    }
+    if (method.empty() || target.empty() || target[0] != '/') return Plain("400 Bad Request", "not an HTTP request\n");
     std::string status = "200 OK", type = "text/html; charset=utf-8", body, allow;
     // A query string (a browser's or a scraper's "/?refresh=1") does not change the page: routed by the path.
     const std::string path = target.substr(0, target.find('?'));

@@ -2,7 +2,9 @@
 // text (agents per key and state, leased agents, waiting acquires, jobs done, results by status, agents lost and
 // refused, leases expired). Anything else is 404. A query string
 // ("/?a=b", "/metrics?x=1") is ignored.
-// HTTP/1.0-style: one request per connection, then close.
+// HTTP/1.0-style: one request per connection, then close. A request's headers end at a blank line ("\r\n\r\n", or
+// "\n\n" from a lenient client); an absolute URI ("GET http://host:port/metrics", a proxy's) is taken by its path;
+// a request line without a method and a path is 400, headers past 16 KiB are 431.
 //
 // Robustness: a connection that has not sent its whole request and taken its reply within
 // HttpStatusOptions::request_deadline of being accepted is closed, so idle or half-sent connections cannot hold

@@ -292,6 +292,34 @@ TEST(HttpStatusTest, GivenAConnectionThatSendsNoWholeRequest_WeShouldCloseItAtTh
   EXPECT_EQ(GetWithin(port, "/metrics", 5s).rfind("HTTP/1.0 200 OK", 0), 0u);
 }
 
+// What GetWithin sends, but the whole request given: the reply, "" when none came (and the connection closed) in time.
+std::string Exchange(int port, const std::string& request) {
+  const int fd = NewSocket();
+  if (fd < 0) return "";
+  std::optional<std::string> reply;
+  if (ConnectTo(fd, port) && SendAll(fd, request)) reply = ReadUntilClosed(fd, 5s);
+  close(fd);
+  return reply.value_or("");
+}
+
+// Requests of lenient clients and proxies are taken; what is no request gets 400, headers past the buffer 431 (they
+// got no reply but the deadline's close, a 404, a 405, or a reset).
+TEST(HttpStatusTest, GivenBareNewlinesAnAbsoluteUriOrNoRequest_TheReplyShouldSayWhatItIs) {
+  TrackerState state{StateOptions{}};
+  auto http = HttpStatus::Start("127.0.0.1", 0, &state);
+  ASSERT_TRUE(http.ok()) << http.status().ToString();
+  const int port = (*http)->port();
+  EXPECT_EQ(Exchange(port, "GET /metrics HTTP/1.0\n\n").rfind("HTTP/1.0 200 OK", 0), 0u);
+  const std::string absolute =
+      Exchange(port, "GET http://127.0.0.1:" + std::to_string(port) + "/metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(absolute.rfind("HTTP/1.0 200 OK", 0), 0u) << absolute;
+  EXPECT_NE(absolute.find("tunefleet_jobs_done_total"), std::string::npos) << absolute;
+  EXPECT_EQ(Exchange(port, "\r\n\r\n").rfind("HTTP/1.0 400 Bad Request", 0), 0u);
+  EXPECT_EQ(Exchange(port, "GET nowhere HTTP/1.0\r\n\r\n").rfind("HTTP/1.0 400 Bad Request", 0), 0u);
+  const std::string big = Exchange(port, "GET / HTTP/1.0\r\nX-Big: " + std::string(20000, 'x') + "\r\n\r\n");
+  EXPECT_EQ(big.rfind("HTTP/1.0 431 Request Header Fields Too Large", 0), 0u) << big.substr(0, 100);
+}
+
 // Lowers the soft RLIMIT_NOFILE of this process; restores it when destroyed.
 class FdLimit {
  public:
