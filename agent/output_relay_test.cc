@@ -58,7 +58,8 @@ TEST_F(OutputRelayTest, GivenMoreThanTheWindowTakes_TheRestShouldBeCountedNotSai
   ASSERT_EQ(lines.size(), 12u);
   EXPECT_EQ(lines[0], "kernel output: item 1000");
   EXPECT_EQ(lines[9], "kernel output: item 1009");
-  EXPECT_EQ(lines[10], "kernel output: more than 100 bytes in 60.0 s; the rest of it is left out of the log and counted");
+  EXPECT_EQ(lines[10],
+            "kernel output: more than 100 bytes in 60.0 s; the rest of it is left out of the log and counted");
   EXPECT_EQ(lines[11], "kernel output: 9900 bytes more were left out");
 }
 

@@ -314,8 +314,8 @@ TEST(TrackerClientTlsTest, GivenAnExpiredCertificate_StartShouldRefuseItAndAClie
   tls.tls_ca_file = expired;
   auto client = TrackerClient::Connect(target, tls);
   ASSERT_FALSE(client.ok());
-  EXPECT_NE(client.status().message().find(
-                "certificate verify failed; --tls-ca's certificate 1 (CN=localhost) expired on 2020-01-02 00:00:00 UTC"),
+  EXPECT_NE(client.status().message().find("certificate verify failed; --tls-ca's certificate 1 (CN=localhost) "
+                                           "expired on 2020-01-02 00:00:00 UTC"),
             std::string::npos)
       << client.status().message();
 

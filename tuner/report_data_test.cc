@@ -110,7 +110,8 @@ TEST_F(ReportDataTest, GivenTwoDevicesOfOneName_TheModelSummaryShouldKeepThemApa
   int64_t b = Device("Adreno 640", "fp-new-driver");
   int64_t other = Device("Mali-G78");
   int64_t task = log_->UpsertTask("gemm:64,64,64:float32", "gemm", R"({"count":2})", 2.0 * 64 * 64 * 64).value();
-  // A template this build lacks: its records' configs ("{}") are not judged against a space (see below for one that is).
+  // A template this build lacks: its records' configs ("{}") are not judged against a space (a test below has one
+  // that is).
   int64_t tmpl = log_->UpsertTemplate("acme.gemm", 1).value();
   Add(task, tmpl, a, 1, 0, 4e-3);
   Add(task, tmpl, b, 1, 0, 1e-3);

@@ -158,7 +158,8 @@ void Summary(const ReportData& d, const std::vector<SeriesStats>& stats, std::os
 
 void Section(const ReportSeries& s, const SeriesStats& st, size_t index, std::ostringstream& out) {
   // Numbered from 1, as `tasks` and `tune` number tasks.
-  out << "<div class=\"task\" id=\"task-" << index + 1 << "\"><h3>" << index + 1 << ". <code>" << HtmlEscape(s.task_spec)
+  out << "<div class=\"task\" id=\"task-" << index + 1 << "\"><h3>" << index + 1 << ". <code>"
+      << HtmlEscape(s.task_spec)
       << "</code></h3><p>template <code>" << HtmlEscape(s.template_name) << " v" << s.template_version
       << "</code> on <b>" << HtmlEscape(s.device_name) << "</b> &middot; " << s.records.size() - st.repeats
       << (s.records.size() - st.repeats == 1 ? " trial" : " trials");
