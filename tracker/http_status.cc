@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <boost/asio.hpp>
@@ -287,7 +288,8 @@ struct HttpStatus::Impl {
     }
 
     // The end of a request's headers: a blank line, "\r\n\r\n" or, from a lenient client, "\n\n" (which got no
-    // answer but the deadline's close).
+    // answer but the deadline's close). Without one, the next call (after more bytes came) starts 3 bytes before
+    // this one's end, so that an end split between two reads is found.
     static std::pair<asio::buffers_iterator<asio::streambuf::const_buffers_type>, bool> EndOfHeaders(
         asio::buffers_iterator<asio::streambuf::const_buffers_type> begin,
         asio::buffers_iterator<asio::streambuf::const_buffers_type> end) {
@@ -298,7 +300,7 @@ struct HttpStatus::Impl {
         before_last = last;
         last = c;
       }
-      return {end, false};
+      return {end - std::min<std::ptrdiff_t>(3, end - begin), false};
     }
 
     tcp::socket socket;

@@ -315,6 +315,18 @@ TEST(HttpStatusTest, GivenBareNewlinesAnAbsoluteUriOrNoRequest_TheReplyShouldSay
   EXPECT_EQ(absolute.rfind("HTTP/1.0 200 OK", 0), 0u) << absolute;
   EXPECT_NE(absolute.find("tunefleet_jobs_done_total"), std::string::npos) << absolute;
   EXPECT_EQ(Exchange(port, "\r\n\r\n").rfind("HTTP/1.0 400 Bad Request", 0), 0u);
+  // The blank line split between two reads is still the end of the headers.
+  for (const std::string first : {"GET /metrics HTTP/1.0\r\n\r", "GET /metrics HTTP/1.0\n"}) {
+    const int fd = NewSocket();
+    ASSERT_TRUE(ConnectTo(fd, port));
+    ASSERT_TRUE(SendAll(fd, first));
+    std::this_thread::sleep_for(100ms);
+    ASSERT_TRUE(SendAll(fd, "\n"));
+    const auto reply = ReadUntilClosed(fd, 5s);
+    close(fd);
+    ASSERT_TRUE(reply.has_value()) << "no reply within 5 s";
+    EXPECT_EQ(reply->rfind("HTTP/1.0 200 OK", 0), 0u) << *reply;
+  }
   EXPECT_EQ(Exchange(port, "GET nowhere HTTP/1.0\r\n\r\n").rfind("HTTP/1.0 400 Bad Request", 0), 0u);
   const std::string big = Exchange(port, "GET / HTTP/1.0\r\nX-Big: " + std::string(20000, 'x') + "\r\n\r\n");
   EXPECT_EQ(big.rfind("HTTP/1.0 431 Request Header Fields Too Large", 0), 0u) << big.substr(0, 100);
