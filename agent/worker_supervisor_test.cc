@@ -16,13 +16,11 @@
 #include <thread>
 #include <vector>
 
-#include <spdlog/sinks/ostream_sink.h>
-#include <spdlog/spdlog.h>
-
 #include "agent/cl_api.h"
 #include "agent/device_info.h"
 #include "agent/device_lock.h"
 #include "agent/test_programs.h"
+#include "common/spdlog_capture_testing.h"
 
 namespace tunefleet::agent {
 namespace {
@@ -95,10 +93,7 @@ TEST_F(WorkerSupervisorTest, GivenAHealthyWorker_WeShouldRunJobsAndReportTheDevi
 // A kernel's printf (PoCL writes it to the worker's stdout) reaches the agent's log as it runs, bounded: one printf
 // per work-item of 256 items is 4 KiB a run, of which the log takes the first 1 KiB and counts the rest.
 TEST_F(WorkerSupervisorTest, GivenAKernelThatPrints_ItsOutputShouldReachTheLogBounded) {
-  auto log = std::make_shared<std::ostringstream>();
-  auto previous = spdlog::default_logger();
-  spdlog::set_default_logger(
-      std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::ostream_sink_mt>(*log)));
+  testing::CapturedSpdlog log;
   WorkerSupervisor::Options options;
   options.argv = {TUNEFLEET_AGENT_BINARY, "--worker"};
   options.output_limits.bytes_per_window = 1024;
@@ -109,9 +104,8 @@ TEST_F(WorkerSupervisorTest, GivenAKernelThatPrints_ItsOutputShouldReachTheLogBo
   source->insert(source->find("c[i] ="), "printf(\"item %03d of 256\\n\", i); ");
   EXPECT_EQ((*supervisor)->Run(program).status(), proto::OK);
   supervisor->reset();  // the relay has said what the pipe held by then
-  spdlog::set_default_logger(previous);
 
-  const std::string text = log->str();
+  const std::string text = log.text();
   size_t said = 0;
   for (size_t at = text.find("kernel output: item "); at != std::string::npos;
        at = text.find("kernel output: item ", at + 1)) {
@@ -133,10 +127,7 @@ TEST_F(WorkerSupervisorTest, GivenAKernelThatPrints_ItsOutputShouldReachTheLogBo
 // (PoCL writes a kernel's printf out itself, so this passes without the worker's line-buffered stdout too; that is
 // for a driver that prints through stdio, which this machine does not have.)
 TEST_F(WorkerSupervisorTest, GivenAPrintingJobKilledAtItsTimeout_WhatItPrintedShouldReachTheLog) {
-  auto log = std::make_shared<std::ostringstream>();
-  auto previous = spdlog::default_logger();
-  spdlog::set_default_logger(
-      std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::ostream_sink_mt>(*log)));
+  testing::CapturedSpdlog log;
   WorkerSupervisor::Options options;
   options.argv = {TUNEFLEET_AGENT_BINARY, "--worker"};
   Result<std::unique_ptr<WorkerSupervisor>> supervisor = WorkerSupervisor::Start(options);
@@ -150,8 +141,7 @@ TEST_F(WorkerSupervisorTest, GivenAPrintingJobKilledAtItsTimeout_WhatItPrintedSh
   program.mutable_timing()->set_timeout_ms(3000);
   EXPECT_EQ((*supervisor)->Run(program).status(), proto::RUN_TIMEOUT);
   supervisor->reset();
-  spdlog::set_default_logger(previous);
-  EXPECT_NE(log->str().find("kernel output: item 0"), std::string::npos) << log->str().substr(0, 2000);
+  EXPECT_NE(log.text().find("kernel output: item 0"), std::string::npos) << log.text().substr(0, 2000);
 }
 
 // The worker runs the kernels and needs no secret: the agent's TUNEFLEET_TOKEN stays out of its environment.

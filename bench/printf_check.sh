@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# A kernel's printf in the agent's log, bounded (agent/output_relay.h): a tracker and one agent (on the first NVIDIA
-# platform when there is one, else platform 0), a GEMM 64x64x64 program (measure --dump-program) whose kernel
+# A kernel's printf in the agent's log, bounded (agent/output_relay.h): a tracker and one agent (on the first platform
+# with a GPU when there is one, else platform 0), a GEMM 64x64x64 program (measure --dump-program) whose kernel
 # prints a line per work-item (256 per run) measured with `tunefleet measure --program`; then the agent log's count
 # of "kernel output:" lines (at most 16 KiB a minute: 16 KiB / 16-byte lines = 1024) and its lines saying what was
 # left out. Logs go to OUT; the summary is printed.
@@ -9,9 +9,10 @@ set -u
 D=${1:?usage: bench/printf_check.sh BIN_DIR OUT}; OUT=${2:?usage: bench/printf_check.sh BIN_DIR OUT}
 P=127.0.0.1:9290; S=$OUT/printf-summary.txt
 mkdir -p "$OUT"
+source "$(dirname "$0")/local_fleet.sh"  # first_gpu_platform
 "$D/tunefleet-agent" --list-devices >"$OUT/devices.txt" 2>&1
-PLAT=$(grep -i nvidia "$OUT/devices.txt" | head -1 | grep -o -E '^platform [0-9]+' | grep -o -E '[0-9]+')
-echo "platform ${PLAT:=0}" >"$S"
+PLAT=$(first_gpu_platform "$OUT/devices.txt")
+echo "platform $PLAT" >"$S"
 "$D/tunefleet-tracker" --host 127.0.0.1 --port 9290 >"$OUT/printf-tracker.log" 2>&1 &
 TRACKER=$!
 sleep 1

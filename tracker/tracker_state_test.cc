@@ -8,11 +8,9 @@
 #include <chrono>
 #include <future>
 #include <set>
-#include <sstream>
 #include <thread>
 
-#include <spdlog/sinks/ostream_sink.h>
-#include <spdlog/spdlog.h>
+#include "common/spdlog_capture_testing.h"
 
 namespace tunefleet::tracker {
 namespace {
@@ -110,10 +108,7 @@ TEST(TrackerStateTest, GivenAnAgentGoneBeforeTheWaiterTakesItsGrant_AcquireShoul
 // The log names a lease by its sequence only: the id's random part, which lets its holder measure, renew and release,
 // is learnt by the client it was granted to alone (the journal's readers had it from "lease ... granted").
 TEST(TrackerStateTest, GivenALeaseGrantedReleasedAndExpired_TheLogShouldNotHoldItsId) {
-  std::ostringstream log;
-  auto previous = spdlog::default_logger();
-  spdlog::set_default_logger(
-      std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log)));
+  testing::CapturedSpdlog log;
   StateOptions options;
   options.heartbeat_timeout = 1e6;
   options.lease_ttl = 5;
@@ -133,9 +128,8 @@ TEST(TrackerStateTest, GivenALeaseGrantedReleasedAndExpired_TheLogShouldNotHoldI
   auto expired = state.Acquire(acquire, [] { return false; });
   ASSERT_TRUE(expired.ok()) << expired.status().ToString();
   state.Tick(Clock::now() + std::chrono::seconds(10));
-  spdlog::set_default_logger(previous);
 
-  const std::string text = log.str();
+  const std::string text = log.text();
   EXPECT_NE(text.find("lease " + LeaseLogName(released->lease_id()) + " granted to"), std::string::npos) << text;
   EXPECT_NE(text.find("lease " + LeaseLogName(released->lease_id()) + " released"), std::string::npos) << text;
   EXPECT_NE(text.find("lease " + LeaseLogName(expired->lease_id()) + " of '' expired"), std::string::npos) << text;

@@ -7,25 +7,14 @@
 
 #include "common/temp_dir_testing.h"
 #include "tuner/export_kernel_pack.h"
+#include "tuner/export_testing.h"
 
 namespace tunefleet {
 namespace {
 
 constexpr const char* kSpec = "gemm:64,64,64:float32";
 
-proto::DeviceInfo CpuDevice() {
-  proto::DeviceInfo d;
-  d.set_vendor("pocl");
-  d.set_name("pthread-cpu");
-  d.set_device_type("CPU");
-  d.set_max_work_group_size(256);
-  for (int i = 0; i < 3; ++i) d.add_max_work_item_sizes(256);
-  d.set_local_mem_bytes(64 * 1024);
-  d.set_fingerprint("fp-cpu");
-  return d;
-}
-
-// A log of gemm.buffer records on CpuDevice, written the way a hand-edited log would be: config JSON as given.
+// A log of gemm.buffer records on PoclLikeDevice, written the way a hand-edited log would be: config JSON as given.
 class BestInSpaceTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -33,12 +22,12 @@ class BestInSpaceTest : public ::testing::Test {
     tmpl_ = FindTemplate("gemm.buffer");
     ASSERT_NE(tmpl_, nullptr);
     task_ = Task::Parse(kSpec).value();
-    space_ = tmpl_->MakeSpace(task_, DeviceLimits::From(CpuDevice())).value();
+    space_ = tmpl_->MakeSpace(task_, DeviceLimits::From(PoclLikeDevice())).value();
   }
 
   int64_t Add(const nlohmann::json& config, double cost, const std::string& tmpl_name = "gemm.buffer") {
     RecordRow r;
-    r.device_id = log_->UpsertDevice(CpuDevice()).value();
+    r.device_id = log_->UpsertDevice(PoclLikeDevice()).value();
     r.task_id = log_->UpsertTask(task_.ToSpec(), task_.op, "{}", tmpl_->Flops(task_)).value();
     r.template_id = log_->UpsertTemplate(tmpl_name, tmpl_->version()).value();
     r.config = config.dump();
@@ -50,7 +39,7 @@ class BestInSpaceTest : public ::testing::Test {
 
   nlohmann::json Fallback() const { return space_.ToJson(tmpl_->Fallback(task_, space_)); }
 
-  // A config of the space's knob values that breaks one of its rules on CpuDevice.
+  // A config of the space's knob values that breaks one of its rules on PoclLikeDevice.
   nlohmann::json Breaking() const {
     for (uint64_t i = 0; i < space_.RawSize(); ++i)
       if (!space_.ValidIndex(i)) return space_.ToJson(space_.FromIndex(i));

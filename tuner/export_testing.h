@@ -1,6 +1,6 @@
 // Test helpers for the exporters: a tuning log in a temporary directory (common/temp_dir_testing.h), filled from one
-// line of domain text per record through the registered templates (FindTemplate), an Adreno device, and a config of
-// the real conv2d_nchwc.image2d space. Test-only.
+// line of domain text per record through the registered templates (FindTemplate), an Adreno and a small CPU device,
+// and a config of the real conv2d_nchwc.image2d space. Test-only.
 #pragma once
 
 #include <memory>
@@ -30,6 +30,19 @@ inline proto::DeviceInfo AdrenoDevice() {
   d.set_image2d_max_height(16384);
   d.set_fp16(true);
   d.set_fingerprint("adreno740-0800.14");
+  return d;
+}
+
+// A CPU device as PoCL reports one, small: work-groups of 256, 64 KiB of local memory.
+inline proto::DeviceInfo PoclLikeDevice() {
+  proto::DeviceInfo d;
+  d.set_vendor("pocl");
+  d.set_name("pthread-cpu");
+  d.set_device_type("CPU");
+  d.set_max_work_group_size(256);
+  for (int i = 0; i < 3; ++i) d.add_max_work_item_sizes(256);
+  d.set_local_mem_bytes(64 * 1024);
+  d.set_fingerprint("fp-cpu");
   return d;
 }
 

@@ -10,6 +10,7 @@
 
 #include "proto/tunefleet.pb.h"
 #include "search-spaces/template.h"
+#include "tuner/export_testing.h"
 #include "tuner/model_tasks.h"
 #include "tuner/task_workload.h"
 #include "tuner/test_models.h"
@@ -135,14 +136,7 @@ TEST_F(ReportDataTest, GivenTwoDevicesOfOneName_TheModelSummaryShouldKeepThemApa
 // A faster record whose config is not in the template's space on its device (a hand-edited log, an import) is
 // passed over, as `best` and the exports pass it over; the page says so. It had been the report's best alone.
 TEST_F(ReportDataTest, GivenAFasterConfigOutsideTheSpace_TheBestShouldBeBestsAndThePageSaySo) {
-  proto::DeviceInfo cpu;
-  cpu.set_vendor("pocl");
-  cpu.set_name("pthread-cpu");
-  cpu.set_device_type("CPU");
-  cpu.set_max_work_group_size(256);
-  for (int i = 0; i < 3; ++i) cpu.add_max_work_item_sizes(256);
-  cpu.set_local_mem_bytes(64 * 1024);
-  cpu.set_fingerprint("fp-cpu");
+  const proto::DeviceInfo cpu = PoclLikeDevice();
   const Template* gemm = FindTemplate("gemm.buffer");
   ASSERT_NE(gemm, nullptr);
   const Task task = Task::Parse("gemm:64,64,64:float32").value();
