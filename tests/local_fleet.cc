@@ -128,10 +128,13 @@ namespace {
 
 using SqliteHandle = std::unique_ptr<sqlite3, int (*)(sqlite3*)>;
 
-// The database at `path`, owned also when the open failed (SQLite allocates a handle anyway).
+// The database at `path`, owned also when the open failed (SQLite allocates a handle anyway). It waits up to 10 s
+// for a lock, as the product's connections do: a tuner that is closing its log checkpoints the WAL under an
+// exclusive lock, and a test's read at that moment failed "database is locked" without a busy timeout.
 SqliteHandle OpenSqlite(const std::string& path, int flags, int* rc) {
   sqlite3* raw = nullptr;
   *rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
+  if (*rc == SQLITE_OK) sqlite3_busy_timeout(raw, 10000);
   return SqliteHandle(raw, sqlite3_close);
 }
 
