@@ -8,8 +8,10 @@ std::vector<uint64_t> RandomStrategy::NextBatch(size_t n) { return SampleUnvisit
 
 void RandomStrategy::Update(const std::vector<Observation>& results) {
   for (const auto& r : results) visited_.insert(r.index);
+  results_ += results.size();
 }
 
-std::string RandomStrategy::StatusLine() const { return "random: " + std::to_string(visited_.size()) + " visited"; }
+// The results, as ga's line says: the proposals include jobs abandoned at a stop or a time budget's end.
+std::string RandomStrategy::StatusLine() const { return "random: " + std::to_string(results_) + " results"; }
 
 }  // namespace tunefleet

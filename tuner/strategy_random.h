@@ -20,7 +20,8 @@ class RandomStrategy final : public Strategy {
  private:
   const Space& space_;
   std::mt19937_64 rng_;
-  std::unordered_set<uint64_t> visited_;
+  std::unordered_set<uint64_t> visited_;  // proposed or measured
+  size_t results_ = 0;                    // results told to Update (a proposal abandoned at a stop has none)
 };
 
 }  // namespace tunefleet

@@ -116,6 +116,18 @@ TEST(StrategyTest, GivenASmallSpace_EveryStrategyShouldProposeEachValidConfigOnc
   }
 }
 
+TEST(StrategyTest, GivenProposalsWithoutResults_RandomsStatusShouldCountOnlyTheResults) {
+  const Space s = testing::TilingSpace();
+  auto st = Make(s, "random", 1);
+  const std::vector<uint64_t> plan = st->NextBatch(8);
+  ASSERT_EQ(plan.size(), 8u);
+  // Five arrive; three were abandoned (a stop, a time budget's end): they are proposed, not measured.
+  std::vector<Observation> obs;
+  for (size_t i = 0; i < 5; ++i) obs.push_back({plan[i], true, 1.0});
+  st->Update(obs);
+  EXPECT_EQ(st->StatusLine(), "random: 5 results");
+}
+
 TEST(StrategyTest, GivenGrid_WeShouldWalkValidConfigsInIndexOrderSkippingResumedOnes) {
   Space s;
   s.AddList("a", {1, 2, 3}).AddList("b", {1, 2}).AddConstraint("not a=2", [](const ConfigView& v) {
