@@ -38,6 +38,13 @@ std::string FormatDuration(double s) {
   return buf;
 }
 
+std::string FormatGivenDuration(double s) {
+  if (s < 0 || s >= 60) return FormatDuration(s);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3gs", s);
+  return buf;
+}
+
 void Progress::Show(const std::string& task_label, double last_gflops, double best_gflops,
                     const std::string& extra, bool force) {
   const auto now = std::chrono::steady_clock::now();

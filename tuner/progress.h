@@ -52,4 +52,8 @@ class Progress {
 // "1h02m", "3m05s", "12s".
 std::string FormatDuration(double seconds);
 
+// A duration the user gave (--time-budget): under a minute with its own digits ("0.05s", "2.5s", "4s"), where
+// FormatDuration rounds to whole seconds ("0s"); from a minute on as FormatDuration.
+std::string FormatGivenDuration(double seconds);
+
 }  // namespace tunefleet

@@ -15,6 +15,10 @@ TEST(ProgressTest, GivenDurationsWeShouldPrintThemCompactly) {
   EXPECT_EQ(FormatDuration(185), "3m05s");
   EXPECT_EQ(FormatDuration(3720), "1h02m");
   EXPECT_EQ(FormatDuration(-1), "?");
+  EXPECT_EQ(FormatGivenDuration(0.05), "0.05s");
+  EXPECT_EQ(FormatGivenDuration(2.5), "2.5s");
+  EXPECT_EQ(FormatGivenDuration(4), "4s");
+  EXPECT_EQ(FormatGivenDuration(90), "1m30s");
 }
 
 TEST(ProgressTest, GivenATimeBudgetTheEtaShouldNeverExceedIt) {

@@ -389,7 +389,7 @@ Result<TuneSummary> RunTune(const TuneOptions& opts, DeferredLog& run_log) {
     if (summary.interrupted) {
       spdlog::info("{}", st.message());
     } else {
-      spdlog::info("time budget of {} reached: {}", FormatDuration(opts.time_budget), st.message());
+      spdlog::info("time budget of {} reached: {}", FormatGivenDuration(opts.time_budget), st.message());
     }
     return Status::OK();
   };
@@ -432,7 +432,7 @@ Result<TuneSummary> RunTune(const TuneOptions& opts, DeferredLog& run_log) {
       break;
     }
     if (budget_spent) {
-      spdlog::info("time budget of {} reached", FormatDuration(opts.time_budget));
+      spdlog::info("time budget of {} reached", FormatGivenDuration(opts.time_budget));
       break;
     }
     // Fallback latencies order the first batches only once every unit's is known (the round, or the log of a
