@@ -39,9 +39,11 @@ for entry in $TASKS; do
       name="$tmpl-${task//[:,]/_}-$tuner-$seed"
       if [[ ! -s $OUT/$name.csv ]]; then
         start=$(date +%s)
+        transfer=""  # each run in its own log: the model takes no history (the other tuners never do)
+        [[ $tuner == xgb ]] && transfer=--no-transfer
         # shellcheck disable=SC2086
         "$BIN/tunefleet" tune --rpc-tracker "$ADDR" --rpc-key "$KEY" --task "$task" --template "$tmpl" \
-          --tuner "$tuner" --seed "$seed" --trials "$TRIALS" --no-transfer --devices "$NUM_AGENTS" $TIMING \
+          --tuner "$tuner" --seed "$seed" --trials "$TRIALS" $transfer --devices "$NUM_AGENTS" $TIMING \
           --batch 32 --timeout 30 --db "$OUT/$name.db" $TUNE_ARGS >"$OUT/$name.log" 2>&1 ||
           { echo "$name: tune failed, see $OUT/$name.log" >&2; tail -n 3 "$OUT/$name.log" >&2; exit 1; }
         "$BIN/tunefleet" export --db "$OUT/$name.db" --format csv -o "$OUT/$name.csv"

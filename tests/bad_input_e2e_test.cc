@@ -307,7 +307,7 @@ TEST(BadInputE2E, GivenAnInputThatNeedsNoDeviceItShouldBeRefusedBeforeTheTracker
       {{bin, "tune", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--task-file", bad_task_file, "--db",
         fleet.db()},
        "tunefleet tune: error: " + bad_task_file + ":2: the count 'x4' is not a whole number from 1 to 1000000"},
-      {{bin, "tasks", "--specs", "--json", "model.onnx"}, "tunefleet: error: --json excludes --specs"},
+      {{bin, "tasks", "--specs", "--json", "model.onnx"}, "tunefleet tasks: error: --json excludes --specs"},
       // Standard input closed: its number was gRPC's event fd by main, which read as EAGAIN ("exit 1").
       {{"/bin/sh", "-c",
         "exec '" + bin + "' tune --rpc-tracker " + fleet.address() + " --rpc-key k --task-file - --db '" + fleet.db() +
@@ -419,6 +419,10 @@ TEST(BadInputE2E, GivenContradictoryTuneOptionsTheyShouldBeRefusedInOneLine) {
   ExpectRefusedInOneLine(with({"--tuner", "grid", "--xgb-prior-pool", "0"}),
                          "--xgb-prior-pool applies to --tuner xgb (the cost model), not --tuner grid");
   ExpectRefusedInOneLine(with({"--no-transfer", "--transfer-once"}), "--no-transfer excludes --transfer-once");
+  ExpectRefusedInOneLine(with({"--tuner", "random", "--no-transfer"}),
+                         "--no-transfer applies to --tuner xgb (the cost model), not --tuner random");
+  ExpectRefusedInOneLine(with({"--tuner", "ga", "--transfer-once"}),
+                         "--transfer-once applies to --tuner xgb (the cost model), not --tuner ga");
 }
 
 // `measure --dump-program` said "no template can run X" and not why; `tune` (and `measure` on a device) say why.
@@ -578,27 +582,27 @@ TEST(BadInputE2E, GivenATrackerAddressThatIsNotHostAndPortOrAnUnknownCommandWeSh
 TEST(BadInputE2E, GivenAnUnknownOptionOrAnOptionTwiceEachToolShouldSaySoFirstInOneLine) {
   const std::string bin = BinDir();
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
-      // Its hint names the command's own help, where its options are.
+      // Its prefix and its hint name the command (as its later errors do), whose own help has its options.
       {{bin + "/tunefleet", "tune", "--bogus"},
-       "tunefleet: error: unknown option '--bogus' (see tunefleet tune --help)"},
+       "tunefleet tune: error: unknown option '--bogus' (see tunefleet tune --help)"},
       {{bin + "/tunefleet", "--bogus", "tune"}, "tunefleet: error: unknown option '--bogus' (see tunefleet --help)"},
       {{bin + "/tunefleet", "tune", "--task", "gemm:8,8,8", "--batch", "0", "--bogus"},
-       "tunefleet: error: unknown option '--bogus'"},
-      {{bin + "/tunefleet", "best", "--db", "x.db", "--jsno"}, "tunefleet: error: unknown option '--jsno'"},
+       "tunefleet tune: error: unknown option '--bogus'"},
+      {{bin + "/tunefleet", "best", "--db", "x.db", "--jsno"}, "tunefleet best: error: unknown option '--jsno'"},
       {{bin + "/tunefleet", "tune", "a.onnx", "b.onnx", "--rpc-key", "k"},
-       "tunefleet: error: unexpected argument 'b.onnx'"},
+       "tunefleet tune: error: unexpected argument 'b.onnx'"},
       {{bin + "/tunefleet-tracker", "--bogus", "--lease-ttl", "0"},
        "tunefleet-tracker: error: unknown option '--bogus'"},
       {{bin + "/tunefleet-agent", "--bogus"}, "tunefleet-agent: error: unknown option '--bogus'"},
       {{bin + "/tunefleet", "tune", "--rpc-key", "a", "--rpc-key", "b", "--task", "gemm:8,8,8"},
-       "tunefleet: error: --rpc-key is given 2 times; it takes one value"},
+       "tunefleet tune: error: --rpc-key is given 2 times; it takes one value"},
       {{bin + "/tunefleet-tracker", "--port", "1", "--port", "2"},
        "tunefleet-tracker: error: --port is given 2 times; it takes one value"},
       // A flag twice, as from two command lines pasted together, was taken silently.
       {{bin + "/tunefleet", "tasks", "--json", "--json", "x.onnx"},
-       "tunefleet: error: --json is given 2 times; it is a flag, given once"},
+       "tunefleet tasks: error: --json is given 2 times; it is a flag, given once"},
       {{bin + "/tunefleet", "tune", "--rpc-key", "k", "--task", "gemm:8,8,8", "--fresh", "--fresh"},
-       "tunefleet: error: --fresh is given 2 times; it is a flag, given once"},
+       "tunefleet tune: error: --fresh is given 2 times; it is a flag, given once"},
       {{bin + "/tunefleet-agent", "--list-devices", "--list-devices"},
        "tunefleet-agent: error: --list-devices is given 2 times; it is a flag, given once"},
   };

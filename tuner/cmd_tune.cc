@@ -342,8 +342,9 @@ void RegisterTune(CLI::App& app, int* exit_code) {
       ->take_all();
   sub->callback([a, exit_code, sub] {
     // The model's options with another search: accepted and ignored, they let a user believe they took effect.
+    // Only the model warm-starts from other tasks' records, so the transfer options are the model's too.
     if (a->tuner != "xgb") {
-      for (const char* xgb_only : {"--xgb-objective", "--xgb-prior-pool"}) {
+      for (const char* xgb_only : {"--xgb-objective", "--xgb-prior-pool", "--no-transfer", "--transfer-once"}) {
         if (sub->count(xgb_only) > 0) {
           *exit_code = CommandError("tune", std::string(xgb_only) + " applies to --tuner xgb (the cost model), not " +
                                                 "--tuner " + a->tuner, 2);

@@ -64,14 +64,18 @@ int main(int argc, char** argv) {
       // A first word that is no command reads better as such than as CLI11's "A subcommand is required".
       const std::string first = argc > 1 ? argv[1] : "";
       auto named = [&](CLI::App* sub) { return sub->check_name(first); };
-      if (!first.empty() && first[0] != '-' && app.get_subcommands(named).empty()) {
+      const std::vector<CLI::App*> command = app.get_subcommands(named);
+      if (!first.empty() && first[0] != '-' && command.empty()) {
         std::cerr << "tunefleet: error: unknown command '" << tunefleet::Printable(first) << "' (see tunefleet --help)\n";
         return 2;
       }
-      // A command's options are in its own help, not in the list of commands.
-      const std::string help = first.empty() || first[0] == '-' ? "tunefleet --help" : "tunefleet " + first + " --help";
-      std::cerr << "tunefleet: error: " << tunefleet::Printable(tunefleet::cli::ErrorText(app, e), std::string::npos)
-                << " (see " << help << ")\n";
+      // Named as the command's own later errors are ("tunefleet tune: error: ..."); its options are in its own
+      // help, not in the list of commands.
+      const bool in_command = !first.empty() && first[0] != '-';
+      const std::string who = in_command ? "tunefleet " + command.front()->get_name() : "tunefleet";
+      std::cerr << who << ": error: "
+                << tunefleet::Printable(tunefleet::cli::ErrorText(app, e), std::string::npos) << " (see " << who
+                << " --help)\n";
       return 2;
     }
     exit_code = app.exit(e);  // --help, --version: printed, and checked at once (the cause of a failure is in errno)
