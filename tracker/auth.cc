@@ -12,6 +12,13 @@ bool SameSecret(const std::string& a, const std::string& b) {
   return diff == 0;
 }
 
+// 127.0.0.0/8, ::1 (bracketed or not), localhost: only this machine, and phones through `adb reverse`, reach it.
+bool IsLoopbackHost(const std::string& host) {
+  std::string h = host;
+  if (h.size() >= 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
+  return h == "localhost" || h == "::1" || h.rfind("127.", 0) == 0;
+}
+
 }  // namespace
 
 grpc::Status TokenCheck::Check(const std::string& given, const grpc::ServerContext& ctx, const char* rpc) const {
@@ -24,11 +31,14 @@ grpc::Status TokenCheck::Check(const std::string& given, const grpc::ServerConte
   return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, what);
 }
 
+std::string OpenStatusPortWarning(const std::string& host, bool token_required) {
+  if (!token_required || IsLoopbackHost(host)) return "";
+  return "the status page and /metrics answer without the token: whoever reaches the status port sees the keys, "
+         "the agents' devices and their addresses (keep that port to the lab's network, or drop --http-port)";
+}
+
 std::string OpenTrackerWarning(const std::string& host, bool token_required) {
-  if (token_required) return "";
-  std::string h = host;
-  if (h.size() >= 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
-  if (h == "localhost" || h == "::1" || h.rfind("127.", 0) == 0) return "";
+  if (token_required || IsLoopbackHost(host)) return "";
   return "no token is set and the tracker listens on " + (host.empty() ? std::string("every address") : host) +
          ", beyond this machine: whoever reaches its port can register agents and lease this lab's devices (set "
          "TUNEFLEET_TOKEN, or listen on 127.0.0.1)";

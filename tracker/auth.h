@@ -26,4 +26,8 @@ class TokenCheck {
 // otherwise one line saying that whoever reaches the port can register agents and lease the lab's devices.
 std::string OpenTrackerWarning(const std::string& host, bool token_required);
 
+// What a tracker with a token and a status port on `host` should warn of: "" without a token (OpenTrackerWarning
+// says more) or on loopback; otherwise one line saying that the status page and /metrics answer without the token.
+std::string OpenStatusPortWarning(const std::string& host, bool token_required);
+
 }  // namespace tunefleet::tracker

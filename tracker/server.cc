@@ -175,6 +175,9 @@ Result<std::unique_ptr<TrackerServer>> TrackerServer::Start(const ServerOptions&
   spdlog::info("tunefleet-tracker {} listening on {}{}{}", TUNEFLEET_VERSION, HostPort(o.host, s->port_),
                o.tls_cert_file.empty() ? "" : " (TLS)", o.token.empty() ? "" : " (token required)");
   if (s->http_) spdlog::info("status page on http://{}/ (metrics at /metrics)", HostPort(o.host, s->http_port_));
+  if (const std::string warning = OpenStatusPortWarning(o.host, !o.token.empty()); s->http_ && !warning.empty()) {
+    spdlog::warn("{}", warning);
+  }
   if (const std::string warning = OpenTrackerWarning(o.host, !o.token.empty()); !warning.empty()) {
     spdlog::warn("{}", warning);
   }

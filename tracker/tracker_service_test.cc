@@ -64,6 +64,18 @@ TEST(OpenTrackerWarning, GivenNoTokenAndAnAddressBeyondLoopbackTheTrackerShouldW
   }
 }
 
+// A token guards the gRPC side only: a tracker given one and a status port beyond loopback says that the status page
+// answers without it (a user who set a token took the whole tracker to be guarded).
+TEST(OpenStatusPortWarning, GivenATokenAndAStatusPortBeyondLoopbackTheTrackerShouldSayItAnswersWithoutIt) {
+  for (const std::string host : {"0.0.0.0", "::", "", "192.0.2.1", "lab-server"}) {
+    EXPECT_NE(OpenStatusPortWarning(host, true).find("answer without the token"), std::string::npos) << host;
+    EXPECT_EQ(OpenStatusPortWarning(host, false), "") << host;  // OpenTrackerWarning says more
+  }
+  for (const std::string host : {"127.0.0.1", "::1", "[::1]", "localhost"}) {
+    EXPECT_EQ(OpenStatusPortWarning(host, true), "") << host;
+  }
+}
+
 TEST_F(TrackerServiceTest, GivenTwoAgents_WeShouldMeasureABatchOfNJobsIntoNEvents) {
   StartTracker();
   auto a1 = Agent("pocl");
