@@ -132,10 +132,10 @@ std::string RenderMetrics(const proto::SummaryReply& summary, const TrackerCount
     o << "tunefleet_waiting_acquires{key=\"" << Label(key) << "\"} " << n.second << "\n";
   }
   // Jobs an agent measured: a result whose tuner had gone (stopped mid-batch) is counted, though it reaches no log.
-  o << "# HELP tunefleet_agent_jobs_done Jobs measured per agent (results received, also those whose tuner had "
-       "gone).\n# TYPE tunefleet_agent_jobs_done counter\n";
+  o << "# HELP tunefleet_agent_jobs_done_total Jobs measured per agent (results received, also those whose tuner had "
+       "gone).\n# TYPE tunefleet_agent_jobs_done_total counter\n";
   for (const auto& a : summary.agents()) {
-    o << "tunefleet_agent_jobs_done{agent=\"" << Label(a.agent_id()) << "\",key=\"" << Label(a.key()) << "\"} "
+    o << "tunefleet_agent_jobs_done_total{agent=\"" << Label(a.agent_id()) << "\",key=\"" << Label(a.key()) << "\"} "
       << a.jobs_done() << "\n";
   }
   o << "# HELP tunefleet_jobs_done_total Jobs whose result came back since the tracker started (measured or failed, "

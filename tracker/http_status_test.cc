@@ -55,7 +55,7 @@ TEST(HttpStatusTest, GivenASummary_TheMetricsShouldCountAgentsPerKeyAndStateAndT
   EXPECT_NE(m.find("tunefleet_agents{key=\"phone\",state=\"free\"} 1\n"), std::string::npos);
   EXPECT_NE(m.find("tunefleet_leased_agents{key=\"phone\"} 1\n"), std::string::npos);
   EXPECT_NE(m.find("tunefleet_waiting_acquires{key=\"phone\"} 3\n"), std::string::npos);
-  EXPECT_NE(m.find("tunefleet_agent_jobs_done{agent=\"agent-1\",key=\"phone\"} 12\n"), std::string::npos);
+  EXPECT_NE(m.find("tunefleet_agent_jobs_done_total{agent=\"agent-1\",key=\"phone\"} 12\n"), std::string::npos);
   EXPECT_NE(m.find("tunefleet_jobs_done_total 40\n"), std::string::npos);
   // No agent of 'phone' is leased (one is busy, one free): that series is 0, not missing.
   EXPECT_NE(m.find("tunefleet_agents{key=\"phone\",state=\"leased\"} 0\n"), std::string::npos) << m;
