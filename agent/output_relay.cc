@@ -39,16 +39,49 @@ OutputRelay::~OutputRelay() {
   }
 }
 
+void OutputRelay::EndLine() {
+  std::unique_lock<std::mutex> lock(ended_mu_);
+  const uint64_t mine = ++ends_asked_;
+  const char byte = 1;
+  ssize_t n = 0;
+  while ((n = write(stop_write_.get(), &byte, 1)) < 0 && errno == EINTR) {
+  }
+  if (n != 1) return;
+  ended_cv_.wait_for(lock, std::chrono::seconds(1), [&] { return ends_done_ >= mine; });
+}
+
+bool OutputRelay::ReadControl() {
+  char bytes[64];
+  ssize_t n = 0;
+  while ((n = read(stop_read_.get(), bytes, sizeof bytes)) < 0 && errno == EINTR) {
+  }
+  if (n <= 0) return true;  // the control pipe's end: nothing can ask anything again
+  ReadAvailable();  // what the last worker wrote before it went
+  if (!line_.empty() || line_overflow_ > 0) Take("\n", 1);  // a line without its newline
+  bool stop = false;
+  uint64_t ends = 0;
+  for (ssize_t i = 0; i < n; ++i) {
+    if (bytes[i] == 0) {
+      stop = true;
+    } else {
+      ++ends;
+    }
+  }
+  if (ends > 0) {
+    std::lock_guard<std::mutex> lock(ended_mu_);
+    ends_done_ += ends;
+    ended_cv_.notify_all();
+  }
+  return stop;
+}
+
 void OutputRelay::Loop() {
   for (;;) {
     pollfd fds[2] = {{read_.get(), POLLIN, 0}, {stop_read_.get(), POLLIN, 0}};
     const int ready = poll(fds, 2, static_cast<int>(limits_.window.count()));
     if (ready < 0 && errno != EINTR) break;
     if (ready > 0 && (fds[0].revents & (POLLIN | POLLHUP)) != 0 && !ReadAvailable()) break;
-    if (ready > 0 && (fds[1].revents & POLLIN) != 0) {
-      ReadAvailable();  // what the last worker wrote before it went
-      break;
-    }
+    if (ready > 0 && (fds[1].revents & (POLLIN | POLLHUP)) != 0 && ReadControl()) break;
     EndWindowIfOver(std::chrono::steady_clock::now());
   }
   if (!line_.empty() || line_overflow_ > 0) Take("\n", 1);  // a last line without its newline

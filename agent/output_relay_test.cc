@@ -47,6 +47,19 @@ TEST_F(OutputRelayTest, GivenAFewLines_EachShouldBeSaidWithControlCharactersEsca
                                              "kernel output: no newline at the end"}));
 }
 
+// A worker killed mid-printf leaves its line unended; the supervisor ends it once the worker is reaped, so the next
+// worker's first line is a line of its own (it continued the dead worker's).
+TEST_F(OutputRelayTest, GivenALineLeftUnendedByAKilledWorker_EndLineShouldSayItBeforeTheNextWorkersLine) {
+  Start({});
+  Write("item 7 of a kill");
+  relay_->EndLine();
+  Write("first line of the next worker\n");
+  relay_->EndLine();  // nothing left unended: says nothing
+  const std::vector<std::string> lines = Stop();
+  EXPECT_EQ(lines, (std::vector<std::string>{"kernel output: item 7 of a kill",
+                                             "kernel output: first line of the next worker"}));
+}
+
 // One printf per work-item: past the window's bytes, one line says so, the rest is counted, and the count is said
 // when the relay stops.
 TEST_F(OutputRelayTest, GivenMoreThanTheWindowTakes_TheRestShouldBeCountedNotSaid) {

@@ -177,6 +177,8 @@ int WorkerSupervisor::Reap(bool kill_first) {
 }
 
 void WorkerSupervisor::ForgetWorker() {
+  // The worker is gone: a line of its printf it left unended (killed mid-line) does not run on into the next's.
+  if (output_) output_->EndLine();
   pid_ = -1;
   if (socket_ >= 0) close(socket_);
   socket_ = -1;
