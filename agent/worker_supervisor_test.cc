@@ -132,13 +132,17 @@ TEST_F(WorkerSupervisorTest, GivenAPrintingJobKilledAtItsTimeout_WhatItPrintedSh
   options.argv = {TUNEFLEET_AGENT_BINARY, "--worker"};
   Result<std::unique_ptr<WorkerSupervisor>> supervisor = WorkerSupervisor::Start(options);
   ASSERT_TRUE(supervisor.ok()) << supervisor.status().ToString();
-  // One line, then a loop that outlasts the timeout: a few bytes, which a full buffer would have kept to itself.
+  // One line from each run of a kernel of about half a second, run until the timeout: a few bytes, which a full
+  // buffer would have kept to itself. PoCL writes a run's printf out when the run ends, so the first runs (the check,
+  // then 100 timed runs) must end well inside the timeout, which covers the build too:
+  // with 2e9 steps a run and 3 s, the first run outlasted the timeout in 2 of 5 tries on a loaded machine.
   proto::KernelProgram program = TestVectorAdd(1);
   std::string* source = program.mutable_launches(0)->mutable_source();
   source->replace(source->find("c[i] = a[i] + b[i];"), 19,
                   "printf(\"item %d\\n\", i); float x = a[i]; "
-                  "for (int k = 0; k < 2000000000; ++k) x = x * 1.0000001f + b[i]; c[i] = x;");
-  program.mutable_timing()->set_timeout_ms(3000);
+                  "for (int k = 0; k < 300000000; ++k) x = x * 1.0000001f + b[i]; c[i] = x;");
+  program.mutable_timing()->set_number(100);
+  program.mutable_timing()->set_timeout_ms(8000);
   EXPECT_EQ((*supervisor)->Run(program).status(), proto::RUN_TIMEOUT);
   supervisor->reset();
   EXPECT_NE(log.text().find("kernel output: item 0"), std::string::npos) << log.text().substr(0, 2000);
