@@ -132,6 +132,22 @@ TEST_F(TuneGemmE2E, GivenOneAgentATuningRunShouldRecordEveryTrialAndAVerifiedBes
   app = tunefleet::testing::Run({example, poisoned_pack, "gemm:64,64,64:float32"}, std::chrono::seconds(120));
   EXPECT_EQ(app.exit_code, 1) << app.output;
   EXPECT_NE(app.output.find("elements are NaN or infinite"), std::string::npos) << app.output;
+  // A kernel half a percent off is wrong by the tuner's own tolerance; the example's absolute 1e-3 * K (0.064 here)
+  // took it (its largest error, half a percent of the largest element, about 9, is below that).
+  nlohmann::json skewed = edited;
+  for (auto& launch : skewed["kernels"][0]["program"]["launches"]) {
+    std::string source = launch["source"];
+    const std::string store = "#define ST_C(p, off, v) (*(__global floatN*)((p) + (off)) = (v))";
+    const size_t at = source.find(store);
+    ASSERT_NE(at, std::string::npos) << source;
+    source.replace(at, store.size(), "#define ST_C(p, off, v) (*(__global floatN*)((p) + (off)) = (v) * 1.005f)");
+    launch["source"] = source;
+  }
+  const std::string skewed_pack = fleet_.dir() + "/skewed.json";
+  std::ofstream(skewed_pack) << skewed.dump();
+  app = tunefleet::testing::Run({example, skewed_pack, "gemm:64,64,64:float32"}, std::chrono::seconds(120));
+  EXPECT_EQ(app.exit_code, 1) << app.output;
+  EXPECT_NE(app.output.find("elements outside the tolerance"), std::string::npos) << app.output;
 
   // A pack that cannot be read is bad input (exit 2); a kernel that does not build fails on the device (exit 1),
   // and the compiler's build log, several lines, comes as one line after the kernel's.
