@@ -46,7 +46,13 @@ Result<ConvShape> ConvShapeFromTask(const Task& task) {
   s.dilation = task.Get("dilation", 1);
   s.bias = task.Get("bias", 0) != 0;
   s.act = static_cast<Activation>(task.Get("act", 0));
-  if (task.Get("relu", 0) != 0) s.act = Activation::kRelu;
+  if (task.Get("relu", 0) != 0) {
+    // relu=1 is the older spelling of act=relu: with another act it was taken over it without a word.
+    if (s.act != Activation::kNone && s.act != Activation::kRelu) {
+      return Bad(task, std::string("relu=1 contradicts act=") + ActivationName(s.act) + ": give one of them");
+    }
+    s.act = Activation::kRelu;
+  }
   if (dw) {
     s.k = s.c * task.Get("multiplier", 1);
     s.groups = s.c;

@@ -40,6 +40,20 @@ TEST(ConvCommon, GivenAKernelLargerThanThePaddedInputWeShouldNameTheSpec) {
   EXPECT_TRUE(ConvShapeFromTask(ParseTask("conv2d:1,4,4,4,4,4,4,2,0")).ok());  // exactly fits: 1x1
 }
 
+// relu=1 is the older spelling of act=relu: with another act it won without a word (the kernel applied relu where
+// the spec also said sigmoid).
+TEST(ConvCommon, GivenReluOneWithAnotherActivationWeShouldRefuseTheContradiction) {
+  Result<ConvShape> s = ConvShapeFromTask(ParseTask("conv2d:1,3,7,7,5,3,3,1,1,relu=1,act=sigmoid"));
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("relu=1 contradicts act=sigmoid: give one of them"), std::string::npos)
+      << s.status().ToString();
+  EXPECT_FALSE(ConvShapeFromTask(ParseTask("dwconv2d:1,8,7,7,3,3,1,1,relu=1,act=relu6")).ok());
+  Result<ConvShape> same = ConvShapeFromTask(ParseTask("conv2d:1,3,7,7,5,3,3,1,1,relu=1,act=relu"));
+  ASSERT_TRUE(same.ok()) << same.status().ToString();
+  EXPECT_EQ(same->act, Activation::kRelu);
+  EXPECT_EQ(ConvShapeFromTask(ParseTask("conv2d:1,3,7,7,5,3,3,1,1,relu=1"))->act, Activation::kRelu);
+}
+
 // A task made from a model's attributes is not bounded by Task::Parse: a pad of 2^62 overflowed h + 2 * pad (and
 // was then called "larger than the padded input").
 TEST(ConvCommon, GivenASizeOrPadPastTheTaskBoundWeShouldSaySoWithoutOverflowing) {
