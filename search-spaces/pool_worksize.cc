@@ -27,9 +27,14 @@ Result<PoolShape> Shape(const Task& task) {
     return Status::InvalidArgument(task.ToSpec() + ": sizes and stride must be positive, pad non-negative");
   }
   // A window larger than the padded input has no output (C++ division truncates: (8 - 9) / 2 + 1 is 1, not 0).
-  if (!s.global && (s.h + 2 * s.pad < s.kh || s.w + 2 * s.pad < s.kw || s.oh() <= 0 || s.ow() <= 0 ||
-                    s.pad >= s.kh || s.pad >= s.kw)) {
+  if (!s.global && (s.h + 2 * s.pad < s.kh || s.w + 2 * s.pad < s.kw || s.oh() <= 0 || s.ow() <= 0)) {
     return Status::InvalidArgument(task.ToSpec() + ": the window does not fit the padded input");
+  }
+  // A pad as large as the window makes windows of padding alone, which have no value (ONNX asks pad < window too).
+  if (!s.global && (s.pad >= s.kh || s.pad >= s.kw)) {
+    return Status::InvalidArgument(task.ToSpec() + ": the pad (" + std::to_string(s.pad) +
+                                   ") must be smaller than the window (" + std::to_string(s.kh) + "x" +
+                                   std::to_string(s.kw) + ")");
   }
   return s;
 }
