@@ -163,6 +163,28 @@ TEST_F(ExecutorTest, GivenAWrongKernel_WeShouldReportWrongAnswer) {
   EXPECT_EQ(result.costs_size(), 0);
 }
 
+// relu(a + b) written only where it is positive: where the reference is 0 the element is left as it was. Over a
+// zeroed output it passed; over an output declared NANS (as every template's is) it is a wrong answer.
+TEST_F(ExecutorTest, GivenAKernelThatLeavesZerosUnwritten_AnOutputFilledWithNansShouldFailTheCheck) {
+  const char* relu_skip = R"(
+__kernel void add(__global const float* a, __global const float* b, __global float* c, int n) {
+  int i = get_global_id(0);
+  if (i < n && a[i] + b[i] > 0.0f) c[i] = a[i] + b[i];
+})";
+  const char* relu_ref = R"(
+__kernel void ref_relu(__global const float* a, __global const float* b, __global float* c, int n) {
+  for (int i = get_global_id(0); i < n; i += get_global_size(0)) c[i] = fmax(a[i] + b[i], 0.0f);
+})";
+  proto::KernelProgram program = Program(relu_skip, "add", proto::FLOAT32, kN, {kN}, {64});
+  *program.mutable_reference() = Program(relu_ref, "ref_relu", proto::FLOAT32, kN, {64}, {});
+  program.set_rtol(1e-3f);
+  program.set_atol(1e-3f);
+  EXPECT_EQ(executor_->Execute(program).status(), proto::OK);  // zeros: the blind spot
+  program.mutable_buffers(2)->set_init(proto::BufferSpec::NANS);
+  const proto::MeasureResult result = executor_->Execute(program);
+  EXPECT_EQ(result.status(), proto::WRONG_ANSWER) << result.message();
+}
+
 TEST_F(ExecutorTest, GivenASyntaxError_WeShouldReportTheCompileFailureWithTheBuildLog) {
   proto::MeasureResult result = executor_->Execute(VectorAdd("__kernel void add(__global float* c) { c[0] = oops; }"));
   EXPECT_EQ(result.status(), proto::DEVICE_COMPILE_FAILED);

@@ -32,6 +32,19 @@ size_t ElementBytes(proto::ElemType type) { return type == proto::FLOAT16 ? 2 : 
 std::vector<uint8_t> InitialContents(const proto::BufferSpec& spec) {
   const size_t element = ElementBytes(spec.type());
   std::vector<uint8_t> bytes(spec.count() * element, 0);
+  if (spec.init() == proto::BufferSpec::NANS) {
+    const uint16_t half_nan = 0x7e00;
+    const uint32_t float_nan = 0x7fc00000u, int_min = 0x80000000u;
+    for (uint64_t i = 0; i < spec.count(); ++i) {
+      uint8_t* out = bytes.data() + i * element;
+      if (spec.type() == proto::FLOAT16) {
+        std::memcpy(out, &half_nan, sizeof(half_nan));
+      } else {
+        std::memcpy(out, spec.type() == proto::INT32 ? &int_min : &float_nan, sizeof(float_nan));
+      }
+    }
+    return bytes;
+  }
   if (spec.init() != proto::BufferSpec::RANDOM) return bytes;
 
   SplitMix64 rng(spec.seed());

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
+
 namespace tunefleet::agent {
 namespace {
 
@@ -43,6 +46,28 @@ TEST(HostBufferTest, GivenZerosInit_WeShouldProduceZeros) {
   proto::BufferSpec spec = Spec(proto::FLOAT16, 1, 5, 6, 10);
   spec.set_init(proto::BufferSpec::ZEROS);
   EXPECT_EQ(InitialContents(spec), std::vector<uint8_t>(20, 0));
+}
+
+// An output the launches must write whole starts as NaN, so that an element left unwritten fails the check.
+TEST(HostBufferTest, GivenNansInit_EveryElementShouldBeANan) {
+  proto::BufferSpec spec = Spec(proto::FLOAT32, 1, 5, 6, 10);
+  spec.set_init(proto::BufferSpec::NANS);
+  const std::vector<uint8_t> bytes = InitialContents(spec);
+  ASSERT_EQ(bytes.size(), 40u);
+  for (size_t i = 0; i < 10; ++i) {
+    float v = 0;
+    std::memcpy(&v, bytes.data() + i * 4, 4);
+    EXPECT_TRUE(std::isnan(v)) << i;
+  }
+  spec.set_type(proto::FLOAT16);
+  const std::vector<uint8_t> halves = InitialContents(spec);
+  ASSERT_EQ(halves.size(), 20u);
+  for (size_t i = 0; i < 10; ++i) {
+    uint16_t h = 0;
+    std::memcpy(&h, halves.data() + i * 2, 2);
+    EXPECT_EQ(h & 0x7c00, 0x7c00) << i;  // exponent all ones
+    EXPECT_NE(h & 0x03ff, 0) << i;       // and a mantissa: NaN, not infinity
+  }
 }
 
 TEST(HostBufferTest, GivenTheCanary_WeShouldSeeANonTrivialPattern) {

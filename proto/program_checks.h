@@ -57,6 +57,10 @@ inline std::string StructureProblem(const proto::KernelProgram& p) {
   for (const auto& buffer : p.buffers()) {
     if (buffer.count() == 0) return "buffer '" + buffer.name() + "' is empty";
     if (!buffers.insert(buffer.name()).second) return "buffer '" + buffer.name() + "' is declared twice";
+    if (!proto::BufferSpec::Init_IsValid(buffer.init())) {
+      return "buffer '" + buffer.name() + "': init " + std::to_string(buffer.init()) +
+             " is none this agent knows (zeros, random, nans): a newer tuner's?";
+    }
     if (buffer.init() == proto::BufferSpec::RANDOM &&
         (!std::isfinite(buffer.lo()) || !std::isfinite(buffer.hi()) || buffer.lo() > buffer.hi())) {
       return "buffer '" + buffer.name() + "': random between lo " + std::to_string(buffer.lo()) + " and hi " +

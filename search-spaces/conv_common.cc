@@ -149,6 +149,12 @@ void AddZeroBuffer(const std::string& name, proto::ElemType type, int64_t count,
   b->set_init(proto::BufferSpec::ZEROS);
 }
 
+void AddOutputBuffer(const std::string& name, proto::ElemType type, int64_t count, proto::KernelProgram* program) {
+  AddZeroBuffer(name, type, count, program);
+  program->mutable_buffers(program->buffers_size() - 1)->set_init(proto::BufferSpec::NANS);
+  program->set_output_buffer(name);
+}
+
 proto::KernelLaunch* AddLaunch(proto::KernelProgram* program, std::string source, std::string entry,
                                proto::KernelLaunch::Phase phase, std::vector<uint64_t> global,
                                std::vector<uint64_t> local) {
@@ -247,8 +253,7 @@ void AddConvBuffers(const ConvShape& s, Precision p, proto::KernelProgram* progr
   AddRandomBuffer("data", p, s.input_count(), kDataSeed, program);
   AddRandomBuffer("weight", p, s.weight_count(), kWeightSeed, program);
   if (s.bias) AddRandomBuffer("bias", p, s.k, kBiasSeed, program);
-  AddZeroBuffer("out", StorageType(p), s.output_count(), program);
-  program->set_output_buffer("out");
+  AddOutputBuffer("out", StorageType(p), s.output_count(), program);
 }
 
 proto::KernelProgram ReferenceConv(const ConvShape& s, Precision p) {

@@ -73,6 +73,9 @@ void SetTolerance(Precision p, int64_t reduce, proto::KernelProgram* program);
 void AddRandomBuffer(const std::string& name, Precision p, int64_t count, uint64_t seed,
                      proto::KernelProgram* program);
 void AddZeroBuffer(const std::string& name, proto::ElemType type, int64_t count, proto::KernelProgram* program);
+// The program's output buffer, filled with NaN (proto::BufferSpec::NANS): every element must be written by the
+// launches, so that one left unwritten fails the check rather than pass where the reference is 0.
+void AddOutputBuffer(const std::string& name, proto::ElemType type, int64_t count, proto::KernelProgram* program);
 
 // Launch helpers.
 proto::KernelLaunch* AddLaunch(proto::KernelProgram* program, std::string source, std::string entry,

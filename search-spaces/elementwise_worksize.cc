@@ -46,8 +46,7 @@ proto::KernelProgram Program(const Shape& s, Precision p, int64_t local_size, bo
   proto::KernelProgram prog;
   AddRandomBuffer("a", p, s.count, kSeedA, &prog);
   if (Binary(s.kind)) AddRandomBuffer("b", p, s.count, kSeedB, &prog);
-  AddZeroBuffer("out", StorageType(p), s.count, &prog);
-  prog.set_output_buffer("out");
+  AddOutputBuffer("out", StorageType(p), s.count, &prog);
   std::ostringstream o;
   o << TypePreamble(p);
   if (reference) {

@@ -16,13 +16,14 @@ proto::ElemType StorageElem(const GemmShape& s) {
   return s.precision == Precision::kFloat32 ? proto::FLOAT32 : proto::FLOAT16;
 }
 
+// An input (random) or the output (NaN: every element must be written, see proto::BufferSpec::NANS).
 void AddBuffer(proto::KernelProgram& p, const std::string& name, const GemmShape& s, uint64_t count,
                uint64_t seed, bool random) {
   proto::BufferSpec* b = p.add_buffers();
   b->set_name(name);
   b->set_type(StorageElem(s));
   b->set_count(count);
-  b->set_init(random ? proto::BufferSpec::RANDOM : proto::BufferSpec::ZEROS);
+  b->set_init(random ? proto::BufferSpec::RANDOM : proto::BufferSpec::NANS);
   if (random) {
     b->set_seed(seed);
     b->set_lo(-1.0f);

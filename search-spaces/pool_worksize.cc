@@ -68,8 +68,7 @@ std::string Body(const PoolShape& s) {
 proto::KernelProgram Program(const PoolShape& s, Precision p, int64_t local_size, bool reference) {
   proto::KernelProgram prog;
   AddRandomBuffer("data", p, s.n * s.c * s.h * s.w, kDataSeed, &prog);
-  AddZeroBuffer("out", StorageType(p), s.outputs(), &prog);
-  prog.set_output_buffer("out");
+  AddOutputBuffer("out", StorageType(p), s.outputs(), &prog);
   std::ostringstream o;
   o << TypePreamble(p) << "__kernel void " << (reference ? "pool_ref" : "pool")
     << "(__global const T* data, __global T* out) {\n";

@@ -86,6 +86,8 @@ nlohmann::json ProgramToPackJson(const proto::KernelProgram& p) {
     buffers.push_back({{"name", b.name()},
                        {"type", TypeName(b.type())},
                        {"count", b.count()},
+                       // An output the tuner filled with NaN to check it is written whole needs no fill in an
+                       // application: "zeros", as the runtime knows it.
                        {"init", b.init() == proto::BufferSpec::RANDOM ? "random" : "zeros"}});
   }
   for (const auto& im : p.images()) {
