@@ -482,6 +482,9 @@ TEST(BadInputE2E, GivenAnEmptyValueOrANaNToleranceItShouldBeRefusedBeforeTheTrac
   const std::string no_entry = program("no-entry", "{" + buffer_c + R"(, "launches": [{"globalSize": [64]}]})");
   const std::string no_range = program(
       "no-range", R"({"buffers": [{"name": "c", "count": 64, "init": "RANDOM", "lo": 2, "hi": 1}], )" + launch + "}");
+  // An init this agent does not know (a newer tuner's) filled zeros without a word.
+  const std::string unknown_init =
+      program("unknown-init", R"({"buffers": [{"name": "c", "count": 64, "init": 7}], )" + launch + "}");
   const std::string ref_c = R"(, "reference": {)" + buffer_c + ", " + launch;
   const std::string ref_no_output =
       program("ref-no-output", "{" + buffer_c + R"(, "outputBuffer": "c", )" + launch + ref_c + "}}");
@@ -543,6 +546,8 @@ TEST(BadInputE2E, GivenAnEmptyValueOrANaNToleranceItShouldBeRefusedBeforeTheTrac
        no_entry + ": a launch names no kernel (its entry is empty)"},
       {{bin, "measure", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--program", no_range},
        no_range + ": buffer 'c': random between lo 2.000000 and hi 1.000000, which is no range"},
+      {{bin, "measure", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--program", unknown_init},
+       unknown_init + ": buffer 'c': init 7 is none this agent knows (zeros, random, nans)"},
       {{bin, "measure", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--program", ref_no_output},
        ref_no_output + ": the reference: no output buffer to compare with"},
       {{bin, "measure", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--program", past_output},
