@@ -103,16 +103,21 @@ TEST_F(TuneGemmE2E, GivenOneAgentATuningRunShouldRecordEveryTrialAndAVerifiedBes
             std::string::npos)
       << app.output;
 
+  // Edits the first kernel's store of C to store (v) * `factor`.
+  auto scale_store = [](nlohmann::json& edit, const std::string& factor) {
+    for (auto& launch : edit["kernels"][0]["program"]["launches"]) {
+      std::string source = launch["source"];
+      const std::string store = "#define ST_C(p, off, v) (*(__global floatN*)((p) + (off)) = (v))";
+      const size_t at = source.find(store);
+      ASSERT_NE(at, std::string::npos) << source;
+      source.replace(at, store.size(),
+                     "#define ST_C(p, off, v) (*(__global floatN*)((p) + (off)) = (v) * " + factor + ")");
+      launch["source"] = source;
+    }
+  };
   // A kernel that writes NaN computes the wrong thing: it passed with "max abs error vs CPU: 0" (std::max kept 0).
   nlohmann::json poisoned = edited;
-  for (auto& launch : poisoned["kernels"][0]["program"]["launches"]) {
-    std::string source = launch["source"];
-    const std::string store = "#define ST_C(p, off, v) (*(__global floatN*)((p) + (off)) = (v))";
-    const size_t at = source.find(store);
-    ASSERT_NE(at, std::string::npos) << source;
-    source.replace(at, store.size(), "#define ST_C(p, off, v) (*(__global floatN*)((p) + (off)) = (v) * NAN)");
-    launch["source"] = source;
-  }
+  ASSERT_NO_FATAL_FAILURE(scale_store(poisoned, "NAN"));
   const std::string poisoned_pack = fleet_.dir() + "/nan.json";
   std::ofstream(poisoned_pack) << poisoned.dump();
   // The exporter fingerprints each program: an edited one is refused when the pack is loaded, in one line, exit 2
@@ -135,14 +140,7 @@ TEST_F(TuneGemmE2E, GivenOneAgentATuningRunShouldRecordEveryTrialAndAVerifiedBes
   // A kernel half a percent off is wrong by the tuner's own tolerance; the example's absolute 1e-3 * K (0.064 here)
   // took it (its largest error, half a percent of the largest element, about 9, is below that).
   nlohmann::json skewed = edited;
-  for (auto& launch : skewed["kernels"][0]["program"]["launches"]) {
-    std::string source = launch["source"];
-    const std::string store = "#define ST_C(p, off, v) (*(__global floatN*)((p) + (off)) = (v))";
-    const size_t at = source.find(store);
-    ASSERT_NE(at, std::string::npos) << source;
-    source.replace(at, store.size(), "#define ST_C(p, off, v) (*(__global floatN*)((p) + (off)) = (v) * 1.005f)");
-    launch["source"] = source;
-  }
+  ASSERT_NO_FATAL_FAILURE(scale_store(skewed, "1.005f"));
   const std::string skewed_pack = fleet_.dir() + "/skewed.json";
   std::ofstream(skewed_pack) << skewed.dump();
   app = tunefleet::testing::Run({example, skewed_pack, "gemm:64,64,64:float32"}, std::chrono::seconds(120));
