@@ -185,6 +185,7 @@ class ScriptedTracker final : public proto::Tracker::Service {
         Update([&] {
           if (message.has_result()) results_.push_back(message.result().job_id());
           if (message.has_result()) messages_.push_back(message.result().result().message());
+          if (message.has_result()) not_measured_.push_back(message.result().result().not_measured());
         });
       }
       return grpc::Status::OK;
@@ -243,6 +244,7 @@ class ScriptedTracker final : public proto::Tracker::Service {
   int heartbeats_ = 0;                  // guarded by mu_
   std::vector<uint64_t> results_;       // guarded by mu_
   std::vector<std::string> messages_;   // guarded by mu_ (kCancelRunningJob)
+  std::vector<bool> not_measured_;      // guarded by mu_ (kCancelRunningJob)
   int leavings_ = 0;                    // Leaving messages; guarded by mu_
 
   // Lets a kKeepOpen session end.
@@ -428,6 +430,7 @@ TEST_F(SessionTest, GivenCancelsForTheRunningAndAQueuedJob_WeShouldAbortOneAnswe
   EXPECT_EQ(tracker_->results_, (std::vector<uint64_t>{7, 8}));
   EXPECT_EQ(tracker_->messages_[0], "aborted");  // job 7 was running: aborted (the cancel for 99 touched nothing)
   EXPECT_NE(tracker_->messages_[1].find("cancelled before it started"), std::string::npos) << tracker_->messages_[1];
+  EXPECT_EQ(tracker_->not_measured_, (std::vector<bool>{false, true}));  // the runner's answer passes unchanged
   EXPECT_EQ(blocking_.aborts(), 1);
   EXPECT_EQ(blocking_.started(), 1);  // job 8 never ran
 }

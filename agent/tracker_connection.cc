@@ -168,6 +168,7 @@ bool TrackerConnection::AnswerJob(const proto::Job& job, bool skip) {
   if (skip) {
     result->mutable_result()->set_status(proto::RUN_TIMEOUT);
     result->mutable_result()->set_message("cancelled before it started: the tuner abandoned the job");
+    result->mutable_result()->set_not_measured(true);  // not a result: no tracker counts it as a timeout
   } else {
     *result->mutable_result() = runner_->Run(job.program());
   }
@@ -181,9 +182,13 @@ bool TrackerConnection::AnswerJob(const proto::Job& job, bool skip) {
     if (leaving_) return true;  // stopped while it ran (and aborted): the tracker measures it again elsewhere
   }
   ++*jobs_done_;
-  spdlog::info("job {}: {} mean {:.3g} s{}{}", job.job_id(), proto::MeasureStatus_Name(result->result().status()),
-               result->result().mean_cost(), result->result().message().empty() ? "" : ": ",
-               result->result().message().substr(0, 200));
+  if (result->result().not_measured()) {
+    spdlog::info("job {}: not measured: {}", job.job_id(), result->result().message().substr(0, 200));
+  } else {
+    spdlog::info("job {}: {} mean {:.3g} s{}{}", job.job_id(), proto::MeasureStatus_Name(result->result().status()),
+                 result->result().mean_cost(), result->result().message().empty() ? "" : ": ",
+                 result->result().message().substr(0, 200));
+  }
   std::lock_guard<std::mutex> write_lock(write_mu_);
   return stream_->Write(reply);
 }

@@ -225,7 +225,11 @@ proto::MeasureResult WorkerSupervisor::RunOnce(const proto::KernelProgram& progr
     if (pid_ <= 0 && !cancelled_ && !spawn_failed) (void)Spawn();
     return result;
   };
-  if (cancelled_) return finish(Failed(proto::UNKNOWN_ERROR, "the agent is shutting down"));
+  if (cancelled_) {
+    proto::MeasureResult refused = Failed(proto::UNKNOWN_ERROR, "the agent is shutting down");
+    refused.set_not_measured(true);
+    return finish(refused);
+  }
   // A worker killed while idle was counted as this job's first death ("SIGKILL, twice" after one death in the job).
   ReapIfEndedWhileIdle();
   if (pid_ <= 0) {
@@ -291,13 +295,13 @@ proto::MeasureResult WorkerSupervisor::RunOnce(const proto::KernelProgram& progr
                          std::string(built ? "running" : "building") + " the job exceeded its timeout of " +
                              std::to_string(timeout.count()) + " ms; the worker was killed and replaced"));
   }
-  if (!reply.ok() && cancelled_) {
+  if (!reply.ok() && (cancelled_ || aborted_)) {
+    // Stopped from outside, not a property of the config: not a result (the tracker drops or measures it again).
     Reap(true);
-    return finish(Failed(proto::RUN_TIMEOUT, "cancelled: the agent is shutting down"));
-  }
-  if (!reply.ok() && aborted_) {
-    Reap(true);
-    return finish(Failed(proto::RUN_TIMEOUT, "cancelled: the tuner abandoned the job"));
+    proto::MeasureResult stopped = Failed(
+        proto::RUN_TIMEOUT, cancelled_ ? "cancelled: the agent is shutting down" : "cancelled: the tuner abandoned the job");
+    stopped.set_not_measured(true);
+    return finish(stopped);
   }
   // The worker died (or spoke nonsense): find out how, and replace it on the next job.
   const bool died = !sent.ok() || (!reply.ok() && reply.status().code() == Status::Code::kUnavailable);

@@ -353,7 +353,10 @@ TEST_F(WorkerSupervisorTest, GivenCancelDuringAHangingJob_WeShouldAbortItAndRefu
   canceller.join();
   EXPECT_EQ(result.status(), proto::RUN_TIMEOUT);
   EXPECT_NE(result.message().find("cancelled"), std::string::npos) << result.message();
-  EXPECT_EQ(supervisor->Run(TestVectorAdd()).status(), proto::UNKNOWN_ERROR);
+  EXPECT_TRUE(result.not_measured());  // stopped from outside: not a result about the config
+  const proto::MeasureResult later = supervisor->Run(TestVectorAdd());
+  EXPECT_EQ(later.status(), proto::UNKNOWN_ERROR);
+  EXPECT_TRUE(later.not_measured());
 }
 
 TEST_F(WorkerSupervisorTest, GivenAbortJobDuringAHangingJob_WeShouldEndThatJobAndRunTheNextOnes) {
@@ -370,6 +373,7 @@ TEST_F(WorkerSupervisorTest, GivenAbortJobDuringAHangingJob_WeShouldEndThatJobAn
   supervisor->ForgetAbort();
   EXPECT_EQ(result.status(), proto::RUN_TIMEOUT);
   EXPECT_NE(result.message().find("the tuner abandoned the job"), std::string::npos) << result.message();
+  EXPECT_TRUE(result.not_measured());  // counted by no tracker as a run timeout
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
   EXPECT_NE(supervisor->TEST_worker_pid(), first);  // killed and replaced
   // Unlike Cancel(), later jobs run; an abort that came after its job ended does not touch the next one.

@@ -155,6 +155,10 @@ std::string RenderMetrics(const proto::SummaryReply& summary, const TrackerCount
     for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     o << "tunefleet_job_results_total{status=\"" << Label(name) << "\"} " << n << "\n";
   }
+  o << "# HELP tunefleet_jobs_cancelled_total Running jobs the agents were told to stop since the tracker started "
+       "(their tuner stopped or its lease ended); not in tunefleet_jobs_done_total unless measured before the stop.\n"
+       "# TYPE tunefleet_jobs_cancelled_total counter\ntunefleet_jobs_cancelled_total " << counters.jobs_cancelled
+    << "\n";
   o << "# HELP tunefleet_agents_lost_total Agents dropped since the tracker started (silent, past a job's deadline, "
        "a broken connection; not those that left).\n# TYPE tunefleet_agents_lost_total counter\n"
     << "tunefleet_agents_lost_total " << counters.agents_lost << "\n";

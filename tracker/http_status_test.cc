@@ -71,6 +71,7 @@ TEST(HttpStatusTest, GivenCountersAndAKeyWithoutAgents_TheMetricsShouldSayResult
   counters.agents_lost = 3;
   counters.agents_refused = 4;
   counters.leases_expired = 5;
+  counters.jobs_cancelled = 6;
   counters.keys_seen = {"phone", "gone"};
   const std::string m = RenderMetrics(TwoAgents(), counters);
   EXPECT_NE(m.find("tunefleet_job_results_total{status=\"ok\"} 2\n"), std::string::npos) << m;
@@ -80,6 +81,7 @@ TEST(HttpStatusTest, GivenCountersAndAKeyWithoutAgents_TheMetricsShouldSayResult
   EXPECT_NE(m.find("tunefleet_agents_lost_total 3\n"), std::string::npos) << m;
   EXPECT_NE(m.find("tunefleet_agents_refused_total 4\n"), std::string::npos) << m;
   EXPECT_NE(m.find("tunefleet_leases_expired_total 5\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("tunefleet_jobs_cancelled_total 6\n"), std::string::npos) << m;
   for (const char* state : {"free", "leased", "busy"}) {
     EXPECT_NE(m.find("tunefleet_agents{key=\"gone\",state=\"" + std::string(state) + "\"} 0\n"), std::string::npos)
         << m;

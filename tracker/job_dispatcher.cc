@@ -41,7 +41,10 @@ DispatchActions JobDispatcher::CloseLease(const std::string& lease_id, const std
   for (const auto& a : lit->second.agent_ids) {
     auto ait = agents_.find(a);
     if (ait == agents_.end()) continue;
-    if (ait->second.running) out.cancels.push_back({a, ait->second.running->job_id});
+    if (ait->second.running) {
+      ait->second.running->cancelled = true;
+      out.cancels.push_back({a, ait->second.running->job_id});
+    }
     ait->second.lease_id.clear();
     if (!ait->second.running) agents_.erase(ait);
   }
@@ -89,8 +92,11 @@ DispatchActions JobDispatcher::CancelBatch(BatchId batch) {
   if (lit != leases_.end()) {
     std::erase_if(lit->second.queue, [&](const Queued& q) { return q.batch == batch; });
   }
-  for (const auto& [agent_id, st] : agents_) {
-    if (st.running && st.running->batch == batch) out.cancels.push_back({agent_id, st.running->job_id});
+  for (auto& [agent_id, st] : agents_) {
+    if (st.running && st.running->batch == batch) {
+      st.running->cancelled = true;
+      out.cancels.push_back({agent_id, st.running->job_id});
+    }
   }
   batches_.erase(bit);
   return out;
@@ -141,7 +147,8 @@ DispatchActions JobDispatcher::OnResult(const std::string& agent_id, const proto
   ev.set_job_id(run.job_id);
   ev.set_agent_id(agent_id);
   ev.set_device_fingerprint(it->second.fingerprint);
-  const bool given_back = result.result().not_measured();
+  // A cancelled job answered unmeasured was stopped on the tracker's word, not given back: its agent takes jobs still.
+  const bool given_back = result.result().not_measured() && !run.cancelled;
   if (given_back) {
     ev = LostEvent(run.job_id, agent_id, result.result().message());  // measured again
     it->second.gave_back = true;

@@ -75,7 +75,9 @@ class JobDispatcher {
   // A result from an agent for its running job (the caller checked RunningJob). The agent becomes idle and
   // gets its lease's next job. A result the agent marked not_measured ends the job as device_lost instead, and the
   // agent gets no more jobs of this lease (another agent of the lease measures the job when it comes again); when
-  // no agent of the lease is left to take jobs, its queued jobs end as device_lost too.
+  // no agent of the lease is left to take jobs, its queued jobs end as device_lost too. A job cancelled while it ran
+  // (CancelBatch, CloseLease) ends with no event, whatever the answer; not_measured there is the agent's word that it
+  // stopped the job, and the agent takes jobs still.
   DispatchActions OnResult(const std::string& agent_id, const proto::JobResult& result);
   // The agent vanished: its running job ends as device_lost with `message`, the lease loses the agent, and
   // when the lease has no agent left its queued jobs end as device_lost too.
@@ -87,6 +89,7 @@ class JobDispatcher {
   struct Running {
     BatchId batch;
     uint64_t job_id;
+    bool cancelled = false;  // its agent was told to stop it (batch cancelled, lease closed)
   };
   struct AgentState {
     std::string lease_id;  // "" once its lease ended (kept while a job is still running)

@@ -139,6 +139,48 @@ TEST_F(JobDispatcherTest, GivenACancelledBatch_WeShouldDropItsQueueAndIgnoreLate
   EXPECT_TRUE(late.assignments.empty());
 }
 
+proto::JobResult Stopped(uint64_t job_id) {
+  proto::JobResult r;
+  r.set_job_id(job_id);
+  r.mutable_result()->set_status(proto::RUN_TIMEOUT);
+  r.mutable_result()->set_message("cancelled: the tuner abandoned the job");
+  r.mutable_result()->set_not_measured(true);
+  return r;
+}
+
+// An agent answers a cancel unmeasured; that is not a job given back (a locked device), so the agent keeps taking
+// the lease's jobs (found by the fleet review: a cancel was counted as a run timeout).
+TEST_F(JobDispatcherTest, GivenACancelledJobAnsweredNotMeasured_WeShouldDropItAndGiveTheAgentTheNextJob) {
+  DispatchActions out;
+  auto batch = d_.Submit("L", Jobs({1, 2}), &out);
+  ASSERT_TRUE(batch.ok());
+  ASSERT_EQ(d_.CancelBatch(*batch).cancels.size(), 2u);
+  DispatchActions next;
+  ASSERT_TRUE(d_.Submit("L", Jobs({3}), &next).ok());
+  EXPECT_TRUE(next.assignments.empty());  // both agents still stop their cancelled jobs
+  auto r = d_.OnResult("a1", Stopped(1));
+  EXPECT_TRUE(r.events.empty());
+  ASSERT_EQ(r.assignments.size(), 1u);
+  EXPECT_EQ(r.assignments[0].agent_id, "a1");
+  EXPECT_EQ(r.assignments[0].job.job_id(), 3u);
+}
+
+TEST_F(JobDispatcherTest, GivenALeaseClosedMidJobAnsweredNotMeasured_TheAgentShouldTakeItsNextLeasesJobs) {
+  DispatchActions out;
+  ASSERT_TRUE(d_.Submit("L", Jobs({1, 2}), &out).ok());
+  (void)d_.CloseLease("L", "lease released");
+  d_.OpenLease("M", {{"a1", "fa"}});
+  DispatchActions queued;
+  ASSERT_TRUE(d_.Submit("M", Jobs({10, 11}), &queued).ok());
+  auto r = d_.OnResult("a1", Stopped(1));
+  EXPECT_TRUE(r.events.empty());
+  ASSERT_EQ(r.assignments.size(), 1u);
+  EXPECT_EQ(r.assignments[0].job.job_id(), 10u);
+  auto r2 = d_.OnResult("a1", Ok(10));
+  ASSERT_EQ(r2.assignments.size(), 1u);  // not marked as one that gave a job back
+  EXPECT_EQ(r2.assignments[0].job.job_id(), 11u);
+}
+
 TEST_F(JobDispatcherTest, GivenAClosedLease_WeShouldEndUnfinishedJobsAndKeepTheBusyAgentBusy) {
   DispatchActions out;
   ASSERT_TRUE(d_.Submit("L", Jobs({1, 2, 3}), &out).ok());

@@ -141,6 +141,7 @@ void TrackerState::Execute(DispatchActions actions) {
     proto::TrackerMessage m;
     m.mutable_cancel()->set_job_id(c.job_id);
     it->second.mailbox->Push(std::move(m));
+    counters_.jobs_cancelled++;
   }
 }
 

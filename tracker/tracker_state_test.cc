@@ -140,5 +140,74 @@ TEST(TrackerStateTest, GivenALeaseGrantedReleasedAndExpired_TheLogShouldNotHoldI
   EXPECT_EQ(state.counters().agents_lost, 0u);
 }
 
+// A tuner that stops mid-job: the agent is told to stop the job and answers it unmeasured. That answer counts as no
+// job done and no run timeout (the fleet review found /metrics counting cancels as run_timeout), the cancel has its
+// own counter, and the agent takes the lease's next job.
+TEST(TrackerStateTest, GivenAJobCancelledAndAnsweredNotMeasured_ItShouldCountAsCancelledNotDoneAndTheAgentGoOn) {
+  StateOptions options;
+  options.heartbeat_timeout = 1e6;
+  options.lease_ttl = 1e6;
+  TrackerState state(options);
+  auto agent_mail = std::make_shared<AgentMailbox>();
+  proto::RegisterAgent reg;
+  reg.set_key("pocl");
+  reg.mutable_device()->set_name("cpu");
+  reg.mutable_device()->set_fingerprint("fp");
+  auto agent = state.AddAgent(reg, "test-peer", agent_mail);
+  ASSERT_TRUE(agent.ok());
+  proto::AcquireRequest acquire;
+  acquire.set_key("pocl");
+  acquire.set_count(1);
+  acquire.set_wait(1);
+  auto lease = state.Acquire(acquire, [] { return false; });
+  ASSERT_TRUE(lease.ok()) << lease.status().ToString();
+  auto measure = [&](uint64_t job_id) {
+    proto::MeasureBatch batch;
+    batch.set_lease_id(lease->lease_id());
+    batch.add_jobs()->set_job_id(job_id);
+    return state.StartMeasure(batch, std::make_shared<EventMailbox>());
+  };
+  auto take = [&] {
+    std::vector<proto::TrackerMessage> sent;
+    EXPECT_EQ(agent_mail->Take(&sent, std::chrono::seconds(1)), AgentMailbox::Took::kItems);
+    return sent;
+  };
+  auto answer = [&](uint64_t job_id, bool not_measured) {
+    proto::AgentMessage m;
+    m.mutable_result()->set_job_id(job_id);
+    proto::MeasureResult* r = m.mutable_result()->mutable_result();
+    if (not_measured) {
+      r->set_status(proto::RUN_TIMEOUT);
+      r->set_message("cancelled: the tuner abandoned the job");
+      r->set_not_measured(true);
+    } else {
+      r->add_costs(1e-3);
+      r->set_mean_cost(1e-3);
+    }
+    return state.OnAgentMessage(*agent, m);
+  };
+
+  auto first = measure(7);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  ASSERT_TRUE(take().at(0).has_job());
+  state.EndMeasure(lease->lease_id(), *first);  // the tuner went away
+  const auto cancel = take();
+  ASSERT_TRUE(cancel.at(0).has_cancel());
+  EXPECT_EQ(cancel.at(0).cancel().job_id(), 7u);
+  EXPECT_EQ(state.counters().jobs_cancelled, 1u);
+  auto second = measure(8);  // queued: the agent still stops job 7
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  ASSERT_TRUE(answer(7, /*not_measured=*/true).ok());
+  EXPECT_EQ(state.counters().jobs_done, 0u);
+  EXPECT_TRUE(state.counters().results_by_status.empty());
+  EXPECT_EQ(state.Summary().agents(0).jobs_done(), 0u);
+  const auto next = take();
+  ASSERT_TRUE(next.at(0).has_job());  // not taken for a job given back: the agent goes on
+  EXPECT_EQ(next.at(0).job().job_id(), 8u);
+  ASSERT_TRUE(answer(8, /*not_measured=*/false).ok());
+  EXPECT_EQ(state.counters().jobs_done, 1u);
+  EXPECT_EQ(state.Summary().agents(0).jobs_done(), 1u);
+}
+
 }  // namespace
 }  // namespace tunefleet::tracker
