@@ -310,6 +310,33 @@ TEST(FaultE2E, GivenTheTrackerRestartedMidRunAgentsAndTunerShouldReconnectAndFin
   EXPECT_TRUE(fleet.agent(0).running());
 }
 
+// A run that held fewer devices than --devices asks, after a tracker restart, as many as it held, not --devices
+// again: the run that reconnected first took every device of the key while another run that held some waited with
+// none (found by the fleet review). The run is stopped (SIGSTOP) until both agents are back, so that both are free
+// when it asks.
+TEST(FaultE2E, GivenTheTrackerRestartedTheRunShouldTakeAgainAsManyDevicesAsItHeldAndSaySo) {
+  LocalFleet fleet;
+  fleet.StartTracker();
+  fleet.StartAgent("pocl");
+  ASSERT_TRUE(fleet.WaitForAgents("pocl", 1));
+  auto tune = fleet.CliAsync(TuneCommand(fleet, 16, "2"));
+  ASSERT_TRUE(fleet.WaitForRecords(3, std::chrono::seconds(240))) << tune->Log();
+  EXPECT_NE(tune->Log().find("leased 1 device of key 'pocl', fewer than asked"), std::string::npos) << tune->Log();
+  fleet.StopTracker(SIGKILL);
+  tune->Signal(SIGSTOP);
+  fleet.StartAgent("pocl");
+  fleet.StartTracker();
+  const bool both = fleet.WaitForAgents("pocl", 2);
+  tune->Signal(SIGCONT);
+  ASSERT_TRUE(both) << fleet.tracker().Log();
+  auto code = tune->Wait(std::chrono::seconds(600));
+  ASSERT_TRUE(code.has_value()) << tune->Log();
+  EXPECT_EQ(*code, 0) << tune->Log();
+  EXPECT_NE(tune->Log().find("1 device of key 'pocl' available again (1 held before the loss)"), std::string::npos)
+      << tune->Log();
+  ExpectEveryTrialOnce(fleet, 16);
+}
+
 // A tracker that hangs with its sockets open (here SIGSTOP; a frozen host or a NAT that dropped the flow look the
 // same) closes nothing: the agent and the run find it by gRPC keepalive, say so, and carry on when it wakes.
 TEST(FaultE2E, GivenTheTrackerHungMidRunTheAgentAndTheRunShouldSaySoAndFinishWhenItWakes) {

@@ -108,9 +108,9 @@ std::string MeasureSession::WhyFewerDevices() {
   return "no more were free";
 }
 
-Status MeasureSession::Acquire(double wait, double queued_for) {
-  TF_ASSIGN_OR_RETURN(Lease lease,
-                      client_->Acquire(opts_.key, opts_.devices, 1, opts_.priority, wait, opts_.client, queued_for));
+Status MeasureSession::Acquire(double wait, double queued_for, uint32_t count) {
+  TF_ASSIGN_OR_RETURN(Lease lease, client_->Acquire(opts_.key, count > 0 ? count : opts_.devices, 1, opts_.priority,
+                                                    wait, opts_.client, queued_for));
   if (lease.devices.empty()) return Status::Internal("tracker granted a lease without devices");
   lease_id_ = lease.lease_id;
   devices_ = lease.devices;
@@ -286,12 +286,16 @@ Status MeasureSession::Measure(
                    opts_.key);
     }
     Release();
+    // As many devices as the lost lease held, not --devices again: after a tracker restart the run that reconnects
+    // first took every device of the key, and another run that held some waited with none (found by the fleet
+    // review).
+    const auto held = static_cast<uint32_t>(devices_.empty() ? opts_.devices : devices_.size());
     Status last;
     while (SecondsLeft(deadline) > 0 && !interrupted()) {
       // In calls of at most 10 s, each saying how long the run has waited: it keeps its place in the key's queue
       // (each call was queued anew, behind every run that had come meanwhile).
       last = Acquire(std::min(10.0, std::max(0.5, SecondsLeft(deadline))),
-                     std::chrono::duration<double>(Clock::now() - wait_began).count());
+                     std::chrono::duration<double>(Clock::now() - wait_began).count(), held);
       if (last.ok()) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
     }
@@ -301,7 +305,11 @@ Status MeasureSession::Measure(
                                  std::to_string(static_cast<int>(opts_.device_wait)) + " s; " +
                                  std::to_string(pending.size()) + " job(s) were not measured (nothing recorded for them)" +
                                  (last.ok() ? "" : ": " + last.message()));
-    spdlog::info("device of key '{}' available again: {}", opts_.key, Printable(devices_.front().device().name()));
+    std::string names;
+    for (const auto& d : devices_) names += (names.empty() ? "" : ", ") + Printable(d.device().name());
+    spdlog::info("{} of key '{}' available again ({} held before the loss): {}",
+                 devices_.size() == 1 ? std::string("1 device") : std::to_string(devices_.size()) + " devices",
+                 opts_.key, held, names);
     TF_RETURN_IF_ERROR(Adopt());
   }
   return Status::OK();
