@@ -297,10 +297,17 @@ TEST_F(TrackerServiceTest, GivenABusyKey_AWaitingAcquireShouldBeGrantedWhenTheLe
   ASSERT_TRUE(first.ok());
   auto busy = client->Acquire("pocl", 1, 0, 0, 0.2, "impatient");
   EXPECT_EQ(busy.status().code(), Status::Code::kDeadlineExceeded);
-  EXPECT_NE(busy.status().message().find("every agent of key 'pocl' (1) stayed leased by 'first' for 0.2 s (the "
-                                         "client's wait; tune --wait, measure --wait)"),
-            std::string::npos)
+  EXPECT_TRUE(busy.status().message().ends_with(": every agent of key 'pocl' (1) stayed leased for 0.2 s (the "
+                                                "client's wait; tune --wait, measure --wait); leased at its end by "
+                                                "'first'"))
       << busy.status().message();
+  // A wait of 0 is no wait ("for 0.0 s" read as one that ran out).
+  auto now = client->Acquire("pocl", 1, 0, 0, 0, "now");
+  EXPECT_TRUE(now.status().message().ends_with(": every agent of key 'pocl' (1) is leased (the client asked not to "
+                                               "wait; tune --wait, measure --wait); leased by 'first'"))
+      << now.status().message();
+  const std::string nobody = client->Acquire("nope", 1, 0, 0, 0, "now").status().message();
+  EXPECT_TRUE(nobody.ends_with(": no agent for key 'nope' (0 registered)")) << nobody;
 
   auto second = std::async(std::launch::async, [&] { return client->Acquire("pocl", 1, 0, 0, 60, "second"); });
   // Release once the second request is queued, so the grant can only come from the release.
@@ -310,6 +317,11 @@ TEST_F(TrackerServiceTest, GivenABusyKey_AWaitingAcquireShouldBeGrantedWhenTheLe
     if (s->keys_size() == 1 && s->keys(0).waiting() == 1) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+  // A run that gives up behind another says so: the device would have gone to that one first.
+  auto behind = client->Acquire("pocl", 1, 0, 0, 0.2, "behind");
+  EXPECT_NE(behind.status().message().find("; leased at its end by 'first'; 1 run waited ahead of this one"),
+            std::string::npos)
+      << behind.status().message();
   ASSERT_TRUE(client->Release(*first).ok());
   auto granted = second.get();
   ASSERT_TRUE(granted.ok()) << granted.status().ToString();

@@ -218,14 +218,23 @@ Result<proto::AcquireReply> TrackerState::Acquire(const proto::AcquireRequest& r
     }
     const TimePoint now = Clock::now();
     if (stopping_ || now >= deadline || cancelled()) {
+      // The runs served before this one at the end (a higher priority, or waiting longer): said in the give-up line.
+      size_t ahead = 0;
+      for (const AcquireSpec& q : leases_.Queue(request.key())) {
+        ahead += q.priority > spec.priority || (q.priority == spec.priority && q.waiting_since < spec.waiting_since);
+      }
       leases_.CancelWaiter(waiter);
       if (stopping_) return Status::Unavailable("tracker is shutting down");
       if (cancelled()) return Status::Unavailable("acquire cancelled by the client");
       const uint32_t registered = leases_.Counts(request.key()).registered;
+      // A wait of 0 is said as none ("for 0.0 s" read as a wait that ran out).
+      const std::string waited = wait > 0 ? " for " + SecondsText(wait) + " (the client's wait;"
+                                          : " (the client asked not to wait;";
       if (registered == 0)
-        return Status::NotFound("no agent for key '" + request.key() + "' after " + SecondsText(wait) +
-                                " (0 registered)");
-      // Who held them, as the waiting line says (it is not said for a wait of 0), and that the wait is the client's.
+        return Status::NotFound("no agent for key '" + request.key() + "'" +
+                                (wait > 0 ? " after " + SecondsText(wait) : "") + " (0 registered)");
+      // That the wait is the client's, who held the agents at its end (not all along: the leases may have passed
+      // between runs meanwhile) and how many runs were to be served first.
       std::set<std::string> holders;
       for (const auto& [id, rec] : registry_.agents()) {
         if (rec.key != request.key()) continue;
@@ -233,10 +242,15 @@ Result<proto::AcquireReply> TrackerState::Acquire(const proto::AcquireRequest& r
         if (lease != nullptr) holders.insert("'" + Printable(lease->client) + "'");
       }
       std::string held;
-      for (const std::string& h : holders) held += (held.empty() ? " by " : ", ") + h;
+      for (const std::string& h : holders) {
+        held += (held.empty() ? (wait > 0 ? "; leased at its end by " : "; leased by ") : ", ") + h;
+      }
+      const std::string queued = ahead == 0 ? ""
+                                 : "; " + std::to_string(ahead) + (ahead == 1 ? " run waited" : " runs waited") +
+                                       " ahead of this one";
       return Status::DeadlineExceeded("every agent of key '" + request.key() + "' (" + std::to_string(registered) +
-                                      ") stayed leased" + held + " for " + SecondsText(wait) +
-                                      " (the client's wait; tune --wait, measure --wait)");
+                                      (wait > 0 ? ") stayed leased" : ") is leased") + waited +
+                                      " tune --wait, measure --wait)" + held + queued);
     }
     grant_cv_.wait_until(lock, std::min(deadline, now + std::chrono::milliseconds(200)));
   }
