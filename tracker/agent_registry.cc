@@ -39,9 +39,13 @@ std::vector<std::string> AgentRegistry::Stale(TimePoint now, Seconds timeout) co
   return stale;
 }
 
-bool AgentRegistry::Remove(const std::string& agent_id) {
+bool AgentRegistry::Remove(const std::string& agent_id, bool left) {
   auto it = agents_.find(agent_id);
   if (it == agents_.end()) return false;
+  if (left) {
+    agents_.erase(it);
+    return true;
+  }
   // Only a log line's hint ("back as"): bounded, so that agents that never come back cannot grow it forever.
   const std::string device_key = DeviceKey(it->second.key, it->second.device.fingerprint());
   if (!departed_.count(device_key) && departed_.size() >= kMaxDepartedDevices) departed_.erase(departed_.begin());

@@ -3,7 +3,8 @@
 //
 // A device is identified by (key, fingerprint). The fingerprint names a device model + driver, so two
 // identical phones share one; a registration counts as a reconnect when an agent with the same
-// (key, fingerprint) went away earlier and has not been matched by another reconnect yet.
+// (key, fingerprint) was lost earlier (not one that left on purpose) and has not been matched by another reconnect
+// yet.
 //
 // Thread safety: none; the owner serialises calls.
 #pragma once
@@ -45,8 +46,9 @@ class AgentRegistry {
   void CountJob(const std::string& agent_id);
   // Agents whose last message is older than `timeout` at `now`.
   std::vector<std::string> Stale(TimePoint now, Seconds timeout) const;
-  // Forgets the agent; false when unknown (already removed).
-  bool Remove(const std::string& agent_id);
+  // Forgets the agent; false when unknown (already removed). An agent that `left` (stopped on purpose) is not
+  // remembered for a reconnect: the device's next registration is a new start.
+  bool Remove(const std::string& agent_id, bool left = false);
 
   // nullptr when unknown; valid until the next non-const call.
   const AgentRecord* Find(const std::string& agent_id) const;

@@ -39,6 +39,20 @@ TEST(AgentRegistryTest, GivenTheSameDeviceComingBack_WeShouldRecogniseTheReconne
   EXPECT_EQ(back.previous_agent_id, a.agent_id);
 }
 
+// An agent stopped on purpose and started again is a new start, not a reconnect (the fleet review found one
+// reported as "reconnecting, previously agent-1" after it had left).
+TEST(AgentRegistryTest, GivenTheSameDeviceBackAfterItLeft_WeShouldNotCallItAReconnect) {
+  AgentRegistry reg;
+  const TimePoint t0 = Clock::now();
+  auto lost = reg.Register(Reg("phone", "f1"), "p", t0);
+  auto left = reg.Register(Reg("phone", "f1"), "p", t0);
+  EXPECT_TRUE(reg.Remove(left.agent_id, /*left=*/true));
+  EXPECT_EQ(reg.Find(left.agent_id), nullptr);
+  EXPECT_TRUE(reg.Remove(lost.agent_id));
+  EXPECT_EQ(reg.Register(Reg("phone", "f1"), "p", t0).previous_agent_id, lost.agent_id);
+  EXPECT_TRUE(reg.Register(Reg("phone", "f1"), "p", t0).previous_agent_id.empty());
+}
+
 // The ids of agents gone are a hint for a log line; agents that never come back must not grow them without bound.
 TEST(AgentRegistryTest, GivenManyAgentsGoneForGood_WeShouldRememberABoundedNumber) {
   AgentRegistry reg;

@@ -103,7 +103,7 @@ void TrackerState::RemoveAgentLocked(const std::string& agent_id, const std::str
     spdlog::warn("{}", what);
     ++counters_.agents_lost;
   }
-  registry_.Remove(agent_id);
+  registry_.Remove(agent_id, left);
   job_watch_.erase(agent_id);
   leases_.RemoveAgent(agent_id);
   Execute(dispatcher_.OnAgentLost(agent_id, what));
