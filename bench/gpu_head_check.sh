@@ -85,6 +85,17 @@ tune --task gemm:256,256,256 --trials 40 --batch 4 --timeout 0.001 --early-stopp
 echo "every job failing: rc $? (1: no trial succeeded) records $(log_records "$OUT/esfail.db")" >>"$S"
 grep "stopped early" "$OUT/esfail.out" >>"$S"
 
+# The job the SIGINT stopped is counted as cancelled, not as a job done nor a run timeout.
+python3 - >>"$S" 2>&1 <<'PY'
+import http.client
+c = http.client.HTTPConnection("127.0.0.1", 9191, timeout=5)
+c.request("GET", "/metrics")
+for line in c.getresponse().read().decode().splitlines():
+    if line.startswith(("tunefleet_jobs_cancelled_total", "tunefleet_jobs_done_total",
+                        'tunefleet_job_results_total{status="run_timeout"}')):
+        print("metrics:", line)
+PY
+
 kill -TERM "$A1" "$A2"; sleep 1; kill -TERM "$TRACKER"; wait 2>/dev/null
 echo "tracker warnings and errors: $(grep -c -i -E 'warn|error' "$OUT/tracker.log")" >>"$S"
 cat "$S"
