@@ -313,6 +313,8 @@ TEST(BadInputE2E, GivenAnInputThatNeedsNoDeviceItShouldBeRefusedBeforeTheTracker
         "exec '" + bin + "' tune --rpc-tracker " + fleet.address() + " --rpc-key k --task-file - --db '" + fleet.db() +
             "' <&-"},
        "tunefleet tune: error: --task-file -: standard input is closed (give the file's path instead)"},
+      {{"/bin/sh", "-c", "exec '" + bin + "' import - --db '" + fleet.db() + "' <&-"},
+       "tunefleet import: error: -: standard input is closed (give the file's path instead)"},
       {{bin, "tune", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--task", "gemm:64,64,64", "--tuner",
         "bayes", "--db", fleet.db()},
        "--tuner: bayes not in {xgb,ga,random,grid}"},

@@ -314,6 +314,22 @@ TEST(BadInputE2E, GivenANewLogAndAnImportWhoseOnlyLineIsRefusedNoLogShouldBeLeft
   EXPECT_TRUE(std::filesystem::exists(db));
 }
 
+// `import -` reads standard input (an AutoTVM log piped in from another tool), its notes naming the input.
+TEST(BadInputE2E, GivenAnAutotvmLogPipedIntoImportDashItsRecordsShouldBeAdded) {
+  LocalFleet fleet;  // no tracker
+  ASSERT_NO_FATAL_FAILURE(ImportOneRecord(fleet));  // writes one.autotvm.log
+  const std::string copy = fleet.dir() + "/copy.db";
+  RunResult r = testing::Run({"/bin/sh", "-c", "cat \"$1\" | \"$0\" import - --db \"$2\"", BinDir() + "/tunefleet",
+                              fleet.dir() + "/one.autotvm.log", copy},
+                             std::chrono::seconds(30));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("standard input:1: imported, but conv2d:1,4,8,8,4,3,3,1,1:float32"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("tunefleet import: 1 records added to " + copy), std::string::npos) << r.output;
+  EXPECT_EQ(fleet.Count("SELECT count(*) FROM records", copy), 1);
+  EXPECT_FALSE(std::filesystem::exists(fleet.dir() + "/-"));
+}
+
 // A log of two device models holds two kernel packs: `-o pack.json` made a folder of that name; `-` and a file that
 // exists are refused too.
 TEST(BadInputE2E, GivenALogOfTwoDevicesTheKernelPackExportShouldWantAFolder) {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "common/cli_checks.h"
+#include "common/standard_input.h"
 #include "storage/tuning_log.h"
 #include "tuner/command.h"
 #include "tuner/deferred_log.h"
@@ -24,8 +25,13 @@ struct ImportOptions {
 };
 
 int RunImport(const ImportOptions& o) {
+  // '-': standard input (`tunefleet export --format autotvm -o - | tunefleet import - --db B`), named so in lines.
+  const bool from_stdin = o.file == "-";
+  if (from_stdin && StandardInputClosed()) {
+    return CommandError("import", "-: standard input is closed (give the file's path instead)", 2);
+  }
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(o.file, ec)) {  // a directory or /dev/zero would be read for ever
+  if (!from_stdin && !std::filesystem::is_regular_file(o.file, ec)) {  // a directory or /dev/zero would be read for ever
     // A directory is "a directory" too: CLI11's check said "File is actually a directory", and "File does not
     // exist" for a missing one.
     const bool exists = std::filesystem::exists(o.file, ec);
@@ -35,8 +41,13 @@ int RunImport(const ImportOptions& o) {
                                                                          : ": no such file";
     return CommandError("import", o.file + what, 2);
   }
-  std::ifstream in(o.file);
-  if (!in) return CommandError("import", o.file + ": cannot open", 2);
+  std::ifstream file;
+  if (!from_stdin) {
+    file.open(o.file);
+    if (!file) return CommandError("import", o.file + ": cannot open", 2);
+  }
+  std::istream& in = from_stdin ? std::cin : file;
+  const std::string source = from_stdin ? "standard input" : o.file;
   // A log that exists is opened now, and a path where none could be created is said now, before the file is read; a
   // new log is created when the import first writes to it, so that a file refused at its first lines (or an import
   // stopped before then) leaves no new, empty log.
@@ -46,7 +57,7 @@ int RunImport(const ImportOptions& o) {
   StopOnSignals signals(std::chrono::milliseconds(1000), "the records added so far are kept");
   ImportProgress progress;
   progress.out = &std::cerr;  // a line every few seconds of a long import; stdout stays as it was
-  auto counts = ImportAutotvm(in, o.file, *log, {}, std::cerr, signals.token(), progress);
+  auto counts = ImportAutotvm(in, source, *log, {}, std::cerr, signals.token(), progress);
   if (!counts.ok()) return CommandError("import", counts.status().message(), LogOpenExitCode(counts.status()));
   if (counts->interrupted) {
     if (log->IfOpen() == nullptr) {
@@ -76,7 +87,7 @@ void RegisterImport(CLI::App& app, int* exit_code) {
   auto opts = std::make_shared<ImportOptions>();
   auto* sub = app.add_subcommand("import", "Import AutoTVM tuning records into a tuning log");
   sub->add_option("--format", opts->format, "autotvm")->check(CLI::IsMember({"autotvm"}));
-  sub->add_option("file", opts->file, "AutoTVM log (JSON lines)")->required()->check(cli::NotEmpty());
+  sub->add_option("file", opts->file, "AutoTVM log (JSON lines; '-': standard input)")->required()->check(cli::NotEmpty());
   sub->add_option("--db", opts->db, "Tuning log (SQLite file)")->required();
   sub->callback([opts, exit_code] { *exit_code = RunImport(*opts); });
 }

@@ -11,6 +11,7 @@
 
 #include "common/owned_fd.h"
 #include "common/printable.h"
+#include "common/standard_input.h"
 
 namespace tunefleet {
 namespace {
@@ -107,10 +108,7 @@ Result<std::vector<ListedTask>> ParseTaskList(std::string_view text, const std::
 
 Result<std::vector<ListedTask>> ReadTaskFile(const std::string& path) {
   if (path == "-") {
-    // An inherited standard input never has FD_CLOEXEC (exec closes those): with it, or none, the one given was
-    // closed (`<&-`) and the number belongs to a file this process opened, such as gRPC's event fd.
-    const int flags = ::fcntl(STDIN_FILENO, F_GETFD);
-    if (flags == -1 || (flags & FD_CLOEXEC) != 0) {
+    if (StandardInputClosed()) {
       return Status::InvalidArgument("--task-file -: standard input is closed (give the file's path instead)");
     }
     TF_ASSIGN_OR_RETURN(std::string text, ReadBounded(STDIN_FILENO, "standard input"));
