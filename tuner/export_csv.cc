@@ -1,6 +1,8 @@
 #include "tuner/export_csv.h"
 
 #include <cstdio>
+#include <iterator>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -34,6 +36,13 @@ std::string CsvField(const std::string& s) {
   return out + "\"";
 }
 
+std::string CsvTextField(const std::string& s) {
+  if (!s.empty() && std::string_view("=+-@\t\r").find(s.front()) != std::string_view::npos) {
+    return CsvField("'" + s);
+  }
+  return CsvField(s);
+}
+
 Result<size_t> ExportCsv(TuningLog& log, bool best_only, std::ostream& out, std::ostream& notes) {
   TF_ASSIGN_OR_RETURN(auto items, CollectExportItems(log, best_only, {}, notes));
   out << kCsvHeader << "\n";
@@ -45,11 +54,10 @@ Result<size_t> ExportCsv(TuningLog& log, bool best_only, std::ostream& out, std:
         std::to_string(it.tmpl.version), it.device.name, it.device.fingerprint, std::to_string(r.config_index),
         r.config, std::to_string(r.status), Num(r.mean_cost), Num(gflops), nlohmann::json(r.costs).dump(),
         Num(r.compile_time), Num(r.wall_time), Stamp(r.timestamp), r.message};
-    bool first = true;
-    for (const auto& f : fields) {
-      if (!first) out << ",";
-      out << CsvField(f);
-      first = false;
+    constexpr size_t kDeviceName = 6, kMessage = 17;  // the free text among them
+    for (size_t i = 0; i < std::size(fields); ++i) {
+      if (i > 0) out << ",";
+      out << (i == kDeviceName || i == kMessage ? CsvTextField(fields[i]) : CsvField(fields[i]));
     }
     out << "\n";
   }

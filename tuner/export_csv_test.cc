@@ -16,6 +16,27 @@ TEST(ExportCsvTest, GivenFieldsWithCommasAndQuotes_WeShouldQuoteThem) {
   EXPECT_EQ(CsvField("two\nlines"), "\"two\nlines\"");
 }
 
+// A device's name or a driver's message that a spreadsheet would run as a formula is written as text.
+TEST(ExportCsvTest, GivenFreeTextThatReadsAsAFormula_WeShouldPrefixItSoItStaysText) {
+  EXPECT_EQ(CsvTextField("=HYPERLINK(\"x\")"), "\"'=HYPERLINK(\"\"x\"\")\"");
+  EXPECT_EQ(CsvTextField("+1"), "'+1");
+  EXPECT_EQ(CsvTextField("-2+3"), "'-2+3");
+  EXPECT_EQ(CsvTextField("@SUM(A1)"), "'@SUM(A1)");
+  EXPECT_EQ(CsvTextField("Adreno (TM) 740"), "Adreno (TM) 740");
+  EXPECT_EQ(CsvTextField(""), "");
+  EXPECT_EQ(CsvField("=1"), "=1");  // the log's own fields (specs, numbers, JSON) stay as they are
+
+  TempDir dir;
+  auto log = std::move(TuningLog::Open(dir.File("log.db"))).value();
+  proto::DeviceInfo device = AdrenoDevice();
+  device.set_name("=1+1");
+  AddTestRecord(*log, device, "conv2d:1,32,16,16,32,3,3,1,1:float16", "conv2d_nchwc.image2d", ConvConfig(), 0,
+                {0.001}, 1700000000);
+  std::ostringstream out;
+  ASSERT_TRUE(ExportCsv(*log, false, out, std::cerr).ok());
+  EXPECT_NE(out.str().find(",'=1+1,"), std::string::npos) << out.str();
+}
+
 TEST(ExportCsvTest, GivenRecords_WeShouldWriteTheHeaderAndOneRowEach) {
   TempDir dir;
   auto log = std::move(TuningLog::Open(dir.File("log.db"))).value();
