@@ -337,6 +337,43 @@ TEST(FaultE2E, GivenTheTrackerRestartedTheRunShouldTakeAgainAsManyDevicesAsItHel
   ExpectEveryTrialOnce(fleet, 16);
 }
 
+// A run that lost its only device while another run holds the key's other agent says who holds it (the waiting line
+// said only "waiting up to N s"), and finishes on that agent once the other run ends.
+TEST(FaultE2E, GivenARunThatLostItsDeviceWhileAnotherHoldsTheRestItShouldNameTheHolderAndFinishAfterIt) {
+  LocalFleet fleet;
+  fleet.StartTracker();
+  fleet.StartAgent("pocl");
+  ASSERT_TRUE(fleet.WaitForAgents("pocl", 1));
+  const std::string lost_db = fleet.dir() + "/lost.db";
+  auto lost = fleet.CliAsync({"tune", "--rpc-key", "pocl", "--task", "gemm:40,40,40", "--trials", "12", "--tuner",
+                              "random", "--db", lost_db, "--number", "1", "--repeat", "1", "--batch", "2",
+                              "--min-repeat-ms", "100", "--wait", "30", "--device-wait", "120"});
+  ASSERT_TRUE(WaitUntil([&] { return fleet.Count("SELECT count(*) FROM records", lost_db) >= 1; },
+                        std::chrono::seconds(120)))
+      << lost->Log();
+  fleet.StartAgent("pocl");  // the other run's
+  ASSERT_TRUE(fleet.WaitForAgents("pocl", 2));
+  auto holder = fleet.CliAsync({"tune", "--rpc-key", "pocl", "--task", "gemm:48,48,48", "--trials", "4", "--tuner",
+                                "random", "--db", fleet.db(), "--number", "1", "--repeat", "3", "--batch", "2",
+                                "--min-repeat-ms", "300", "--wait", "30"});
+  ASSERT_TRUE(fleet.WaitForRecords(1, std::chrono::seconds(120))) << holder->Log();
+  fleet.agent(0).Signal(SIGKILL);
+  ASSERT_TRUE(WaitUntil([&] { return lost->Log().find("no device left on the lease") != std::string::npos; },
+                        std::chrono::seconds(60)))
+      << lost->Log();
+  EXPECT_NE(lost->Log().find("no device left on the lease; every agent of key 'pocl' (1) is leased by 'tunefleet "
+                             "tune pid "),
+            std::string::npos)
+      << lost->Log();
+  auto held = holder->Wait(std::chrono::seconds(300));
+  ASSERT_TRUE(held.has_value()) << holder->Log();
+  EXPECT_EQ(*held, 0) << holder->Log();
+  auto code = lost->Wait(std::chrono::seconds(300));
+  ASSERT_TRUE(code.has_value()) << lost->Log();
+  EXPECT_EQ(*code, 0) << lost->Log();
+  EXPECT_EQ(fleet.Count("SELECT count(DISTINCT config_index) FROM records", lost_db), 12);
+}
+
 // A tracker that hangs with its sockets open (here SIGSTOP; a frozen host or a NAT that dropped the flow look the
 // same) closes nothing: the agent and the run find it by gRPC keepalive, say so, and carry on when it wakes.
 TEST(FaultE2E, GivenTheTrackerHungMidRunTheAgentAndTheRunShouldSaySoAndFinishWhenItWakes) {

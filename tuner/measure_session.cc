@@ -56,7 +56,7 @@ Result<std::unique_ptr<MeasureSession>> MeasureSession::Open(const SessionOption
   Status acquired = s->Acquire(0);
   if (!acquired.ok() && opts.wait > 0 && !s->interrupted() &&
       (acquired.code() == Status::Code::kNotFound || acquired.code() == Status::Code::kDeadlineExceeded)) {
-    spdlog::info("{}", s->WhyWaiting(acquired.code() == Status::Code::kNotFound));
+    spdlog::info("{}", s->WhyWaiting(opts.wait, acquired.code() == Status::Code::kNotFound));
     const auto give_up = std::chrono::steady_clock::now() + std::chrono::duration<double>(opts.wait);
     acquired = s->Acquire(opts.wait, waited());
     // A tracker lost during the wait (restarted, say) is waited for within the same --wait, as a run's tracker lost
@@ -161,26 +161,33 @@ void MeasureSession::ReleaseDeadRunLeases() {
   }
 }
 
-std::string MeasureSession::WhyWaiting(bool none_registered) const {
-  const std::string wait = "waiting up to " + std::to_string(static_cast<int>(opts_.wait)) + " s";
-  if (none_registered)
-    return "no agent of key '" + opts_.key + "' is registered with tracker " + opts_.tracker + " yet; " + wait +
-           " for one";
-  // Every agent of the key is leased: name the holders (`tunefleet query` shows the same).
+std::string MeasureSession::WhyWaiting(double wait, std::optional<bool> none_registered) const {
+  const std::string waiting = "waiting up to " + std::to_string(static_cast<int>(wait)) + " s";
+  // The key's agents and their holders (`tunefleet query` shows the same), and the runs queued now that will be
+  // served before this one: those of its priority or a higher one.
   std::set<std::string> holders;
-  size_t agents = 0, ahead = 0;
-  if (Result<proto::SummaryReply> summary = client_->Summary(); summary.ok()) {
+  size_t agents = 0, free = 0, ahead = 0;
+  Result<proto::SummaryReply> summary = client_->Summary();
+  if (summary.ok()) {
     for (const auto& a : summary->agents()) {
       if (a.key() != opts_.key) continue;
       ++agents;
-      if (!a.lease_holder().empty()) holders.insert(Printable(a.lease_holder()));
+      if (a.lease_holder().empty()) {
+        ++free;
+      } else {
+        holders.insert(Printable(a.lease_holder()));
+      }
     }
-    // The runs queued now that will be served before this one: those of its priority or a higher one.
     for (const auto& k : summary->keys()) {
       if (k.key() != opts_.key) continue;
       for (const auto& q : k.queue()) ahead += q.priority() >= opts_.priority ? 1 : 0;
     }
   }
+  if (none_registered.value_or(summary.ok() && agents == 0)) {
+    return "no agent of key '" + opts_.key + "' is registered with tracker " + opts_.tracker +
+           (none_registered ? " yet; " : " now; ") + waiting + " for one";
+  }
+  if (!none_registered && (!summary.ok() || free > 0)) return waiting + " for a device of key '" + opts_.key + "'";
   std::string by;
   for (const auto& h : holders) by += (by.empty() ? "" : ", ") + ("'" + h + "'");
   const std::string queued =
@@ -188,8 +195,8 @@ std::string MeasureSession::WhyWaiting(bool none_registered) const {
                  : "; " + std::to_string(ahead) + (ahead == 1 ? " run waits" : " runs wait") +
                        " ahead of this one (`tunefleet query` lists the queue)";
   return "every agent of key '" + opts_.key + "'" + (agents > 0 ? " (" + std::to_string(agents) + ")" : "") +
-         " is leased" + (by.empty() ? "" : " by " + by) + queued + "; " + wait +
-         " for one (a run that was killed holds its lease until the tracker's --lease-ttl runs out)";
+         " is leased" + (by.empty() ? "" : " by " + by) + queued + "; " + waiting + " for one" +
+         (none_registered ? " (a run that was killed holds its lease until the tracker's --lease-ttl runs out)" : "");
 }
 
 void MeasureSession::Release() {
@@ -277,15 +284,14 @@ Status MeasureSession::Measure(
     }
 
     // No progress: the lease lost its devices (or the tracker went away). Wait for a device of the key, bounded.
+    Release();  // first, so that the line below does not name this run among the holders
     if (!waiting) {
       waiting = true;
       wait_began = Clock::now();
       deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                     std::chrono::duration<double>(opts_.device_wait));
-      spdlog::warn("no device left on the lease; waiting up to {:.0f} s for a device of key '{}'", opts_.device_wait,
-                   opts_.key);
+      spdlog::warn("no device left on the lease; {}", WhyWaiting(opts_.device_wait, std::nullopt));
     }
-    Release();
     // As many devices as the lost lease held, not --devices again: after a tracker restart the run that reconnects
     // first took every device of the key, and another run that held some waited with none (found by the fleet
     // review).

@@ -82,9 +82,11 @@ class MeasureSession {
   std::string WhyFewerDevices();
   // Hands the lease's devices to opts_.on_lease; on its error the lease is released.
   Status Adopt();
-  // The info line said before waiting for a device: no agent of the key registered yet, or every one leased (by
-  // whom, from the tracker's summary).
-  std::string WhyWaiting(bool none_registered) const;
+  // What a wait of `wait` seconds for a device waits for: no agent of the key registered, or every one leased (by
+  // whom, and the runs queued ahead, from the tracker's summary). At the start, `none_registered` is the tracker's
+  // answer; mid-run (nullopt) the summary decides, and a key with a free agent, or a tracker that does not answer,
+  // is said plainly.
+  std::string WhyWaiting(double wait, std::optional<bool> none_registered) const;
   // Releases the leases noted beside opts_.lease_note by killed runs of this host on this tracker; drops the notes.
   void ReleaseDeadRunLeases();
   // Says, once per device lost, that the lease goes on with the devices it still holds (none: said elsewhere).
