@@ -112,7 +112,7 @@ void TrackerConnection::ReadLoop() {
       std::lock_guard<std::mutex> inbox_lock(inbox_mu_);
       std::lock_guard<std::mutex> lock(job_mu_);
       if (running_ == id) {
-        spdlog::info("job {}: cancelled by the tracker (its tuner went away)", id);
+        spdlog::info("job {}: cancelled by the tracker (its tuner no longer waits for it)", id);
         runner_->AbortJob();
       } else {
         // Not started yet (still queued here): it is answered without running.

@@ -298,8 +298,9 @@ proto::MeasureResult WorkerSupervisor::RunOnce(const proto::KernelProgram& progr
   if (!reply.ok() && (cancelled_ || aborted_)) {
     // Stopped from outside, not a property of the config: not a result (the tracker drops or measures it again).
     Reap(true);
-    proto::MeasureResult stopped = Failed(
-        proto::RUN_TIMEOUT, cancelled_ ? "cancelled: the agent is shutting down" : "cancelled: the tuner abandoned the job");
+    proto::MeasureResult stopped =
+        Failed(proto::RUN_TIMEOUT,
+               cancelled_ ? "cancelled: the agent is shutting down" : "cancelled: the tuner abandoned the job");
     stopped.set_not_measured(true);
     return finish(stopped);
   }

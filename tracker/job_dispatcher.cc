@@ -54,7 +54,9 @@ DispatchActions JobDispatcher::CloseLease(const std::string& lease_id, const std
       ++bit;
       continue;
     }
-    for (uint64_t job : bit->second.unfinished) out.events.push_back(BatchEvent{bit->first, LostEvent(job, "", message)});
+    for (uint64_t job : bit->second.unfinished) {
+      out.events.push_back(BatchEvent{bit->first, LostEvent(job, "", message)});
+    }
     bit = batches_.erase(bit);
   }
   return out;

@@ -24,7 +24,8 @@ grpc::Status RunMeasure(TrackerState& state, grpc::ServerContext* ctx, const pro
       break;
     }
     if (ctx->IsCancelled()) {
-      spdlog::info("measure on {}: client went away; {} of {} jobs dropped", LeaseLogName(batch.lease_id()),
+      // Stopped, killed or at the end of its time budget: the client no longer waits for the batch.
+      spdlog::info("measure on {}: the client stopped waiting; {} of {} jobs dropped", LeaseLogName(batch.lease_id()),
                    total - written, total);
       result = grpc::Status(grpc::StatusCode::CANCELLED, "client cancelled");
       break;

@@ -161,8 +161,7 @@ void MeasureSession::ReleaseDeadRunLeases() {
   }
 }
 
-std::string MeasureSession::WhyWaiting(double wait, std::optional<bool> none_registered) const {
-  const std::string waiting = "waiting up to " + std::to_string(static_cast<int>(wait)) + " s";
+std::string MeasureSession::KeyState(std::optional<bool> none_registered) const {
   // The key's agents and their holders (`tunefleet query` shows the same), and the runs queued now that will be
   // served before this one: those of its priority or a higher one.
   std::set<std::string> holders;
@@ -185,9 +184,9 @@ std::string MeasureSession::WhyWaiting(double wait, std::optional<bool> none_reg
   }
   if (none_registered.value_or(summary.ok() && agents == 0)) {
     return "no agent of key '" + opts_.key + "' is registered with tracker " + opts_.tracker +
-           (none_registered ? " yet; " : " now; ") + waiting + " for one";
+           (none_registered ? " yet" : " now");
   }
-  if (!none_registered && (!summary.ok() || free > 0)) return waiting + " for a device of key '" + opts_.key + "'";
+  if (!none_registered && (!summary.ok() || free > 0)) return "";
   std::string by;
   for (const auto& h : holders) by += (by.empty() ? "" : ", ") + ("'" + h + "'");
   const std::string queued =
@@ -195,8 +194,18 @@ std::string MeasureSession::WhyWaiting(double wait, std::optional<bool> none_reg
                  : "; " + std::to_string(ahead) + (ahead == 1 ? " run waits" : " runs wait") +
                        " ahead of this one (`tunefleet query` lists the queue)";
   return "every agent of key '" + opts_.key + "'" + (agents > 0 ? " (" + std::to_string(agents) + ")" : "") +
-         " is leased" + (by.empty() ? "" : " by " + by) + queued + "; " + waiting + " for one" +
-         (none_registered ? " (a run that was killed holds its lease until the tracker's --lease-ttl runs out)" : "");
+         " is leased" + (by.empty() ? "" : " by " + by) + queued;
+}
+
+std::string MeasureSession::WhyWaiting(double wait, std::optional<bool> none_registered) const {
+  const std::string waiting = "waiting up to " + std::to_string(static_cast<int>(wait)) + " s";
+  const std::string state = KeyState(none_registered);
+  if (state.empty()) return waiting + " for a device of key '" + opts_.key + "'";
+  const bool leased = state.starts_with("every agent");
+  return state + "; " + waiting + " for one" +
+         (none_registered && leased
+              ? " (a run that was killed holds its lease until the tracker's --lease-ttl runs out)"
+              : "");
 }
 
 void MeasureSession::Release() {
@@ -292,10 +301,10 @@ Status MeasureSession::Measure(
                                     std::chrono::duration<double>(opts_.device_wait));
       spdlog::warn("no device left on the lease; {}", WhyWaiting(opts_.device_wait, std::nullopt));
     }
-    // As many devices as the lost lease held, not --devices again: after a tracker restart the run that reconnects
-    // first took every device of the key, and another run that held some waited with none (found by the fleet
-    // review).
-    const auto held = static_cast<uint32_t>(devices_.empty() ? opts_.devices : devices_.size());
+    // As many devices as the lease held when it lost the last of them (it may have gone on with fewer, said by
+    // SayLeaseShrank), not --devices again: after a tracker restart the run that reconnects first took every device
+    // of the key, and another run that held some waited with none (found by the fleet review).
+    const auto held = static_cast<uint32_t>(said_left_ > 0 ? said_left_ : opts_.devices);
     Status last;
     while (SecondsLeft(deadline) > 0 && !interrupted()) {
       // In calls of at most 10 s, each saying how long the run has waited: it keeps its place in the key's queue
@@ -306,11 +315,15 @@ Status MeasureSession::Measure(
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
     }
     if (interrupted()) return Interrupted(pending.size());
-    if (lease_id_.empty())
+    if (lease_id_.empty()) {
+      // The key as it is now: the last call's own error spoke of its wait of at most 10 s, as if it were --wait.
+      const std::string state = KeyState(std::nullopt);
       return Status::Unavailable("no device of key '" + opts_.key + "' came back within " +
-                                 std::to_string(static_cast<int>(opts_.device_wait)) + " s; " +
-                                 std::to_string(pending.size()) + " job(s) were not measured (nothing recorded for them)" +
-                                 (last.ok() ? "" : ": " + last.message()));
+                                 std::to_string(static_cast<int>(opts_.device_wait)) + " s (--device-wait); " +
+                                 std::to_string(pending.size()) +
+                                 " job(s) were not measured (nothing recorded for them)" +
+                                 (!state.empty() ? ": " + state : last.ok() ? "" : ": " + last.message()));
+    }
     std::string names;
     for (const auto& d : devices_) names += (names.empty() ? "" : ", ") + Printable(d.device().name());
     spdlog::info("{} of key '{}' available again ({} held before the loss): {}",

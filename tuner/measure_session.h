@@ -82,10 +82,11 @@ class MeasureSession {
   std::string WhyFewerDevices();
   // Hands the lease's devices to opts_.on_lease; on its error the lease is released.
   Status Adopt();
-  // What a wait of `wait` seconds for a device waits for: no agent of the key registered, or every one leased (by
-  // whom, and the runs queued ahead, from the tracker's summary). At the start, `none_registered` is the tracker's
-  // answer; mid-run (nullopt) the summary decides, and a key with a free agent, or a tracker that does not answer,
-  // is said plainly.
+  // Why no device of the key is had, from the tracker's summary: no agent of the key registered, or every one leased
+  // (by whom, and the runs queued ahead). At the start, `none_registered` is the tracker's answer; mid-run (nullopt)
+  // the summary decides, and a key with a free agent, or a tracker that does not answer, gives "".
+  std::string KeyState(std::optional<bool> none_registered) const;
+  // The line said before a wait of `wait` seconds for a device: KeyState and the wait.
   std::string WhyWaiting(double wait, std::optional<bool> none_registered) const;
   // Releases the leases noted beside opts_.lease_note by killed runs of this host on this tracker; drops the notes.
   void ReleaseDeadRunLeases();
@@ -101,7 +102,7 @@ class MeasureSession {
   std::optional<LeaseNote> note_;  // while a lease is held, when SessionOptions::lease_note asks for one
   std::vector<proto::LeasedDevice> devices_;
   std::set<std::string> lost_agents_;  // agents of devices_ whose jobs came back lost
-  size_t said_left_ = 0;               // the devices left that the latest SayLeaseShrank warning gave
+  size_t said_left_ = 0;  // the devices the lease goes on with: as granted, then as SayLeaseShrank last said
   uint64_t next_job_id_ = 1;
 };
 
