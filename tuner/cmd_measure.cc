@@ -222,7 +222,7 @@ int Run(const MeasureArgs& a) {
   so.client = RunHolder("measure");  // "tunefleet measure pid N@host", as tune names itself to those who wait
   // SIGINT/SIGTERM abandon the job and release the lease at once (exit 130), as in `tune`. Set up before the
   // session starts any thread.
-  StopOnSignals signals(std::chrono::milliseconds(1000), "the job is abandoned, the lease is released");
+  StopOnSignals signals(std::chrono::milliseconds(1000), "a job in flight is abandoned and a lease held is released");
   so.stop = signals.token();
   auto interrupted = [&] {
     std::cerr << "tunefleet measure: interrupted by " << signals.signal_name() << "; nothing was measured\n";

@@ -24,8 +24,8 @@ class StopOnSignals {
  public:
   // `stopping` says in the warning what stopping does ("results so far are kept, ..."), for the command at hand.
   explicit StopOnSignals(std::chrono::milliseconds repeat_grace = std::chrono::milliseconds(1000),
-                         std::string stopping = "the batch in flight is abandoned, results so far are kept, the lease "
-                                                "is released");
+                         std::string stopping = "results so far are kept; a batch in flight is abandoned and a lease "
+                                                "held is released");
   ~StopOnSignals();
   StopOnSignals(const StopOnSignals&) = delete;
   StopOnSignals& operator=(const StopOnSignals&) = delete;
