@@ -433,6 +433,7 @@ TEST_F(SessionTest, GivenCancelsForTheRunningAndAQueuedJob_WeShouldAbortOneAnswe
   EXPECT_EQ(tracker_->not_measured_, (std::vector<bool>{false, true}));  // the runner's answer passes unchanged
   EXPECT_EQ(blocking_.aborts(), 1);
   EXPECT_EQ(blocking_.started(), 1);  // job 8 never ran
+  EXPECT_EQ(session.jobs_done(), 1u);  // job 8's answer is no job done
 }
 
 }  // namespace

@@ -181,10 +181,10 @@ bool TrackerConnection::AnswerJob(const proto::Job& job, bool skip) {
     std::lock_guard<std::mutex> lock(inbox_mu_);
     if (leaving_) return true;  // stopped while it ran (and aborted): the tracker measures it again elsewhere
   }
-  ++*jobs_done_;
-  if (result->result().not_measured()) {
+  if (result->result().not_measured()) {  // not a job done, as the tracker counts them
     spdlog::info("job {}: not measured: {}", job.job_id(), result->result().message().substr(0, 200));
   } else {
+    ++*jobs_done_;
     spdlog::info("job {}: {} mean {:.3g} s{}{}", job.job_id(), proto::MeasureStatus_Name(result->result().status()),
                  result->result().mean_cost(), result->result().message().empty() ? "" : ": ",
                  result->result().message().substr(0, 200));

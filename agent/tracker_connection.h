@@ -35,7 +35,8 @@ namespace tunefleet::agent {
 
 class TrackerConnection {
  public:
-  // Every pointer and reference must outlive the connection; `jobs_done` counts the jobs answered.
+  // Every pointer and reference must outlive the connection; `jobs_done` counts the jobs answered
+  // with a result (not those answered not_measured: stopped on the tracker's word, or given back).
   TrackerConnection(const SessionOptions& options, const proto::DeviceInfo& device, JobRunner* runner,
                     std::atomic<uint64_t>* jobs_done);
   TrackerConnection(const TrackerConnection&) = delete;

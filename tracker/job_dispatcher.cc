@@ -41,7 +41,7 @@ DispatchActions JobDispatcher::CloseLease(const std::string& lease_id, const std
   for (const auto& a : lit->second.agent_ids) {
     auto ait = agents_.find(a);
     if (ait == agents_.end()) continue;
-    if (ait->second.running) {
+    if (ait->second.running && !ait->second.running->cancelled) {  // once: its batch may have been cancelled
       ait->second.running->cancelled = true;
       out.cancels.push_back({a, ait->second.running->job_id});
     }

@@ -66,8 +66,8 @@ class JobDispatcher {
   // Queues `jobs` on the lease and dispatches to idle agents. InvalidArgument on an empty batch or a job id
   // that repeats within the batch; NotFound when the lease is unknown.
   Result<BatchId> Submit(const std::string& lease_id, std::vector<proto::MeasureJob> jobs, DispatchActions* out);
-  // The caller of a batch went away: its queued jobs are dropped, late results are ignored, and the jobs of the
-  // batch that agents are running are to be cancelled.
+  // The caller of a batch stopped waiting for it: its queued jobs are dropped, late results are ignored, and the jobs
+  // of the batch that agents are running are to be cancelled (once: CloseLease does not cancel them again).
   DispatchActions CancelBatch(BatchId batch);
 
   // Job id the agent is running, if any.

@@ -29,8 +29,9 @@ int main(int argc, char** argv) {
   app.add_option("--token", o.token, "shared secret every agent and tuner must send (default: $TUNEFLEET_TOKEN)")
       ->check(tunefleet::cli::NotEmpty());
   // At most a day each: longer would not mean more, and a clock must hold it (1e308 s overflowed it).
-  app.add_option("--lease-ttl", o.lease_ttl, "seconds a lease lives without renewal (a batch in flight keeps it alive, and its end counts as "
-                 "a renewal; at most 86400)")
+  app.add_option("--lease-ttl", o.lease_ttl,
+                 "seconds a lease lives without renewal (a batch in flight keeps it alive, and its end counts as a "
+                 "renewal; at most 86400)")
       ->capture_default_str()->check(tunefleet::cli::PositiveAtMost(tunefleet::kOneDaySeconds));
   // Agents beat every 3 s: a shorter timeout dropped every agent between two beats.
   app.add_option("--heartbeat-timeout", o.heartbeat_timeout,

@@ -13,7 +13,7 @@ namespace tunefleet::tracker {
 struct TrackerCounters {
   uint64_t jobs_done = 0;                      // results received (not jobs given back unmeasured)
   std::map<int, uint64_t> results_by_status;   // the same by MeasureStatus
-  uint64_t jobs_cancelled = 0;                 // running jobs agents were told to stop (their tuner went away)
+  uint64_t jobs_cancelled = 0;                 // running jobs agents were told to stop (tuner stopped, lease ended)
   uint64_t agents_lost = 0;     // dropped: silent, past a job's deadline, a broken stream or message; not those that
                                 // left, nor at shutdown
   uint64_t agents_refused = 0;  // over --max-agents

@@ -134,7 +134,8 @@ void TrackerState::Execute(DispatchActions actions) {
     auto it = event_mail_.find(e.batch);
     if (it != event_mail_.end()) it->second->Push(std::move(e.event));
   }
-  // Jobs nobody waits for any more: their agents stop them (the results that still come are ignored).
+  // Jobs nobody waits for any more: their agents stop them (the results that still come reach no tuner; one measured
+  // before the stop counts as a job done, one answered not_measured does not).
   for (const auto& c : actions.cancels) {
     auto it = agent_mail_.find(c.agent_id);
     if (it == agent_mail_.end()) continue;
@@ -246,8 +247,8 @@ Result<proto::AcquireReply> TrackerState::Acquire(const proto::AcquireRequest& r
         held += (held.empty() ? (wait > 0 ? "; leased at its end by " : "; leased by ") : ", ") + h;
       }
       const std::string queued = ahead == 0 ? ""
-                                 : "; " + std::to_string(ahead) + (ahead == 1 ? " run waited" : " runs waited") +
-                                       " ahead of this one";
+                                 : "; " + std::to_string(ahead) + (ahead == 1 ? " run" : " runs") +
+                                       (wait > 0 ? " waited" : " wait") + " ahead of this one";
       return Status::DeadlineExceeded("every agent of key '" + request.key() + "' (" + std::to_string(registered) +
                                       (wait > 0 ? ") stayed leased" : ") is leased") + waited +
                                       " tune --wait, measure --wait)" + held + queued);

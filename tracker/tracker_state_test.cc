@@ -209,5 +209,37 @@ TEST(TrackerStateTest, GivenAJobCancelledAndAnsweredNotMeasured_ItShouldCountAsC
   EXPECT_EQ(state.Summary().agents(0).jobs_done(), 1u);
 }
 
+// A batch cancelled and its lease released at once (a time budget's end, a Ctrl-C) cancels its running job once:
+// one cancel sent, one counted (the review found CloseLease sending a second).
+TEST(TrackerStateTest, GivenABatchCancelledThenItsLeaseReleased_TheRunningJobShouldBeCancelledOnce) {
+  StateOptions options;
+  options.heartbeat_timeout = 1e6;
+  options.lease_ttl = 1e6;
+  TrackerState state(options);
+  auto agent_mail = std::make_shared<AgentMailbox>();
+  proto::RegisterAgent reg;
+  reg.set_key("pocl");
+  reg.mutable_device()->set_fingerprint("fp");
+  ASSERT_TRUE(state.AddAgent(reg, "test-peer", agent_mail).ok());
+  proto::AcquireRequest acquire;
+  acquire.set_key("pocl");
+  acquire.set_count(1);
+  auto lease = state.Acquire(acquire, [] { return false; });
+  ASSERT_TRUE(lease.ok()) << lease.status().ToString();
+  proto::MeasureBatch batch;
+  batch.set_lease_id(lease->lease_id());
+  batch.add_jobs()->set_job_id(7);
+  auto started = state.StartMeasure(batch, std::make_shared<EventMailbox>());
+  ASSERT_TRUE(started.ok()) << started.status().ToString();
+  state.EndMeasure(lease->lease_id(), *started);
+  ASSERT_TRUE(state.Release(lease->lease_id()).ok());
+  std::vector<proto::TrackerMessage> sent;
+  ASSERT_EQ(agent_mail->Take(&sent, std::chrono::seconds(1)), AgentMailbox::Took::kItems);
+  int cancels = 0;
+  for (const auto& m : sent) cancels += m.has_cancel();
+  EXPECT_EQ(cancels, 1);
+  EXPECT_EQ(state.counters().jobs_cancelled, 1u);
+}
+
 }  // namespace
 }  // namespace tunefleet::tracker

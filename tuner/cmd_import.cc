@@ -31,7 +31,8 @@ int RunImport(const ImportOptions& o) {
     return CommandError("import", "-: standard input is closed (give the file's path instead)", 2);
   }
   std::error_code ec;
-  if (!from_stdin && !std::filesystem::is_regular_file(o.file, ec)) {  // a directory or /dev/zero would be read for ever
+  // A directory or /dev/zero would be read for ever (standard input is bounded per line: ImportAutotvm).
+  if (!from_stdin && !std::filesystem::is_regular_file(o.file, ec)) {
     // A directory is "a directory" too: CLI11's check said "File is actually a directory", and "File does not
     // exist" for a missing one.
     const bool exists = std::filesystem::exists(o.file, ec);
@@ -87,7 +88,9 @@ void RegisterImport(CLI::App& app, int* exit_code) {
   auto opts = std::make_shared<ImportOptions>();
   auto* sub = app.add_subcommand("import", "Import AutoTVM tuning records into a tuning log");
   sub->add_option("--format", opts->format, "autotvm")->check(CLI::IsMember({"autotvm"}));
-  sub->add_option("file", opts->file, "AutoTVM log (JSON lines; '-': standard input)")->required()->check(cli::NotEmpty());
+  sub->add_option("file", opts->file, "AutoTVM log (JSON lines; '-': standard input)")
+      ->required()
+      ->check(cli::NotEmpty());
   sub->add_option("--db", opts->db, "Tuning log (SQLite file)")->required();
   sub->callback([opts, exit_code] { *exit_code = RunImport(*opts); });
 }

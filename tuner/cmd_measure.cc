@@ -219,6 +219,7 @@ int Run(const MeasureArgs& a) {
   so.tls_ca_file = a.tls_ca;
   so.wait = a.wait;
   so.device_wait = a.wait;
+  so.device_wait_option = "--wait";
   so.client = RunHolder("measure");  // "tunefleet measure pid N@host", as tune names itself to those who wait
   // SIGINT/SIGTERM abandon the job and release the lease at once (exit 130), as in `tune`. Set up before the
   // session starts any thread.

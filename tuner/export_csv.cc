@@ -54,10 +54,11 @@ Result<size_t> ExportCsv(TuningLog& log, bool best_only, std::ostream& out, std:
         std::to_string(it.tmpl.version), it.device.name, it.device.fingerprint, std::to_string(r.config_index),
         r.config, std::to_string(r.status), Num(r.mean_cost), Num(gflops), nlohmann::json(r.costs).dump(),
         Num(r.compile_time), Num(r.wall_time), Stamp(r.timestamp), r.message};
-    constexpr size_t kDeviceName = 6, kMessage = 17;  // the free text among them
+    constexpr size_t kDeviceName = 6, kFingerprint = 7, kMessage = 17;  // the text an agent or a driver chose
     for (size_t i = 0; i < std::size(fields); ++i) {
       if (i > 0) out << ",";
-      out << (i == kDeviceName || i == kMessage ? CsvTextField(fields[i]) : CsvField(fields[i]));
+      const bool text = i == kDeviceName || i == kFingerprint || i == kMessage;
+      out << (text ? CsvTextField(fields[i]) : CsvField(fields[i]));
     }
     out << "\n";
   }

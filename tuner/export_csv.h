@@ -18,9 +18,9 @@ inline constexpr const char* kCsvHeader =
 
 // Quotes a field when it holds a comma, quote, CR or LF (quotes doubled).
 std::string CsvField(const std::string& s);
-// CsvField of free text from outside (a device's name, a driver's message): one that begins with '=', '+', '-', '@',
-// a tab or a CR is prefixed with "'", so that a spreadsheet that opens the file shows it as text and does not run it
-// as a formula.
+// CsvField of free text from outside (a device's name and fingerprint, a driver's message): one that begins with
+// '=', '+', '-', '@', a tab or a CR is prefixed with "'", so that a spreadsheet that opens the file shows it as text
+// and does not run it as a formula.
 std::string CsvTextField(const std::string& s);
 
 // Writes the header and one row per record (or per best record in its template's space, tuner/best_in_space.h,

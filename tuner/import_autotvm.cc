@@ -25,23 +25,20 @@ constexpr size_t kMaxLineBytes = 1 << 20;
 
 enum class LineRead { kLine, kEnd, kTooLong };
 
-// The next line of `in` into `text` (without its newline); a line past kMaxLineBytes is skipped to its end.
+// The next line of `in` into `text` (without its newline). A line past kMaxLineBytes is said at once, not read to
+// its end: it ends the import, and standard input without a newline (`import - </dev/zero`) has no end.
 LineRead ReadLine(std::istream& in, std::string& text) {
   text.clear();
   std::streambuf* buf = in.rdbuf();
-  bool any = false, too_long = false;
+  bool any = false;
   for (int c = buf->sbumpc(); c != std::char_traits<char>::eof(); c = buf->sbumpc()) {
     any = true;
-    if (c == '\n') return too_long ? LineRead::kTooLong : LineRead::kLine;
-    if (text.size() < kMaxLineBytes) {
-      text.push_back(static_cast<char>(c));
-    } else {
-      too_long = true;
-    }
+    if (c == '\n') return LineRead::kLine;
+    if (text.size() == kMaxLineBytes) return LineRead::kTooLong;
+    text.push_back(static_cast<char>(c));
   }
   in.setstate(std::ios::eofbit);
-  if (!any) return LineRead::kEnd;
-  return too_long ? LineRead::kTooLong : LineRead::kLine;
+  return any ? LineRead::kLine : LineRead::kEnd;
 }
 
 // One parsed line.

@@ -235,6 +235,30 @@ TEST_F(ImportAutotvmTest, GivenALineOfMoreThanAMebibyte_WeShouldNameItAsNoRecord
   EXPECT_EQ(counts.status().message(), "tvm.log:2: a line of more than 1048576 bytes: no AutoTVM record is so long");
 }
 
+// Standard input that never ends a line (`import - </dev/zero`): refused once the line passes the bound, not read on
+// (it was skipped to its end, which a stream without a newline never reaches).
+TEST_F(ImportAutotvmTest, GivenAStreamWithoutANewline_WeShouldStopReadingAtTheBound) {
+  class Endless final : public std::streambuf {
+   public:
+    size_t taken = 0;
+
+   protected:
+    int_type underflow() override { return taken < (size_t{64} << 20) ? 'x' : traits_type::eof(); }
+    int_type uflow() override {
+      const int_type c = underflow();
+      if (c != traits_type::eof()) ++taken;
+      return c;
+    }
+  } endless;
+  std::istream in(&endless);
+  auto log = Open("log.db");
+  auto counts = ImportAutotvm(in, "standard input", *log, {}, notes_);
+  ASSERT_FALSE(counts.ok());
+  EXPECT_EQ(counts.status().message(),
+            "standard input:1: a line of more than 1048576 bytes: no AutoTVM record is so long");
+  EXPECT_LE(endless.taken, (size_t{1} << 20) + 1);
+}
+
 // Two results of one config at one time that differ are two measurements, both imported; the file again adds none.
 TEST_F(ImportAutotvmTest, GivenTwoResultsOfOneConfigAtOneTime_BothShouldBeImportedOnce) {
   // Written by hand from one exported line: an export writes a config measured twice once, at its median.

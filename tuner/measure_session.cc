@@ -161,7 +161,7 @@ void MeasureSession::ReleaseDeadRunLeases() {
   }
 }
 
-std::string MeasureSession::KeyState(std::optional<bool> none_registered) const {
+std::string MeasureSession::KeyState(std::optional<bool> none_registered, double waited) const {
   // The key's agents and their holders (`tunefleet query` shows the same), and the runs queued now that will be
   // served before this one: those of its priority or a higher one.
   std::set<std::string> holders;
@@ -179,7 +179,9 @@ std::string MeasureSession::KeyState(std::optional<bool> none_registered) const 
     }
     for (const auto& k : summary->keys()) {
       if (k.key() != opts_.key) continue;
-      for (const auto& q : k.queue()) ahead += q.priority() >= opts_.priority ? 1 : 0;
+      for (const auto& q : k.queue()) {
+        ahead += q.priority() > opts_.priority || (q.priority() == opts_.priority && q.waited_s() > waited);
+      }
     }
   }
   if (none_registered.value_or(summary.ok() && agents == 0)) {
@@ -199,7 +201,7 @@ std::string MeasureSession::KeyState(std::optional<bool> none_registered) const 
 
 std::string MeasureSession::WhyWaiting(double wait, std::optional<bool> none_registered) const {
   const std::string waiting = "waiting up to " + std::to_string(static_cast<int>(wait)) + " s";
-  const std::string state = KeyState(none_registered);
+  const std::string state = KeyState(none_registered, 0);
   if (state.empty()) return waiting + " for a device of key '" + opts_.key + "'";
   const bool leased = state.starts_with("every agent");
   return state + "; " + waiting + " for one" +
@@ -303,8 +305,9 @@ Status MeasureSession::Measure(
     }
     // As many devices as the lease held when it lost the last of them (it may have gone on with fewer, said by
     // SayLeaseShrank), not --devices again: after a tracker restart the run that reconnects first took every device
-    // of the key, and another run that held some waited with none (found by the fleet review).
-    const auto held = static_cast<uint32_t>(said_left_ > 0 ? said_left_ : opts_.devices);
+    // of the key, and another run that held some waited with none (found by the fleet review). A lease taken again
+    // with fewer than asked (agents back one by one) does not lower what a later loss asks for (short_of_).
+    const auto held = static_cast<uint32_t>(std::max(said_left_ > 0 ? said_left_ : opts_.devices, short_of_));
     Status last;
     while (SecondsLeft(deadline) > 0 && !interrupted()) {
       // In calls of at most 10 s, each saying how long the run has waited: it keeps its place in the key's queue
@@ -317,16 +320,19 @@ Status MeasureSession::Measure(
     if (interrupted()) return Interrupted(pending.size());
     if (lease_id_.empty()) {
       // The key as it is now: the last call's own error spoke of its wait of at most 10 s, as if it were --wait.
-      const std::string state = KeyState(std::nullopt);
+      const std::string state =
+          KeyState(std::nullopt, std::chrono::duration<double>(Clock::now() - wait_began).count());
       return Status::Unavailable("no device of key '" + opts_.key + "' came back within " +
-                                 std::to_string(static_cast<int>(opts_.device_wait)) + " s (--device-wait); " +
+                                 std::to_string(static_cast<int>(opts_.device_wait)) + " s (" +
+                                 opts_.device_wait_option + "); " +
                                  std::to_string(pending.size()) +
                                  " job(s) were not measured (nothing recorded for them)" +
                                  (!state.empty() ? ": " + state : last.ok() ? "" : ": " + last.message()));
     }
     std::string names;
     for (const auto& d : devices_) names += (names.empty() ? "" : ", ") + Printable(d.device().name());
-    spdlog::info("{} of key '{}' available again ({} held before the loss): {}",
+    short_of_ = devices_.size() < held ? held : 0;
+    spdlog::info("{} of key '{}' available again (of {} asked for, as many as the run had): {}",
                  devices_.size() == 1 ? std::string("1 device") : std::to_string(devices_.size()) + " devices",
                  opts_.key, held, names);
     TF_RETURN_IF_ERROR(Adopt());

@@ -35,6 +35,7 @@ struct SessionOptions {
   int32_t priority = 0;
   double wait = 60;          // seconds to wait for a device at the start
   double device_wait = 300;  // seconds to wait for a device to come back after a loss
+  std::string device_wait_option = "--device-wait";  // the option that sets it, named when the wait runs out
   double connect_timeout = 5;
   std::string tls_ca_file;   // PEM roots; non-empty: connect to the tracker with TLS
   std::string client;        // shown in `tunefleet query`
@@ -85,7 +86,9 @@ class MeasureSession {
   // Why no device of the key is had, from the tracker's summary: no agent of the key registered, or every one leased
   // (by whom, and the runs queued ahead). At the start, `none_registered` is the tracker's answer; mid-run (nullopt)
   // the summary decides, and a key with a free agent, or a tracker that does not answer, gives "".
-  std::string KeyState(std::optional<bool> none_registered) const;
+  // `waited`: seconds this run has waited already (the tracker serves an equal priority by it): a run queued later is
+  // not ahead of it.
+  std::string KeyState(std::optional<bool> none_registered, double waited) const;
   // The line said before a wait of `wait` seconds for a device: KeyState and the wait.
   std::string WhyWaiting(double wait, std::optional<bool> none_registered) const;
   // Releases the leases noted beside opts_.lease_note by killed runs of this host on this tracker; drops the notes.
@@ -103,6 +106,9 @@ class MeasureSession {
   std::vector<proto::LeasedDevice> devices_;
   std::set<std::string> lost_agents_;  // agents of devices_ whose jobs came back lost
   size_t said_left_ = 0;  // the devices the lease goes on with: as granted, then as SayLeaseShrank last said
+  // Set when a lease taken again after a loss brought fewer devices than asked (agents coming back one by one): the
+  // count asked, asked again after a later loss rather than the fewer it went on with.
+  size_t short_of_ = 0;
   uint64_t next_job_id_ = 1;
 };
 
