@@ -163,7 +163,7 @@ void MeasureSession::ReleaseDeadRunLeases() {
 
 std::string MeasureSession::KeyState(std::optional<bool> none_registered, double waited) const {
   // The key's agents and their holders (`tunefleet query` shows the same), and the runs queued now that will be
-  // served before this one: those of its priority or a higher one.
+  // served before this one: those of a higher priority, and those of its own that have waited longer.
   std::set<std::string> holders;
   size_t agents = 0, free = 0, ahead = 0;
   Result<proto::SummaryReply> summary = client_->Summary();
