@@ -341,6 +341,47 @@ TEST(FaultE2E, GivenTheTrackerRestartedTheRunShouldTakeAgainAsManyDevicesAsItHel
   ExpectEveryTrialOnce(fleet, 60);
 }
 
+// A lease taken again with fewer devices than asked (one agent back after a tracker restart) does not lower what a
+// later loss asks for: a run of --devices 2 alone on the key gets 2 again once two agents are free, rather than the 1
+// it was re-granted (the code review found the count only ever going down). The run is stopped (SIGSTOP) while
+// agents come and go, so that it asks when they are all there.
+TEST(FaultE2E, GivenAReGrantShortOfWhatTheRunAskedALaterLossShouldAskForAsManyAgain) {
+  LocalFleet fleet;
+  std::unique_ptr<Subprocess> tune;
+  ASSERT_NO_FATAL_FAILURE(StartRunOnTwoAgents(fleet, {"--lease-ttl", "3"}, 60, &tune));
+  tune->Signal(SIGSTOP);
+  fleet.StopTracker(SIGKILL);
+  fleet.agent(1).Signal(SIGKILL);  // only agent 0 comes back
+  fleet.StartTracker({"--lease-ttl", "3"});
+  const bool one = fleet.WaitForAgents("pocl", 1);
+  tune->Signal(SIGCONT);
+  ASSERT_TRUE(one) << fleet.tracker().Log();
+  const std::string short_grant = "1 device of key 'pocl' available again (of 2 asked for, as many as the run had): ";
+  ASSERT_TRUE(WaitUntil([&] { return tune->Log().find(short_grant) != std::string::npos; }, std::chrono::seconds(60)))
+      << tune->Log();
+  tune->Signal(SIGSTOP);
+  ASSERT_LT(fleet.Count("SELECT count(*) FROM records"), 60) << "the run ended before its second loss";
+  fleet.StartAgent("pocl");
+  fleet.StartAgent("pocl");
+  const bool three = fleet.WaitForAgents("pocl", 3);
+  fleet.agent(0).Signal(SIGKILL);  // the run's only device
+  const bool two_left = WaitUntil(
+      [&] {
+        const nlohmann::json q = fleet.Query();
+        return q.is_object() && q.contains("agents") && q["agents"].size() == 2;
+      },
+      std::chrono::seconds(30));
+  tune->Signal(SIGCONT);
+  ASSERT_TRUE(three && two_left) << fleet.tracker().Log();
+  auto code = tune->Wait(std::chrono::seconds(600));
+  ASSERT_TRUE(code.has_value()) << tune->Log();
+  EXPECT_EQ(*code, 0) << tune->Log();
+  EXPECT_NE(tune->Log().find("2 devices of key 'pocl' available again (of 2 asked for, as many as the run had): "),
+            std::string::npos)
+      << tune->Log();
+  ExpectEveryTrialOnce(fleet, 60);
+}
+
 // A run that lost its only device while another run holds the key's other agent says who holds it (the waiting line
 // said only "waiting up to N s"), and when its --device-wait runs out first, says so naming the holder (it quoted
 // its last 10-s call as "the client's wait; tune --wait").
