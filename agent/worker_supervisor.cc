@@ -33,6 +33,14 @@ proto::MeasureResult Failed(proto::MeasureStatus status, std::string message) {
   return result;
 }
 
+// A job that ended for a reason outside it (the agent stopping, the tuner gone, a device locked by another agent):
+// no result about its config (MeasureResult.not_measured).
+proto::MeasureResult NotMeasured(proto::MeasureStatus status, std::string message) {
+  proto::MeasureResult result = Failed(status, std::move(message));
+  result.set_not_measured(true);
+  return result;
+}
+
 }  // namespace
 
 std::string SignalName(int signal_number) {
@@ -225,11 +233,7 @@ proto::MeasureResult WorkerSupervisor::RunOnce(const proto::KernelProgram& progr
     if (pid_ <= 0 && !cancelled_ && !spawn_failed) (void)Spawn();
     return result;
   };
-  if (cancelled_) {
-    proto::MeasureResult refused = Failed(proto::UNKNOWN_ERROR, "the agent is shutting down");
-    refused.set_not_measured(true);
-    return finish(refused);
-  }
+  if (cancelled_) return finish(NotMeasured(proto::UNKNOWN_ERROR, "the agent is shutting down"));
   // A worker killed while idle was counted as this job's first death ("SIGKILL, twice" after one death in the job).
   ReapIfEndedWhileIdle();
   if (pid_ <= 0) {
@@ -269,11 +273,9 @@ proto::MeasureResult WorkerSupervisor::RunOnce(const proto::KernelProgram& progr
     Reap(true);
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(max_wait).count();
     const std::string waited = ms % 1000 == 0 ? std::to_string(ms / 1000) + " s" : std::to_string(ms) + " ms";
-    proto::MeasureResult given_back =
-        Failed(proto::RUNTIME_ERROR, "the device stayed locked by another agent for " + waited +
-                                         "; the worker was killed and replaced, and the job given back");
-    given_back.set_not_measured(true);
-    return finish(given_back);
+    return finish(NotMeasured(proto::RUNTIME_ERROR, "the device stayed locked by another agent for " + waited +
+                                                        "; the worker was killed and replaced, and the job given "
+                                                        "back"));
   }
 
   if (reply.ok() && reply->kind == FrameKind::kResult) {
@@ -298,11 +300,8 @@ proto::MeasureResult WorkerSupervisor::RunOnce(const proto::KernelProgram& progr
   if (!reply.ok() && (cancelled_ || aborted_)) {
     // Stopped from outside, not a property of the config: not a result (the tracker drops or measures it again).
     Reap(true);
-    proto::MeasureResult stopped =
-        Failed(proto::RUN_TIMEOUT,
-               cancelled_ ? "cancelled: the agent is shutting down" : "cancelled: the tuner abandoned the job");
-    stopped.set_not_measured(true);
-    return finish(stopped);
+    return finish(NotMeasured(proto::RUN_TIMEOUT, cancelled_ ? "cancelled: the agent is shutting down"
+                                                              : "cancelled: the tuner abandoned the job"));
   }
   // The worker died (or spoke nonsense): find out how, and replace it on the next job.
   const bool died = !sent.ok() || (!reply.ok() && reply.status().code() == Status::Code::kUnavailable);

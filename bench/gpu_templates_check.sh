@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Every template on awkward shapes (primes, odd channels, strides, groups, batch, fp16) on one device, by random
-# search: a tracker and one agent of key check, each task tuned with --tuner random, then the records counted by
-# template and status. A config whose kernel leaves an output element unwritten, or computes it wrong, is a
-# WRONG_ANSWER (status 5): outputs start as NaN. For a lent GPU (bench/device_bundle.sh's bundle, nothing
+# search: a tracker and one agent of key check (bench/local_fleet.sh), each task tuned with --tuner random, then the
+# records counted by template and status. A config whose kernel leaves an output element unwritten, or computes it
+# wrong, is a WRONG_ANSWER (status 5): outputs start as NaN. For a lent GPU (bench/device_bundle.sh's bundle, nothing
 # installed) or this machine's PoCL. The logs, the tuning log and summary.txt go to OUT; summary.txt is printed.
 #   usage: bench/gpu_templates_check.sh DIST_DIR OUT [PLATFORM_PATTERN]   (default pattern: nvidia, else platform 0)
 #   TRIALS=N trials per task and template (default 32)
@@ -10,18 +10,15 @@ set -u
 D=${1:?usage: bench/gpu_templates_check.sh DIST_DIR OUT [PLATFORM_PATTERN]}
 OUT=${2:?usage: bench/gpu_templates_check.sh DIST_DIR OUT [PLATFORM_PATTERN]}
 PATTERN=${3:-nvidia}; TRIALS=${TRIALS:-32}
-P=127.0.0.1:9290; S=$OUT/summary.txt
+S=$OUT/summary.txt
 mkdir -p "$OUT"; : >"$S"
+
+source "$(dirname "$0")/local_fleet.sh"  # start_local_fleet
 
 "$D/tunefleet-agent" --list-devices >"$OUT/devices.txt" 2>&1
 PLAT=$(grep -i "$PATTERN" "$OUT/devices.txt" | head -1 | grep -o -E '^platform [0-9]+' | grep -o -E '[0-9]+')
 echo "platform ${PLAT:=0}" >>"$S"
-"$D/tunefleet-tracker" --host 127.0.0.1 --port 9290 >"$OUT/tracker.log" 2>&1 &
-TRACKER=$!
-sleep 1
-"$D/tunefleet-agent" --tracker "$P" --key check --platform "$PLAT" >"$OUT/agent.log" 2>&1 &
-AGENT=$!
-sleep 3
+start_local_fleet "$D" "$OUT" check 1 "$PLAT" 0  # stopped when the script exits
 
 # "SPEC TEMPLATE": each template on the shapes it takes (a device without cl_khr_fp16 refuses the float16 ones, rc 2).
 RUNS=(
@@ -48,7 +45,7 @@ RUNS=(
 )
 for run in "${RUNS[@]}"; do
   read -r spec template <<<"$run"
-  "$D/tunefleet" tune --rpc-tracker "$P" --rpc-key check --task "$spec" --template "$template" --tuner random \
+  "$D/tunefleet" tune --rpc-tracker "$FLEET_ADDR" --rpc-key check --task "$spec" --template "$template" --tuner random \
     --trials "$TRIALS" --number 1 --repeat 1 --batch 16 --db "$OUT/templates.db" >>"$OUT/tune.out" 2>&1
   echo "$spec $template rc $?" >>"$S"
 done
@@ -71,5 +68,4 @@ for name, status, n, msg in c.execute(
     print(f"failed: {name} status {status} x{n}: {msg}")
 PY
 
-kill -TERM "$AGENT"; sleep 1; kill -TERM "$TRACKER"; wait 2>/dev/null
 cat "$S"

@@ -332,13 +332,10 @@ TEST(FaultE2E, GivenTheTrackerRestartedTheRunShouldTakeAgainAsManyDevicesAsItHel
   const bool back = fleet.WaitForAgents("pocl", 3);
   tune->Signal(SIGCONT);
   ASSERT_TRUE(back) << fleet.tracker().Log();
-  auto code = tune->Wait(std::chrono::seconds(600));
-  ASSERT_TRUE(code.has_value()) << tune->Log();
-  EXPECT_EQ(*code, 0) << tune->Log();
+  ASSERT_NO_FATAL_FAILURE(ExpectRunCompletes(fleet, *tune, 60));
   EXPECT_NE(tune->Log().find("1 device of key 'pocl' available again (of 1 asked for, as many as the run had): "),
             std::string::npos)
       << tune->Log();
-  ExpectEveryTrialOnce(fleet, 60);
 }
 
 // A lease taken again with fewer devices than asked (one agent back after a tracker restart) does not lower what a
@@ -373,13 +370,10 @@ TEST(FaultE2E, GivenAReGrantShortOfWhatTheRunAskedALaterLossShouldAskForAsManyAg
       std::chrono::seconds(30));
   tune->Signal(SIGCONT);
   ASSERT_TRUE(three && two_left) << fleet.tracker().Log();
-  auto code = tune->Wait(std::chrono::seconds(600));
-  ASSERT_TRUE(code.has_value()) << tune->Log();
-  EXPECT_EQ(*code, 0) << tune->Log();
+  ASSERT_NO_FATAL_FAILURE(ExpectRunCompletes(fleet, *tune, 60));
   EXPECT_NE(tune->Log().find("2 devices of key 'pocl' available again (of 2 asked for, as many as the run had): "),
             std::string::npos)
       << tune->Log();
-  ExpectEveryTrialOnce(fleet, 60);
 }
 
 // A run that lost its only device while another run holds the key's other agent says who holds it (the waiting line

@@ -23,23 +23,38 @@ TEST(JobAnswerDeadlineTest, ShouldBeTwelveTimeoutsAndSixMinutesOrTenMinutesAsThe
   EXPECT_DOUBLE_EQ(JobAnswerDeadline(timing), 12 * 600 + 360);
 }
 
-TEST(TrackerStateTest, GivenAnAgentThatNeverAnswersItsJob_WeShouldDropItAtTheDeadlineAndEndTheJobAsLost) {
+// Agents never silent and leases never expiring: only what a test does ends them.
+StateOptions Patient() {
   StateOptions options;
-  options.heartbeat_timeout = 1e6;  // never silent: only the job's deadline can drop it
+  options.heartbeat_timeout = 1e6;
   options.lease_ttl = 1e6;
-  TrackerState state(options);
-  auto agent_mail = std::make_shared<AgentMailbox>();
+  return options;
+}
+
+// An agent of key pocl named `name`, fingerprint "fp".
+proto::RegisterAgent PoclAgent(const std::string& name) {
   proto::RegisterAgent reg;
   reg.set_key("pocl");
-  reg.mutable_device()->set_name("wedged");
+  reg.mutable_device()->set_name(name);
   reg.mutable_device()->set_fingerprint("fp");
-  ASSERT_TRUE(state.AddAgent(reg, "test-peer", agent_mail).ok());
+  return reg;
+}
 
+// One agent of key pocl, waiting up to 1 s.
+proto::AcquireRequest OnePocl() {
   proto::AcquireRequest acquire;
   acquire.set_key("pocl");
   acquire.set_count(1);
   acquire.set_wait(1);
-  auto lease = state.Acquire(acquire, [] { return false; });
+  return acquire;
+}
+
+TEST(TrackerStateTest, GivenAnAgentThatNeverAnswersItsJob_WeShouldDropItAtTheDeadlineAndEndTheJobAsLost) {
+  TrackerState state(Patient());  // never silent: only the job's deadline can drop it
+  auto agent_mail = std::make_shared<AgentMailbox>();
+  ASSERT_TRUE(state.AddAgent(PoclAgent("wedged"), "test-peer", agent_mail).ok());
+
+  auto lease = state.Acquire(OnePocl(), [] { return false; });
   ASSERT_TRUE(lease.ok()) << lease.status().ToString();
   proto::MeasureBatch batch;
   batch.set_lease_id(lease->lease_id());
@@ -113,15 +128,8 @@ TEST(TrackerStateTest, GivenALeaseGrantedReleasedAndExpired_TheLogShouldNotHoldI
   options.heartbeat_timeout = 1e6;
   options.lease_ttl = 5;
   TrackerState state(options);
-  proto::RegisterAgent reg;
-  reg.set_key("pocl");
-  reg.mutable_device()->set_name("cpu");
-  reg.mutable_device()->set_fingerprint("fp");
-  ASSERT_TRUE(state.AddAgent(reg, "test-peer", std::make_shared<AgentMailbox>()).ok());
-  proto::AcquireRequest acquire;
-  acquire.set_key("pocl");
-  acquire.set_count(1);
-  acquire.set_wait(1);
+  ASSERT_TRUE(state.AddAgent(PoclAgent("cpu"), "test-peer", std::make_shared<AgentMailbox>()).ok());
+  const proto::AcquireRequest acquire = OnePocl();
   auto released = state.Acquire(acquire, [] { return false; });
   ASSERT_TRUE(released.ok()) << released.status().ToString();
   ASSERT_TRUE(state.Release(released->lease_id()).ok());
@@ -144,22 +152,11 @@ TEST(TrackerStateTest, GivenALeaseGrantedReleasedAndExpired_TheLogShouldNotHoldI
 // job done and no run timeout (the fleet review found /metrics counting cancels as run_timeout), the cancel has its
 // own counter, and the agent takes the lease's next job.
 TEST(TrackerStateTest, GivenAJobCancelledAndAnsweredNotMeasured_ItShouldCountAsCancelledNotDoneAndTheAgentGoOn) {
-  StateOptions options;
-  options.heartbeat_timeout = 1e6;
-  options.lease_ttl = 1e6;
-  TrackerState state(options);
+  TrackerState state(Patient());
   auto agent_mail = std::make_shared<AgentMailbox>();
-  proto::RegisterAgent reg;
-  reg.set_key("pocl");
-  reg.mutable_device()->set_name("cpu");
-  reg.mutable_device()->set_fingerprint("fp");
-  auto agent = state.AddAgent(reg, "test-peer", agent_mail);
+  auto agent = state.AddAgent(PoclAgent("cpu"), "test-peer", agent_mail);
   ASSERT_TRUE(agent.ok());
-  proto::AcquireRequest acquire;
-  acquire.set_key("pocl");
-  acquire.set_count(1);
-  acquire.set_wait(1);
-  auto lease = state.Acquire(acquire, [] { return false; });
+  auto lease = state.Acquire(OnePocl(), [] { return false; });
   ASSERT_TRUE(lease.ok()) << lease.status().ToString();
   auto measure = [&](uint64_t job_id) {
     proto::MeasureBatch batch;
@@ -212,19 +209,10 @@ TEST(TrackerStateTest, GivenAJobCancelledAndAnsweredNotMeasured_ItShouldCountAsC
 // A batch cancelled and its lease released at once (a time budget's end, a Ctrl-C) cancels its running job once:
 // one cancel sent, one counted (the review found CloseLease sending a second).
 TEST(TrackerStateTest, GivenABatchCancelledThenItsLeaseReleased_TheRunningJobShouldBeCancelledOnce) {
-  StateOptions options;
-  options.heartbeat_timeout = 1e6;
-  options.lease_ttl = 1e6;
-  TrackerState state(options);
+  TrackerState state(Patient());
   auto agent_mail = std::make_shared<AgentMailbox>();
-  proto::RegisterAgent reg;
-  reg.set_key("pocl");
-  reg.mutable_device()->set_fingerprint("fp");
-  ASSERT_TRUE(state.AddAgent(reg, "test-peer", agent_mail).ok());
-  proto::AcquireRequest acquire;
-  acquire.set_key("pocl");
-  acquire.set_count(1);
-  auto lease = state.Acquire(acquire, [] { return false; });
+  ASSERT_TRUE(state.AddAgent(PoclAgent("cpu"), "test-peer", agent_mail).ok());
+  auto lease = state.Acquire(OnePocl(), [] { return false; });
   ASSERT_TRUE(lease.ok()) << lease.status().ToString();
   proto::MeasureBatch batch;
   batch.set_lease_id(lease->lease_id());
