@@ -16,6 +16,7 @@
 
 #include "common/html_escape.h"
 #include "tracker/host_port.h"
+#include "tracker/listen_endpoints.h"
 #include "tracker/tracker_state.h"
 
 namespace tunefleet::tracker {
@@ -36,26 +37,6 @@ std::string Label(const std::string& s) {
     out += c;
   }
   return out;
-}
-
-// Where to listen for `host`: an IP address as it is; a name (localhost), as gRPC takes --host too, at what it resolves
-// to, in the resolver's order.
-Result<std::vector<tcp::endpoint>> ListenEndpoints(const std::string& host, int port) {
-  const auto port_number = static_cast<unsigned short>(port);
-  boost::system::error_code ec;
-  const auto address = asio::ip::make_address(BareHost(host), ec);
-  if (!ec) return std::vector<tcp::endpoint>{tcp::endpoint(address, port_number)};
-  asio::io_context io;
-  tcp::resolver resolver(io);
-  const auto resolved = resolver.resolve(BareHost(host), std::to_string(port),
-                                         tcp::resolver::passive | tcp::resolver::numeric_service, ec);
-  if (ec == asio::error::host_not_found || (!ec && resolved.empty())) {
-    return Status::InvalidArgument("HTTP port: '" + host + "' is no address or known name");
-  }
-  if (ec) return Status::Unavailable("HTTP port: cannot resolve '" + host + "': " + ec.message());
-  std::vector<tcp::endpoint> endpoints;
-  for (const auto& entry : resolved) endpoints.push_back(entry.endpoint());
-  return endpoints;
 }
 
 }  // namespace
@@ -365,13 +346,14 @@ Result<std::unique_ptr<HttpStatus>> HttpStatus::Start(const std::string& host, i
   auto impl = std::make_unique<Impl>();
   impl->state = state;
   impl->options = options;
-  TF_ASSIGN_OR_RETURN(const std::vector<tcp::endpoint> endpoints, ListenEndpoints(host, port));
+  TF_ASSIGN_OR_RETURN(const std::vector<ListenEndpoint> endpoints, ListenEndpoints(host, port));
   boost::system::error_code ec;
-  for (const tcp::endpoint& endpoint : endpoints) {  // the first that can be had
+  for (const auto& [endpoint, dual_stack] : endpoints) {  // the first that can be had
     if (impl->acceptor.is_open()) impl->acceptor.close(ec);
     ec.clear();
     impl->acceptor.open(endpoint.protocol(), ec);
     if (!ec) impl->acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
+    if (!ec && dual_stack) impl->acceptor.set_option(asio::ip::v6_only(false), ec);
     if (!ec) impl->acceptor.bind(endpoint, ec);
     if (!ec) impl->acceptor.listen(asio::socket_base::max_listen_connections, ec);
     if (!ec) break;
