@@ -222,7 +222,25 @@ Result<SqliteDb> SqliteDb::Open(const std::string& path) {
     return Status::PermissionDenied(path + ": cannot open for writing (read-only file or directory)");
   }
   sqlite3_extended_result_codes(raw, 0);
+  TF_RETURN_IF_ERROR(db.HoldBackLeftoverWal());
   return db;
+}
+
+Status SqliteDb::HoldBackLeftoverWal() {
+  std::error_code ec;
+  const std::uintmax_t wal_bytes = std::filesystem::file_size(Resolved(path_) + "-wal", ec);
+  if (ec || wal_bytes == 0) return Status::OK();
+  // Set before anything is read: SQLite reads the -wal in at the first statement, and any close after that folds it.
+  if (const int rc = sqlite3_db_config(db_, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr); rc != SQLITE_OK) {
+    return Status::IOError(path_ + ": cannot hold back its -wal: " + sqlite3_errstr(rc));
+  }
+  wal_held_back_ = true;
+  return Status::OK();
+}
+
+void SqliteDb::FoldWalOnClose() {
+  if (!wal_held_back_) return;
+  if (sqlite3_db_config(db_, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0, nullptr) == SQLITE_OK) wal_held_back_ = false;
 }
 
 Status SqliteDb::CheckWalReadable(const std::string& path) {
@@ -263,6 +281,7 @@ Result<SqliteDb> SqliteDb::OpenReadOnly(const std::string& path) {
     return DbError(raw, rc, path + ": cannot open: " + msg);
   }
   sqlite3_extended_result_codes(raw, 0);
+  if (!frozen) TF_RETURN_IF_ERROR(db.HoldBackLeftoverWal());  // immutable: the file is read alone, nothing folded
   TF_RETURN_IF_ERROR(db.Exec("PRAGMA query_only = ON").WithContext(path));
   return db;
 }
@@ -271,13 +290,15 @@ SqliteDb::~SqliteDb() {
   if (db_) sqlite3_close_v2(db_);
 }
 
-SqliteDb::SqliteDb(SqliteDb&& o) noexcept : db_(std::exchange(o.db_, nullptr)), path_(std::move(o.path_)) {}
+SqliteDb::SqliteDb(SqliteDb&& o) noexcept
+    : db_(std::exchange(o.db_, nullptr)), path_(std::move(o.path_)), wal_held_back_(o.wal_held_back_) {}
 
 SqliteDb& SqliteDb::operator=(SqliteDb&& o) noexcept {
   if (this != &o) {
     if (db_) sqlite3_close_v2(db_);
     db_ = std::exchange(o.db_, nullptr);
     path_ = std::move(o.path_);
+    wal_held_back_ = o.wal_held_back_;
   }
   return *this;
 }

@@ -68,6 +68,14 @@ class SqliteDb {
   SqliteDb(const SqliteDb&) = delete;
   SqliteDb& operator=(const SqliteDb&) = delete;
 
+  // True when a -wal file beside the database held transactions not yet in it when it was opened (a writer that
+  // was killed left it, or a writer is running). Such a connection does not fold the -wal into the file when it
+  // closes last (SQLite's checkpoint on close) until FoldWalOnClose(): a -wal left beside a file that has been
+  // replaced since (a copy restored, another log moved in place) is the old file's, and folding it would damage
+  // the new one for good. The caller allows it once the database reads sound through the -wal (quick_check).
+  bool wal_held_back() const { return wal_held_back_; }
+  void FoldWalOnClose();
+
   sqlite3* get() const { return db_; }
   const std::string& path() const { return path_; }
   // Runs one or more statements without results.
@@ -79,8 +87,11 @@ class SqliteDb {
 
  private:
   SqliteDb(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  // Holds back the checkpoint on close when a non-empty -wal lies beside the file (see wal_held_back()).
+  Status HoldBackLeftoverWal();
   sqlite3* db_ = nullptr;
   std::string path_;
+  bool wal_held_back_ = false;
 };
 
 // Runs a transaction: BEGIN IMMEDIATE (takes the write lock up front, so the busy timeout applies and two

@@ -508,25 +508,37 @@ Status Configure(SqliteDb& db) {
   return CheckTables(db);
 }
 
-Status Damaged(const std::string& what) {
-  return Status::Corruption("the log is damaged (SQLite's quick_check: " + what +
-                            "): a tune or import into it would fail at the first record that touches the damage (a "
-                            "tune after measuring it); give another --db, or a copy of the log from before the damage");
+Status Damaged(const SqliteDb& db, const std::string& what) {
+  std::string damaged = "the log is damaged (SQLite's quick_check: " + what + ")";
+  if (db.wal_held_back()) {
+    // Read through a -wal that a killed run left: that -wal may be another file's, the file as it is sound.
+    return Status::Corruption(
+        damaged + " as read through its write-ahead file " + db.path() + "-wal, which holds transactions not yet in " +
+        "it; the file itself was left as it was. If the log was replaced (a copy restored, another log moved in its " +
+        "place) after a run writing it was killed, that -wal is the old file's: move " + db.path() + "-wal and " +
+        db.path() + "-shm away and the log reads as it stands; otherwise give another --db, or a copy of the log " +
+        "from before the damage");
+  }
+  return Status::Corruption(damaged + ": a tune or import into it would fail at the first record that touches the "
+                            "damage (a tune after measuring it); give another --db, or a copy of the log from before "
+                            "the damage");
 }
 
 // SQLite's quick check of the whole file (its pages and indexes, not the rows' values): a run writing into a damaged
 // log would fail at the first record that touches the damage, after its device was leased and the result measured
 // (a damaged index page: the reading commands, which may not use it, read such a log without a word). Read-only, so
-// it is done before Configure switches the journal to WAL or migrates the schema: a damaged log is refused as it was
-// (but for a leftover -wal, which SQLite folds in as any reader's close does). Reads the whole log once, about 2 ms a
-// MB (1.4 s for 741 MB of 3 million records); done by the writers, before anything is leased or imported.
+// it is done before Configure switches the journal to WAL or migrates the schema: a damaged log is refused as it
+// was. A -wal that a killed run left is folded into the file (when the connection closes) only once the log reads
+// sound through it: one that belongs to a file since replaced would damage the new file for good. Reads the whole
+// log once, about 2 ms a MB (1.4 s for 741 MB of 3 million records); done by the writers, before anything is leased
+// or imported, and by the readers of a log with such a -wal.
 Status CheckNotDamaged(SqliteDb& db) {
   // A file SQLite cannot read at all (no database) fails here; Configure says that one as it always did. A log
   // locked past the busy timeout is said here, and so is damage that stops the check itself.
-  auto unless_locked = [](const Status& failed) {
+  auto unless_locked = [&db](const Status& failed) {
     if (failed.code() == Status::Code::kUnavailable) return failed;
     if (failed.code() == Status::Code::kCorruption && failed.message().find("malformed") != std::string::npos) {
-      return Damaged(failed.message());
+      return Damaged(db, failed.message());
     }
     return Status::OK();
   };
@@ -536,9 +548,12 @@ Status CheckNotDamaged(SqliteDb& db) {
   if (!row.ok()) return unless_locked(row.status());
   if (!*row) return Status::OK();
   const std::string found = st->Text(0);
-  if (found == "ok") return Status::OK();
+  if (found == "ok") {
+    db.FoldWalOnClose();
+    return Status::OK();
+  }
   // "*** in database main ***\nPage 10: btreeInitPage() returns error code 11": the last line says what.
-  return Damaged(found.substr(found.rfind('\n') == std::string::npos ? 0 : found.rfind('\n') + 1));
+  return Damaged(db, found.substr(found.rfind('\n') == std::string::npos ? 0 : found.rfind('\n') + 1));
 }
 
 // The refusal of a log file with several names (nullopt when it has one).
@@ -611,16 +626,19 @@ bool HoldsNoLog(const std::string& path) {
 
 // A log whose schema the reading queries understand as it is, opened read-only: a reading command leaves the file
 // as it found it (Open would switch its journal to WAL and migrate it), and reads a log it cannot write. Nullopt when
-// it is anything else (too old, newer, not a log), which Open handles and names.
-std::optional<SqliteDb> OpenReadableReadOnly(const std::string& path) {
+// it is anything else (too old, newer, not a log), which Open handles and names. A log read through a -wal that a
+// killed run left (or a running one writes) is checked first: damaged so, it is refused and nothing is folded in.
+Result<std::optional<SqliteDb>> OpenReadableReadOnly(const std::string& path) {
   Result<SqliteDb> db = SqliteDb::OpenReadOnly(path);
-  if (!db.ok() || !db->Exec("PRAGMA busy_timeout = " + std::to_string(kBusyTimeoutMs)).ok()) return std::nullopt;
+  if (!db.ok() || !db->Exec("PRAGMA busy_timeout = " + std::to_string(kBusyTimeoutMs)).ok()) return std::optional<SqliteDb>();
   Result<SqliteStmt> st = db->Prepare("PRAGMA user_version");
-  if (!st.ok()) return std::nullopt;
+  if (!st.ok()) return std::optional<SqliteDb>();
   Result<bool> row = st->Step();
   if (!row.ok() || !*row || st->Int64(0) < OldestReadableSchemaVersion() || st->Int64(0) > LatestSchemaVersion())
-    return std::nullopt;
-  return std::move(db).value();
+    return std::optional<SqliteDb>();
+  st = SqliteStmt();  // done with before the check
+  if (db->wal_held_back()) TF_RETURN_IF_ERROR(CheckNotDamaged(*db).WithContext(path));
+  return std::optional<SqliteDb>(std::move(db).value());
 }
 
 }  // namespace
@@ -633,7 +651,8 @@ Result<std::unique_ptr<TuningLog>> TuningLog::OpenExisting(const std::string& pa
   // Said as it is: otherwise the read-only opens below fail and Open says it cannot write the log.
   TF_RETURN_IF_ERROR(SqliteDb::CheckWalReadable(path));
   if (HoldsNoLog(path)) return Status::NotFound(path + ": no tuning log in it (an empty file or database)");
-  if (std::optional<SqliteDb> db = OpenReadableReadOnly(path)) {
+  TF_ASSIGN_OR_RETURN(std::optional<SqliteDb> db, OpenReadableReadOnly(path));
+  if (db) {
     TF_RETURN_IF_ERROR(CheckTables(*db).WithContext(path));
     return std::unique_ptr<TuningLog>(new SqliteTuningLog(std::move(*db), std::nullopt));
   }

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "proto/tunefleet.pb.h"
+#include "storage/leftover_wal_testing.h"
 
 namespace tunefleet {
 namespace {
@@ -693,6 +694,82 @@ TEST_F(TuningLogTest, GivenALogOpenedThroughASymlinkThatIsThenRemoved_WritesShou
   ASSERT_TRUE((*log)->AddRecord(Rec(1, 0, 1e-3)).ok());
   log->reset();
   EXPECT_EQ(OpenOrDie()->Records(task_, tmpl_, dev_).value().size(), 1u);
+}
+
+
+// The bytes of the file at `path`.
+std::string Bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// A run killed with -9 leaves a -wal; the log is then restored from a copy (or another log moved in place) while
+// that -wal stays beside it. The -wal is the old file's: `best`, a reading command, folded it into the restored file
+// when it closed and damaged it for good (then said it was damaged). No command folds a -wal into a log that does not
+// read sound through it: the file stays byte for byte, the -wal is named, and without it the log reads as it stands.
+TEST_F(TuningLogTest, GivenALogReplacedWhileAKilledRunsWalStayed_NoCommandShouldFoldItIn) {
+  {
+    auto log = OpenOrDie();
+    MakeWorld(*log);
+    for (int i = 0; i < 400; ++i) ASSERT_TRUE(log->AddRecord(Rec(i, 0, 1e-3)).ok());
+  }
+  // The killed run: its last transactions (every record rewritten larger, the file grown) only in the -wal.
+  int changed = 0;
+  ASSERT_NO_FATAL_FAILURE(
+      WriteIntoLeftoverWal(path_, "UPDATE records SET message = printf('%.300c', 'x') || id", &changed));
+  ASSERT_EQ(changed, 400);
+  const std::string kept_wal = (dir_ / "wal.keep").string();
+  fs::rename(path_ + "-wal", kept_wal);
+  // The copy restored in its place: another log of a few records.
+  const std::string other = (dir_ / "backup.db").string();
+  {
+    auto log = TuningLog::Open(other);
+    ASSERT_TRUE(log.ok()) << log.status().ToString();
+    MakeWorld(**log);
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE((*log)->AddRecord(Rec(i, 0, 2e-3)).ok());
+  }
+  fs::rename(other, path_);
+  fs::rename(kept_wal, path_ + "-wal");
+  const std::string before = Bytes(path_);
+  const auto wal_bytes = fs::file_size(path_ + "-wal");
+  for (bool writing : {false, true}) {
+    auto opened = writing ? TuningLog::Open(path_) : TuningLog::OpenExisting(path_);
+    ASSERT_FALSE(opened.ok()) << (writing ? "writing" : "reading");
+    EXPECT_EQ(opened.status().code(), Status::Code::kCorruption) << opened.status().ToString();
+    EXPECT_NE(opened.status().message().find("as read through its write-ahead file " + path_ + "-wal"),
+              std::string::npos)
+        << opened.status().ToString();
+    EXPECT_NE(opened.status().message().find("move " + path_ + "-wal and " + path_ + "-shm away"), std::string::npos)
+        << opened.status().ToString();
+    EXPECT_EQ(Bytes(path_), before) << (writing ? "writing" : "reading");
+    ASSERT_TRUE(fs::exists(path_ + "-wal"));
+    EXPECT_EQ(fs::file_size(path_ + "-wal"), wal_bytes);
+  }
+  // What the line says to do.
+  fs::remove(path_ + "-wal");
+  fs::remove(path_ + "-shm");
+  auto restored = TuningLog::OpenExisting(path_);
+  ASSERT_TRUE(restored.ok()) << restored.status().ToString();
+  EXPECT_EQ((*restored)->Records(0, 0, 0).value().size(), 3u);
+}
+
+// A -wal of the log's own (a killed run's) is folded in by any command that reads the log sound through it.
+TEST_F(TuningLogTest, GivenAKilledRunsWalOfItsOwn_ReadingShouldSeeItAndFoldItIn) {
+  {
+    auto log = OpenOrDie();
+    MakeWorld(*log);
+    ASSERT_TRUE(log->AddRecord(Rec(1, 0, 1e-3)).ok());
+  }
+  int changed = 0;
+  ASSERT_NO_FATAL_FAILURE(WriteIntoLeftoverWal(path_, "UPDATE records SET mean_cost = 0.0005", &changed));
+  ASSERT_EQ(changed, 1);
+  {
+    auto read = TuningLog::OpenExisting(path_);
+    ASSERT_TRUE(read.ok()) << read.status().ToString();
+    EXPECT_DOUBLE_EQ((*read)->Records(0, 0, 0).value().at(0).mean_cost, 0.0005);
+  }
+  EXPECT_FALSE(fs::exists(path_ + "-wal"));
+  EXPECT_EQ(QueryRaw("SELECT mean_cost FROM records"), "0.0005");
 }
 
 }  // namespace
