@@ -52,6 +52,10 @@ Status DbError(sqlite3* db, int rc, std::string msg) {
                                  "(it is not writable here, so it is read without a lock); run the command again");
     }
   }
+  if (primary == SQLITE_BUSY) {
+    msg += " (another process held a write lock on it for longer than this one waits: a run writing its records "
+           "waits up to 30 s; a sqlite3 shell's open transaction or a VACUUM can hold it longer)";
+  }
   if ((primary == SQLITE_IOERR || primary == SQLITE_FULL) && db != nullptr) {
     if (const int err = sqlite3_system_errno(db); err != 0) msg += std::string(": ") + std::strerror(err);
     if (struct rlimit limit {}; ::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)

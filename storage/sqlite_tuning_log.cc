@@ -5,9 +5,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <string>
@@ -106,7 +108,14 @@ struct OpenedFile {
 class SqliteTuningLog final : public TuningLog {
  public:
   // `file`: the file the log was opened as, for a log that is written (see Write); nullopt for a read-only one.
-  SqliteTuningLog(SqliteDb db, std::optional<OpenedFile> file) : db_(std::move(db)), file_(std::move(file)) {}
+  SqliteTuningLog(SqliteDb db, std::optional<OpenedFile> file) : db_(std::move(db)), file_(std::move(file)) {
+    // Replaces the busy timeout (the two are one setting in SQLite): the same 30 s, or as long as SetLockWait says.
+    if (file_) sqlite3_busy_handler(db_.get(), &SqliteTuningLog::OnBusy, this);
+  }
+
+  void SetLockWait(std::function<bool(double waited_s)> keep_waiting) override {
+    keep_waiting_ = std::move(keep_waiting);
+  }
 
   Result<int64_t> UpsertDevice(const proto::DeviceInfo& info) override {
     if (info.fingerprint().empty()) return Fail(Status::InvalidArgument("device has no fingerprint"));
@@ -414,6 +423,18 @@ class SqliteTuningLog final : public TuningLog {
 
   Status Fail(const Status& s) const { return s.WithContext(db_.path()); }
 
+  // SQLite's busy handler: `count` is how often it was called for this lock; 0 to give up (SQLITE_BUSY).
+  static int OnBusy(void* self_arg, int count) {
+    auto* self = static_cast<SqliteTuningLog*>(self_arg);
+    const auto now = std::chrono::steady_clock::now();
+    if (count == 0) self->busy_since_ = now;
+    const double waited = std::chrono::duration<double>(now - self->busy_since_).count();
+    if (self->keep_waiting_ ? !self->keep_waiting_(waited) : waited * 1000 >= kBusyTimeoutMs) return 0;
+    // Short sleeps first (another run's record takes a millisecond), then 20 ms.
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::min(count + 1, 20)));
+    return 1;
+  }
+
   // Every write is its own transaction, on the file the log was opened as. When the name SQLite resolved no longer
   // names that file (removed, renamed, or another file put at its path while this process writes), the write is
   // refused: what it wrote would end up in no file, or its write-ahead log (named by that name) apart from it.
@@ -477,6 +498,8 @@ class SqliteTuningLog final : public TuningLog {
 
   SqliteDb db_;
   std::optional<OpenedFile> file_;
+  std::function<bool(double)> keep_waiting_;  // SetLockWait
+  std::chrono::steady_clock::time_point busy_since_;  // when the current wait for a lock began
 };
 
 Status SwitchToWal(SqliteDb& db) {

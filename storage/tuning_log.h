@@ -195,6 +195,11 @@ class TuningLog {
   virtual Result<ReadSnapshot> HoldReadSnapshot() = 0;
   // The file this log was opened from.
   virtual const std::string& path() const = 0;
+  // A write waits up to 30 s for another process's write lock on the log (another run's record, a sqlite3 shell's
+  // open transaction, a VACUUM), then fails with Unavailable. With `keep_waiting` set, it waits instead as long as
+  // that returns true: it is called with the seconds waited so far, every few milliseconds, on the writing thread.
+  // Empty: the 30 s bound again. The caller keeps what it captures alive until it sets another.
+  virtual void SetLockWait(std::function<bool(double waited_s)> keep_waiting) = 0;
 
  protected:
   TuningLog() = default;

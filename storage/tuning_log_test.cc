@@ -772,5 +772,42 @@ TEST_F(TuningLogTest, GivenAKilledRunsWalOfItsOwn_ReadingShouldSeeItAndFoldItIn)
   EXPECT_EQ(QueryRaw("SELECT mean_cost FROM records"), "0.0005");
 }
 
+
+// A write that meets another process's write lock (a sqlite3 shell's open transaction, a VACUUM) waits 30 s and
+// fails; a run lost its batch's results so. With SetLockWait it waits as long as it is told to, and gives up when told.
+TEST_F(TuningLogTest, GivenAnotherProcessHoldingTheWriteLock_AWriteShouldWaitAsLongAsSetLockWaitSays) {
+  auto log = OpenOrDie();
+  MakeWorld(*log);
+  sqlite3* holder = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &holder), SQLITE_OK);
+  const std::unique_ptr<sqlite3, int (*)(sqlite3*)> owned(holder, sqlite3_close);
+  ASSERT_EQ(sqlite3_exec(holder, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
+  double longest = 0;
+  log->SetLockWait([&longest](double waited) {
+    longest = waited;
+    return waited < 0.3;
+  });
+  Result<int64_t> given_up = log->AddRecord(Rec(1, 0, 1e-3));
+  ASSERT_FALSE(given_up.ok());
+  EXPECT_EQ(given_up.status().code(), Status::Code::kUnavailable);
+  EXPECT_NE(given_up.status().message().find("another process held a write lock on it"), std::string::npos)
+      << given_up.status().ToString();
+  EXPECT_GE(longest, 0.3);
+  EXPECT_LT(longest, 10.0);
+  // Released after a second: a write told to wait on gets in.
+  log->SetLockWait([](double) { return true; });
+  std::thread release([holder] {
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    sqlite3_exec(holder, "COMMIT", nullptr, nullptr, nullptr);
+  });
+  const auto start = std::chrono::steady_clock::now();
+  Result<int64_t> waited = log->AddRecord(Rec(2, 0, 1e-3));
+  release.join();
+  ASSERT_TRUE(waited.ok()) << waited.status().ToString();
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(900));
+  log->SetLockWait(nullptr);
+  EXPECT_EQ(log->Records(0, 0, 0).value().size(), 1u);
+}
+
 }  // namespace
 }  // namespace tunefleet

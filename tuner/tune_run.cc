@@ -318,6 +318,26 @@ Result<TuneSummary> RunTune(const TuneOptions& opts, DeferredLog& run_log) {
   if (device_id == 0) return Status::Internal("the first device of the lease was not entered in the log");
   TF_ASSIGN_OR_RETURN(TuningLog * opened, run_log.Get());  // open since the first lease (RunDevices::Adopt)
   TuningLog& log = *opened;
+  // A record that waits past 30 s for another process's lock on the log (a sqlite3 shell's open transaction, a
+  // VACUUM) waits on, said each minute, rather than failing the run and dropping the batch's results; a stop (Ctrl-C)
+  // gives up on it.
+  double lock_said_at = 0;
+  log.SetLockWait([&opts, &lock_said_at](double waited) {
+    if (opts.stop.stop_requested()) return false;
+    if (waited < lock_said_at) lock_said_at = 0;  // a new wait
+    if (waited >= 30 && (lock_said_at == 0 || waited - lock_said_at >= 60)) {
+      lock_said_at = waited;
+      spdlog::warn("{} has been locked by another process for {:.0f} s (a write transaction held open: a sqlite3 "
+                   "shell, a VACUUM?); the run waits for it to record its results (Ctrl-C gives up on those not yet "
+                   "recorded)",
+                   opts.db, waited);
+    }
+    return true;
+  });
+  struct LockWaitReset {
+    TuningLog& log;
+    ~LockWaitReset() { log.SetLockWait(nullptr); }
+  } lock_wait_reset{log};
   // Ends as 'failed' on every error return below; its lock tells later runs that this one still lives.
   TF_ASSIGN_OR_RETURN(RunSession run_session, RunSession::Begin(log, opts.args_json, opts.session.client));
   const int64_t session_id = run_session.id();
