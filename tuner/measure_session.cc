@@ -20,6 +20,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// After losing every device, how long a run takes only all the devices it asks for before it takes fewer: agents
+// dropped together by one network blip reconnect within about a second of one another.
+constexpr double kRegatherSeconds = 15.0;
+
 double SecondsLeft(Clock::time_point deadline) {
   return std::chrono::duration<double>(deadline - Clock::now()).count();
 }
@@ -108,9 +112,9 @@ std::string MeasureSession::WhyFewerDevices() {
   return "no more were free";
 }
 
-Status MeasureSession::Acquire(double wait, double queued_for, uint32_t count) {
-  TF_ASSIGN_OR_RETURN(Lease lease, client_->Acquire(opts_.key, count > 0 ? count : opts_.devices, 1, opts_.priority,
-                                                    wait, opts_.client, queued_for));
+Status MeasureSession::Acquire(double wait, double queued_for, uint32_t count, uint32_t min_count) {
+  TF_ASSIGN_OR_RETURN(Lease lease, client_->Acquire(opts_.key, count > 0 ? count : opts_.devices, min_count,
+                                                    opts_.priority, wait, opts_.client, queued_for));
   if (lease.devices.empty()) return Status::Internal("tracker granted a lease without devices");
   lease_id_ = lease.lease_id;
   devices_ = lease.devices;
@@ -311,9 +315,15 @@ Status MeasureSession::Measure(
     Status last;
     while (SecondsLeft(deadline) > 0 && !interrupted()) {
       // In calls of at most 10 s, each saying how long the run has waited: it keeps its place in the key's queue
-      // (each call was queued anew, behind every run that had come meanwhile).
-      last = Acquire(std::min(10.0, std::max(0.5, SecondsLeft(deadline))),
-                     std::chrono::duration<double>(Clock::now() - wait_began).count(), held);
+      // (each call was queued anew, behind every run that had come meanwhile). Devices lost together (a Wi-Fi blip,
+      // a tracker restart) come back within a second or so of one another: for the first kRegatherSeconds of the
+      // wait the run takes only all it asks for, so that it does not go on for good with the first one back (found
+      // by the network review); then as many as there are.
+      const double waited = std::chrono::duration<double>(Clock::now() - wait_began).count();
+      const double regather = std::min(kRegatherSeconds, opts_.device_wait / 2);  // a short --device-wait: half
+      const bool all = held > 1 && waited < regather;
+      last = Acquire(std::min(all ? regather - waited : 10.0, std::max(0.5, SecondsLeft(deadline))), waited, held,
+                     all ? held : 1);
       if (last.ok()) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
     }

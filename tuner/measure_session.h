@@ -77,8 +77,8 @@ class MeasureSession {
  private:
   explicit MeasureSession(const SessionOptions& opts);
   // `queued_for`: seconds already waited for the key in earlier calls (TrackerClient::Acquire). `count`: devices
-  // asked; 0 asks --devices.
-  Status Acquire(double wait, double queued_for = 0, uint32_t count = 0);
+  // asked; 0 asks --devices. `min_count`: the fewest the lease is granted with.
+  Status Acquire(double wait, double queued_for = 0, uint32_t count = 0, uint32_t min_count = 1);
   // Why the lease holds fewer devices than --devices asked, from the tracker's summary of the key.
   std::string WhyFewerDevices();
   // Hands the lease's devices to opts_.on_lease; on its error the lease is released.
