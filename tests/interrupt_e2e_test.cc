@@ -99,6 +99,23 @@ TEST_F(InterruptE2E, GivenSigtermDeliveredTwiceAsTimeoutDoesTheTunerShouldStillS
   InterruptAndCheck({SIGTERM, SIGTERM});
 }
 
+// A tuner stopped while its link to the tracker is stalled (here the tracker is stopped with SIGSTOP: connections stay
+// open and nothing answers) waited for the release of its lease and for the renewal in flight, up to 30 s each,
+// without a word (found by the network review). It gives the release 5 s and says the lease runs out by itself.
+TEST_F(InterruptE2E, GivenAStalledTrackerSigintShouldNotWaitLongToGiveTheLeaseBackAndSaySo) {
+  auto tune = StartSlowTune();
+  ASSERT_TRUE(fleet_.WaitForRecords(1, std::chrono::seconds(240))) << tune->Log();
+  fleet_.tracker().Signal(SIGSTOP);
+  tune->Signal(SIGINT);
+  auto code = tune->Wait(std::chrono::seconds(60));
+  fleet_.tracker().Signal(SIGCONT);
+  ASSERT_TRUE(code.has_value()) << tune->Log();
+  EXPECT_EQ(*code, 130) << tune->Log();
+  EXPECT_NE(tune->Log().find("the tracker did not take back lease "), std::string::npos) << tune->Log();
+  EXPECT_NE(tune->Log().find("its devices are free again when it runs out"), std::string::npos) << tune->Log();
+  EXPECT_EQ(fleet_.Count("SELECT count(*) FROM sessions WHERE state = 'interrupted'"), 1);
+}
+
 TEST_F(InterruptE2E, GivenATimeBudgetEndingMidBatchTheRunShouldEndOnTimeAsDone) {
   // A batch of 8 jobs of at least 0.9 s each is out for 7 s and more; the budget is 4 s.
   const auto started = Clock::now();

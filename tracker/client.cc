@@ -194,24 +194,24 @@ Status TrackerClient::Measure(const std::string& lease_id, std::vector<proto::Me
   return Status::OK();
 }
 
-Result<uint32_t> TrackerClient::Renew(const Lease& lease) {
+Result<uint32_t> TrackerClient::Renew(const Lease& lease, double timeout_s) {
   proto::RenewRequest req;
   req.set_lease_id(lease.lease_id);
   req.set_token(options_.token);
   proto::RenewReply reply;
   grpc::ClientContext ctx;
-  ctx.set_deadline(After(options_.call_timeout));
+  ctx.set_deadline(After(timeout_s > 0 ? std::min(timeout_s, options_.call_timeout) : options_.call_timeout));
   TF_RETURN_IF_ERROR(FromGrpc(stub_->Renew(&ctx, req, &reply), "renew"));
   return reply.devices();
 }
 
-Status TrackerClient::Release(const Lease& lease) {
+Status TrackerClient::Release(const Lease& lease, double timeout_s) {
   proto::ReleaseRequest req;
   req.set_lease_id(lease.lease_id);
   req.set_token(options_.token);
   proto::ReleaseReply reply;
   grpc::ClientContext ctx;
-  ctx.set_deadline(After(options_.call_timeout));
+  ctx.set_deadline(After(timeout_s > 0 ? std::min(timeout_s, options_.call_timeout) : options_.call_timeout));
   return FromGrpc(stub_->Release(&ctx, req, &reply), "release");
 }
 

@@ -56,9 +56,11 @@ class TrackerClient {
   // arrives. Blocks until every job has its event, or the call fails.
   Status Measure(const std::string& lease_id, std::vector<proto::MeasureJob> jobs,
                  const std::function<void(const proto::MeasureEvent&)>& on_event);
-  // The number of agents the lease still holds (0 from a tracker older than that field).
-  Result<uint32_t> Renew(const Lease& lease);
-  Status Release(const Lease& lease);
+  // The number of agents the lease still holds (0 from a tracker older than that field). `timeout_s` > 0 bounds the
+  // call below call_timeout: a renewal that answers after the next one is due is of no use, and a tuner that ends
+  // need not wait long to give a lease back that runs out by itself.
+  Result<uint32_t> Renew(const Lease& lease, double timeout_s = 0);
+  Status Release(const Lease& lease, double timeout_s = 0);
   Result<proto::SummaryReply> Summary();
 
   // For a tuner that was told to stop: cancels the Acquire and Measure calls in flight (a Measure returns

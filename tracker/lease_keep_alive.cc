@@ -27,7 +27,8 @@ void LeaseKeepAlive::Loop() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!cv_.wait_for(lock, period, [this] { return stop_; })) {
     lock.unlock();
-    Result<uint32_t> renewed = client_->Renew(lease_);
+    // Bounded by the period: a renewal on a stalled link does not hold up the next one, nor this object's end.
+    Result<uint32_t> renewed = client_->Renew(lease_, std::chrono::duration<double>(period).count());
     lock.lock();
     const Status s = renewed.status();
     if (s.ok()) {

@@ -23,6 +23,8 @@ using Clock = std::chrono::steady_clock;
 // After losing every device, how long a run takes only all the devices it asks for before it takes fewer: agents
 // dropped together by one network blip reconnect within about a second of one another.
 constexpr double kRegatherSeconds = 15.0;
+// How long a run waits for the tracker to take its lease back.
+constexpr double kReleaseSeconds = 5.0;
 
 double SecondsLeft(Clock::time_point deadline) {
   return std::chrono::duration<double>(deadline - Clock::now()).count();
@@ -219,8 +221,14 @@ void MeasureSession::Release() {
   keep_alive_.reset();
   Lease lease;
   lease.lease_id = lease_id_;
-  Status st = client_->Release(lease);
-  if (!st.ok()) spdlog::debug("release of lease {}: {}", lease_id_, st.ToString());
+  // Bounded: a lease not given back runs out by itself after its TTL (a stalled link held a stopped run 30 s).
+  Status st = client_->Release(lease, kReleaseSeconds);
+  if (st.code() == Status::Code::kDeadlineExceeded || st.code() == Status::Code::kUnavailable) {
+    spdlog::info("the tracker did not take back lease {} within {:.0f} s ({}); its devices are free again when it runs "
+                 "out", lease_id_, kReleaseSeconds, st.message());
+  } else if (!st.ok()) {
+    spdlog::debug("release of lease {}: {}", lease_id_, st.ToString());
+  }
   lease_id_.clear();
   note_.reset();
 }
