@@ -401,6 +401,61 @@ TEST_F(ExecutorTest, GivenALaunchFailingBehindQueuedOnes_TheDeviceLockShouldPass
   EXPECT_TRUE(free->held()) << "the lock is still held after the job";
 }
 
+// Fault injection over the real OpenCL, as above: PoCL allows a kernel the device's whole work-group size, so the
+// test's ClApi reports CL_KERNEL_WORK_GROUP_SIZE 32 for a launch of 64 work-items, as NVIDIA's driver (580) reports
+// 256 for a kernel of 10 registers that it runs with 1024. The agent refused such a config before the launch; it
+// launches it, and only a driver that refuses the launch makes it an INVALID_CONFIG, said in the same terms.
+struct SmallKernelMax {
+  decltype(&::clGetKernelWorkGroupInfo) info = nullptr;
+  decltype(&::clEnqueueNDRangeKernel) enqueue = nullptr;
+  bool refuse = false;  // a driver that holds to its CL_KERNEL_WORK_GROUP_SIZE
+};
+SmallKernelMax* small_kernel_max = nullptr;
+
+cl_int ReportSmallKernelMax(cl_kernel kernel, cl_device_id device, cl_kernel_work_group_info name, size_t size,
+                            void* value, size_t* size_ret) {
+  const cl_int err = small_kernel_max->info(kernel, device, name, size, value, size_ret);
+  if (err == CL_SUCCESS && name == CL_KERNEL_WORK_GROUP_SIZE && value != nullptr) *static_cast<size_t*>(value) = 32;
+  return err;
+}
+
+cl_int EnqueueHoldingToKernelMax(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const size_t* offset,
+                                 const size_t* global, const size_t* local, cl_uint waits, const cl_event* wait_list,
+                                 cl_event* event) {
+  if (small_kernel_max->refuse && local != nullptr && local[0] > 32) return CL_INVALID_WORK_GROUP_SIZE;
+  return small_kernel_max->enqueue(queue, kernel, dims, offset, global, local, waits, wait_list, event);
+}
+
+TEST_F(ExecutorTest, GivenALocalSizeOverTheKernelsReportedMax_ItShouldBeLaunchedAndRefusedOnlyByTheDriver) {
+  for (bool refuse : {false, true}) {
+    Result<std::unique_ptr<ClApi>> api = ClApi::Load();
+    ASSERT_TRUE(api.ok()) << api.status().ToString();
+    cl_platform_id platform = nullptr;
+    cl_device_id device = nullptr;
+    ASSERT_EQ((*api)->clGetPlatformIDs(1, &platform, nullptr), CL_SUCCESS);
+    ASSERT_EQ((*api)->clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr), CL_SUCCESS);
+    SmallKernelMax fake{(*api)->clGetKernelWorkGroupInfo, (*api)->clEnqueueNDRangeKernel, refuse};
+    small_kernel_max = &fake;
+    struct Unset {
+      ~Unset() { small_kernel_max = nullptr; }
+    } unset;
+    (*api)->clGetKernelWorkGroupInfo = ReportSmallKernelMax;
+    (*api)->clEnqueueNDRangeKernel = EnqueueHoldingToKernelMax;
+    Result<std::unique_ptr<Executor>> executor = Executor::Create(std::move(*api), device);
+    ASSERT_TRUE(executor.ok()) << executor.status().ToString();
+    const proto::MeasureResult result = (*executor)->Execute(VectorAdd(kAdd));  // local size 64
+    if (!refuse) {
+      EXPECT_EQ(result.status(), proto::OK) << result.message();
+      continue;
+    }
+    EXPECT_EQ(result.status(), proto::INVALID_CONFIG) << result.message();
+    EXPECT_NE(result.message().find("kernel 'add': local size 64 > CL_KERNEL_WORK_GROUP_SIZE 32 (register "
+                                    "pressure?): clEnqueueNDRangeKernel: CL_INVALID_WORK_GROUP_SIZE"),
+              std::string::npos)
+        << result.message();
+  }
+}
+
 TEST_F(ExecutorTest, GivenAProgramWithoutATimedLaunch_WeShouldReportAMalformedProgram) {
   proto::KernelProgram program = VectorAdd(kAdd);
   program.mutable_launches(0)->set_phase(proto::KernelLaunch::SETUP);

@@ -80,6 +80,8 @@ class ProgramInstance {
     std::array<size_t, 3> global{1, 1, 1};
     std::array<size_t, 3> local{1, 1, 1};
     bool has_local = false;
+    // CL_KERNEL_WORK_GROUP_SIZE when the local size is over it, else 0: said if the launch is refused.
+    size_t over_kernel_max = 0;
     Kernel kernel;
   };
 
