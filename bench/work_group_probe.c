@@ -13,7 +13,8 @@
 static const char* srcs[] = {
  "__kernel void k(__global float* a){ a[get_global_id(0)] *= 2.0f; }",
  "__kernel void k(__global const float* restrict A, __global const float* restrict B, __global float* out) {\n"
- "  const long i = get_global_id(0);\n  if (i >= 1048576L) return;\n  const float a = A[i];\n  out[i] = 1.0f/(1.0f+exp(-a));\n}\n",
+ "  const long i = get_global_id(0);\n  if (i >= 1048576L) return;\n"
+ "  const float a = A[i];\n  out[i] = 1.0f/(1.0f+exp(-a));\n}\n",
  "__kernel __attribute__((reqd_work_group_size(1024,1,1))) void k(__global float* a){ a[get_global_id(0)] *= 2.0f; }",
 };
 int main(int argc, char** argv) {
