@@ -310,6 +310,13 @@ TEST_F(ExecutorTest, GivenAMinRepeatTimeTheTimeoutCannotHold_TheRepeatsShouldSta
   EXPECT_LT(seconds, 0.4);
 }
 
+// The first device of the first platform, through `api` (the fault-injection tests below wrap its entry points).
+void FirstDevice(const ClApi& api, cl_device_id* device) {
+  cl_platform_id platform = nullptr;
+  ASSERT_EQ(api.clGetPlatformIDs(1, &platform, nullptr), CL_SUCCESS);
+  ASSERT_EQ(api.clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, device, nullptr), CL_SUCCESS);
+}
+
 // Fault injection over the real OpenCL (no mock: every call reaches PoCL): the test's ClApi fails the launch that
 // has five others queued before it, unwaited (the warm-up waits for the queue only every 64 launches), and notes at
 // each clFinish after that whether the device lock is still held. The lock must pass on only once the queue is idle:
@@ -358,10 +365,8 @@ cl_int WaitNoting(cl_uint count, const cl_event* events) {
 TEST_F(ExecutorTest, GivenALaunchFailingBehindQueuedOnes_TheDeviceLockShouldPassOnOnlyOnceTheQueueIsIdle) {
   Result<std::unique_ptr<ClApi>> api = ClApi::Load();
   ASSERT_TRUE(api.ok()) << api.status().ToString();
-  cl_platform_id platform = nullptr;
   cl_device_id device = nullptr;
-  ASSERT_EQ((*api)->clGetPlatformIDs(1, &platform, nullptr), CL_SUCCESS);
-  ASSERT_EQ((*api)->clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr), CL_SUCCESS);
+  ASSERT_NO_FATAL_FAILURE(FirstDevice(**api, &device));
   DrainProbe probe;
   probe.enqueue = (*api)->clEnqueueNDRangeKernel;
   probe.finish = (*api)->clFinish;
@@ -430,10 +435,8 @@ TEST_F(ExecutorTest, GivenALocalSizeOverTheKernelsReportedMax_ItShouldBeLaunched
   for (bool refuse : {false, true}) {
     Result<std::unique_ptr<ClApi>> api = ClApi::Load();
     ASSERT_TRUE(api.ok()) << api.status().ToString();
-    cl_platform_id platform = nullptr;
     cl_device_id device = nullptr;
-    ASSERT_EQ((*api)->clGetPlatformIDs(1, &platform, nullptr), CL_SUCCESS);
-    ASSERT_EQ((*api)->clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr), CL_SUCCESS);
+    ASSERT_NO_FATAL_FAILURE(FirstDevice(**api, &device));
     SmallKernelMax fake{(*api)->clGetKernelWorkGroupInfo, (*api)->clEnqueueNDRangeKernel, refuse};
     small_kernel_max = &fake;
     struct Unset {
