@@ -168,6 +168,33 @@ std::optional<std::filesystem::path> UnwritableFolder(const std::string& path) {
   return folder;
 }
 
+// Why SQLite could not open or create the file `path` for writing, in the terms of the file system (its folder is
+// missing, or not a folder, or on a read-only file system, or not writable by this user; the path is a folder), or
+// SQLite's own words when none of these holds.
+std::string WhyNotWritable(const std::string& path, const std::string& sqlite_says) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return "it is a folder, not a file";
+  const std::filesystem::path folder = std::filesystem::absolute(path, ec).parent_path();
+  if (ec) return sqlite_says;
+  const bool exists = std::filesystem::exists(path, ec);
+  if (exists ? ::access(path.c_str(), W_OK) == 0 : ::access((folder / ".").c_str(), W_OK) == 0) return sqlite_says;
+  const int err = errno;
+  const std::string what = exists ? "the file" : "its folder " + folder.string();
+  switch (err) {
+    case ENOENT:
+      return "its folder " + folder.string() + " does not exist (create it first)";
+    case ENOTDIR:
+      return "a part of " + folder.string() + " is not a folder";
+    case EROFS:
+      return what + " is on a read-only file system";
+    case EACCES:
+    case EPERM:
+      return what + " is not writable by this user";
+    default:
+      return what + ": " + std::strerror(err);
+  }
+}
+
 // True when this process can write the existing file `path`.
 bool FileWritable(const std::string& path) { return ::access(path.c_str(), W_OK) == 0; }
 
@@ -220,10 +247,12 @@ Result<SqliteDb> SqliteDb::Open(const std::string& path) {
   SqliteDb db(raw, path);  // owns the handle even on failure (sqlite3_open_v2 allocates one anyway)
   if (rc != SQLITE_OK) {
     std::string msg = raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc);
+    if ((rc & 0xff) == SQLITE_CANTOPEN) msg = WhyNotWritable(path, msg);
     return DbError(raw, rc, path + ": cannot open: " + msg);
   }
   if (sqlite3_db_readonly(raw, "main") == 1) {
-    return Status::PermissionDenied(path + ": cannot open for writing (read-only file or directory)");
+    return Status::PermissionDenied(path + ": cannot open for writing: " +
+                                    WhyNotWritable(path, "read-only file or directory"));
   }
   sqlite3_extended_result_codes(raw, 0);
   TF_RETURN_IF_ERROR(db.HoldBackLeftoverWal());

@@ -318,6 +318,39 @@ TEST(SqliteHandleTest, GivenAShmBesideTheLogThisUserCannotWrite_OpenShouldNameIt
   EXPECT_EQ(code, 0) << "1: it opened, 2: another error, 3: another message, 4: could not drop rights";
 }
 
+// A log that cannot be created said only SQLite's "unable to open database file"; it now says why, in the terms of
+// the file system.
+TEST(SqliteHandleTest, GivenALogThatCannotBeCreated_OpenShouldSayWhy) {
+  TempDir dir;
+  const auto says = [](const std::string& path) {
+    Result<SqliteDb> db = SqliteDb::Open(path);
+    EXPECT_FALSE(db.ok()) << path;
+    return db.ok() ? std::string() : db.status().message();
+  };
+  const std::string missing = dir.File("no such folder/log.db");
+  EXPECT_EQ(says(missing), missing + ": cannot open: its folder " + dir.File("no such folder") +
+                               " does not exist (create it first)");
+  EXPECT_EQ(says(dir.path()), dir.path() + ": cannot open: it is a folder, not a file");
+  { std::ofstream(dir.File("plain")) << "x"; }
+  EXPECT_EQ(says(dir.File("plain/log.db")),
+            dir.File("plain/log.db") + ": cannot open: a part of " + dir.File("plain") + " is not a folder");
+  EXPECT_FALSE(std::filesystem::exists(dir.File("no such folder")));
+
+  const std::string folder = dir.File("locked");
+  std::filesystem::create_directories(folder);
+  ASSERT_EQ(::chmod(dir.File("").c_str(), 0755), 0);
+  ASSERT_EQ(::chmod(folder.c_str(), 0555), 0);
+  const int code = ExitOfReaderWithoutWriteAccess(folder, [&] {
+    Result<SqliteDb> db = SqliteDb::Open(folder + "/log.db");
+    if (db.ok()) return 1;
+    if (db.status().code() != Status::Code::kPermissionDenied) return 2;
+    return db.status().message() == folder + "/log.db: cannot open: its folder " + folder +
+                                        " is not writable by this user" ? 0 : 3;
+  });
+  ::chmod(folder.c_str(), 0755);
+  EXPECT_EQ(code, 0) << "1: it opened, 2: another error, 3: another message, 4/5: could not drop rights";
+}
+
 // A link in a shared folder to another user's log that a run is writing: SQLite keeps the -wal beside the file, not
 // the link, and the reader looked for it beside the link, found none, and read the file as it stood, without the
 // -wal's rows (a stale best, exit 0). It now looks beside the file the link names.
