@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "common/grpc_keepalive.h"
+#include "common/grpc_reason.h"
 
 namespace tunefleet::agent {
 namespace {
@@ -227,7 +228,7 @@ Status TrackerConnection::Finish(bool ok, bool said_last) {
   if (status.ok()) return Status::Unavailable("the tracker closed the session");
   return Status::Unavailable(status.error_message().empty()
                                  ? "stream broke (code " + std::to_string(status.error_code()) + ")"
-                                 : ExplainKeepalive(status.error_message()));
+                                 : ExplainKeepalive(GrpcReason(status.error_message())));
 }
 
 Status TrackerConnection::Serve(bool* registered) {

@@ -469,7 +469,7 @@ TEST(FaultE2E, GivenTheTrackerHungMidRunTheAgentAndTheRunShouldSaySoAndFinishWhe
   // Keepalive gives up on an unanswered ping after 20 + 10 s.
   const bool said = WaitUntil(
       [&] {
-        return tune->Log().find("measure on lease") != std::string::npos &&
+        return tune->Log().find("tracker " + fleet.address() + " does not answer") != std::string::npos &&
                fleet.agent(0).Log().find("reconnecting") != std::string::npos;
       },
       std::chrono::seconds(90));
@@ -479,6 +479,41 @@ TEST(FaultE2E, GivenTheTrackerHungMidRunTheAgentAndTheRunShouldSaySoAndFinishWhe
   ASSERT_TRUE(code.has_value()) << tune->Log();
   EXPECT_EQ(*code, 0) << tune->Log();
   ExpectEveryTrialOnce(fleet, 16);
+}
+
+// A tracker gone for good (killed, not restarted): the run said "no device left on the lease; waiting up to 3 s for
+// a device of key 'pocl'" and ended with "no device of key 'pocl' came back", blaming the devices, in gRPC's words
+// ("failed to connect to all addresses; last error: UNKNOWN: ipv4:..."). It now says that the tracker does not
+// answer, and why, in the system's words; what it recorded stays.
+TEST(FaultE2E, GivenTheTrackerGoneForGoodTheRunShouldSayThatTheTrackerDoesNotAnswer) {
+  LocalFleet fleet;
+  fleet.StartTracker();
+  fleet.StartAgent("pocl");
+  ASSERT_TRUE(fleet.WaitForAgents("pocl", 1));
+  auto tune = fleet.CliAsync(TuneCommand(fleet, 64, "1", "4", "3"));
+  ASSERT_TRUE(fleet.WaitForRecords(3, std::chrono::seconds(240))) << tune->Log();
+  fleet.StopTracker(SIGKILL);
+  auto code = tune->Wait(std::chrono::seconds(120));
+  ASSERT_TRUE(code.has_value()) << tune->Log();
+  EXPECT_EQ(*code, 1) << tune->Log();
+  const std::string log = tune->Log();
+  // The system's reason: the connection's last error, "Connection reset by peer" or "Connection refused".
+  const std::string reason = "(Connection re";
+  EXPECT_NE(log.find("tracker " + fleet.address() + " does not answer " + reason), std::string::npos) << log;
+  EXPECT_NE(log.find("); waiting up to 3 s (--device-wait) for it to come back with a device of key 'pocl'"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("error: tracker " + fleet.address() + " did not answer again within 3 s (--device-wait): "
+                     "Connection re"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find(" job(s) were not measured (nothing recorded for them)"), std::string::npos) << log;
+  EXPECT_EQ(log.find("no device"), std::string::npos) << log;
+  EXPECT_EQ(log.find("failed to connect to all addresses"), std::string::npos) << log;
+  const int recorded = fleet.Count("SELECT count(*) FROM records");
+  EXPECT_GE(recorded, 3);
+  EXPECT_LT(recorded, 64) << "the run ended before the tracker was killed";
+  EXPECT_EQ(fleet.Count("SELECT count(DISTINCT config_index) FROM records"), recorded);
 }
 
 TEST(FaultE2E, GivenTheTrackerRestartedWhileTheRunWaitsForItsFirstDeviceTheRunShouldWaitForItAndFinish) {

@@ -9,6 +9,7 @@
 #include <ctime>
 
 #include "common/grpc_keepalive.h"
+#include "common/grpc_reason.h"
 #include "common/pem_check.h"
 #include "common/seconds.h"
 #include "common/tls_hint.h"
@@ -22,8 +23,9 @@ std::chrono::system_clock::time_point After(double seconds) {
   return std::chrono::system_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(ms));
 }
 
-// Why `channel` did not connect, in gRPC's words: one fail-fast call reports the channel's last connection error
-// ("failed to connect to all addresses; last error: ... Ssl handshake failed: ..."); empty when it does not say.
+// Why `channel` did not connect: one fail-fast call reports the channel's last connection error, in gRPC's words
+// ("failed to connect to all addresses; last error: ... Ssl handshake failed: ..."), said as GrpcReason shortens
+// them; empty when it does not say.
 std::string WhyNoConnection(const std::shared_ptr<grpc::Channel>& channel) {
   // Still connecting (a peer that took the TCP connection and never answered, a stopped tracker, or a dropped SYN):
   // gRPC has no reason yet, and asking for one for a second ran a second past --timeout. A brief ask still catches
@@ -34,7 +36,7 @@ std::string WhyNoConnection(const std::shared_ptr<grpc::Channel>& channel) {
   proto::SummaryRequest req;
   proto::SummaryReply reply;
   const grpc::Status s = proto::Tracker::NewStub(channel)->Summary(&ctx, req, &reply);
-  if (s.error_code() == grpc::StatusCode::UNAVAILABLE) return s.error_message();
+  if (s.error_code() == grpc::StatusCode::UNAVAILABLE) return GrpcReason(s.error_message());
   return connecting ? "no answer from the peer yet" : "";
 }
 
@@ -127,7 +129,8 @@ Result<std::unique_ptr<TrackerClient>> TrackerClient::Connect(const std::string&
 
 Status TrackerClient::FromGrpc(const grpc::Status& s, const char* call) const {
   if (s.ok()) return Status::OK();
-  const std::string msg = std::string("tracker ") + target_ + ": " + call + ": " + ExplainKeepalive(s.error_message());
+  const std::string msg =
+      std::string("tracker ") + target_ + ": " + call + ": " + ExplainKeepalive(GrpcReason(s.error_message()));
   switch (s.error_code()) {
     case grpc::StatusCode::NOT_FOUND: return Status::NotFound(msg);
     case grpc::StatusCode::INVALID_ARGUMENT: return Status::InvalidArgument(msg);
@@ -226,12 +229,12 @@ bool TrackerClient::cancelled() const {
   return cancelled_;
 }
 
-Result<proto::SummaryReply> TrackerClient::Summary() {
+Result<proto::SummaryReply> TrackerClient::Summary(double timeout_s) {
   proto::SummaryRequest req;
   req.set_token(options_.token);
   proto::SummaryReply reply;
   grpc::ClientContext ctx;
-  ctx.set_deadline(After(options_.call_timeout));
+  ctx.set_deadline(After(timeout_s > 0 ? std::min(timeout_s, options_.call_timeout) : options_.call_timeout));
   TF_RETURN_IF_ERROR(FromGrpc(stub_->Summary(&ctx, req, &reply), "summary"));
   return reply;
 }

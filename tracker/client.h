@@ -58,10 +58,10 @@ class TrackerClient {
                  const std::function<void(const proto::MeasureEvent&)>& on_event);
   // The number of agents the lease still holds (0 from a tracker older than that field). `timeout_s` > 0 bounds the
   // call below call_timeout: a renewal that answers after the next one is due is of no use, and a tuner that ends
-  // need not wait long to give a lease back that runs out by itself.
+  // need not wait long to give a lease back that runs out by itself, or to ask whether the tracker answers at all.
   Result<uint32_t> Renew(const Lease& lease, double timeout_s = 0);
   Status Release(const Lease& lease, double timeout_s = 0);
-  Result<proto::SummaryReply> Summary();
+  Result<proto::SummaryReply> Summary(double timeout_s = 0);
 
   // For a tuner that was told to stop: cancels the Acquire and Measure calls in flight (a Measure returns
   // after the events it already delivered) and makes later ones fail at once, both with Unavailable

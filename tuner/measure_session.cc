@@ -25,6 +25,8 @@ using Clock = std::chrono::steady_clock;
 constexpr double kRegatherSeconds = 15.0;
 // How long a run waits for the tracker to take its lease back.
 constexpr double kReleaseSeconds = 5.0;
+// How long a run waits for the tracker's summary when it asks whether the tracker answers at all.
+constexpr double kAnswerSeconds = 5.0;
 
 double SecondsLeft(Clock::time_point deadline) {
   return std::chrono::duration<double>(deadline - Clock::now()).count();
@@ -205,6 +207,23 @@ std::string MeasureSession::KeyState(std::optional<bool> none_registered, double
          " is leased" + (by.empty() ? "" : " by " + by) + queued;
 }
 
+std::optional<std::string> MeasureSession::TrackerSilence() const {
+  Result<proto::SummaryReply> summary = client_->Summary(kAnswerSeconds);
+  if (summary.ok()) return std::nullopt;
+  const Status status = summary.status();
+  if (status.code() != Status::Code::kUnavailable && status.code() != Status::Code::kDeadlineExceeded) {
+    return std::nullopt;
+  }
+  if (status.code() == Status::Code::kDeadlineExceeded) {
+    return "no answer within " + std::to_string(static_cast<int>(kAnswerSeconds)) + " s";
+  }
+  // "tracker HOST:PORT: summary: Connection refused": the tracker is named by the line that says this.
+  const std::string msg = status.message();
+  constexpr std::string_view kCall = ": summary: ";
+  const size_t at = msg.find(kCall);
+  return at == std::string::npos ? msg : msg.substr(at + kCall.size());
+}
+
 std::string MeasureSession::WhyWaiting(double wait, std::optional<bool> none_registered) const {
   const std::string waiting = "waiting up to " + std::to_string(static_cast<int>(wait)) + " s";
   const std::string state = KeyState(none_registered, 0);
@@ -216,14 +235,16 @@ std::string MeasureSession::WhyWaiting(double wait, std::optional<bool> none_reg
               : "");
 }
 
-void MeasureSession::Release() {
+void MeasureSession::Release(bool tracker_silent) {
   if (lease_id_.empty()) return;
   keep_alive_.reset();
   Lease lease;
   lease.lease_id = lease_id_;
   // Bounded: a lease not given back runs out by itself after its TTL (a stalled link held a stopped run 30 s).
   Status st = client_->Release(lease, kReleaseSeconds);
-  if (st.code() == Status::Code::kDeadlineExceeded || st.code() == Status::Code::kUnavailable) {
+  if (tracker_silent && !st.ok()) {
+    spdlog::debug("release of lease {}: {}", lease_id_, st.ToString());
+  } else if (st.code() == Status::Code::kDeadlineExceeded || st.code() == Status::Code::kUnavailable) {
     spdlog::info("the tracker did not take back lease {} within {:.0f} s ({}); its devices are free again when it runs "
                  "out", lease_id_, kReleaseSeconds, st.message());
   } else if (!st.ok()) {
@@ -247,7 +268,7 @@ Status MeasureSession::Measure(
   while (!pending.empty()) {
     if (interrupted()) return Interrupted(pending.size());
     size_t results = 0;
-    Status callback_error;
+    Status callback_error, measure_failed;
     std::vector<size_t> next;
     if (!lease_id_.empty()) {
       std::unordered_map<uint64_t, size_t> job_to_program;
@@ -294,7 +315,7 @@ Status MeasureSession::Measure(
       if (!st.ok() && results == 0) {
         // A refused request (too large, a bad token) fails again on any device: end the run, not wait for one.
         if (st.code() == Status::Code::kInvalidArgument || st.code() == Status::Code::kPermissionDenied) return st;
-        spdlog::warn("measure on lease {}: {}", lease_id_, st.ToString());
+        measure_failed = st;
       }
     } else {
       next = pending;
@@ -307,13 +328,22 @@ Status MeasureSession::Measure(
     }
 
     // No progress: the lease lost its devices (or the tracker went away). Wait for a device of the key, bounded.
-    Release();  // first, so that the line below does not name this run among the holders
+    // A tracker that does not answer is said as such: "no device left" blamed the devices (the network review).
+    const std::optional<std::string> silence = measure_failed.ok() ? std::nullopt : TrackerSilence();
+    if (!measure_failed.ok() && !silence) spdlog::warn("measure on lease {}: {}", lease_id_, measure_failed.ToString());
+    Release(silence.has_value());  // first, so that the line below does not name this run among the holders
     if (!waiting) {
       waiting = true;
       wait_began = Clock::now();
       deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                     std::chrono::duration<double>(opts_.device_wait));
-      spdlog::warn("no device left on the lease; {}", WhyWaiting(opts_.device_wait, std::nullopt));
+      if (silence) {
+        spdlog::warn("tracker {} does not answer ({}); waiting up to {} s ({}) for it to come back with a device of "
+                     "key '{}'", opts_.tracker, *silence, static_cast<int>(opts_.device_wait),
+                     opts_.device_wait_option, opts_.key);
+      } else {
+        spdlog::warn("no device left on the lease; {}", WhyWaiting(opts_.device_wait, std::nullopt));
+      }
     }
     // As many devices as the lease held when it lost the last of them (it may have gone on with fewer, said by
     // SayLeaseShrank), not --devices again: after a tracker restart the run that reconnects first took every device
@@ -337,6 +367,12 @@ Status MeasureSession::Measure(
     }
     if (interrupted()) return Interrupted(pending.size());
     if (lease_id_.empty()) {
+      if (const std::optional<std::string> still = TrackerSilence()) {
+        return Status::Unavailable("tracker " + opts_.tracker + " did not answer again within " +
+                                   std::to_string(static_cast<int>(opts_.device_wait)) + " s (" +
+                                   opts_.device_wait_option + "): " + *still + "; " + std::to_string(pending.size()) +
+                                   " job(s) were not measured (nothing recorded for them)");
+      }
       // The key as it is now: the last call's own error spoke of its wait of at most 10 s, as if it were --wait.
       const std::string state =
           KeyState(std::nullopt, std::chrono::duration<double>(Clock::now() - wait_began).count());

@@ -68,8 +68,9 @@ class MeasureSession {
   Status Measure(const std::vector<const proto::KernelProgram*>& programs,
                  const std::function<Status(size_t, const proto::MeasureResult&, const std::string&)>& on_result);
 
-  // Frees the devices now (also done by the destructor).
-  void Release();
+  // Frees the devices now (also done by the destructor). `tracker_silent`: the tracker was found not to answer, as
+  // the line said next tells; a release it does not take is then not said on a line of its own.
+  void Release(bool tracker_silent = false);
 
   // True once a stop was requested.
   bool interrupted() const { return opts_.stop.stop_requested(); }
@@ -89,6 +90,9 @@ class MeasureSession {
   // `waited`: seconds this run has waited already (the tracker serves an equal priority by it): a run queued later is
   // not ahead of it.
   std::string KeyState(std::optional<bool> none_registered, double waited) const;
+  // Why the tracker does not answer now (its summary call cannot reach it, or is not answered in time), in the
+  // words of the connection's failure; nullopt when it answers.
+  std::optional<std::string> TrackerSilence() const;
   // The line said before a wait of `wait` seconds for a device: KeyState and the wait.
   std::string WhyWaiting(double wait, std::optional<bool> none_registered) const;
   // Releases the leases noted beside opts_.lease_note by killed runs of this host on this tracker; drops the notes.
