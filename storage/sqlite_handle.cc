@@ -297,6 +297,10 @@ Status SqliteDb::CheckWalReadable(const std::string& path) {
 
 Result<SqliteDb> SqliteDb::OpenReadOnly(const std::string& path) {
   TF_RETURN_IF_ERROR(CheckWalReadable(path));
+  return OpenReadOnly(path, FrozenInPlace(path));
+}
+
+Result<SqliteDb> SqliteDb::OpenReadOnly(const std::string& path, bool frozen) {
   sqlite3* raw = nullptr;
   // A log this process cannot write (in a read-only share, or another user's file) is read as immutable when no
   // run writes it (FrozenInPlace): reading a WAL log otherwise needs its -shm file, which SQLite could not create
@@ -304,7 +308,6 @@ Result<SqliteDb> SqliteDb::OpenReadOnly(const std::string& path) {
   // Elsewhere the connection may write (never create) the file but its statements may not (query_only): a
   // connection opened SQLITE_OPEN_READONLY cannot remove the -wal and -shm files that reading a WAL log creates,
   // and left them behind, empty, after every reading command; the last connection to close removes them.
-  const bool frozen = FrozenInPlace(path);
   const int flags = frozen ? SQLITE_OPEN_READONLY | SQLITE_OPEN_URI : SQLITE_OPEN_READWRITE;
   int rc = sqlite3_open_v2(frozen ? ImmutableUri(Resolved(path)).c_str() : LiteralName(path).c_str(), &raw,
                            flags | SQLITE_OPEN_NOMUTEX, nullptr);
@@ -314,9 +317,25 @@ Result<SqliteDb> SqliteDb::OpenReadOnly(const std::string& path) {
     return DbError(raw, rc, path + ": cannot open: " + msg);
   }
   sqlite3_extended_result_codes(raw, 0);
-  if (!frozen) TF_RETURN_IF_ERROR(db.HoldBackLeftoverWal());  // immutable: the file is read alone, nothing folded
+  if (frozen) {
+    TF_RETURN_IF_ERROR(db.Exec("PRAGMA query_only = ON").WithContext(path));
+    return db;
+  }
+  TF_RETURN_IF_ERROR(db.HoldBackLeftoverWal());  // immutable: the file is read alone, nothing folded
   TF_RETURN_IF_ERROR(db.Exec("PRAGMA query_only = ON").WithContext(path));
-  return db;
+  // The first read of a WAL log makes its -shm file (32 KiB), which a full disk refuses: every reading command
+  // failed with "disk I/O error: No space left on device", the moment a run had filled the disk. Without a -wal
+  // that holds transactions the file alone is the whole log, read as it stands; with one, it cannot be read here.
+  const Status first_read = db.Exec("SELECT count(*) FROM sqlite_schema");
+  if (first_read.ok()) return db;
+  if (sqlite3_system_errno(raw) != ENOSPC && sqlite3_errcode(raw) != SQLITE_FULL) return first_read.WithContext(path);
+  db = SqliteDb();  // closed before the file is opened again
+  std::error_code ec;
+  const std::string wal = Resolved(path) + "-wal";
+  if (std::filesystem::file_size(wal, ec) == 0 || !std::filesystem::exists(wal, ec)) return OpenReadOnly(path, true);
+  return Status::IOError(path + ": cannot be read while its disk is full: " + wal + " holds transactions not yet " +
+                         "in it, and SQLite reads them only through a -shm file beside it (32 KiB), which the full " +
+                         "disk refuses; free some space on it");
 }
 
 SqliteDb::~SqliteDb() {

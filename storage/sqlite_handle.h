@@ -54,6 +54,8 @@ class SqliteDb {
   // Opens an existing database file for reading only (nothing is created or written). Errors name the path.
   // A file this process cannot write (in a folder it cannot write, or another user's file) is read as it stands,
   // unless CheckWalReadable refuses it: no -wal or -shm file is made beside it.
+  // A log on a full disk, whose first read cannot make its -shm file, is read as it stands when no -wal beside it
+  // holds transactions; refused (IOError, saying so) when one does.
   static Result<SqliteDb> OpenReadOnly(const std::string& path);
   // PermissionDenied, naming the files, the folder and what to do, when `path` is a WAL database that no reader
   // in this process can read where it lies: its -wal file holds transactions not yet in the file, no -shm file is
@@ -87,6 +89,8 @@ class SqliteDb {
 
  private:
   SqliteDb(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  // OpenReadOnly, once CheckWalReadable let it: `frozen`, read as it stands (immutable).
+  static Result<SqliteDb> OpenReadOnly(const std::string& path, bool frozen);
   // Holds back the checkpoint on close when a non-empty -wal lies beside the file (see wal_held_back()).
   Status HoldBackLeftoverWal();
   sqlite3* db_ = nullptr;

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "common/temp_dir_testing.h"
+#include "common/tmpfs_testing.h"
 #include "storage/leftover_wal_testing.h"
 
 namespace tunefleet {
@@ -349,6 +350,46 @@ TEST(SqliteHandleTest, GivenALogThatCannotBeCreated_OpenShouldSayWhy) {
   });
   ::chmod(folder.c_str(), 0755);
   EXPECT_EQ(code, 0) << "1: it opened, 2: another error, 3: another message, 4/5: could not drop rights";
+}
+
+// A reading command on a full disk (a run that filled it has just failed) could not read the log: the first read of a
+// WAL log makes its -shm file, and every reader failed with "disk I/O error: No space left on device". The file alone
+// is the whole log when no -wal holds transactions, and is read as it stands; when one does, the reader says why it
+// cannot read it and leaves the files as they were.
+TEST(SqliteHandleTest, GivenALogOnAFullDisk_ItShouldBeReadOrSayWhyNot) {
+  TempDir dir;
+  SmallTmpfs disk(dir.File("disk"), 1 << 20);
+  if (!disk.why_not().empty()) GTEST_SKIP() << disk.why_not();
+  const std::string path = disk.File("log.db"), other = disk.File("left.db");
+  MakeWalDb(path);
+  ASSERT_NO_FATAL_FAILURE(LeaveWalBehind(other));
+  const auto wal_bytes = std::filesystem::file_size(other + "-wal");
+  const std::string filler = disk.Fill();
+
+  Result<SqliteDb> db = SqliteDb::OpenReadOnly(path);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  Result<SqliteStmt> st = db->Prepare("SELECT count(*) FROM t");
+  ASSERT_TRUE(st.ok()) << st.status().ToString();
+  ASSERT_TRUE(st->Step().ok());
+  EXPECT_EQ(st->Int64(0), 3);
+
+  Result<SqliteDb> refused = SqliteDb::OpenReadOnly(other);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), Status::Code::kIOError);
+  EXPECT_EQ(refused.status().message().rfind(other + ": cannot be read while its disk is full: " + other + "-wal "
+                                             "holds transactions not yet in it", 0),
+            0u)
+      << refused.status().message();
+  EXPECT_EQ(std::filesystem::file_size(other + "-wal"), wal_bytes);
+
+  // With room again, the -wal's rows are read and the files beside the logs go as usual.
+  std::filesystem::remove(filler);
+  db = SqliteDb();
+  Result<SqliteDb> again = SqliteDb::OpenReadOnly(other);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  st = again->Prepare("SELECT count(*) FROM t");
+  ASSERT_TRUE(st.ok() && st->Step().ok());
+  EXPECT_EQ(st->Int64(0), 4);
 }
 
 // A link in a shared folder to another user's log that a run is writing: SQLite keeps the -wal beside the file, not

@@ -653,6 +653,7 @@ bool HoldsNoLog(const std::string& path) {
 // killed run left (or a running one writes) is checked first: damaged so, it is refused and nothing is folded in.
 Result<std::optional<SqliteDb>> OpenReadableReadOnly(const std::string& path) {
   Result<SqliteDb> db = SqliteDb::OpenReadOnly(path);
+  if (!db.ok() && db.status().code() == Status::Code::kIOError) return db.status();  // Open would say it less well
   if (!db.ok() || !db->Exec("PRAGMA busy_timeout = " + std::to_string(kBusyTimeoutMs)).ok())
     return std::optional<SqliteDb>();
   Result<SqliteStmt> st = db->Prepare("PRAGMA user_version");
