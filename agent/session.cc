@@ -9,6 +9,11 @@
 #include "common/tls_hint.h"
 
 namespace tunefleet::agent {
+namespace {
+
+constexpr std::chrono::minutes kRepeatSaidEvery{5};  // a tracker that stays unreachable, said again so often
+
+}  // namespace
 
 Session::Session(SessionOptions options, proto::DeviceInfo device, JobRunner* runner)
     : options_(std::move(options)), device_(std::move(device)), runner_(runner) {}
@@ -22,6 +27,12 @@ void Session::Stop() {
 
 Status Session::Run() {
   auto backoff = options_.initial_backoff;
+  // A tracker down for hours was said every 10 s, 8,640 lines a day in a phone's log: a failure the same as the
+  // last one said, with no registration between, is said once more ("still") and then every kRepeatSaidEvery.
+  std::string said;  // the last failure said, empty after a registration
+  bool still_said = false;
+  std::chrono::steady_clock::time_point said_at;
+  uint64_t unsaid = 0;  // attempts that failed the same way since the last line
   for (;;) {
     bool registered = false;
     Status status = Connect(&registered);
@@ -30,11 +41,32 @@ Status Session::Run() {
       if (stopping_) return Status::OK();
     }
     if (status.code() == Status::Code::kPermissionDenied) return status;
-    if (registered) backoff = options_.initial_backoff;
+    if (registered) {
+      backoff = options_.initial_backoff;
+      said.clear();
+    }
     const std::string hint =
         registered ? "" : TlsConnectionHint(status.message(), options_.tls_root_certs, std::time(nullptr));
-    spdlog::warn("tracker {}: {}{}; reconnecting in {:.1f} s", options_.tracker, status.message(),
-                 hint.empty() ? "" : " (" + hint + ")", backoff.count() / 1000.0);
+    const std::string why = status.message() + (hint.empty() ? "" : " (" + hint + ")");
+    const auto now = std::chrono::steady_clock::now();
+    if (why != said) {
+      spdlog::warn("tracker {}: {}; reconnecting in {:.1f} s", options_.tracker, why, backoff.count() / 1000.0);
+      said = why;
+      still_said = false;
+      said_at = now;
+      unsaid = 0;
+    } else if (!still_said) {
+      spdlog::warn("tracker {}: still failing: {}; reconnecting with a back-off of up to {:.1f} s, said again every "
+                   "{} min while it fails so", options_.tracker, why, options_.max_backoff.count() / 1000.0,
+                   std::chrono::duration_cast<std::chrono::minutes>(kRepeatSaidEvery).count());
+      still_said = true;
+      said_at = now;
+    } else if (++unsaid; now - said_at >= kRepeatSaidEvery) {
+      spdlog::warn("tracker {}: {}; reconnecting in {:.1f} s ({} attempt{} failed so since the last line)",
+                   options_.tracker, why, backoff.count() / 1000.0, unsaid, unsaid == 1 ? "" : "s");
+      said_at = now;
+      unsaid = 0;
+    }
     std::unique_lock<std::mutex> lock(mu_);
     if (stop_cv_.wait_for(lock, backoff, [this] { return stopping_; })) return Status::OK();
     backoff = std::min(backoff * 2, options_.max_backoff);

@@ -1,7 +1,8 @@
 // The agent's session with the tracker: one long-lived AgentSession stream. Registers (key, device, version,
 // token), heartbeats every few seconds, runs jobs one at a time through a JobRunner and sends their results.
 // When the tracker is unreachable or the stream breaks, it reconnects with exponential backoff (0.5 s doubling to
-// a 10 s cap, reset after a successful registration). A failed job is just a result; it never ends the session.
+// a 10 s cap, reset after a successful registration), saying why; a failure the same as the last is said once
+// more and then every 5 minutes. A failed job is just a result; it never ends the session.
 //
 // A CancelJob for the running job (its tuner went away) aborts it at once: a reader thread takes messages off the
 // stream while the job runs, and the aborted job's result is still sent (the tracker ignores it).

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/spdlog_capture_testing.h"
 #include "proto/tunefleet.grpc.pb.h"
 
 namespace tunefleet::agent {
@@ -401,6 +402,7 @@ TEST_F(SessionTest, GivenNoTracker_WeShouldKeepRetryingUntilOneListensThenRegist
   server_.reset();  // nothing listens on port_ any more
   Session session(Options(), proto::DeviceInfo(), &runner_);
   std::promise<Status> ended;
+  testing::CapturedSpdlog log;
   std::thread run([&] { ended.set_value(session.Run()); });
   std::future<Status> status = ended.get_future();
   // A few failed attempts (backoff 20-100 ms); a session that gave up would have ended by now.
@@ -418,6 +420,15 @@ TEST_F(SessionTest, GivenNoTracker_WeShouldKeepRetryingUntilOneListensThenRegist
   session.Stop();
   run.join();
   EXPECT_TRUE(status.get().ok());
+  // The failed attempts (5 or more in those 500 ms) said twice, not once each: the same failure is said again only
+  // after 5 minutes.
+  const std::string said = log.text();
+  const std::string tracker = "tracker " + Options().tracker + ": ";
+  size_t lines = 0;
+  for (size_t at = said.find(tracker); at != std::string::npos; at = said.find(tracker, at + 1)) ++lines;
+  EXPECT_EQ(lines, 2u) << said;
+  EXPECT_NE(said.find(tracker + "still failing: "), std::string::npos) << said;
+  EXPECT_NE(said.find("said again every 5 min while it fails so"), std::string::npos) << said;
 }
 
 TEST_F(SessionTest, GivenCancelsForTheRunningAndAQueuedJob_WeShouldAbortOneAnswerTheOtherUnrunAndReportBoth) {
