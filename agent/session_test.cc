@@ -123,8 +123,10 @@ class BlockingRunner final : public JobRunner {
 // kFlood: registers, sends job 1 and, once it runs, 39 more (the protocol sends one at a time).
 // kStopReading: registers, sends one job, then reads nothing more until Release() (a tracker wedged with its
 // connection open).
+// kCloseWhileJobRuns: registers, sends one job and ends the call once it runs (sets closed_).
 enum class Script {
-  kServeJobs, kCloseAfterRegister, kReject, kSilent, kCancelRunningJob, kKeepOpen, kFlood, kStopReading
+  kServeJobs, kCloseAfterRegister, kReject, kSilent, kCancelRunningJob, kKeepOpen, kFlood, kStopReading,
+  kCloseWhileJobRuns
 };
 
 class ScriptedTracker final : public proto::Tracker::Service {
@@ -153,6 +155,14 @@ class ScriptedTracker final : public proto::Tracker::Service {
       stream->Write(job);
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [&] { return released_; });
+      return grpc::Status::OK;
+    }
+    if (script_ == Script::kCloseWhileJobRuns) {
+      proto::TrackerMessage job;
+      job.mutable_job()->set_job_id(1);
+      stream->Write(job);
+      blocking_->WaitStarted(1);
+      Update([&] { closed_ = true; });
       return grpc::Status::OK;
     }
     if (script_ == Script::kKeepOpen) {
@@ -247,6 +257,7 @@ class ScriptedTracker final : public proto::Tracker::Service {
   std::vector<std::string> messages_;   // guarded by mu_ (kCancelRunningJob)
   std::vector<bool> not_measured_;      // guarded by mu_ (kCancelRunningJob)
   int leavings_ = 0;                    // Leaving messages; guarded by mu_
+  bool closed_ = false;                 // kCloseWhileJobRuns ended the call; guarded by mu_
 
   // Lets a kKeepOpen session end.
   void Release() {
@@ -366,6 +377,27 @@ TEST_F(SessionTest, GivenATrackerThatFloodsJobs_WeShouldDropTheConnectionNotQueu
   blocking_.AbortJob();
   run.join();
   for (uint64_t id : tracker_->CopyResults()) EXPECT_EQ(id, 1u);  // never a result for a job beyond the running one
+}
+
+// Stopped while a job runs on a connection that the tracker has meanwhile ended: the agent says Leaving with its last
+// message (the close of its side goes with it), which fails on the ended call, and then closed its side again
+// (WritesDone): a second close, on which gRPC aborts the process ("API misuse of type
+// GRPC_CALL_ERROR_TOO_MANY_OPERATIONS"; seen once under ASan in the flood case above, where the agent's own cancel
+// ends the call). It now ends the session.
+TEST_F(SessionTest, GivenAStopWhileAJobRunsOnACallTheTrackerEnded_TheSessionShouldEnd) {
+  StartTracker(Script::kCloseWhileJobRuns, &blocking_);
+  Session session(Options(), proto::DeviceInfo(), &blocking_);
+  std::promise<Status> ended;
+  std::thread run([&] { ended.set_value(session.Run()); });
+  ASSERT_TRUE(tracker_->WaitUntil([&] { return tracker_->closed_; }));
+  std::this_thread::sleep_for(200ms);  // the agent's reader sees the end of the call
+  session.Stop();
+  blocking_.AbortJob();  // the job ends; the session leaves
+  std::future<Status> status = ended.get_future();
+  const bool stopped = status.wait_for(20s) == std::future_status::ready;
+  run.join();
+  EXPECT_TRUE(stopped);
+  EXPECT_TRUE(status.get().ok());
 }
 
 TEST_F(SessionTest, GivenATrackerThatClosesTheStream_WeShouldReconnectAndRegisterAgain) {

@@ -201,10 +201,15 @@ bool TrackerConnection::SayGoodbye(bool ok, bool* said_last) {
     lock.unlock();
     proto::AgentMessage bye;
     bye.mutable_leaving();
+    bool wrote = false;
     {
       std::lock_guard<std::mutex> write_lock(write_mu_);
-      *said_last = stream_->Write(bye, grpc::WriteOptions().set_last_message());
+      wrote = stream_->Write(bye, grpc::WriteOptions().set_last_message());
     }
+    // The close of this side went with that write, written or not: closing it again (WritesDone) is an operation
+    // gRPC aborts the process on (GRPC_CALL_ERROR_TOO_MANY_OPERATIONS), as it did when the call had ended meanwhile.
+    *said_last = true;
+    if (!wrote) return false;  // the call has ended (or broke): Finish cancels what is left of it
     lock.lock();
     inbox_cv_.wait(lock, [&] { return inbox_done_; });
     return ok;

@@ -69,6 +69,7 @@ class TrackerConnection {
   // Runs (or, `skip`, answers without running) a job and sends its result; false when the connection is done.
   bool AnswerJob(const proto::Job& job, bool skip);
   // After the job loop: says Leaving when it left on purpose; returns whether the stream is still good to close.
+  // *said_last: this side was closed with Leaving (even by a write that failed): Finish must not close it again.
   bool SayGoodbye(bool ok, bool* said_last);
   Status Finish(bool ok, bool said_last);
 
