@@ -23,7 +23,16 @@ namespace fs = std::filesystem;
 // errors name `path`, the file the caller asked for.
 Status WriteStream(const std::string& path, const fs::path& file, const std::function<Status(std::ostream&)>& write) {
   std::ofstream f(file, std::ios::binary | std::ios::trunc);
-  if (!f) return Status::IOError(path + ": cannot open " + file.string() + " for writing: " + std::strerror(errno));
+  if (!f) {
+    const int err = errno;
+    // The partial file is the writer's own: the user is told of the folder it could not be made in.
+    if (file != fs::path(path)) {
+      const fs::path folder = file.has_parent_path() ? file.parent_path() : fs::path(".");
+      return Status::IOError(path + ": cannot write a file in its folder " + folder.string() + ": " +
+                             std::strerror(err));
+    }
+    return Status::IOError(path + ": cannot open it for writing: " + std::strerror(err));
+  }
   errno = 0;
   Status written = write(f);
   f.close();

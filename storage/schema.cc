@@ -119,9 +119,15 @@ int LatestSchemaVersion() { return static_cast<int>(Migrations().size()); }
 
 int OldestReadableSchemaVersion() { return 1; }  // 2 added sessions.run_lock, which only `tune` reads
 
-Status MigrateSchema(SqliteDb& db) {
-  // Reading the version first also tells a non-database file apart (SQLITE_NOTADB → Corruption).
-  TF_ASSIGN_OR_RETURN(int version, UserVersion(db));
+Status CheckIsLog(SqliteDb& db) {
+  // The version and the tables in one statement, one snapshot: read apart, a version 0 and the tables of another
+  // process's migration committed between the two reads looked like another program's database. Reading them also
+  // tells a non-database file apart (SQLITE_NOTADB → Corruption).
+  TF_ASSIGN_OR_RETURN(SqliteStmt st, db.Prepare("SELECT (SELECT user_version FROM pragma_user_version), (SELECT "
+                                                "count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%')"));
+  TF_ASSIGN_OR_RETURN(bool row, st.Step());
+  const int version = row ? static_cast<int>(st.Int64(0)) : 0;
+  const int64_t tables = row ? st.Int64(1) : 0;
   if (version < 0) {
     return Status::InvalidArgument("not a tunefleet tuning log (schema version " + std::to_string(version) + ")");
   }
@@ -130,6 +136,15 @@ Status MigrateSchema(SqliteDb& db) {
                                    " is newer than this tunefleet understands (" +
                                    std::to_string(LatestSchemaVersion()) + "); upgrade tunefleet");
   }
+  if (version == 0 && tables > 0) {
+    return Status::InvalidArgument("not a tunefleet tuning log (it holds tables but no schema version)");
+  }
+  return Status::OK();
+}
+
+Status MigrateSchema(SqliteDb& db) {
+  TF_RETURN_IF_ERROR(CheckIsLog(db));
+  TF_ASSIGN_OR_RETURN(int version, UserVersion(db));
   if (version == LatestSchemaVersion()) return Status::OK();
   // Each migration re-reads the version under the write lock: another process may have migrated meanwhile.
   for (;;) {

@@ -19,6 +19,10 @@ int OldestReadableSchemaVersion();
 // Brings `db` up to LatestSchemaVersion(). A database from a newer tunefleet, or an SQLite file holding
 // other tables and no tunefleet version, is refused with a clear error (the caller adds the path).
 Status MigrateSchema(SqliteDb& db);
+// InvalidArgument when `db` is no tuning log this build may open (a negative or newer schema version, or tables
+// without a version: another program's database); Corruption when it is no SQLite database. Read-only: checked
+// before anything switches the file's journal or migrates it, so that a file refused is left as it was.
+Status CheckIsLog(SqliteDb& db);
 
 // Refuses a log that lacks a table or column of its schema version (one dropped by hand or by another tool), naming
 // the first missing, so that a command stops at opening the log rather than at its first query. OK for a version

@@ -168,6 +168,23 @@ std::optional<std::filesystem::path> UnwritableFolder(const std::string& path) {
   return folder;
 }
 
+// Why this process cannot create files in `folder`, as the system says it ("is on a read-only file system", "is not
+// writable by this user", "does not exist"); empty when it can.
+std::string FolderNotWritable(const std::filesystem::path& folder) {
+  if (::access((folder / ".").c_str(), W_OK) == 0) return "";
+  switch (const int err = errno) {
+    case EROFS:
+      return "is on a read-only file system";
+    case EACCES:
+    case EPERM:
+      return "is not writable by this user";
+    case ENOENT:
+      return "does not exist";
+    default:
+      return std::string(": ") + std::strerror(err);
+  }
+}
+
 // Why SQLite could not open or create the file `path` for writing, in the terms of the file system (its folder is
 // missing, or not a folder, or on a read-only file system, or not writable by this user; the path is a folder), or
 // SQLite's own words when none of these holds.
@@ -177,6 +194,9 @@ std::string WhyNotWritable(const std::string& path, const std::string& sqlite_sa
   const std::filesystem::path folder = std::filesystem::absolute(path, ec).parent_path();
   if (ec) return sqlite_says;
   const bool exists = std::filesystem::exists(path, ec);
+  if (exists && ::access(path.c_str(), R_OK) != 0 && (errno == EACCES || errno == EPERM)) {
+    return "the file is not readable by this user";
+  }
   if (exists ? ::access(path.c_str(), W_OK) == 0 : ::access((folder / ".").c_str(), W_OK) == 0) return sqlite_says;
   const int err = errno;
   const std::string what = exists ? "the file" : "its folder " + folder.string();
@@ -254,6 +274,15 @@ Result<SqliteDb> SqliteDb::Open(const std::string& path) {
     return Status::PermissionDenied(path + ": cannot open for writing: " +
                                     WhyNotWritable(path, "read-only file or directory"));
   }
+  // A log this user can write in a folder it cannot: SQLite makes its -wal and -shm beside it (unless a run holds
+  // them open), and every write failed as "attempt to write a readonly database", which names neither.
+  std::error_code ec;
+  const std::filesystem::path folder = std::filesystem::absolute(real, ec).parent_path();
+  if (const std::string why = ec || path == ":memory:" || path.empty() ? "" : FolderNotWritable(folder);
+      !why.empty() && !std::filesystem::exists(real + "-wal", ec)) {
+    return Status::PermissionDenied(path + ": cannot write it: its folder " + folder.string() + " " + why +
+                                    " (SQLite writes a -wal and a -shm file beside the log)");
+  }
   sqlite3_extended_result_codes(raw, 0);
   TF_RETURN_IF_ERROR(db.HoldBackLeftoverWal());
   return db;
@@ -285,14 +314,18 @@ Status SqliteDb::CheckWalReadable(const std::string& path) {
   const std::uintmax_t wal_bytes = std::filesystem::file_size(wal, ec);
   if (ec || wal_bytes == 0) return Status::OK();  // no -wal, or nothing in it: FrozenInPlace reads the file alone
   if (std::filesystem::exists(shm, ec) || ec) return Status::OK();  // SQLite reads the -wal through this -shm
-  const std::string why = folder ? ", which it cannot create: " + folder->string() + " is not writable by this user"
+  const std::string folder_why = folder ? FolderNotWritable(*folder) : "";
+  const bool read_only_fs = folder_why == "is on a read-only file system";
+  const std::string why = folder ? ", which it cannot create: " + folder->string() + " " +
+                                       (folder_why.empty() ? "is not writable by this user" : folder_why)
                                  : ", which it would create as this user's, not writable by the log's owner, who " +
                                        std::string("could then no longer write the log: the log is not writable by ") +
                                        "this user";
   return Status::PermissionDenied(
       path + ": cannot be read here: its write-ahead file " + wal + " holds transactions not yet in it, and SQLite " +
-      "reads them only through a " + shm + " file" + why + " (the log's owner folds the -wal into the log by " +
-      "running any tunefleet command on it; or copy both files to a folder you can write and read the copy)");
+      "reads them only through a " + shm + " file" + why + " (" +
+      (read_only_fs ? "" : "the log's owner folds the -wal into the log by running any tunefleet command on it; or ") +
+      "copy both files to a folder you can write and read the copy)");
 }
 
 Result<SqliteDb> SqliteDb::OpenReadOnly(const std::string& path) {

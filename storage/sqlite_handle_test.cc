@@ -348,8 +348,35 @@ TEST(SqliteHandleTest, GivenALogThatCannotBeCreated_OpenShouldSayWhy) {
     return db.status().message() == folder + "/log.db: cannot open: its folder " + folder +
                                         " is not writable by this user" ? 0 : 3;
   });
-  ::chmod(folder.c_str(), 0755);
   EXPECT_EQ(code, 0) << "1: it opened, 2: another error, 3: another message, 4/5: could not drop rights";
+
+  // A log this user can write in that folder: SQLite said "attempt to write a readonly database" at the first write
+  // (it makes its -wal and -shm beside the log). And a log it cannot read was said to be not writable.
+  ::chmod(folder.c_str(), 0755);
+  MakeWalDb(folder + "/writable.db");
+  MakeWalDb(folder + "/secret.db");
+  ASSERT_EQ(::chmod((folder + "/writable.db").c_str(), 0666), 0);
+  ASSERT_EQ(::chmod((folder + "/secret.db").c_str(), 0600), 0);
+  ASSERT_EQ(::chmod(folder.c_str(), 0555), 0);
+  const auto unprivileged_open = [&](const std::string& path, const std::string& expected) {
+    return ExitOfReaderWithoutWriteAccess(folder, [&] {
+      if (::access((folder + "/secret.db").c_str(), R_OK) == 0) return 6;
+      Result<SqliteDb> db = SqliteDb::Open(path);
+      if (db.ok()) return 1;
+      if (db.status().code() != Status::Code::kPermissionDenied) return 2;
+      return db.status().message() == expected ? 0 : 3;
+    });
+  };
+  EXPECT_EQ(unprivileged_open(folder + "/writable.db", folder + "/writable.db: cannot write it: its folder " + folder +
+                                              " is not writable by this user (SQLite writes a -wal and a -shm file "
+                                              "beside the log)"),
+            0)
+      << "1: it opened, 2: another error, 3: another message, 4/5/6: could not drop rights";
+  EXPECT_EQ(unprivileged_open(folder + "/secret.db",
+                              folder + "/secret.db: cannot open: the file is not readable by this user"),
+            0)
+      << "1: it opened, 2: another error, 3: another message, 4/5/6: could not drop rights";
+  ::chmod(folder.c_str(), 0755);
 }
 
 // A reading command on a full disk (a run that filled it has just failed) could not read the log: the first read of a

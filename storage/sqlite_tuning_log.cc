@@ -511,7 +511,9 @@ Status SwitchToWal(SqliteDb& db) {
 
 Status Configure(SqliteDb& db) {
   TF_RETURN_IF_ERROR(db.Exec("PRAGMA busy_timeout = " + std::to_string(kBusyTimeoutMs)));
-  // journal_mode returns a row; it is the first statement that reads the file, so a non-database fails here.
+  // The first statement that reads the file (a non-database fails here), before the switch to WAL below: that switch
+  // rewrote another program's database (and a newer log), which was then refused.
+  TF_RETURN_IF_ERROR(CheckIsLog(db));
   // Switching a new file to WAL while another process does the same can fail at once with SQLITE_BUSY: SQLite
   // does not call the busy handler there. So it is tried again, as the busy timeout would, until that runs out.
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);

@@ -502,11 +502,20 @@ TEST_F(TuningLogTest, GivenAnotherApplicationsDatabase_OpenShouldRefuseIt) {
   ASSERT_EQ(sqlite3_open(path_.c_str(), &raw), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(raw, "CREATE TABLE contacts (name TEXT)", nullptr, nullptr, nullptr), SQLITE_OK);
   sqlite3_close(raw);
+  const auto bytes = [&] {
+    std::ifstream in(path_, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::string before = bytes();
   auto log = TuningLog::Open(path_);
   ASSERT_FALSE(log.ok());
   EXPECT_NE(log.status().message().find("not a tunefleet tuning log (it holds tables but no schema version)"),
             std::string::npos)
       << log.status().ToString();
+  // Left as it was: it was switched to WAL (its header's bytes 18-19 from 1 to 2) before it was refused.
+  auto read = TuningLog::OpenExisting(path_);
+  EXPECT_FALSE(read.ok());
+  EXPECT_EQ(bytes(), before);
 }
 
 TEST_F(TuningLogTest, GivenSeveralProcessesCreatingOneLogAtOnce_EachShouldOpenIt) {
