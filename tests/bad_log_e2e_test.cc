@@ -50,7 +50,7 @@ TEST(BadInputE2E, GivenAnOutputThatCannotBeWrittenTheCommandShouldFailInOneLine)
                                std::chrono::seconds(30));
     EXPECT_EQ(r.exit_code, 1) << redirect << ": " << r.output;
     // A closed stdout is /dev/full by then (common/standard_streams.h): both say the cause.
-    EXPECT_NE(r.output.find("tunefleet: error: standard output: write failed: No space left on device"),
+    EXPECT_NE(r.output.find("tunefleet tasks: error: standard output: write failed: No space left on device"),
               std::string::npos)
         << r.output;
     EXPECT_EQ(CountLines(r.output), 1) << r.output;

@@ -96,7 +96,9 @@ int main(int argc, char** argv) {
   // disk, a closed stdout) is a failed command, not an empty file and exit 0. A command that failed already said
   // its one line (the same failure, when it wrote its result itself: `export -o -`).
   if (tunefleet::Status out = tunefleet::FlushStandardOutput(); !out.ok() && exit_code == 0) {
-    std::cerr << "tunefleet: error: " << out.message() << "\n";
+    const std::vector<CLI::App*> ran = app.get_subcommands();  // named as the command's own errors are
+    std::cerr << (ran.empty() ? "tunefleet" : "tunefleet " + ran.front()->get_name()) << ": error: " << out.message()
+              << "\n";
     exit_code = 1;
   }
   std::cerr.flush();
