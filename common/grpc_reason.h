@@ -3,7 +3,8 @@
 // gRPC says a refused connection as "failed to connect to all addresses; last error: UNKNOWN: ipv4:127.0.0.1:9190:
 // Failed to connect to remote host: Connection refused", and every line that said it already names the tracker's
 // address: what is left is the system's reason ("Connection refused"), or the TLS library's ("Ssl handshake
-// failed: ..."). A failed name lookup keeps the name and the resolver's reason, not its query's details.
+// failed: ..."). A failed name lookup keeps the name and the resolver's reason, not its query's details. Words of
+// gRPC's that name no cause a user knows ("Socket closed", "CANCELLED", "Failed parsing HTTP/2") get plain ones first.
 #pragma once
 
 #include <cctype>
@@ -11,6 +12,31 @@
 #include <string_view>
 
 namespace tunefleet {
+
+// gRPC's words that name no cause a user knows, with the cause put first: "<plain words>: <gRPC's words>" (gRPC's
+// stay, for a search and for TlsConnectionHint).
+inline std::string WithPlainWords(std::string_view reason) {
+  for (const std::string_view call : {"recvmsg:", "sendmsg:", "writev:", "read:", "write:"}) {
+    if (reason.starts_with(call)) reason.remove_prefix(call.size());  // "recvmsg:Connection reset by peer"
+  }
+  struct Plain {
+    std::string_view grpc, plain;
+  };
+  static constexpr Plain kPlain[] = {
+      {"Socket closed", "the connection was closed"},
+      {"CANCELLED", "the connection was lost"},
+      {"Cancelled", "the connection was lost"},
+      {"Cancelled on the server side", "the tracker ended the connection"},
+      {"Failed parsing HTTP/2", "what answers there is not a tunefleet tracker"},
+      {"connection attempt timed out before receiving SETTINGS frame",
+       "the peer took the connection but did not answer"},
+      {"Deadline Exceeded", "no answer in time"},
+  };
+  for (const Plain& p : kPlain) {
+    if (reason == p.grpc) return std::string(p.plain) + ": " + std::string(reason);
+  }
+  return std::string(reason);
+}
 
 inline std::string GrpcReason(std::string_view message) {
   constexpr std::string_view kEveryAddress = "failed to connect to all addresses; last error: ";
@@ -31,7 +57,7 @@ inline std::string GrpcReason(std::string_view message) {
       break;
     }
     if (m.starts_with(kRemoteHost)) m.remove_prefix(kRemoteHost.size());
-    return m.empty() ? std::string(message) : std::string(m);
+    return m.empty() ? std::string(message) : WithPlainWords(m);
   }
   if (m.starts_with(kDns)) {
     const size_t name_end = m.find(": ", kDns.size());
@@ -40,7 +66,7 @@ inline std::string GrpcReason(std::string_view message) {
       return std::string(m.substr(0, name_end)) + std::string(m.substr(last));
     }
   }
-  return std::string(message);
+  return WithPlainWords(message);
 }
 
 }  // namespace tunefleet

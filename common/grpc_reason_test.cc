@@ -30,9 +30,25 @@ TEST(GrpcReasonTest, GivenAFailedLookupTheNameAndTheResolversReasonShouldBeLeft)
             "DNS resolution failed for nosuch.invalid:9190: Domain name not found");
 }
 
+// As a tracker that died, a peer that is no tracker and a stopped tracker were said (the network review).
+TEST(GrpcReasonTest, GivenGrpcsOwnWordsTheCauseShouldComeFirstInPlainWords) {
+  EXPECT_EQ(GrpcReason("Socket closed"), "the connection was closed: Socket closed");
+  EXPECT_EQ(GrpcReason("CANCELLED"), "the connection was lost: CANCELLED");
+  EXPECT_EQ(GrpcReason("Cancelled on the server side"),
+            "the tracker ended the connection: Cancelled on the server side");
+  EXPECT_EQ(GrpcReason("failed to connect to all addresses; last error: UNKNOWN: ipv4:127.0.0.1:47390: Failed "
+                       "parsing HTTP/2"),
+            "what answers there is not a tunefleet tracker: Failed parsing HTTP/2");
+  EXPECT_EQ(GrpcReason("connection attempt timed out before receiving SETTINGS frame"),
+            "the peer took the connection but did not answer: connection attempt timed out before receiving "
+            "SETTINGS frame");
+  EXPECT_EQ(GrpcReason("Deadline Exceeded"), "no answer in time: Deadline Exceeded");
+  EXPECT_EQ(GrpcReason("recvmsg:Connection reset by peer"), "Connection reset by peer");
+}
+
 TEST(GrpcReasonTest, GivenAnyOtherMessageItShouldBeUnchanged) {
-  EXPECT_EQ(GrpcReason("Socket closed"), "Socket closed");
   EXPECT_EQ(GrpcReason("keepalive watchdog timeout"), "keepalive watchdog timeout");
+  EXPECT_EQ(GrpcReason("Connection refused"), "Connection refused");
   EXPECT_EQ(GrpcReason("failed to connect to all addresses; last error: "),
             "failed to connect to all addresses; last error: ");
   EXPECT_EQ(GrpcReason("DNS resolution failed for x"), "DNS resolution failed for x");

@@ -497,19 +497,18 @@ TEST(FaultE2E, GivenTheTrackerGoneForGoodTheRunShouldSayThatTheTrackerDoesNotAns
   ASSERT_TRUE(code.has_value()) << tune->Log();
   EXPECT_EQ(*code, 1) << tune->Log();
   const std::string log = tune->Log();
-  // The system's reason: the connection's last error, "Connection reset by peer" or "Connection refused".
-  const std::string reason = "(Connection re";
-  EXPECT_NE(log.find("tracker " + fleet.address() + " does not answer " + reason), std::string::npos) << log;
+  // The reason: the connection's last error ("Connection reset by peer", "Connection refused").
+  EXPECT_NE(log.find("tracker " + fleet.address() + " does not answer ("), std::string::npos) << log;
   EXPECT_NE(log.find("); waiting up to 3 s (--device-wait) for it to come back with a device of key 'pocl'"),
             std::string::npos)
       << log;
-  EXPECT_NE(log.find("error: tracker " + fleet.address() + " did not answer again within 3 s (--device-wait): "
-                     "Connection re"),
+  EXPECT_NE(log.find("error: tracker " + fleet.address() + " did not answer again within 3 s (--device-wait): "),
             std::string::npos)
       << log;
   EXPECT_NE(log.find(" job(s) were not measured (nothing recorded for them)"), std::string::npos) << log;
   EXPECT_EQ(log.find("no device"), std::string::npos) << log;
   EXPECT_EQ(log.find("failed to connect to all addresses"), std::string::npos) << log;
+  EXPECT_EQ(log.find("UNKNOWN: "), std::string::npos) << log;
   const int recorded = fleet.Count("SELECT count(*) FROM records");
   EXPECT_GE(recorded, 3);
   EXPECT_LT(recorded, 64) << "the run ended before the tracker was killed";

@@ -40,17 +40,22 @@ std::string WhyNoConnection(const std::shared_ptr<grpc::Channel>& channel) {
   return connecting ? "no answer from the peer yet" : "";
 }
 
-enum class Connection { kReady, kFailed, kTimedOut };
+enum class Connection { kReady, kFailed, kTimedOut, kStopped };
 
 // Waits until `channel` is ready or `deadline` passes; with `give_up_on_failure`, also stops at the first failed
 // connection attempt (gRPC would retry it with backoff until the deadline).
+// Waits in slices of at most 100 ms, so that a stop request (`stop`) ends the wait at once (kStopped).
 Connection WaitForChannel(grpc::Channel& channel, std::chrono::system_clock::time_point deadline,
-                          bool give_up_on_failure) {
-  if (!give_up_on_failure) return channel.WaitForConnected(deadline) ? Connection::kReady : Connection::kTimedOut;
+                          bool give_up_on_failure, const std::stop_token& stop) {
   for (grpc_connectivity_state state = channel.GetState(/*try_to_connect=*/true);;) {
     if (state == GRPC_CHANNEL_READY) return Connection::kReady;
-    if (state == GRPC_CHANNEL_TRANSIENT_FAILURE || state == GRPC_CHANNEL_SHUTDOWN) return Connection::kFailed;
-    if (!channel.WaitForStateChange(state, deadline)) return Connection::kTimedOut;
+    if (give_up_on_failure && (state == GRPC_CHANNEL_TRANSIENT_FAILURE || state == GRPC_CHANNEL_SHUTDOWN)) {
+      return Connection::kFailed;
+    }
+    if (stop.stop_requested()) return Connection::kStopped;
+    const auto now = std::chrono::system_clock::now();
+    if (now >= deadline) return Connection::kTimedOut;
+    (void)channel.WaitForStateChange(state, std::min(deadline, now + std::chrono::milliseconds(100)));
     state = channel.GetState(/*try_to_connect=*/true);
   }
 }
@@ -112,7 +117,8 @@ Result<std::unique_ptr<TrackerClient>> TrackerClient::Connect(const std::string&
   SetClientKeepalive(&args);
   auto channel = grpc::CreateCustomChannel(target, creds, args);
   const Connection connection =
-      WaitForChannel(*channel, After(options.connect_timeout), options.give_up_on_first_failure);
+      WaitForChannel(*channel, After(options.connect_timeout), options.give_up_on_first_failure, options.stop);
+  if (connection == Connection::kStopped) return Status::Unavailable("tracker " + target + ": connect: cancelled");
   if (connection != Connection::kReady) {
     std::string why = WhyNoConnection(channel);
     if (const std::string hint = TlsConnectionHint(why, root_pem, std::time(nullptr)); !hint.empty()) {

@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,9 @@ struct TrackerClientOptions {
   // Gives up at the first failed connection attempt (nothing listens, a refused handshake) instead of retrying
   // until connect_timeout: for a one-shot question such as `tunefleet query`.
   bool give_up_on_first_failure = false;
+  // A stop request ends the wait for the connection at once (Ctrl-C while the tracker is down took up to
+  // connect_timeout): Connect then fails as Unavailable "... cancelled".
+  std::stop_token stop;
 };
 
 class TrackerClient {

@@ -44,6 +44,7 @@ TrackerClientOptions ClientOptionsFor(const SessionOptions& opts) {
   o.token = opts.token;
   o.connect_timeout = opts.connect_timeout;
   o.tls_ca_file = opts.tls_ca_file;
+  o.stop = opts.stop;
   return o;
 }
 
