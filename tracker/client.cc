@@ -210,6 +210,10 @@ Result<uint32_t> TrackerClient::Renew(const Lease& lease, double timeout_s) {
   proto::RenewReply reply;
   grpc::ClientContext ctx;
   ctx.set_deadline(After(timeout_s > 0 ? std::min(timeout_s, options_.call_timeout) : options_.call_timeout));
+  // Cancelled by a stop too: a tuner that stops releases its lease next, and a renewal on a stalled link held its
+  // Ctrl-C for up to the renewal's period (10 s).
+  CancellableCall call(this, &ctx);
+  if (!call.ok()) return Status::Unavailable("tracker " + target_ + ": renew: cancelled");
   TF_RETURN_IF_ERROR(FromGrpc(stub_->Renew(&ctx, req, &reply), "renew"));
   return reply.devices();
 }

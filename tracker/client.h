@@ -67,15 +67,15 @@ class TrackerClient {
   Status Release(const Lease& lease, double timeout_s = 0);
   Result<proto::SummaryReply> Summary(double timeout_s = 0);
 
-  // For a tuner that was told to stop: cancels the Acquire and Measure calls in flight (a Measure returns
+  // For a tuner that was told to stop: cancels the Acquire, Measure and Renew calls in flight (a Measure returns
   // after the events it already delivered) and makes later ones fail at once, both with Unavailable
-  // "... cancelled". Renew, Release and Summary keep working, so the lease can still be released.
+  // "... cancelled". Release and Summary keep working, so the lease can still be released.
   // Safe to call from any thread, more than once.
   void CancelCalls();
   bool cancelled() const;
 
  private:
-  // An Acquire or Measure in flight, registered so that CancelCalls() can reach its context.
+  // An Acquire, Measure or Renew in flight, registered so that CancelCalls() can reach its context.
   class CancellableCall;
 
   TrackerClient(std::string target, TrackerClientOptions options, std::shared_ptr<grpc::Channel> channel);
@@ -87,7 +87,7 @@ class TrackerClient {
   std::unique_ptr<proto::Tracker::Stub> stub_;
   mutable std::mutex mu_;
   bool cancelled_ = false;                   // guarded by mu_
-  std::set<grpc::ClientContext*> in_flight_;  // guarded by mu_; contexts of running Acquire/Measure calls
+  std::set<grpc::ClientContext*> in_flight_;  // guarded by mu_; contexts of running Acquire/Measure/Renew calls
 };
 
 }  // namespace tunefleet

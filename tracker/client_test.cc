@@ -192,10 +192,12 @@ TEST(TrackerClientCancelTest, GivenAMeasureWaitingOnASilentAgent_CancelCallsShou
   EXPECT_EQ(s.code(), Status::Code::kUnavailable) << s.ToString();
   EXPECT_TRUE(client.cancelled());
 
-  // Later Acquire/Measure calls fail at once; Release still frees the agent.
+  // Later Acquire/Measure/Renew calls fail at once (a renewal on a stalled link held a Ctrl-C for its period);
+  // Release still frees the agent.
   EXPECT_NE(client.Acquire("pocl", 1, 0, 0, 5, "test").status().message().find("cancelled"), std::string::npos);
   EXPECT_NE(client.Measure(lease->lease_id, jobs, [](const proto::MeasureEvent&) {}).message().find("cancelled"),
             std::string::npos);
+  EXPECT_NE(client.Renew(*lease).status().message().find("renew: cancelled"), std::string::npos);
   EXPECT_TRUE(client.Release(*lease).ok());
   auto summary = client.Summary();
   ASSERT_TRUE(summary.ok());

@@ -30,6 +30,7 @@ void LeaseKeepAlive::Loop() {
     // Bounded by the period: a renewal on a stalled link does not hold up the next one, nor this object's end.
     Result<uint32_t> renewed = client_->Renew(lease_, std::chrono::duration<double>(period).count());
     lock.lock();
+    if (stop_ || client_->cancelled()) break;  // a stop cancels the renewal: nothing to say of it
     const Status s = renewed.status();
     if (s.ok()) {
       if (!last_error_.ok()) spdlog::info("lease {} renewed again", lease_.lease_id);
