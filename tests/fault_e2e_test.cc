@@ -242,6 +242,8 @@ TEST(FaultE2E, GivenTheLogsDiskFullMidRunTheRunShouldFailAndRecordItsSessionAsFa
   EXPECT_EQ(*code, 1) << tune->Log();
   EXPECT_NE(tune->Log().find("tunefleet tune: error: "), std::string::npos) << tune->Log();
   EXPECT_NE(tune->Log().find("full"), std::string::npos) << tune->Log();
+  // It says that what it recorded is kept (it said only "database or disk is full").
+  EXPECT_NE(tune->Log().find("; every record written before is kept in " + db), std::string::npos) << tune->Log();
   std::filesystem::remove(filler);
   EXPECT_GE(fleet.Count("SELECT count(*) FROM records", db), 3);
   EXPECT_EQ(fleet.Sql("SELECT state FROM sessions", db), (std::vector<std::vector<std::string>>{{"failed"}}));
@@ -265,7 +267,10 @@ TEST(FaultE2E, GivenAFileSizeLimitReachedMidRunTheRunShouldSaySoAndRecordItsSess
   EXPECT_NE(r.output.find("tunefleet tune: error: " + fleet.db() + ": disk I/O error"), std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find(" (this process may write files of at most "), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find(" bytes: ulimit -f)\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(" bytes: ulimit -f); every record written before is kept in " + fleet.db() +
+                          ": run the same command again to resume once the cause is fixed\n"),
+            std::string::npos)
+      << r.output;
   EXPECT_EQ(r.output.find("tunefleet tune: error:"), r.output.rfind("tunefleet tune: error:")) << r.output;
   EXPECT_GT(fleet.Count("SELECT count(*) FROM records"), 0);
   EXPECT_EQ(fleet.Sql("SELECT state FROM sessions"), (std::vector<std::vector<std::string>>{{"failed"}}));

@@ -211,7 +211,14 @@ int RunTuneCommand(const TuneArgs& a) {
   }
   // 2: the leased device can run none of the tasks (as `measure` says it), found before the log was written.
   if (!summary.ok()) {
-    return CommandError("tune", summary.status().message(),
+    // A disk error on the log (full, a file-size limit) ends the run: what it recorded before stays, which the
+    // line said nowhere ("database or disk is full").
+    const bool log_failed = summary.status().code() == Status::Code::kIOError && log->IfOpen() != nullptr;
+    return CommandError("tune",
+                        summary.status().message() +
+                            (log_failed ? "; every record written before is kept in " + a.db +
+                                              ": run the same command again to resume once the cause is fixed"
+                                        : ""),
                         summary.status().code() == Status::Code::kFailedPrecondition ? 2 : 1);
   }
   std::cout << FormatTuneSummary(*summary) << FormatBestLines(*summary);

@@ -23,6 +23,8 @@ namespace {
 // Room for ending a session on a full disk: a WAL frame of the sessions table's page, and a step of SQLite's
 // shared-memory index (32 KiB), with room to spare.
 constexpr size_t kEndReserveBytes = 256 * 1024;
+// The least held back when the disk has less room than that: a WAL frame of a page, and its header.
+constexpr size_t kEndReserveLeastBytes = 16 * 1024;
 
 // The folder of the file `log_path` resolves to: where SQLite writes the log and its write-ahead log.
 std::string LogFolder(const std::string& log_path) {
@@ -47,14 +49,14 @@ Result<RunSession> RunSession::Begin(TuningLog& log, const std::string& args_jso
                  lock.status().message());
     TF_ASSIGN_OR_RETURN(int64_t id, log.BeginSession(args_json, ""));
     RunSession session(log, std::nullopt, id);
-    session.reserve_ = SpaceReserve::Take(LogFolder(log.path()), kEndReserveBytes);
+    session.reserve_ = SpaceReserve::Take(LogFolder(log.path()), kEndReserveBytes, kEndReserveLeastBytes);
     return session;
   }
   if (!lock.ok()) return lock.status();
   const std::string name = std::filesystem::path(LogRunLock::LockPath(log.path(), scope, "")).filename().string();
   TF_ASSIGN_OR_RETURN(int64_t id, log.BeginSession(args_json, name));
   RunSession session(log, std::move(lock).value(), id);
-  session.reserve_ = SpaceReserve::Take(LogFolder(log.path()), kEndReserveBytes);
+  session.reserve_ = SpaceReserve::Take(LogFolder(log.path()), kEndReserveBytes, kEndReserveLeastBytes);
   // Housekeeping: the run goes on without it (a log busy past the timeout, say), and a later run does it.
   if (Result<int> ended = EndKilledSessions(log, id); !ended.ok()) {
     spdlog::warn("ending the sessions of killed runs: {}; left for a later run", ended.status().message());

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include <gtest/gtest.h>
 
@@ -147,6 +148,37 @@ TEST_F(RunSessionTest, GivenTheLogsDiskFull_EndShouldStillRecordTheSessionAsFail
 
   EXPECT_TRUE(run->End("failed").ok());
   fs::remove(filler);
+  EXPECT_EQ(Session(run->id()).first, "failed");
+}
+
+// The same when the disk is almost full before the run begins (128 KiB free, less than the 256 KiB the session holds
+// back): the reserve could not be taken, the session stayed 'running', and the next run marked it 'killed'. It now
+// holds back what there is, down to 16 KiB.
+TEST_F(RunSessionTest, GivenTheLogsDiskAlmostFullAtTheStart_EndShouldStillRecordTheSessionAsFailed) {
+  SmallTmpfs disk(dir_.File("small"), 2 << 20);
+  if (!disk.why_not().empty()) GTEST_SKIP() << disk.why_not();
+  log_ = disk.File("tune.db");
+  auto log = Open();
+  ASSERT_NE(log, nullptr);
+  const std::string filler = disk.Fill();
+  fs::resize_file(filler, fs::file_size(filler) - (128 << 10));
+  auto run = RunSession::Begin(*log, "{}", "tunefleet tune pid 9@test");
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  const std::string more = disk.File("more");
+  {
+    std::ofstream out(more, std::ios::binary);
+    const std::string block(4096, 'f');
+    for (int i = 0; i < 1000 && out; ++i) out << block << std::flush;
+  }
+  const std::string workload = R"({"pad": ")" + std::string(500, 'x') + R"("})";
+  Status refused;
+  for (int i = 0; i < 10000 && refused.ok(); ++i)
+    refused = log->UpsertTask("gemm:" + std::to_string(i) + ",8,8", "gemm", workload, 1).status();
+  ASSERT_FALSE(refused.ok()) << "the disk never filled up";
+
+  EXPECT_TRUE(run->End("failed").ok());
+  fs::remove(filler);
+  fs::remove(more);
   EXPECT_EQ(Session(run->id()).first, "failed");
 }
 

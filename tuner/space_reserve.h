@@ -3,7 +3,7 @@
 // without room it failed as well, the session stayed 'running', and the next run took it for a killed run's.
 // The space is an unnamed file (O_TMPFILE) allocated at once; giving it up, or the end of the process however it
 // ends, frees it, and nothing is ever left on disk. Best effort: a file system without O_TMPFILE (NFS), or without
-// the room, gives an empty reserve.
+// even the least room asked, gives an empty reserve.
 //
 // Ownership: owns the file's descriptor. Thread safety: one owner.
 #pragma once
@@ -18,8 +18,9 @@ namespace tunefleet {
 
 class SpaceReserve {
  public:
-  // Holds `bytes` of the file system that holds `folder`; an empty reserve when it cannot.
-  static SpaceReserve Take(const std::string& folder, size_t bytes);
+  // Holds `bytes` of the file system that holds `folder`, or as much as it has down to `at_least` (halving); an
+  // empty reserve when it cannot.
+  static SpaceReserve Take(const std::string& folder, size_t bytes, size_t at_least);
 
   SpaceReserve() = default;
 
