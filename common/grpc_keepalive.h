@@ -24,6 +24,18 @@ inline void SetClientKeepalive(grpc::ChannelArguments* args) {
   args->SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);  // no limit: a Measure stream is quiet for minutes
 }
 
+// For a client's channel that lives through a tracker restart (the tuner's): gRPC's reconnect back-off grows to
+// 120 s by default, and a run whose tracker came back after 3 s got its devices again 9-10 s later (the agents were
+// back within 1 s); with at most 2 s between attempts (a lab's network), about 4 s later (by hand, 2026-12-06).
+inline constexpr int kMaxReconnectBackoffMs = 2'000;
+inline void SetClientReconnect(grpc::ChannelArguments* args) {
+  // GRPC_ARG_MIN_RECONNECT_BACKOFF_MS is also the least time gRPC gives a connection attempt (20 s by default), and
+  // it is what held the run back: 2 s leaves room for a TLS handshake over a slow link.
+  args->SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 250);
+  args->SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, kMaxReconnectBackoffMs);
+  args->SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, kMaxReconnectBackoffMs);
+}
+
 // For the tracker: accept the clients' pings at half their period (with or without an open call), so that a quiet
 // stream is never ended as abusive.
 inline void AcceptClientKeepalive(grpc::ServerBuilder* builder) {

@@ -115,6 +115,7 @@ Result<std::unique_ptr<TrackerClient>> TrackerClient::Connect(const std::string&
   args.SetMaxReceiveMessageSize(options.max_message_mb * 1024 * 1024);
   args.SetMaxSendMessageSize(options.max_message_mb * 1024 * 1024);
   SetClientKeepalive(&args);
+  SetClientReconnect(&args);
   auto channel = grpc::CreateCustomChannel(target, creds, args);
   const Connection connection =
       WaitForChannel(*channel, After(options.connect_timeout), options.give_up_on_first_failure, options.stop);
