@@ -7,7 +7,6 @@
 // gRPC's that name no cause a user knows ("Socket closed", "CANCELLED", "Failed parsing HTTP/2") get plain ones first.
 #pragma once
 
-#include <cctype>
 #include <string>
 #include <string_view>
 
