@@ -94,14 +94,20 @@ bool WaitUntil(const std::function<bool()>& done, std::chrono::seconds timeout) 
   return true;
 }
 
-// A tracker and one agent of key pocl; a run of `args` on it, past its third record, and then the agent killed.
-void KillTheOnlyAgentMidRun(LocalFleet& fleet, const std::vector<std::string>& args,
-                            std::unique_ptr<Subprocess>* tune) {
-  fleet.StartTracker({"--heartbeat-timeout", "5"});
+// A tracker (with `tracker_flags`) and one agent of key pocl; a run of `args` on it, past its third record.
+void StartRunOnOneAgent(LocalFleet& fleet, const std::vector<std::string>& tracker_flags,
+                        const std::vector<std::string>& args, std::unique_ptr<Subprocess>* tune) {
+  fleet.StartTracker(tracker_flags);
   fleet.StartAgent("pocl");
   ASSERT_TRUE(fleet.WaitForAgents("pocl", 1));
   *tune = fleet.CliAsync(args);
   ASSERT_TRUE(fleet.WaitForRecords(3, std::chrono::seconds(240))) << (*tune)->Log();
+}
+
+// StartRunOnOneAgent, and then the agent killed.
+void KillTheOnlyAgentMidRun(LocalFleet& fleet, const std::vector<std::string>& args,
+                            std::unique_ptr<Subprocess>* tune) {
+  ASSERT_NO_FATAL_FAILURE(StartRunOnOneAgent(fleet, {"--heartbeat-timeout", "5"}, args, tune));
   fleet.agent(0).Signal(SIGKILL);
 }
 
@@ -299,11 +305,8 @@ TEST(FaultE2E, GivenOneOfTwoAgentsStoppedMidRunTheTrackerShouldLogItAsLeftAndThe
 
 TEST(FaultE2E, GivenTheTrackerRestartedMidRunAgentsAndTunerShouldReconnectAndFinish) {
   LocalFleet fleet;
-  fleet.StartTracker();
-  fleet.StartAgent("pocl");
-  ASSERT_TRUE(fleet.WaitForAgents("pocl", 1));
-  auto tune = fleet.CliAsync(TuneCommand(fleet, 16, "1"));
-  ASSERT_TRUE(fleet.WaitForRecords(3, std::chrono::seconds(240))) << tune->Log();
+  std::unique_ptr<Subprocess> tune;
+  ASSERT_NO_FATAL_FAILURE(StartRunOnOneAgent(fleet, {}, TuneCommand(fleet, 16, "1"), &tune));
   fleet.StopTracker(SIGKILL);
   ASSERT_LT(fleet.Count("SELECT count(*) FROM records"), 16) << "the run ended before the tracker was killed";
   std::this_thread::sleep_for(std::chrono::seconds(1));
@@ -464,11 +467,8 @@ TEST(FaultE2E, GivenARunThatLostItsDeviceWhileAnotherHoldsTheRestItShouldNameThe
 // same) closes nothing: the agent and the run find it by gRPC keepalive, say so, and carry on when it wakes.
 TEST(FaultE2E, GivenTheTrackerHungMidRunTheAgentAndTheRunShouldSaySoAndFinishWhenItWakes) {
   LocalFleet fleet;
-  fleet.StartTracker();
-  fleet.StartAgent("pocl");
-  ASSERT_TRUE(fleet.WaitForAgents("pocl", 1));
-  auto tune = fleet.CliAsync(TuneCommand(fleet, 16, "1", "4", "300"));
-  ASSERT_TRUE(fleet.WaitForRecords(3, std::chrono::seconds(240))) << tune->Log();
+  std::unique_ptr<Subprocess> tune;
+  ASSERT_NO_FATAL_FAILURE(StartRunOnOneAgent(fleet, {}, TuneCommand(fleet, 16, "1", "4", "300"), &tune));
   fleet.tracker().Signal(SIGSTOP);
   ASSERT_LT(fleet.Count("SELECT count(*) FROM records"), 16) << "the run ended before the tracker was stopped";
   // Keepalive gives up on an unanswered ping after 20 + 10 s.
@@ -492,11 +492,8 @@ TEST(FaultE2E, GivenTheTrackerHungMidRunTheAgentAndTheRunShouldSaySoAndFinishWhe
 // answer, and why, in the system's words; what it recorded stays.
 TEST(FaultE2E, GivenTheTrackerGoneForGoodTheRunShouldSayThatTheTrackerDoesNotAnswer) {
   LocalFleet fleet;
-  fleet.StartTracker();
-  fleet.StartAgent("pocl");
-  ASSERT_TRUE(fleet.WaitForAgents("pocl", 1));
-  auto tune = fleet.CliAsync(TuneCommand(fleet, 64, "1", "4", "3"));
-  ASSERT_TRUE(fleet.WaitForRecords(3, std::chrono::seconds(240))) << tune->Log();
+  std::unique_ptr<Subprocess> tune;
+  ASSERT_NO_FATAL_FAILURE(StartRunOnOneAgent(fleet, {}, TuneCommand(fleet, 64, "1", "4", "3"), &tune));
   fleet.StopTracker(SIGKILL);
   auto code = tune->Wait(std::chrono::seconds(120));
   ASSERT_TRUE(code.has_value()) << tune->Log();

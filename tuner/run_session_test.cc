@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 
 #include <gtest/gtest.h>
 
@@ -41,6 +40,15 @@ class RunSessionTest : public ::testing::Test {
   }
 
   std::string LockFile(int64_t id) { return LogRunLock::LockFolder(log_) + "/" + Session(id).second; }
+
+  // Writes tasks into `log` until a write is refused (its disk full); the refusal, or OK when none came.
+  static Status WriteUntilRefused(TuningLog& log) {
+    const std::string workload = R"({"pad": ")" + std::string(500, 'x') + R"("})";
+    Status refused;
+    for (int i = 0; i < 10000 && refused.ok(); ++i)
+      refused = log.UpsertTask("gemm:" + std::to_string(i) + ",8,8", "gemm", workload, 1).status();
+    return refused;
+  }
 
   // Forks a run that begins a session, writes a byte to `ready` (when >= 0), then, with `stay`, waits to be killed,
   // else exits at once without ending its session or releasing its lock (no destructor runs), as kill -9 would.
@@ -139,10 +147,7 @@ TEST_F(RunSessionTest, GivenTheLogsDiskFull_EndShouldStillRecordTheSessionAsFail
   auto run = RunSession::Begin(*log, "{}", "tunefleet tune pid 9@test");
   ASSERT_TRUE(run.ok()) << run.status().ToString();
   const std::string filler = disk.Fill();
-  const std::string workload = R"({"pad": ")" + std::string(500, 'x') + R"("})";
-  Status refused;
-  for (int i = 0; i < 10000 && refused.ok(); ++i)
-    refused = log->UpsertTask("gemm:" + std::to_string(i) + ",8,8", "gemm", workload, 1).status();
+  const Status refused = WriteUntilRefused(*log);
   ASSERT_FALSE(refused.ok()) << "the disk never filled up";
   EXPECT_NE(refused.message().find("full"), std::string::npos) << refused.ToString();
 
@@ -164,21 +169,11 @@ TEST_F(RunSessionTest, GivenTheLogsDiskAlmostFullAtTheStart_EndShouldStillRecord
   fs::resize_file(filler, fs::file_size(filler) - (128 << 10));
   auto run = RunSession::Begin(*log, "{}", "tunefleet tune pid 9@test");
   ASSERT_TRUE(run.ok()) << run.status().ToString();
-  const std::string more = disk.File("more");
-  {
-    std::ofstream out(more, std::ios::binary);
-    const std::string block(4096, 'f');
-    for (int i = 0; i < 1000 && out; ++i) out << block << std::flush;
-  }
-  const std::string workload = R"({"pad": ")" + std::string(500, 'x') + R"("})";
-  Status refused;
-  for (int i = 0; i < 10000 && refused.ok(); ++i)
-    refused = log->UpsertTask("gemm:" + std::to_string(i) + ",8,8", "gemm", workload, 1).status();
-  ASSERT_FALSE(refused.ok()) << "the disk never filled up";
+  disk.Fill();  // the filler again, over what the session left (its reserve is a file of its own)
+  ASSERT_FALSE(WriteUntilRefused(*log).ok()) << "the disk never filled up";
 
   EXPECT_TRUE(run->End("failed").ok());
   fs::remove(filler);
-  fs::remove(more);
   EXPECT_EQ(Session(run->id()).first, "failed");
 }
 
