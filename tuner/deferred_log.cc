@@ -1,6 +1,7 @@
 #include "tuner/deferred_log.h"
 
 #include <fcntl.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -39,6 +40,25 @@ int CreationError(const std::string& path) {
   return 0;
 }
 
+// Free bytes that a new log needs on its disk to be made at all: its schema (48 KiB) and the WAL and shared-memory
+// files SQLite writes beside it while it creates the schema (about 100 KiB more; one record imported into a new
+// log on a tmpfs needed 192 KiB), rounded up. With less, SQLite fails half-way and leaves a log file that holds no
+// log, and a -wal and -shm beside it; a run failed on its lock file, named as the cause.
+constexpr unsigned long long kNewLogBytes = 256 * 1024;
+
+// Why a new log at `path` cannot be made for want of room ("its disk has 12 KiB free ..."); "" when there is room
+// (or it cannot be told: TuningLog::Open then says what fails).
+std::string NoRoomForNewLog(const std::string& path) {
+  const std::filesystem::path folder =
+      std::filesystem::path(path).has_parent_path() ? std::filesystem::path(path).parent_path() : ".";
+  struct statvfs fs {};
+  if (::statvfs(folder.c_str(), &fs) != 0) return "";
+  const unsigned long long free_bytes = static_cast<unsigned long long>(fs.f_bavail) * fs.f_frsize;
+  if (free_bytes >= kNewLogBytes) return "";
+  return "no space left on its disk: " + std::to_string(free_bytes / 1024) + " KiB free in " + folder.string() +
+         ", and a new tuning log needs about " + std::to_string(kNewLogBytes / 1024) + " KiB to start";
+}
+
 }  // namespace
 
 Result<DeferredLog> DeferredLog::Open(const std::string& path) {
@@ -48,6 +68,8 @@ Result<DeferredLog> DeferredLog::Open(const std::string& path) {
     const bool absent = std::filesystem::symlink_status(path, ec).type() == std::filesystem::file_type::not_found;
     if (const int err = absent ? CreationError(path) : 0; err != 0)
       return Status::InvalidArgument(path + ": cannot create a tuning log there: " + std::strerror(err));
+    if (const std::string why = NoRoomForNewLog(path); !why.empty())
+      return Status::IOError(path + ": cannot create a tuning log there: " + why);
     return log;
   }
   TF_ASSIGN_OR_RETURN(log.log_, TuningLog::Open(path));

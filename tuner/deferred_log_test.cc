@@ -2,12 +2,16 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
 #include "common/temp_dir_testing.h"
+#include "common/tmpfs_testing.h"
 
 namespace tunefleet {
 namespace {
@@ -97,6 +101,32 @@ TEST(DeferredLogTest, GivenAFolderThatRefusesNewFiles_OpenShouldRefuseThePathAtO
   EXPECT_EQ(log.status().code(), Status::Code::kInvalidArgument);
   EXPECT_EQ(log.status().message().rfind(path + ": cannot create a tuning log there: ", 0), 0u)
       << log.status().message();
+}
+
+// A disk too full for a new log to start is said before anything is written: SQLite, let to try, left a log file
+// that held no log and a -wal and -shm beside it, and a run failed on its lock file. An empty file made for the run
+// is refused alike and stays as it was.
+TEST(DeferredLogTest, GivenAFullDisk_OpenShouldRefuseANewLogAndWriteNothing) {
+  TempDir dir;
+  SmallTmpfs disk(dir.File("disk"), 1 << 20);
+  if (!disk.why_not().empty()) GTEST_SKIP() << disk.why_not();
+  const std::string touched = disk.File("touched.db");
+  { std::ofstream(touched).flush(); }
+  disk.Fill();
+  for (const std::string& path : {disk.File("new.db"), touched}) {
+    Result<DeferredLog> log = DeferredLog::Open(path);
+    ASSERT_FALSE(log.ok()) << path;
+    EXPECT_EQ(log.status().code(), Status::Code::kIOError);
+    EXPECT_NE(log.status().message().find(path + ": cannot create a tuning log there: no space left on its disk: 0 "
+                                                 "KiB free in " + dir.File("disk")),
+              std::string::npos)
+        << log.status().message();
+  }
+  std::vector<std::string> names;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir.File("disk"))) names.push_back(e.path().filename());
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"filler", "touched.db"}));
+  EXPECT_EQ(fs::file_size(touched), 0u);
 }
 
 }  // namespace

@@ -125,6 +125,11 @@ Result<Attempt> TakeOne(const std::string& folder, const std::string& path, cons
     if (::ftruncate(fd.get(), 0) != 0 ||
         ::pwrite(fd.get(), text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) {
       const std::string why = errno != 0 ? std::strerror(errno) : "a short write";
+      // Let go as a release does (the file while locked, then the folder when no other run's file is in it): a full
+      // disk left an empty lock file and its folder beside the log.
+      ::unlink(path.c_str());
+      fd.reset();
+      ::rmdir(folder.c_str());
       return Status::IOError(path + ": cannot write the run lock: " + why);
     }
     return Attempt{std::move(fd), ""};

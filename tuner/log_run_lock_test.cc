@@ -11,11 +11,14 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
 #include "common/temp_dir_testing.h"
+#include "common/tmpfs_testing.h"
 
 namespace tunefleet {
 namespace {
@@ -305,6 +308,32 @@ TEST_F(LogRunLockTest, GivenALockFolderThatIsALinkToNothing_TheErrorShouldSaySoA
                                          "of run locks is a link to nothing"),
             std::string::npos)
       << lock.status().message();
+}
+
+// A lock whose note cannot be written (a full disk) is let go of as a release does: its empty file, and the folder
+// when it holds no other run's lock, were left beside the log. Another run's lock in the folder stays.
+TEST_F(LogRunLockTest, GivenAFullDisk_ATakeThatCannotWriteItsNoteShouldLeaveNothingBehind) {
+  SmallTmpfs disk(dir_.File("disk"), 1 << 20);
+  if (!disk.why_not().empty()) GTEST_SKIP() << disk.why_not();
+  const std::string log = disk.File("tune.db");
+  auto held = LogRunLock::Acquire(log, RunLockScope::Key("other"), {model_[0]}, "tunefleet tune pid 40@labhost");
+  ASSERT_TRUE(held.ok()) << held.status().ToString();
+  disk.Fill();
+  for (const std::string& spec : model_) {
+    auto lock = LogRunLock::Acquire(log, pixel7_, {spec}, "tunefleet tune pid 41@labhost");
+    ASSERT_FALSE(lock.ok());
+    EXPECT_EQ(lock.status().code(), Status::Code::kIOError);
+    EXPECT_NE(lock.status().message().find(LogRunLock::LockPath(log, pixel7_, spec) +
+                                           ": cannot write the run lock: No space left on device"),
+              std::string::npos)
+        << lock.status().message();
+  }
+  std::vector<std::string> left;
+  for (const fs::directory_entry& e : fs::directory_iterator(LogRunLock::LockFolder(log))) left.push_back(e.path());
+  EXPECT_EQ(left, (std::vector<std::string>{LogRunLock::LockPath(log, RunLockScope::Key("other"), model_[0])}));
+  auto alone = LogRunLock::Acquire(disk.File("alone.db"), pixel7_, model_, "tunefleet tune pid 42@labhost");
+  ASSERT_FALSE(alone.ok());
+  EXPECT_FALSE(fs::exists(LogRunLock::LockFolder(disk.File("alone.db"))));
 }
 
 }  // namespace
