@@ -44,16 +44,20 @@ TEST(BadInputE2E, GivenAnOutputThatCannotBeWrittenTheCommandShouldFailInOneLine)
   const std::string model = fleet.dir() + "/r.onnx";
   RunResult made = testing::Run({bin + "/tunefleet-make-model", "resnet", "-o", model}, std::chrono::seconds(30));
   ASSERT_EQ(made.exit_code, 0) << made.output;
-  for (const char* redirect : {"> /dev/full", ">&-"}) {
-    RunResult r = testing::Run({"/bin/sh", "-c", std::string("exec \"$0\" tasks \"$1\" ") + redirect,
-                                bin + "/tunefleet", model},
-                               std::chrono::seconds(30));
-    EXPECT_EQ(r.exit_code, 1) << redirect << ": " << r.output;
-    // A closed stdout is /dev/full by then (common/standard_streams.h): both say the cause.
-    EXPECT_NE(r.output.find("tunefleet tasks: error: standard output: write failed: No space left on device"),
-              std::string::npos)
-        << r.output;
-    EXPECT_EQ(CountLines(r.output), 1) << r.output;
+  // --json and --specs said it without the cause: their note on standard error (operators left out) flushed
+  // standard output first (std::cerr is tied to it), and the failure's errno was gone by the end.
+  for (const std::string form : {"", " --json", " --specs"}) {
+    for (const char* redirect : {"> /dev/full", ">&-"}) {
+      RunResult r = testing::Run({"/bin/sh", "-c", "exec \"$0\" tasks \"$1\"" + form + " " + redirect,
+                                  bin + "/tunefleet", model},
+                                 std::chrono::seconds(30));
+      EXPECT_EQ(r.exit_code, 1) << form << " " << redirect << ": " << r.output;
+      // A closed stdout is /dev/full by then (common/standard_streams.h): both say the cause.
+      EXPECT_NE(r.output.find("tunefleet tasks: error: standard output: write failed: No space left on device"),
+                std::string::npos)
+          << r.output;
+      EXPECT_EQ(CountLines(r.output), 1) << r.output;
+    }
   }
   RunResult fine = testing::Run({"/bin/sh", "-c", "exec \"$0\" tasks \"$1\" > /dev/null", bin + "/tunefleet", model},
                                 std::chrono::seconds(30));

@@ -145,6 +145,19 @@ TEST(SimulateE2E, GivenATraceOnAFullDiskSimulateShouldStopAndExit1SayingTheCause
       << r.output;
 }
 
+// A standard output that cannot be written (here /dev/full) ends the replay at its first line, with the cause: the
+// progress lines on standard error flushed it again (std::cerr is tied to std::cout), and the error line at the
+// end said "write failed" without the reason after the whole replay.
+TEST(SimulateE2E, GivenAnOutputThatCannotBeWrittenSimulateShouldStopAtOnceSayingTheCause) {
+  LocalFleet fleet;
+  WriteRecordedSpace(fleet, "pool:1,8,8,8,2,2,2,0,mode=max", "pool", "pool.worksize", 8, 5);
+  RunResult r = testing::Run({"/bin/sh", "-c", "exec \"$0\" simulate --db \"$1\" --tuner grid > /dev/full",
+                              BinDir() + "/tunefleet", fleet.db()},
+                             std::chrono::seconds(60));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(r.output, "tunefleet simulate: error: standard output: write failed: No space left on device\n");
+}
+
 // The model's options when neither strategy is xgb had no effect and were accepted; refused as tune refuses them.
 TEST(SimulateE2E, GivenXgbOptionsWithoutAnXgbStrategySimulateShouldRefuseThemInOneLine) {
   LocalFleet fleet;

@@ -108,6 +108,9 @@ int RunSimulate(const SimulateArgs& a) {
   }
   // Flushed at once: stdout is fully buffered in a pipe, and a long replay stopped by a signal lost the line.
   std::cout << std::endl;
+  // Said now, with the write's cause: the progress lines on standard error would flush it again (std::cerr is tied
+  // to std::cout) and leave another call's errno ("write failed" without the reason).
+  if (Status out = FlushStandardOutput(); !out.ok()) return CommandError("simulate", out.message());
   if (w.table.by_index.size() < valid) {
     std::cerr << "tunefleet simulate: warning: " << valid - w.table.by_index.size()
               << " valid config(s) have no record; proposing one counts as a failed trial\n";

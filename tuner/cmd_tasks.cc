@@ -2,6 +2,7 @@
 #include <iostream>
 #include <memory>
 
+#include "common/atomic_file.h"
 #include "common/cli_checks.h"
 #include "tuner/command.h"
 #include "tuner/model_tasks.h"
@@ -55,6 +56,9 @@ int RunTasks(const TasksArgs& args) {
   } else {
     std::cout << TasksToJson(tasks).dump(2) << "\n";
   }
+  // Flushed before the note, with the write's cause: writing std::cerr flushes std::cout (tied) and the failure's
+  // errno was gone by the end ("write failed" without the reason).
+  if (Status out = FlushStandardOutput(); !out.ok()) return CommandError("tasks", out.message());
   // The list is the contract on stdout; what was left out still deserves a word.
   std::string left;
   for (const auto& [op, n] : model->not_tuned) left += (left.empty() ? "" : ", ") + op + " x" + std::to_string(n);
