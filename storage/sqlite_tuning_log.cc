@@ -673,7 +673,13 @@ Result<std::optional<SqliteDb>> OpenReadableReadOnly(const std::string& path) {
 Result<std::unique_ptr<TuningLog>> TuningLog::OpenExisting(const std::string& path) {
   if (path.empty()) return Status::InvalidArgument("the tuning log's path is empty");
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return Status::NotFound(path + ": no such tuning log");
+  if (!std::filesystem::exists(path, ec)) {
+    // A mistyped folder is said as such: "no such tuning log" alone sent the user looking for the file.
+    const std::filesystem::path folder = std::filesystem::absolute(path, ec).parent_path();
+    const bool no_folder = !ec && !std::filesystem::exists(folder, ec) && !ec;
+    return Status::NotFound(path + ": no such tuning log" +
+                            (no_folder ? " (its folder " + folder.string() + " does not exist)" : ""));
+  }
   TF_RETURN_IF_ERROR(CheckNotOtherThanAFile(path));
   // Said as it is: otherwise the read-only opens below fail and Open says it cannot write the log.
   TF_RETURN_IF_ERROR(SqliteDb::CheckWalReadable(path));

@@ -107,6 +107,12 @@ TEST(BadInputE2E, GivenALogPathWithNoFileTheReadingCommandsShouldSaySoAndCreateN
     EXPECT_EQ(CountLines(r.output), 1) << r.output;
     EXPECT_FALSE(std::filesystem::exists(missing)) << args[0] << " created " << missing;
   }
+  // A mistyped folder is named: "no such tuning log" alone sent the user looking for the file.
+  const std::string in_typo = fleet.dir() + "/runz/tune.db";
+  RunResult no_folder = fleet.Cli({"best", "--db", in_typo}, std::chrono::seconds(30), false);
+  EXPECT_EQ(no_folder.exit_code, 2) << no_folder.output;
+  EXPECT_EQ(no_folder.output, "tunefleet best: error: " + in_typo + ": no such tuning log (its folder " + fleet.dir() +
+                                  "/runz does not exist)\n");
   // An empty --db (a variable that was not set) is said as such, as tune and import say it (": no such tuning log").
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
            {"best", "--db", ""}, {"report", "--db", "", "-o", fleet.dir() + "/r.html"}, {"simulate", "--db", ""}}) {
