@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <thread>
+#include <utility>
 
 namespace tunefleet {
 namespace {
@@ -49,13 +50,17 @@ GrpcLogRoute::~GrpcLogRoute() {
   while (calls_in_flight.load() != 0) std::this_thread::yield();
 }
 
+void GrpcLogRoute::Watch(Watcher watcher) {
+  std::lock_guard<std::mutex> lock(mu_);
+  watcher_ = std::move(watcher);
+}
+
 void GrpcLogRoute::Say(bool error, const char* message, const char* file, int line) {
-  spdlog::logger* logger = spdlog::default_logger_raw();
-  if (logger == nullptr) return;
   const char* base = BaseName(file);
   uint64_t held_back = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (watcher_) watcher_(message != nullptr ? message : "");
     const auto now = std::chrono::steady_clock::now();
     auto [it, first] = places_.try_emplace({base, line});
     Place& place = it->second;
@@ -67,6 +72,8 @@ void GrpcLogRoute::Say(bool error, const char* message, const char* file, int li
     place.held_back = 0;
     place.shown = now;
   }
+  spdlog::logger* logger = spdlog::default_logger_raw();
+  if (logger == nullptr) return;
   const std::string more =
       held_back == 0 ? "" : "; " + std::to_string(held_back) + " more from there held back since the last one shown";
   logger->log(error ? spdlog::level::err : spdlog::level::info, "grpc: {} ({}:{}){}", message != nullptr ? message : "",

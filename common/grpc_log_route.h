@@ -16,6 +16,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -34,8 +35,15 @@ class GrpcLogRoute {
   GrpcLogRoute(const GrpcLogRoute&) = delete;
   GrpcLogRoute& operator=(const GrpcLogRoute&) = delete;
 
-  // The hook's work: says `message` from file:line unless that place spoke within `quiet`.
+  // The hook's work: says `message` from file:line unless that place spoke within `quiet`, and hands every message
+  // (said or held back) to the watcher.
   void Say(bool error, const char* message, const char* file, int line);
+
+  // Calls `watcher` on gRPC's thread with each of gRPC's messages from now on, in place of the one before; an empty
+  // one stops the calls. It runs under the route's lock, so it is quick and never logs; once Watch returns, the
+  // watcher it replaced is not running and is never called again (it may refer to a caller's locals).
+  using Watcher = std::function<void(const std::string& message)>;
+  void Watch(Watcher watcher);
 
  private:
   struct Place {
@@ -45,6 +53,7 @@ class GrpcLogRoute {
   const std::chrono::milliseconds quiet_;
   std::mutex mu_;
   std::map<std::pair<std::string, int>, Place> places_;  // guarded by mu_
+  Watcher watcher_;                                       // guarded by mu_
 };
 
 }  // namespace tunefleet

@@ -16,6 +16,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace tunefleet {
 namespace {
@@ -143,6 +144,19 @@ TEST_F(GrpcLogRouteTest, GivenAGrpcThreadSayingALineTheRouteShouldOutliveTheCall
   grpc_thread.join();
   main_exiting.join();
   EXPECT_TRUE(destroyed);
+}
+
+// The watcher sees every message, the ones the throttle holds back too (the tracker watches for a failed accept), and
+// none once it is replaced by an empty one.
+TEST_F(GrpcLogRouteTest, GivenAWatcherItShouldSeeEveryMessageUntilItIsCleared) {
+  GrpcLogRoute route(GrpcLogRoute::Mode::kShow, std::chrono::hours(1));
+  std::vector<std::string> seen;
+  route.Watch([&seen](const std::string& message) { seen.push_back(message); });
+  for (int i = 0; i < 3; ++i) gpr_log(GPR_ERROR, "Failed accept4: %s", "Too many open files");
+  route.Watch(nullptr);
+  gpr_log(GPR_ERROR, "after the watch");
+  EXPECT_EQ(seen, std::vector<std::string>(3, "Failed accept4: Too many open files"));
+  EXPECT_EQ(CountOf(out_.str(), "Failed accept4"), 1) << out_.str();  // the log itself stays throttled
 }
 
 }  // namespace

@@ -1,6 +1,12 @@
-// Where the tracker listens: one plain line when it cannot, and an IPv6 address as readily as an IPv4 one.
+// Where the tracker listens: one plain line when it cannot, and an IPv6 address as readily as an IPv4 one; a port
+// that stopped accepting ends the tracker.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include <chrono>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -8,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/owned_fd.h"
 #include "tests/local_fleet.h"
 
 namespace tunefleet::testing {
@@ -108,6 +115,38 @@ TEST(TrackerListenE2E, GivenAnIPv6HostTheTrackerShouldListenThereAndAnswerQuerie
   ASSERT_EQ(q.exit_code, 0) << q.output << tracker.Log();
   EXPECT_NE(q.output.find("no agents registered"), std::string::npos) << q.output;
   EXPECT_NE(tracker.Log().find("listening on " + address), std::string::npos) << tracker.Log();
+}
+
+// The system's gRPC stops accepting on its port for good after an accept fails (a burst of connections past the file
+// limit): every later agent and tuner waited unanswered while the process lived on. The tracker now stops with an
+// error line and exit 1, so that a service manager starts it again.
+TEST(TrackerListenE2E, GivenMoreConnectionsThanItsFileLimitTheTrackerShouldStopSayingWhy) {
+  const int port = FreeLoopbackPort();
+  Subprocess tracker({"/bin/sh", "-c", "ulimit -n 64 && exec \"$0\" --host 127.0.0.1 --port " + std::to_string(port),
+                      BinDir() + "/tunefleet-tracker"},
+                     MakeTempDir("tracker-fds") + "/tracker.log");
+  for (int i = 0; i < 100 && tracker.Log().find("listening on") == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_NE(tracker.Log().find("listening on"), std::string::npos) << tracker.Log();
+  std::vector<OwnedFd> connections;  // held until the tracker has stopped
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  for (int i = 0; i < 128; ++i) {
+    OwnedFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    ASSERT_TRUE(fd.valid());
+    ASSERT_EQ(::connect(fd.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address), 0) << i;
+    connections.push_back(std::move(fd));
+  }
+  const std::optional<int> exit_code = tracker.Wait(std::chrono::seconds(30));
+  ASSERT_TRUE(exit_code.has_value()) << "the tracker lived on without accepting: " << tracker.Log();
+  EXPECT_EQ(*exit_code, 1) << tracker.Log();
+  EXPECT_NE(tracker.Log().find("[error] the gRPC port accepts no more connections (Failed accept4: Too many open "
+                               "files; gRPC does not take up accepting again after that): stopping, exit 1"),
+            std::string::npos)
+      << tracker.Log();
+  EXPECT_NE(tracker.Log().find("this process may open 64 files"), std::string::npos) << tracker.Log();
 }
 
 }  // namespace

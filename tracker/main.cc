@@ -64,5 +64,5 @@ int main(int argc, char** argv) {
     return 2;
   }
   tunefleet::GrpcLogRoute grpc_logs(tunefleet::GrpcLogRoute::Mode::kShow);
-  return tunefleet::tracker::Run(o);
+  return tunefleet::tracker::Run(o, grpc_logs);
 }

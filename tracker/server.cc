@@ -8,6 +8,7 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <spdlog/spdlog.h>
 
 #include <boost/asio.hpp>
@@ -17,7 +18,10 @@
 #include <ctime>
 #include <fstream>
 #include <memory>
+#include <mutex>
 #include <sstream>
+#include <string>
+#include <string_view>
 
 #include "common/grpc_keepalive.h"
 #include "common/pem_check.h"
@@ -198,13 +202,48 @@ void TrackerServer::Shutdown(double deadline_s) {
   }
 }
 
-int Run(const ServerOptions& options) {
+namespace {
+
+// gRPC's words when an accept on the listening port failed. The system's gRPC (1.51) then stops accepting on that
+// port for good: every later connection waits unanswered in the kernel's queue, while the process and the open
+// streams live on (grpc/grpc#20418; after "Too many open files", a burst of connections past the file limit).
+constexpr std::string_view kAcceptFailed = "Failed accept4";
+
+// The error line of a tracker whose gRPC port accepts no more connections; `grpc_says` is gRPC's message.
+std::string AcceptStoppedLine(const std::string& grpc_says) {
+  std::string line = "the gRPC port accepts no more connections (" + grpc_says + "; gRPC does not take up accepting " +
+                     "again after that): stopping, exit 1, so that a service manager starts the tracker again " +
+                     "(agents and tuner runs reconnect)";
+  if (rlimit limit{}; grpc_says.find("Too many open files") != std::string::npos &&
+                      ::getrlimit(RLIMIT_NOFILE, &limit) == 0) {
+    line += "; this process may open " + std::to_string(limit.rlim_cur) +
+            " files, one per connection: raise LimitNOFILE= in its unit (or ulimit -n)";
+  }
+  return line;
+}
+
+}  // namespace
+
+int Run(const ServerOptions& options, GrpcLogRoute& grpc_logs) {
   // Block the stop signals in every thread (gRPC's threads inherit the mask) and wait for them here.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  // Set by gRPC's thread (under the route's lock), read here; cleared from the route before Run returns.
+  std::mutex accept_mu;
+  std::string accept_failed;  // gRPC's message; guarded by accept_mu
+  grpc_logs.Watch([&](const std::string& message) {
+    if (message.rfind(kAcceptFailed, 0) != 0) return;
+    std::lock_guard<std::mutex> lock(accept_mu);
+    if (accept_failed.empty()) accept_failed = message;
+  });
+  struct StopWatching {
+    GrpcLogRoute& route;
+    ~StopWatching() { route.Watch(nullptr); }
+  } stop_watching{grpc_logs};
 
   auto server = TrackerServer::Start(options);
   if (!server.ok()) {
@@ -215,8 +254,23 @@ int Run(const ServerOptions& options) {
     // Bad input (a TLS file that is not PEM, half of a TLS pair) is 2; a port that cannot be had is 1.
     return server.status().code() == Status::Code::kInvalidArgument ? 2 : 1;
   }
-  int sig = 0;
-  sigwait(&stop_signals, &sig);
+  // Woken each second to see whether the port still accepts (there is no other way to learn it from gRPC).
+  const timespec tick{1, 0};
+  int sig = -1;
+  while (sig < 0) {
+    sig = sigtimedwait(&stop_signals, nullptr, &tick);
+    std::string failed;
+    {
+      std::lock_guard<std::mutex> lock(accept_mu);
+      failed = accept_failed;
+    }
+    if (sig < 0 && !failed.empty()) {
+      spdlog::error("{}", AcceptStoppedLine(failed));
+      (*server)->Shutdown(5);
+      spdlog::info("tracker stopped");
+      return 1;
+    }
+  }
   spdlog::info("{} received; shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
   (*server)->Shutdown(5);
   spdlog::info("tracker stopped");

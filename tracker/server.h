@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "common/grpc_log_route.h"
 #include "common/status.h"
 
 namespace grpc {
@@ -57,7 +58,8 @@ class TrackerServer {
 
 // Runs the tracker until SIGINT or SIGTERM, then shuts down cleanly. Returns the process exit code: 0 after a clean
 // shutdown; when the server could not start, 2 for bad input (a TLS file that is not PEM, a --host that is no
-// address) and 1 otherwise (a port in use), after one line "tunefleet-tracker: error: <why>" on stderr.
-int Run(const ServerOptions& options);
+// address) and 1 otherwise (a port in use), after one line "tunefleet-tracker: error: <why>" on stderr; 1 when its
+// gRPC port stopped accepting connections (`grpc_logs` says so: see the definition), after an error line in the log.
+int Run(const ServerOptions& options, GrpcLogRoute& grpc_logs);
 
 }  // namespace tunefleet::tracker
