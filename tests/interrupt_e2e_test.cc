@@ -1,4 +1,4 @@
-// A `tunefleet tune` stopped by SIGINT/SIGTERM while a batch is in flight, with real processes on loopback: it
+// A `tunefleet tune` stopped by SIGINT/SIGTERM/SIGHUP while a batch is in flight, with real processes on loopback: it
 // exits promptly with 130 and the interrupted line, keeps what was recorded, and its lease is free again long
 // before the tracker's ttl (30 s) would have ended it — also when the signal arrives twice, as coreutils
 // `timeout` delivers it.
@@ -98,6 +98,9 @@ TEST_F(InterruptE2E, GivenABatchInFlightSigintShouldReleaseTheLeaseAtOnceAndKeep
 TEST_F(InterruptE2E, GivenSigtermDeliveredTwiceAsTimeoutDoesTheTunerShouldStillStopCleanly) {
   InterruptAndCheck({SIGTERM, SIGTERM});
 }
+
+// A closed terminal or ssh session: SIGHUP killed the run, its session left 'running' and its lease held.
+TEST_F(InterruptE2E, GivenSighupAsAClosedTerminalSendsItTheTunerShouldStopCleanly) { InterruptAndCheck({SIGHUP}); }
 
 // A tuner stopped while its link to the tracker is stalled (here the tracker is stopped with SIGSTOP: connections stay
 // open and nothing answers) waited for the release of its lease and for the renewal in flight, up to 30 s each,

@@ -3,9 +3,9 @@
 // and one interrupted while it waits, leave no new, empty log behind (an empty file given as the log stays empty). A
 // log that exists is opened at once, so that a file that is no tuning log (or one of a newer schema) is said before
 // the tracker is asked; so is a path where no log could be created (no such folder, one this user may not write to,
-// a dangling link, a folder that takes no files such as /proc: Open makes a file beside it and removes it; a disk
-// with less room than a new log needs to start, where SQLite would leave a log file holding no log): Open says why. `import` uses it too: a new log is created at its first write, so that a file refused at its first line
-// leaves no log behind.
+// a dangling link, a folder that takes no files such as /proc: Open makes a file beside it and removes it; a disk with
+// less room than a new log needs to start, where SQLite would leave a log file holding no log): Open says why. `import`
+// uses it too: a new log is created at its first write, so that a file refused at its first line leaves no log behind.
 //
 // Ownership: owns the log once it is open.
 // Thread safety: one thread at a time.

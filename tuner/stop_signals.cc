@@ -16,10 +16,13 @@ sigset_t StopSignals() {
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
   return set;
 }
 
-const char* Name(int sig) { return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : ""; }
+const char* Name(int sig) {
+  return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "";
+}
 
 }  // namespace
 
@@ -27,6 +30,9 @@ StopOnSignals::StopOnSignals(std::chrono::milliseconds repeat_grace, std::string
     : repeat_grace_(repeat_grace), stopping_(std::move(stopping)) {
   const sigset_t set = StopSignals();
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  // A closed pipe on standard output (`tune | head`) killed the command by SIGPIPE, its session left 'running' and
+  // its lease held; ignored, the write fails (EPIPE) and the command says so at its end, as for any output error.
+  signal(SIGPIPE, SIG_IGN);
   waiter_ = std::thread([this] { Wait(); });
 }
 

@@ -1,5 +1,7 @@
-// StopOnSignals: turns SIGINT/SIGTERM into a stop request (std::stop_source) for a long command such as `tune`,
-// which then stops cleanly: releases its lease, keeps its results, exits with a clear line.
+// StopOnSignals: turns SIGINT/SIGTERM/SIGHUP (a closed terminal or ssh session) into a stop request
+// (std::stop_source) for a long command such as `tune`, which then stops cleanly: releases its lease, keeps its
+// results, exits with a clear line. SIGPIPE is ignored from then on: a closed pipe on standard output fails the write
+// (EPIPE, said at the end) instead of killing the command before it cleans up.
 //
 // The signals are blocked in the constructing thread (threads created afterwards — gRPC's, OpenMP's — inherit
 // the mask) and taken by a waiter thread with sigtimedwait, so the stop request runs as ordinary code, not in a
@@ -32,7 +34,7 @@ class StopOnSignals {
 
   std::stop_token token() const { return source_.get_token(); }
   bool stop_requested() const { return source_.stop_requested(); }
-  // "SIGINT" or "SIGTERM" once a stop was requested, "" before.
+  // "SIGINT", "SIGTERM" or "SIGHUP" once a stop was requested, "" before.
   const char* signal_name() const;
 
  private:

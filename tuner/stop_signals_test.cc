@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -46,6 +47,27 @@ TEST(StopOnSignalsDeathTest, GivenASecondSigintAfterTheGrace_WeShouldBeKilledByI
         std::exit(0);
       },
       ::testing::KilledBySignal(SIGINT), "");
+}
+
+// A closed terminal or ssh session (SIGHUP) stops the command as SIGTERM does: it killed it without cleaning up.
+TEST(StopOnSignalsTest, GivenSighup_WeShouldStopAsForSigterm) {
+  StopOnSignals s;
+  kill(getpid(), SIGHUP);
+  ASSERT_TRUE(WaitForStop(s));
+  EXPECT_STREQ(s.signal_name(), "SIGHUP");
+}
+
+// A write into a pipe whose reader is gone fails (EPIPE) instead of killing the process by SIGPIPE.
+TEST(StopOnSignalsTest, GivenAPipeWithoutReader_AWriteShouldFailNotKill) {
+  StopOnSignals s;
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  close(fds[0]);
+  errno = 0;
+  EXPECT_EQ(write(fds[1], "x", 1), -1);
+  EXPECT_EQ(errno, EPIPE);
+  close(fds[1]);
+  EXPECT_FALSE(s.stop_requested());
 }
 
 }  // namespace
