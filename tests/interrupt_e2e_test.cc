@@ -1,7 +1,7 @@
 // A `tunefleet tune` stopped by SIGINT/SIGTERM/SIGHUP while a batch is in flight, with real processes on loopback: it
-// exits promptly with 130 and the interrupted line, keeps what was recorded, and its lease is free again long
-// before the tracker's ttl (30 s) would have ended it — also when the signal arrives twice, as coreutils
-// `timeout` delivers it.
+// exits promptly with 130 and the interrupted line, keeps what was recorded, and its lease is free again long before
+// the tracker's ttl (30 s) would have ended it — also when the signal arrives twice, as coreutils `timeout` delivers
+// it.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -13,9 +13,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <thread>
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include "tests/local_fleet.h"
 
@@ -101,6 +103,33 @@ TEST_F(InterruptE2E, GivenSigtermDeliveredTwiceAsTimeoutDoesTheTunerShouldStillS
 
 // A closed terminal or ssh session: SIGHUP killed the run, its session left 'running' and its lease held.
 TEST_F(InterruptE2E, GivenSighupAsAClosedTerminalSendsItTheTunerShouldStopCleanly) { InterruptAndCheck({SIGHUP}); }
+
+// Ctrl-C while another process (a sqlite3 shell) holds the log's write lock: the run waited for it without end
+// until the stop, then gave up at once, said SQLite's "database is locked (... waits up to 30 s ...)", which had
+// not happened, and left its session 'running' without a word. It now gives the lock 3 s from the stop, then says
+// what stays unwritten, and the lease is released all the same.
+TEST_F(InterruptE2E, GivenTheLogLockedByAnotherProcessSigintShouldStopSayingWhatStaysUnwritten) {
+  auto tune = StartSlowTune();
+  ASSERT_TRUE(fleet_.WaitForRecords(1, std::chrono::seconds(240))) << tune->Log();
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(fleet_.db().c_str(), &raw), SQLITE_OK);
+  std::unique_ptr<sqlite3, int (*)(sqlite3*)> shell(raw, &sqlite3_close);
+  sqlite3_busy_timeout(shell.get(), 10000);
+  ASSERT_EQ(sqlite3_exec(shell.get(), "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+  const auto sent = Clock::now();
+  tune->Signal(SIGINT);
+  auto code = tune->Wait(std::chrono::seconds(30));
+  ASSERT_TRUE(code.has_value()) << "tune still running 30 s after SIGINT:\n" << tune->Log();
+  EXPECT_EQ(*code, 130) << tune->Log();
+  EXPECT_NE(tune->Log().find(fleet_.db() + " stayed locked by another process: the run's session stays 'running' in "
+                                           "it (the next run on the log marks it 'killed')"),
+            std::string::npos)
+      << tune->Log();
+  EXPECT_EQ(tune->Log().find("waits up to 30 s"), std::string::npos) << tune->Log();
+  EXPECT_TRUE(WaitForFreeAgent(sent, std::chrono::seconds(10)).has_value()) << "the lease was not released";
+  ASSERT_EQ(sqlite3_exec(shell.get(), "ROLLBACK", nullptr, nullptr, nullptr), SQLITE_OK);
+  EXPECT_EQ(fleet_.Count("SELECT count(*) FROM sessions WHERE state = 'running'"), 1);
+}
 
 // A tuner stopped while its link to the tracker is stalled (here the tracker is stopped with SIGSTOP: connections stay
 // open and nothing answers) waited for the release of its lease and for the renewal in flight, up to 30 s each,

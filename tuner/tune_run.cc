@@ -17,6 +17,7 @@
 #include "common/printable.h"
 #include "search-spaces/template.h"
 #include "storage/tuning_log.h"
+#include "tuner/log_lock_wait.h"
 #include "tuner/log_run_lock.h"
 #include "tuner/progress.h"
 #include "tuner/run_session.h"
@@ -318,22 +319,9 @@ Result<TuneSummary> RunTune(const TuneOptions& opts, DeferredLog& run_log) {
   if (device_id == 0) return Status::Internal("the first device of the lease was not entered in the log");
   TF_ASSIGN_OR_RETURN(TuningLog * opened, run_log.Get());  // open since the first lease (RunDevices::Adopt)
   TuningLog& log = *opened;
-  // A record that waits past 30 s for another process's lock on the log (a sqlite3 shell's open transaction, a
-  // VACUUM) waits on, said each minute, rather than failing the run and dropping the batch's results; a stop (Ctrl-C)
-  // gives up on it.
-  double lock_said_at = 0;
-  log.SetLockWait([&opts, &lock_said_at](double waited) {
-    if (opts.stop.stop_requested()) return false;
-    if (waited < lock_said_at) lock_said_at = 0;  // a new wait
-    if (waited >= 30 && (lock_said_at == 0 || waited - lock_said_at >= 60)) {
-      lock_said_at = waited;
-      spdlog::warn("{} has been locked by another process for {:.0f} s (a write transaction held open: a sqlite3 "
-                   "shell, a VACUUM?); the run waits for it to record its results (Ctrl-C gives up on those not yet "
-                   "recorded)",
-                   opts.db, waited);
-    }
-    return true;
-  });
+  // Another process's lock on the log (a sqlite3 shell, a VACUUM): waited for, without end until a stop.
+  LogLockWait lock_wait(opts.db, opts.stop);
+  log.SetLockWait([&lock_wait](double waited) { return lock_wait.KeepWaiting(waited, LogLockWait::Clock::now()); });
   struct LockWaitReset {
     TuningLog& log;
     ~LockWaitReset() { log.SetLockWait(nullptr); }
@@ -406,7 +394,11 @@ Result<TuneSummary> RunTune(const TuneOptions& opts, DeferredLog& run_log) {
     // left for the next run.
     cut = true;
     summary.interrupted = opts.stop.stop_requested();
-    if (summary.interrupted) {
+    if (summary.interrupted && lock_wait.gave_up()) {
+      spdlog::warn("{} stayed locked by another process after the stop: the results that arrived since the lock was "
+                   "taken are not recorded (a later run measures those configs again)",
+                   opts.db);
+    } else if (summary.interrupted) {
       spdlog::info("{}", st.message());
     } else {
       spdlog::info("time budget of {} reached: {}", FormatGivenDuration(opts.time_budget), st.message());
@@ -573,7 +565,13 @@ Result<TuneSummary> RunTune(const TuneOptions& opts, DeferredLog& run_log) {
   }
   // Free the devices before the bookkeeping below, so that a stopped run hands them on at once.
   session->Release();
-  TF_RETURN_IF_ERROR(run_session.End(summary.interrupted ? "interrupted" : "done"));
+  Status ended = run_session.End(summary.interrupted ? "interrupted" : "done");
+  if (!ended.ok() && lock_wait.gave_up()) {
+    spdlog::warn("{} stayed locked by another process: the run's session stays 'running' in it (the next run on the "
+                 "log marks it 'killed')",
+                 opts.db);
+  }
+  TF_RETURN_IF_ERROR(ended);
 
   for (const Entry& e : entries) summary.tasks.push_back(Summarize(*e.tuner));
   return summary;
