@@ -334,6 +334,16 @@ TEST_F(TuneGemmE2E, GivenConfirmTheBestConfigsShouldBeMeasuredAgainAndRankedByTh
       << r.output;
   const std::string ms = FormatMilliseconds(want_cost * 1e3);
   EXPECT_NE(r.output.find("GFLOPS, " + ms + " ms, config"), std::string::npos) << ms << "\n" << r.output;
+
+  // The same command again measures nothing: its best is confirmed. (It measured more where a config of one result
+  // had moved into the 3 best, behind the confirmed best.)
+  const int records = fleet_.Count("SELECT count(*) FROM records");
+  RunResult again = fleet_.Cli({"tune", "--rpc-key", "pocl", "--task", "gemm:64,64,64", "--template", "gemm.buffer",
+                                "--trials", "8", "--tuner", "random", "--db", fleet_.db(), "--number", "1", "--repeat",
+                                "1", "--batch", "4", "--confirm", "3"});
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_NE(again.output.find("--confirm 3: nothing to confirm"), std::string::npos) << again.output;
+  EXPECT_EQ(fleet_.Count("SELECT count(*) FROM records"), records);
 }
 
 // A task file's counts weight the tasks as a model's layer counts do: the fastest task, listed as occurring 1000

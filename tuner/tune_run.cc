@@ -514,14 +514,16 @@ Result<TuneSummary> RunTune(const TuneOptions& opts, DeferredLog& run_log) {
                  opts.confirm);
   } else if (opts.confirm > 0 && !cut && !summary.interrupted) {
     // Rounds: the first tops up each unit's N best; a later one only where a config with one result moved to the
-    // top as the confirmed ones' medians rose (its one result may be the lucky one the round is there to catch).
+    // top as the confirmed ones' medians rose (its one result may be the lucky one the round is there to catch). A
+    // unit whose best is confirmed already is done in every round, the first included: the same command run again
+    // after a run that ended 'done' measured more (a config of one result had moved into the N best, behind it).
     std::set<const Entry*> confirmed;  // units with configs to confirm
     size_t rounds = 0;
     for (size_t round = 0; round < kConfirmRounds && !cut && !opts.stop.stop_requested(); ++round) {
       std::vector<UnitJob> jobs;
       size_t units = 0;
       for (Entry& e : entries) {
-        if (round > 0 && e.tuner->best_results() >= 1 + kConfirmRepeats) continue;
+        if (e.tuner->best_results() >= 1 + kConfirmRepeats) continue;
         Result<std::vector<CandidateJob>> again = e.tuner->ProposeRepeats(opts.confirm, kConfirmRepeats);
         if (!again.ok()) {  // the template can no longer generate a config that ran: its unit is not confirmed
           spdlog::warn("{}: not confirmed: {}", unit_label(e), again.status().message());
