@@ -196,6 +196,7 @@ int RunTuneCommand(const TuneArgs& a) {
   if (!log.ok()) return CommandError("tune", log.status().message(), LogOpenExitCode(log.status()));
   if (TuningLog* existing = log->IfOpen(); existing != nullptr) WarnDamagedRecords("tune", *existing);
   Result<TuneSummary> summary = RunTune(o, *log);
+  signals.Finish();  // the run's end is said below whatever arrives now
   auto interrupted_line = [&] {
     if (log->IfOpen() == nullptr) {
       std::cerr << "tunefleet tune: interrupted by " << signals.signal_name()

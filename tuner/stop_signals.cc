@@ -36,9 +36,11 @@ StopOnSignals::StopOnSignals(std::chrono::milliseconds repeat_grace, std::string
   waiter_ = std::thread([this] { Wait(); });
 }
 
-StopOnSignals::~StopOnSignals() {
+StopOnSignals::~StopOnSignals() { Finish(); }
+
+void StopOnSignals::Finish() {
   done_ = true;
-  waiter_.join();
+  if (waiter_.joinable()) waiter_.join();
 }
 
 const char* StopOnSignals::signal_name() const { return Name(first_signal_.load()); }

@@ -32,6 +32,11 @@ class StopOnSignals {
   StopOnSignals(const StopOnSignals&) = delete;
   StopOnSignals& operator=(const StopOnSignals&) = delete;
 
+  // Stops taking signals: the command's work is over (its session ended), and one arriving from now on is held
+  // back and ends with the process. (It said "stopping (... a lease held is released)" after the summary.)
+  // Idempotent; the destructor does it too.
+  void Finish();
+
   std::stop_token token() const { return source_.get_token(); }
   bool stop_requested() const { return source_.stop_requested(); }
   // "SIGINT", "SIGTERM" or "SIGHUP" once a stop was requested, "" before.

@@ -70,5 +70,19 @@ TEST(StopOnSignalsTest, GivenAPipeWithoutReader_AWriteShouldFailNotKill) {
   EXPECT_FALSE(s.stop_requested());
 }
 
+// Once the command's work is over, a signal is held back (it ended with the process) instead of saying "stopping".
+TEST(StopOnSignalsTest, GivenFinish_ASignalShouldBeHeldBackNotTaken) {
+  StopOnSignals s;
+  s.Finish();
+  kill(getpid(), SIGINT);
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  EXPECT_FALSE(s.stop_requested());
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  const timespec now{0, 0};
+  EXPECT_EQ(sigtimedwait(&set, nullptr, &now), SIGINT);  // pending, taken here so that no later test sees it
+}
+
 }  // namespace
 }  // namespace tunefleet
