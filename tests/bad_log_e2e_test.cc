@@ -409,8 +409,17 @@ TEST(BadInputE2E, GivenAUnitWhoseEveryResultFailedBestShouldNameIt) {
   EXPECT_NE(r.output.find("tunefleet best: " + spec + " (conv2d_nchwc.image2d) on "), std::string::npos) << r.output;
   EXPECT_NE(r.output.find(": no successful result, 1 failed (their messages: tunefleet report"), std::string::npos)
       << r.output;
+  RunResult report = fleet.Cli({"report", "--db", fleet.db(), "-o", fleet.dir() + "/r.html"}, std::chrono::seconds(30),
+                               false);
+  EXPECT_EQ(report.output, "wrote " + fleet.dir() + "/r.html: 1 series, 1 record, 1 device\n");  // "1 devices"
+  RunResult same = fleet.Cli({"best", "--db", fleet.db(), "--task", spec}, std::chrono::seconds(30), false);
+  EXPECT_EQ(same.exit_code, 0) << same.output;
+  EXPECT_NE(same.output.find(": no successful result, 1 failed"), std::string::npos) << same.output;
+  // A task the log does not hold is said as such (it read "no successful records for gemm:8,8,8:float32", exit 0).
   RunResult other = fleet.Cli({"best", "--db", fleet.db(), "--task", "gemm:8,8,8"}, std::chrono::seconds(30), false);
-  EXPECT_EQ(other.output.find("no successful result,"), std::string::npos) << other.output;
+  EXPECT_EQ(other.exit_code, 2) << other.output;
+  EXPECT_EQ(other.output, "tunefleet best: error: " + fleet.db() + ": task 'gemm:8,8,8:float32' is not in the log "
+                          "(tunefleet best --db " + fleet.db() + " lists the tasks it holds)\n");
 }
 
 // A log of no records: the AutoTVM export wrote an empty file (tvmc would take it as tuned with nothing) and exited

@@ -344,6 +344,14 @@ TEST_F(TuneGemmE2E, GivenConfirmTheBestConfigsShouldBeMeasuredAgainAndRankedByTh
   ASSERT_EQ(again.exit_code, 0) << again.output;
   EXPECT_NE(again.output.find("--confirm 3: nothing to confirm"), std::string::npos) << again.output;
   EXPECT_EQ(fleet_.Count("SELECT count(*) FROM records"), records);
+  // A budget below what the log holds measures nothing, and says why.
+  RunResult fewer = fleet_.Cli({"tune", "--rpc-key", "pocl", "--task", "gemm:64,64,64", "--template", "gemm.buffer",
+                                "--trials", "4", "--db", fleet_.db()});
+  ASSERT_EQ(fewer.exit_code, 0) << fewer.output;
+  EXPECT_NE(fewer.output.find("resume: 8 trials already recorded, 0 to go, more than --trials 4 already"),
+            std::string::npos)
+      << fewer.output;
+  EXPECT_EQ(fleet_.Count("SELECT count(*) FROM records"), records);
 }
 
 // A task file's counts weight the tasks as a model's layer counts do: the fastest task, listed as occurring 1000

@@ -35,6 +35,21 @@ int RunBest(const BestOptions& o) {
   auto log = TuningLog::OpenExisting(o.db);
   if (!log.ok()) return CommandError("best", log.status().message(), LogOpenExitCode(log.status()));
   WarnDamagedRecords("best", **log);
+  if (!task.empty()) {
+    // A task the log does not hold is said as such, as simulate says it: it read "no successful records for TASK",
+    // exit 0, as a task whose every config failed.
+    auto tasks = (*log)->Tasks();
+    if (!tasks.ok()) return CommandError("best", tasks.status().message());
+    bool held = false;
+    for (const TaskRow& t : *tasks) {
+      auto parsed = Task::Parse(t.spec);
+      held = held || t.spec == task || (parsed.ok() && parsed->ToSpec() == task);
+    }
+    if (!held) {
+      return CommandError("best", o.db + ": task '" + task + "' is not in the log (tunefleet best --db " + o.db +
+                                      " lists the tasks it holds)", 2);
+    }
+  }
   std::ostringstream notes;
   auto rows = BestInSpace(**log, {}, notes, task);
   std::istringstream lines(notes.str());

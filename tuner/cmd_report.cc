@@ -39,8 +39,11 @@ int RunReport(const ReportArgs& args) {
   if (args.out == "-") return 0;
   size_t records = 0;
   for (const auto& s : data->series) records += s.records.size();
-  std::cout << "wrote " << args.out << ": " << data->series.size() << " series, " << records << " records, "
-            << data->devices.size() << " devices\n";
+  auto count = [](size_t n, const char* one, const char* many) {
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+  };
+  std::cout << "wrote " << args.out << ": " << count(data->series.size(), "series", "series") << ", "
+            << count(records, "record", "records") << ", " << count(data->devices.size(), "device", "devices") << "\n";
   return 0;
 }
 

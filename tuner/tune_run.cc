@@ -122,7 +122,11 @@ BudgetPlan PlanBudget(const std::vector<Entry>& entries, const TuneOptions& opts
   }
   const uint64_t remaining = budget > recorded ? budget - recorded : 0;
   if (recorded > 0) {
-    spdlog::info("resume: {} trials already recorded, {} to go (--fresh starts over)", recorded, remaining);
+    // A budget below what the log holds (--trials 60 after a run of 120) measures nothing: said, not left to guess.
+    const std::string past = budget < recorded && !opts.all_trials && opts.trials > 0
+                                 ? ", more than --trials " + std::to_string(budget) + " already"
+                                 : "";
+    spdlog::info("resume: {} trials already recorded, {} to go{} (--fresh starts over)", recorded, remaining, past);
     // Each resumed unit's line, the first kResumeLines of them: a model of 81 units printed 81.
     constexpr size_t kResumeLines = 8;
     size_t shown = 0, resumed = 0;
