@@ -11,12 +11,16 @@
 namespace tunefleet {
 namespace {
 
+// SIGHUP only where it is not ignored: `nohup tunefleet tune ... &` asks for the run to outlive the terminal, and a
+// blocked signal is queued even when ignored, so taking it would stop the run at logout. (SIGINT is taken even when
+// ignored, as a shell script's `tune & ... kill -INT $!` sends it to a command whose SIGINT the shell ignores.)
 sigset_t StopSignals() {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGHUP);
+  struct sigaction hup {};
+  if (sigaction(SIGHUP, nullptr, &hup) != 0 || hup.sa_handler != SIG_IGN) sigaddset(&set, SIGHUP);
   return set;
 }
 
@@ -27,9 +31,8 @@ const char* Name(int sig) {
 }  // namespace
 
 StopOnSignals::StopOnSignals(std::chrono::milliseconds repeat_grace, std::string stopping)
-    : repeat_grace_(repeat_grace), stopping_(std::move(stopping)) {
-  const sigset_t set = StopSignals();
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    : repeat_grace_(repeat_grace), stopping_(std::move(stopping)), signals_(StopSignals()) {
+  pthread_sigmask(SIG_BLOCK, &signals_, nullptr);
   // A closed pipe on standard output (`tune | head`) killed the command by SIGPIPE, its session left 'running' and
   // its lease held; ignored, the write fails (EPIPE) and the command says so at its end, as for any output error.
   signal(SIGPIPE, SIG_IGN);
@@ -46,12 +49,11 @@ void StopOnSignals::Finish() {
 const char* StopOnSignals::signal_name() const { return Name(first_signal_.load()); }
 
 void StopOnSignals::Wait() {
-  const sigset_t set = StopSignals();
   // Polls `done_` between waits; 100 ms bounds how long the destructor waits.
   const timespec poll{0, 100 * 1000 * 1000};
   std::chrono::steady_clock::time_point first;
   while (!done_) {
-    const int sig = sigtimedwait(&set, nullptr, &poll);
+    const int sig = sigtimedwait(&signals_, nullptr, &poll);
     if (sig < 0) continue;  // EAGAIN (timeout) or EINTR
     const auto now = std::chrono::steady_clock::now();
     if (first_signal_.load() == 0) {

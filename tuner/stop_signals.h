@@ -1,4 +1,4 @@
-// StopOnSignals: turns SIGINT/SIGTERM/SIGHUP (a closed terminal or ssh session) into a stop request
+// StopOnSignals: turns SIGINT/SIGTERM/SIGHUP (a closed terminal or ssh session; not under nohup) into a stop request
 // (std::stop_source) for a long command such as `tune`, which then stops cleanly: releases its lease, keeps its
 // results, exits with a clear line. SIGPIPE is ignored from then on: a closed pipe on standard output fails the write
 // (EPIPE, said at the end) instead of killing the command before it cleans up.
@@ -13,6 +13,8 @@
 // Thread safety: token() and signal_name() may be called from any thread. The signals stay blocked in the
 // constructing thread after destruction, so that one arriving while the command finishes cannot cut it short.
 #pragma once
+
+#include <signal.h>
 
 #include <atomic>
 #include <chrono>
@@ -47,6 +49,7 @@ class StopOnSignals {
 
   const std::chrono::milliseconds repeat_grace_;
   const std::string stopping_;
+  const sigset_t signals_;  // those taken (SIGHUP not where it is ignored: nohup)
   std::stop_source source_;
   std::atomic<int> first_signal_{0};
   std::atomic<bool> done_{false};

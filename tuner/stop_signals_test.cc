@@ -84,5 +84,25 @@ TEST(StopOnSignalsTest, GivenFinish_ASignalShouldBeHeldBackNotTaken) {
   EXPECT_EQ(sigtimedwait(&set, nullptr, &now), SIGINT);  // pending, taken here so that no later test sees it
 }
 
+// Under nohup (SIGHUP ignored) the run is to outlive the terminal: SIGHUP is not taken (blocked, it would be queued
+// even though ignored, and stop the run at logout).
+TEST(StopOnSignalsTest, GivenSighupIgnoredAsNohupDoes_ItShouldNotStop) {
+  struct sigaction ignore {}, before {};
+  ignore.sa_handler = SIG_IGN;
+  ASSERT_EQ(sigaction(SIGHUP, &ignore, &before), 0);
+  {
+    StopOnSignals s;
+    kill(getpid(), SIGHUP);
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    EXPECT_FALSE(s.stop_requested());
+  }
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGHUP);
+  const timespec now{0, 0};
+  (void)sigtimedwait(&set, nullptr, &now);  // held by an earlier test's mask, if so: taken here, not by a later test
+  sigaction(SIGHUP, &before, nullptr);
+}
+
 }  // namespace
 }  // namespace tunefleet
