@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <system_error>
 
@@ -59,6 +60,25 @@ std::string NoRoomForNewLog(const std::string& path) {
          ", and a new tuning log needs about " + std::to_string(kNewLogBytes / 1024) + " KiB to start";
 }
 
+// Where a log at `path`, a symbolic link (through further links), would be made when it names no file yet or an
+// empty one: SQLite makes the log there at once, through the link. Nullopt when `path` is no link, or names a file
+// that holds something (a log, or what TuningLog::Open refuses).
+std::optional<std::string> NewLogThroughLink(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path at = path;
+  if (!fs::is_symlink(fs::symlink_status(at, ec))) return std::nullopt;
+  for (int hops = 0; hops < 40 && fs::is_symlink(fs::symlink_status(at, ec)); ++hops) {
+    const fs::path target = fs::read_symlink(at, ec);
+    if (ec) return std::nullopt;
+    at = target.is_absolute() ? target : at.parent_path() / target;
+  }
+  const fs::file_type type = fs::symlink_status(at, ec).type();
+  if (type == fs::file_type::not_found || (type == fs::file_type::regular && fs::file_size(at, ec) == 0 && !ec))
+    return at.string();
+  return std::nullopt;
+}
+
 }  // namespace
 
 Result<DeferredLog> DeferredLog::Open(const std::string& path) {
@@ -71,6 +91,10 @@ Result<DeferredLog> DeferredLog::Open(const std::string& path) {
     if (const std::string why = NoRoomForNewLog(path); !why.empty())
       return Status::IOError(path + ": cannot create a tuning log there: " + why);
     return log;
+  }
+  if (const std::optional<std::string> target = path == ":memory:" ? std::nullopt : NewLogThroughLink(path)) {
+    if (const std::string why = NoRoomForNewLog(*target); !why.empty())
+      return Status::IOError(path + ": cannot create a tuning log there (at " + *target + "): " + why);
   }
   TF_ASSIGN_OR_RETURN(log.log_, TuningLog::Open(path));
   return log;

@@ -122,6 +122,16 @@ TEST(DeferredLogTest, GivenAFullDisk_OpenShouldRefuseANewLogAndWriteNothing) {
               std::string::npos)
         << log.status().message();
   }
+  // A link to a log not made yet is made through the link at once: its target's disk is the one that counts.
+  const std::string link = dir.File("link.db");
+  fs::create_symlink("disk/through-link.db", link);
+  Result<DeferredLog> linked = DeferredLog::Open(link);
+  ASSERT_FALSE(linked.ok());
+  EXPECT_NE(linked.status().message().find(link + ": cannot create a tuning log there (at " + dir.File("disk") +
+                                           "/through-link.db): no space left on its disk: 0 KiB free in " +
+                                           dir.File("disk")),
+            std::string::npos)
+      << linked.status().message();
   std::vector<std::string> names;
   for (const fs::directory_entry& e : fs::directory_iterator(dir.File("disk"))) names.push_back(e.path().filename());
   std::sort(names.begin(), names.end());
