@@ -149,5 +149,37 @@ TEST(TrackerListenE2E, GivenMoreConnectionsThanItsFileLimitTheTrackerShouldStopS
   EXPECT_NE(tracker.Log().find("this process may open 64 files"), std::string::npos) << tracker.Log();
 }
 
+// Idle connections to the status page took the descriptors gRPC needed (its cap was 64 whatever the file limit),
+// so its port stopped accepting and the tracker stopped. The page now serves at most a quarter of the limit.
+TEST(TrackerListenE2E, GivenManyIdleStatusPageConnectionsTheTrackerShouldStillAnswer) {
+  const int port = FreeLoopbackPort();
+  const int http_port = FreeLoopbackPort();
+  Subprocess tracker({"/bin/sh", "-c", "ulimit -n 64 && exec \"$0\" --host 127.0.0.1 --port " + std::to_string(port) +
+                                           " --http-port " + std::to_string(http_port),
+                      BinDir() + "/tunefleet-tracker"},
+                     MakeTempDir("tracker-http-fds") + "/tracker.log");
+  for (int i = 0; i < 100 && tracker.Log().find("status page on") == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_NE(tracker.Log().find("status page on"), std::string::npos) << tracker.Log();
+  std::vector<OwnedFd> idle;  // held open while the tracker is asked
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(http_port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  for (int i = 0; i < 100; ++i) {
+    OwnedFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    ASSERT_TRUE(fd.valid());
+    ASSERT_EQ(::connect(fd.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address), 0) << i;
+    idle.push_back(std::move(fd));
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(1));  // the page accepts (and turns away) what it can
+  RunResult q = testing::Run({BinDir() + "/tunefleet", "query", "--rpc-tracker", "127.0.0.1:" + std::to_string(port),
+                              "--timeout", "5"},
+                             std::chrono::seconds(20));
+  EXPECT_EQ(q.exit_code, 0) << q.output << tracker.Log();
+  EXPECT_TRUE(tracker.running()) << tracker.Log();
+  EXPECT_EQ(tracker.Log().find("accepts no more connections"), std::string::npos) << tracker.Log();
+}
+
 }  // namespace
 }  // namespace tunefleet::testing

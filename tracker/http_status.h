@@ -41,7 +41,7 @@ struct HttpStatusOptions {
   std::chrono::milliseconds accept_retry_delay{250};
   // Connections open at once; one more is closed as soon as it is accepted. A status page and a few scrapers need a
   // handful: the cap keeps a flood of this unauthenticated port from taking the descriptors the gRPC side (agents,
-  // tuners) needs.
+  // tuners) needs. (The tracker gives it at most a quarter of its file limit: tracker/server.cc.)
   size_t max_connections = 64;
 };
 

@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include <boost/asio.hpp>
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -133,6 +134,16 @@ Result<std::shared_ptr<grpc::ServerCredentials>> Credentials(const ServerOptions
   return grpc::SslServerCredentials(ssl);
 }
 
+// The status page's options: at most a quarter of the files this process may open, up to the usual 64, so that
+// idle connections to the page can never take the descriptors gRPC needs to accept (with `ulimit -n 64`, 100 idle
+// ones did, and the gRPC port then stopped accepting for good; see Run).
+HttpStatusOptions StatusPageOptions() {
+  HttpStatusOptions options;
+  if (rlimit limit{}; ::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
+    options.max_connections = std::clamp<size_t>(limit.rlim_cur / 4, 1, options.max_connections);
+  return options;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<TrackerServer>> TrackerServer::Start(const ServerOptions& o) {
@@ -167,7 +178,7 @@ Result<std::unique_ptr<TrackerServer>> TrackerServer::Start(const ServerOptions&
     return Status::Unavailable("cannot listen on " + address + " (in use, or not a local address)");
   }
   if (o.http_port >= 0) {
-    auto http = HttpStatus::Start(o.host, o.http_port, &s->service_->state());
+    auto http = HttpStatus::Start(o.host, o.http_port, &s->service_->state(), StatusPageOptions());
     if (!http.ok()) {
       s->Shutdown(1);
       return http.status();
