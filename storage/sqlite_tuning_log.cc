@@ -676,9 +676,14 @@ Result<std::unique_ptr<TuningLog>> TuningLog::OpenExisting(const std::string& pa
   if (!std::filesystem::exists(path, ec)) {
     // A mistyped folder is said as such: "no such tuning log" alone sent the user looking for the file.
     const std::filesystem::path folder = std::filesystem::absolute(path, ec).parent_path();
-    const bool no_folder = !ec && !std::filesystem::exists(folder, ec) && !ec;
-    return Status::NotFound(path + ": no such tuning log" +
-                            (no_folder ? " (its folder " + folder.string() + " does not exist)" : ""));
+    std::string why;
+    if (const std::filesystem::file_type type = std::filesystem::status(folder, ec).type();
+        type == std::filesystem::file_type::not_found) {
+      why = " (its folder " + folder.string() + " does not exist)";
+    } else if (type != std::filesystem::file_type::directory && type != std::filesystem::file_type::none) {
+      why = " (" + folder.string() + " is a file, not a folder)";
+    }
+    return Status::NotFound(path + ": no such tuning log" + why);
   }
   TF_RETURN_IF_ERROR(CheckNotOtherThanAFile(path));
   // Said as it is: otherwise the read-only opens below fail and Open says it cannot write the log.

@@ -113,6 +113,12 @@ TEST(BadInputE2E, GivenALogPathWithNoFileTheReadingCommandsShouldSaySoAndCreateN
   EXPECT_EQ(no_folder.exit_code, 2) << no_folder.output;
   EXPECT_EQ(no_folder.output, "tunefleet best: error: " + in_typo + ": no such tuning log (its folder " + fleet.dir() +
                                   "/runz does not exist)\n");
+  const std::string in_file = fleet.dir() + "/notes.txt/tune.db";
+  std::ofstream(fleet.dir() + "/notes.txt") << "a file\n";
+  RunResult file_folder = fleet.Cli({"best", "--db", in_file}, std::chrono::seconds(30), false);
+  EXPECT_EQ(file_folder.exit_code, 2) << file_folder.output;
+  EXPECT_EQ(file_folder.output, "tunefleet best: error: " + in_file + ": no such tuning log (" + fleet.dir() +
+                                    "/notes.txt is a file, not a folder)\n");
   // An empty --db (a variable that was not set) is said as such, as tune and import say it (": no such tuning log").
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
            {"best", "--db", ""}, {"report", "--db", "", "-o", fleet.dir() + "/r.html"}, {"simulate", "--db", ""}}) {

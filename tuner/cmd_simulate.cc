@@ -96,6 +96,9 @@ int RunSimulate(const SimulateArgs& a) {
     };
   }
 
+  // Ctrl-C ends the replay between two batches of trials; set up before the strategies start their threads, and
+  // before the first line is written (SIGPIPE, ignored from here, killed a replay piped into a reader gone).
+  StopOnSignals signals(std::chrono::milliseconds(1000), "the seeds finished so far are reported");
   // Printed once the replay goes ahead: a refused one says its one line alone.
   const uint64_t valid = w.space.CountValid();
   std::cout << "replaying " << w.task.ToSpec() << " on " << w.tmpl->name() << ", device " << w.device << ": "
@@ -130,8 +133,6 @@ int RunSimulate(const SimulateArgs& a) {
               << "others: each is replayed at its successful results alone\n";
   }
 
-  // Ctrl-C ends the replay between two batches of trials; set up before the strategies start their threads.
-  StopOnSignals signals(std::chrono::milliseconds(1000), "the seeds finished so far are reported");
   const auto start = std::chrono::steady_clock::now();
   SimulateControl control;
   // Stopped by a signal or by the trace's first failed write.

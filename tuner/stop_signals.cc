@@ -65,7 +65,9 @@ void StopOnSignals::Wait() {
       continue;
     }
     if (now - first < repeat_grace_) continue;  // the same request delivered twice
-    spdlog::warn("second {}: killed without cleaning up (the lease expires after its ttl)", Name(sig));
+    spdlog::warn("second {}: killed without cleaning up (a lease it holds expires after its ttl, and its session "
+                 "stays 'running' until the next run on the log marks it 'killed')",
+                 Name(sig));
     signal(sig, SIG_DFL);
     sigset_t one;
     sigemptyset(&one);
