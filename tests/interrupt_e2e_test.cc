@@ -129,6 +129,17 @@ TEST_F(InterruptE2E, GivenTheLogLockedByAnotherProcessSigintShouldStopSayingWhat
   EXPECT_TRUE(WaitForFreeAgent(sent, std::chrono::seconds(10)).has_value()) << "the lease was not released";
   ASSERT_EQ(sqlite3_exec(shell.get(), "ROLLBACK", nullptr, nullptr, nullptr), SQLITE_OK);
   EXPECT_EQ(fleet_.Count("SELECT count(*) FROM sessions WHERE state = 'running'"), 1);
+
+  // A run that starts on the log while the lock is still held waits at its start (SQLite's 30 s); Ctrl-C ended that
+  // wait only when it ran out.
+  auto second = StartSlowTune();
+  ASSERT_EQ(sqlite3_exec(shell.get(), "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+  std::this_thread::sleep_for(std::chrono::seconds(3));  // leased, and waiting for the lock to enter its device
+  second->Signal(SIGINT);
+  code = second->Wait(std::chrono::seconds(15));
+  ASSERT_TRUE(code.has_value()) << "tune still waiting for the lock 15 s after SIGINT:\n" << second->Log();
+  EXPECT_EQ(*code, 130) << second->Log();
+  ASSERT_EQ(sqlite3_exec(shell.get(), "ROLLBACK", nullptr, nullptr, nullptr), SQLITE_OK);
 }
 
 // A tuner stopped while its link to the tracker is stalled (here the tracker is stopped with SIGSTOP: connections stay

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <system_error>
+#include <utility>
 
 namespace tunefleet {
 namespace {
@@ -103,8 +104,14 @@ Result<DeferredLog> DeferredLog::Open(const std::string& path) {
 Result<TuningLog*> DeferredLog::Get() {
   if (log_ == nullptr) {
     TF_ASSIGN_OR_RETURN(log_, TuningLog::Open(path_));
+    if (keep_waiting_) log_->SetLockWait(keep_waiting_);
   }
   return log_.get();
+}
+
+void DeferredLog::SetLockWait(std::function<bool(double waited_s)> keep_waiting) {
+  keep_waiting_ = std::move(keep_waiting);
+  if (log_ != nullptr) log_->SetLockWait(keep_waiting_);
 }
 
 }  // namespace tunefleet

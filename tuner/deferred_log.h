@@ -11,6 +11,7 @@
 // Thread safety: one thread at a time.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -29,12 +30,15 @@ class DeferredLog {
   Result<TuningLog*> Get();
   // The log when it is open (it existed, or Get created it); null while deferred.
   TuningLog* IfOpen() const { return log_.get(); }
+  // TuningLog::SetLockWait on the log, now when it is open, else once Get has created it (an empty one: SQLite's).
+  void SetLockWait(std::function<bool(double waited_s)> keep_waiting);
 
  private:
   explicit DeferredLog(std::string path) : path_(std::move(path)) {}
 
   std::string path_;
   std::unique_ptr<TuningLog> log_;
+  std::function<bool(double waited_s)> keep_waiting_;
 };
 
 }  // namespace tunefleet

@@ -11,6 +11,7 @@ bool LogLockWait::KeepWaiting(double waited, Clock::time_point now) {
     gave_up_ = true;
     return false;
   }
+  if (bounded_) return waited < kStartBoundS;
   if (waited < said_at_) said_at_ = 0;  // a new wait
   if (waited >= 30 && (said_at_ == 0 || waited - said_at_ >= 60)) {
     said_at_ = waited;

@@ -298,6 +298,15 @@ Status CheckSomeDeviceRuns(const std::vector<TuneTask>& tasks, const std::string
 
 Result<TuneSummary> RunTune(const TuneOptions& opts, DeferredLog& run_log) {
   if (opts.tasks.empty()) return Status::InvalidArgument("nothing to tune: give --task SPEC or a model file");
+  // Another process's lock on the log (a sqlite3 shell, a VACUUM): waited for 30 s until the session begins, then
+  // without end; a stop ends the wait within 3 s (LogLockWait). Set before the first write (the lease's devices).
+  LogLockWait lock_wait(opts.db, opts.stop);
+  run_log.SetLockWait(
+      [&lock_wait](double waited) { return lock_wait.KeepWaiting(waited, LogLockWait::Clock::now()); });
+  struct LockWaitReset {
+    DeferredLog& log;
+    ~LockWaitReset() { log.SetLockWait(nullptr); }
+  } lock_wait_reset{run_log};
   // One tune per task and device of a log: the same command run twice would measure every trial twice
   // (tuner/log_run_lock.h). The tasks are locked on the key first, before the tracker is asked, so that such a run
   // is refused at once rather than after waiting for the device the first one holds.
@@ -323,16 +332,10 @@ Result<TuneSummary> RunTune(const TuneOptions& opts, DeferredLog& run_log) {
   if (device_id == 0) return Status::Internal("the first device of the lease was not entered in the log");
   TF_ASSIGN_OR_RETURN(TuningLog * opened, run_log.Get());  // open since the first lease (RunDevices::Adopt)
   TuningLog& log = *opened;
-  // Another process's lock on the log (a sqlite3 shell, a VACUUM): waited for, without end until a stop.
-  LogLockWait lock_wait(opts.db, opts.stop);
-  log.SetLockWait([&lock_wait](double waited) { return lock_wait.KeepWaiting(waited, LogLockWait::Clock::now()); });
-  struct LockWaitReset {
-    TuningLog& log;
-    ~LockWaitReset() { log.SetLockWait(nullptr); }
-  } lock_wait_reset{log};
   // Ends as 'failed' on every error return below; its lock tells later runs that this one still lives.
   TF_ASSIGN_OR_RETURN(RunSession run_session, RunSession::Begin(log, opts.args_json, opts.session.client));
   const int64_t session_id = run_session.id();
+  lock_wait.Unbound();  // from here a record waits as long as the lock is held, rather than drop its results
   spdlog::info("tuning on {} device(s) of key '{}': {} ({}), log {}", session->devices().size(), opts.session.key,
                Printable(device.name()), Printable(device.driver_version()), opts.db);
 
