@@ -48,8 +48,8 @@ int CreationError(const std::string& path) {
 // log, and a -wal and -shm beside it; a run failed on its lock file, named as the cause.
 constexpr unsigned long long kNewLogBytes = 256 * 1024;
 
-// Why a new log at `path` cannot be made for want of room ("its disk has 12 KiB free ..."); "" when there is room
-// (or it cannot be told: TuningLog::Open then says what fails).
+// Why a new log at `path` cannot be made for want of room ("no space left on its disk: 12 KiB free in DIR, ...");
+// "" when there is room (or it cannot be told: TuningLog::Open then says what fails).
 std::string NoRoomForNewLog(const std::string& path) {
   const std::filesystem::path folder =
       std::filesystem::path(path).has_parent_path() ? std::filesystem::path(path).parent_path() : ".";
