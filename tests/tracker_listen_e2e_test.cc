@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -117,36 +118,52 @@ TEST(TrackerListenE2E, GivenAnIPv6HostTheTrackerShouldListenThereAndAnswerQuerie
   EXPECT_NE(tracker.Log().find("listening on " + address), std::string::npos) << tracker.Log();
 }
 
+// A tracker on 127.0.0.1 with `options`, that may open 64 files, its log in a new folder named after `name`.
+std::unique_ptr<Subprocess> TrackerWithFileLimit64(const std::string& options, const std::string& name) {
+  return std::make_unique<Subprocess>(
+      std::vector<std::string>{"/bin/sh", "-c", "ulimit -n 64 && exec \"$0\" --host 127.0.0.1 " + options,
+                               BinDir() + "/tunefleet-tracker"},
+      MakeTempDir(name) + "/tracker.log");
+}
+
+// Whether `line` is in the tracker's log within 10 s.
+bool WaitForLine(Subprocess& tracker, const std::string& line) {
+  for (int i = 0; i < 100 && tracker.Log().find(line) == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  return tracker.Log().find(line) != std::string::npos;
+}
+
+// Opens `count` TCP connections to 127.0.0.1:`port` into `into` (held open by the caller).
+void ConnectTo(int port, int count, std::vector<OwnedFd>& into) {
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  for (int i = 0; i < count; ++i) {
+    OwnedFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    ASSERT_TRUE(fd.valid());
+    ASSERT_EQ(::connect(fd.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address), 0) << i;
+    into.push_back(std::move(fd));
+  }
+}
+
 // The system's gRPC stops accepting on its port for good after an accept fails (a burst of connections past the file
 // limit): every later agent and tuner waited unanswered while the process lived on. The tracker now stops with an
 // error line and exit 1, so that a service manager starts it again.
 TEST(TrackerListenE2E, GivenMoreConnectionsThanItsFileLimitTheTrackerShouldStopSayingWhy) {
   const int port = FreeLoopbackPort();
-  Subprocess tracker({"/bin/sh", "-c", "ulimit -n 64 && exec \"$0\" --host 127.0.0.1 --port " + std::to_string(port),
-                      BinDir() + "/tunefleet-tracker"},
-                     MakeTempDir("tracker-fds") + "/tracker.log");
-  for (int i = 0; i < 100 && tracker.Log().find("listening on") == std::string::npos; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  ASSERT_NE(tracker.Log().find("listening on"), std::string::npos) << tracker.Log();
+  auto tracker = TrackerWithFileLimit64("--port " + std::to_string(port), "tracker-fds");
+  ASSERT_TRUE(WaitForLine(*tracker, "listening on")) << tracker->Log();
   std::vector<OwnedFd> connections;  // held until the tracker has stopped
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<uint16_t>(port));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  for (int i = 0; i < 128; ++i) {
-    OwnedFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    ASSERT_TRUE(fd.valid());
-    ASSERT_EQ(::connect(fd.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address), 0) << i;
-    connections.push_back(std::move(fd));
-  }
-  const std::optional<int> exit_code = tracker.Wait(std::chrono::seconds(30));
-  ASSERT_TRUE(exit_code.has_value()) << "the tracker lived on without accepting: " << tracker.Log();
-  EXPECT_EQ(*exit_code, 1) << tracker.Log();
-  EXPECT_NE(tracker.Log().find("[error] the gRPC port accepts no more connections (Failed accept4: Too many open "
-                               "files; gRPC does not take up accepting again after that): stopping, exit 1"),
+  ASSERT_NO_FATAL_FAILURE(ConnectTo(port, 128, connections));
+  const std::optional<int> exit_code = tracker->Wait(std::chrono::seconds(30));
+  ASSERT_TRUE(exit_code.has_value()) << "the tracker lived on without accepting: " << tracker->Log();
+  EXPECT_EQ(*exit_code, 1) << tracker->Log();
+  EXPECT_NE(tracker->Log().find("[error] the gRPC port accepts no more connections (Failed accept4: Too many open "
+                                "files; gRPC does not take up accepting again after that): stopping, exit 1"),
             std::string::npos)
-      << tracker.Log();
-  EXPECT_NE(tracker.Log().find("this process may open 64 files"), std::string::npos) << tracker.Log();
+      << tracker->Log();
+  EXPECT_NE(tracker->Log().find("this process may open 64 files"), std::string::npos) << tracker->Log();
 }
 
 // Idle connections to the status page took the descriptors gRPC needed (its cap was 64 whatever the file limit),
@@ -154,31 +171,19 @@ TEST(TrackerListenE2E, GivenMoreConnectionsThanItsFileLimitTheTrackerShouldStopS
 TEST(TrackerListenE2E, GivenManyIdleStatusPageConnectionsTheTrackerShouldStillAnswer) {
   const int port = FreeLoopbackPort();
   const int http_port = FreeLoopbackPort();
-  Subprocess tracker({"/bin/sh", "-c", "ulimit -n 64 && exec \"$0\" --host 127.0.0.1 --port " + std::to_string(port) +
-                                           " --http-port " + std::to_string(http_port),
-                      BinDir() + "/tunefleet-tracker"},
-                     MakeTempDir("tracker-http-fds") + "/tracker.log");
-  for (int i = 0; i < 100 && tracker.Log().find("status page on") == std::string::npos; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  ASSERT_NE(tracker.Log().find("status page on"), std::string::npos) << tracker.Log();
+  auto tracker =
+      TrackerWithFileLimit64("--port " + std::to_string(port) + " --http-port " + std::to_string(http_port),
+                             "tracker-http-fds");
+  ASSERT_TRUE(WaitForLine(*tracker, "status page on")) << tracker->Log();
   std::vector<OwnedFd> idle;  // held open while the tracker is asked
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<uint16_t>(http_port));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  for (int i = 0; i < 100; ++i) {
-    OwnedFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    ASSERT_TRUE(fd.valid());
-    ASSERT_EQ(::connect(fd.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address), 0) << i;
-    idle.push_back(std::move(fd));
-  }
+  ASSERT_NO_FATAL_FAILURE(ConnectTo(http_port, 100, idle));
   std::this_thread::sleep_for(std::chrono::seconds(1));  // the page accepts (and turns away) what it can
   RunResult q = testing::Run({BinDir() + "/tunefleet", "query", "--rpc-tracker", "127.0.0.1:" + std::to_string(port),
                               "--timeout", "5"},
                              std::chrono::seconds(20));
-  EXPECT_EQ(q.exit_code, 0) << q.output << tracker.Log();
-  EXPECT_TRUE(tracker.running()) << tracker.Log();
-  EXPECT_EQ(tracker.Log().find("accepts no more connections"), std::string::npos) << tracker.Log();
+  EXPECT_EQ(q.exit_code, 0) << q.output << tracker->Log();
+  EXPECT_TRUE(tracker->running()) << tracker->Log();
+  EXPECT_EQ(tracker->Log().find("accepts no more connections"), std::string::npos) << tracker->Log();
 }
 
 }  // namespace

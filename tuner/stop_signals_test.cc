@@ -12,6 +12,15 @@
 namespace tunefleet {
 namespace {
 
+// Takes `sig` when it is pending (blocked in this thread): it, else -1.
+int TakePending(int sig) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, sig);
+  const timespec now{0, 0};
+  return sigtimedwait(&set, nullptr, &now);
+}
+
 bool WaitForStop(const StopOnSignals& s) {
   for (int i = 0; i < 200 && !s.stop_requested(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   return s.stop_requested();
@@ -77,11 +86,7 @@ TEST(StopOnSignalsTest, GivenFinish_ASignalShouldBeHeldBackNotTaken) {
   kill(getpid(), SIGINT);
   std::this_thread::sleep_for(std::chrono::milliseconds(150));
   EXPECT_FALSE(s.stop_requested());
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  const timespec now{0, 0};
-  EXPECT_EQ(sigtimedwait(&set, nullptr, &now), SIGINT);  // pending, taken here so that no later test sees it
+  EXPECT_EQ(TakePending(SIGINT), SIGINT);  // pending, taken here so that no later test sees it
 }
 
 // Under nohup (SIGHUP ignored) the run is to outlive the terminal: SIGHUP is not taken (blocked, it would be queued
@@ -96,11 +101,7 @@ TEST(StopOnSignalsTest, GivenSighupIgnoredAsNohupDoes_ItShouldNotStop) {
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
     EXPECT_FALSE(s.stop_requested());
   }
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGHUP);
-  const timespec now{0, 0};
-  (void)sigtimedwait(&set, nullptr, &now);  // held by an earlier test's mask, if so: taken here, not by a later test
+  (void)TakePending(SIGHUP);  // held by an earlier test's mask, if so: taken here, not by a later test
   sigaction(SIGHUP, &before, nullptr);
 }
 
