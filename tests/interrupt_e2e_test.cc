@@ -107,7 +107,7 @@ TEST_F(InterruptE2E, GivenSighupAsAClosedTerminalSendsItTheTunerShouldStopCleanl
 // Ctrl-C while another process (a sqlite3 shell) holds the log's write lock: the run waited for it without end
 // until the stop, then gave up at once, said SQLite's "database is locked (... waits up to 30 s ...)", which had
 // not happened, and left its session 'running' without a word. It now gives the lock 3 s from the stop, then says
-// what stays unwritten, and the lease is released all the same.
+// what stays unwritten (its last line too), and the lease is released all the same.
 TEST_F(InterruptE2E, GivenTheLogLockedByAnotherProcessSigintShouldStopSayingWhatStaysUnwritten) {
   auto tune = StartSlowTune();
   ASSERT_TRUE(fleet_.WaitForRecords(1, std::chrono::seconds(240))) << tune->Log();
@@ -126,6 +126,12 @@ TEST_F(InterruptE2E, GivenTheLogLockedByAnotherProcessSigintShouldStopSayingWhat
             std::string::npos)
       << tune->Log();
   EXPECT_EQ(tune->Log().find("waits up to 30 s"), std::string::npos) << tune->Log();
+  // Its last line said "every result so far is in" the log, against the warnings above it.
+  EXPECT_EQ(tune->Log().find("every result so far is in"), std::string::npos) << tune->Log();
+  EXPECT_NE(tune->Log().find("interrupted by SIGINT; " + fleet_.db() +
+                             " stayed locked by another process, so the results since it was locked are not in it"),
+            std::string::npos)
+      << tune->Log();
   EXPECT_TRUE(WaitForFreeAgent(sent, std::chrono::seconds(10)).has_value()) << "the lease was not released";
   ASSERT_EQ(sqlite3_exec(shell.get(), "ROLLBACK", nullptr, nullptr, nullptr), SQLITE_OK);
   EXPECT_EQ(fleet_.Count("SELECT count(*) FROM sessions WHERE state = 'running'"), 1);

@@ -203,6 +203,12 @@ int RunTuneCommand(const TuneArgs& a) {
                 << " before the tracker leased a device; nothing was recorded\n";
       return;
     }
+    if (summary.ok() && summary->lock_gave_up) {
+      std::cerr << "tunefleet tune: interrupted by " << signals.signal_name() << "; " << a.db
+                << " stayed locked by another process, so the results since it was locked are not in it, those "
+                   "before are (run the same command again to resume)\n";
+      return;
+    }
     std::cerr << "tunefleet tune: interrupted by " << signals.signal_name() << "; every result so far is in "
               << a.db << " (run the same command again to resume)\n";
   };

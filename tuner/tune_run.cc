@@ -402,6 +402,7 @@ Result<TuneSummary> RunTune(const TuneOptions& opts, DeferredLog& run_log) {
     cut = true;
     summary.interrupted = opts.stop.stop_requested();
     if (summary.interrupted && lock_wait.gave_up()) {
+      summary.lock_gave_up = true;
       spdlog::warn("{} stayed locked by another process after the stop: the results that arrived since the lock was "
                    "taken are not recorded (a later run measures those configs again)",
                    opts.db);
@@ -579,8 +580,10 @@ Result<TuneSummary> RunTune(const TuneOptions& opts, DeferredLog& run_log) {
     spdlog::warn("{} stayed locked by another process: the run's session stays 'running' in it (the next run on the "
                  "log marks it 'killed')",
                  opts.db);
+    summary.lock_gave_up = true;
+  } else {
+    TF_RETURN_IF_ERROR(ended);
   }
-  TF_RETURN_IF_ERROR(ended);
 
   for (const Entry& e : entries) summary.tasks.push_back(Summarize(*e.tuner));
   return summary;

@@ -27,6 +27,9 @@ struct TunedTask {
 struct TuneSummary {
   std::vector<TunedTask> tasks;
   bool interrupted = false;
+  // After a stop, the log stayed locked by another process (LogLockWait gave up): results that arrived since the lock
+  // was taken, and the session's end, are not in it.
+  bool lock_gave_up = false;
 };
 
 // The table (columns as wide as their longest entry), the estimated model latency (Σ count × latency, best
