@@ -371,7 +371,11 @@ Result<ImportCounts> Import(std::istream& in, const std::string& source, const L
     // The records before the bad line stay (nothing recorded is dropped); the session says the import failed, and
     // the error how far it got.
     if (session) (void)session->End("failed");
-    if (counts.added == 0) return st;
+    // After records read (written, or found already present or skipped), say that none was added: a disk full at the
+    // first batch said "database or disk is full" alone.
+    if (counts.added == 0) {
+      return session || counts.duplicate + counts.skipped > 0 ? st.WithNote("no record was added") : st;
+    }
     return st.WithNote(std::to_string(counts.added) + (counts.added == 1 ? " record" : " records") +
                        " before it added; importing the file again once it is mended skips them");
   }

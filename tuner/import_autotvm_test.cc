@@ -478,6 +478,19 @@ TEST_F(ImportAutotvmTest, GivenCostsThatAreNotSecondsAboveZero_WeShouldNameTheLi
   }
 }
 
+// A bad line after lines already in the log: the error said nothing of what was added (a disk full at the first batch
+// said "database or disk is full" alone).
+TEST_F(ImportAutotvmTest, GivenABadLineAfterOnlyDuplicates_TheErrorShouldSayNoRecordWasAdded) {
+  const std::string good = ExportedConvRecord(0.00025);
+  auto second = Open("second.db");
+  ASSERT_TRUE(Import(good, *second).ok());
+  auto counts = Import(good + "{\"input\": 3}\n", *second);
+  ASSERT_FALSE(counts.ok());
+  EXPECT_NE(counts.status().message().find("tvm.log:2: "), std::string::npos) << counts.status().message();
+  EXPECT_NE(counts.status().message().find("(no record was added)"), std::string::npos) << counts.status().message();
+  EXPECT_EQ(second->Records(0, 0, 0).value().size(), 1u);
+}
+
 // An import into a new log creates it only when it first writes: a file refused at its first line left an empty
 // tuning log (and `tune` leaves none where it records nothing); so did one refused for its config, which is read
 // against the space after the workload's rows were written.
