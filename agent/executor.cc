@@ -224,7 +224,8 @@ bool Executor::Measure(ProgramInstance& instance, const proto::TimingSpec& timin
          ++round) {
       const double per_run = std::max(1.0, static_cast<double>(total_ns) / number);
       const double wanted = std::ceil(min_repeat_ns * 1.1 / per_run);
-      double grown = std::min<double>({kMaxNumber, std::max<double>(number * 2.0, wanted), number * kMaxGrowthPerRound});
+      double grown =
+          std::min<double>({kMaxNumber, std::max<double>(number * 2.0, wanted), number * kMaxGrowthPerRound});
       if (wall_per_repeat_ns > 0) {
         const double wall_per_run = std::max(1.0, wall_ns / number);
         grown = std::min(grown, std::floor(wall_per_repeat_ns / wall_per_run));

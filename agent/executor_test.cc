@@ -488,7 +488,8 @@ __kernel void from_image(__read_only image2d_t img, __global float* c) {
   int x = get_global_id(0);
   c[x] = read_imagef(img, CLK_NORMALIZED_COORDS_FALSE | CLK_FILTER_NEAREST, (int2)(x, 0)).x;
 })";
-  constexpr char kCopy[] = "__kernel void copy(__global const float* a, __global float* c) { c[get_global_id(0)] = a[get_global_id(0)]; }";
+  constexpr char kCopy[] =
+      "__kernel void copy(__global const float* a, __global float* c) { c[get_global_id(0)] = a[get_global_id(0)]; }";
   proto::KernelProgram program = Program(kToImage, "to_image", proto::FLOAT32, 64, {64}, {});
   proto::ImageSpec* image = program.add_images();
   image->set_name("img");

@@ -224,9 +224,9 @@ bool ProgramInstance::BuildKernels(const proto::KernelProgram& program, proto::M
     // over it is still launched: NVIDIA's driver (580, H200) says 256 for a kernel of 10 registers and runs it with
     // 1024 work-items, while a driver that holds to it refuses the launch, which Enqueue then says in these terms.
     size_t kernel_max = 0;
-    Status query = ClStatus("clGetKernelWorkGroupInfo",
-                            device_.api->clGetKernelWorkGroupInfo(out.kernel(), device_.device, CL_KERNEL_WORK_GROUP_SIZE,
-                                                                  sizeof(kernel_max), &kernel_max, nullptr));
+    Status query = ClStatus("clGetKernelWorkGroupInfo", device_.api->clGetKernelWorkGroupInfo(
+                                                            out.kernel(), device_.device, CL_KERNEL_WORK_GROUP_SIZE,
+                                                            sizeof(kernel_max), &kernel_max, nullptr));
     if (!query.ok()) return FailCl(result, query);
     size_t items = 0;  // fits: CheckLaunch held it to CL_DEVICE_MAX_WORK_GROUP_SIZE
     if (out.has_local && Product(out.local, out.dims, &items) && items > kernel_max) out.over_kernel_max = kernel_max;
@@ -309,8 +309,9 @@ bool ProgramInstance::SetArgs(const proto::KernelProgram& program, proto::Measur
         err = device_.api->clSetKernelArg(kernel, a, arg.local_bytes(), nullptr);
       }
       if (err != CL_SUCCESS) {
-        return Fail(result, proto::RUNTIME_ERROR,
-                    "clSetKernelArg(kernel '" + launch.entry() + "', arg " + std::to_string(a) + "): " + ClErrorName(err));
+        return Fail(
+            result, proto::RUNTIME_ERROR,
+            "clSetKernelArg(kernel '" + launch.entry() + "', arg " + std::to_string(a) + "): " + ClErrorName(err));
       }
     }
   }

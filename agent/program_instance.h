@@ -5,8 +5,8 @@
 // executor can pass them on unchanged: malformed program → HOST_GENERATION_FAILED, limits → INVALID_CONFIG,
 // build → DEVICE_COMPILE_FAILED, any other OpenCL call → RUNTIME_ERROR, clobbered canary → WRONG_ANSWER.
 //
-// Ownership: borrows the ClApi, queue, compile cache and contents cache, which must outlive it; owns its memory objects and kernels.
-// Thread safety: none.
+// Ownership: borrows the ClApi, queue, compile cache and contents cache, which must outlive it; owns its memory objects
+// and kernels. Thread safety: none.
 #pragma once
 
 #include <array>

@@ -69,7 +69,8 @@ Result<ConvShape> ConvShapeFromTask(const Task& task) {
   // Task::Parse bounds what a spec says; a task made from a model's attributes is bounded here, before the sums
   // below, which overflowed with a pad or input of 2^62.
   for (int64_t v : {s.n, s.c, s.h, s.w, s.k, s.kh, s.kw, s.stride, s.pad, s.dilation, s.groups}) {
-    if (v > kMaxTaskSize) return Bad(task, "a size, stride, pad or dilation is larger than " + std::to_string(kMaxTaskSize));
+    if (v > kMaxTaskSize)
+      return Bad(task, "a size, stride, pad or dilation is larger than " + std::to_string(kMaxTaskSize));
   }
   if (s.c % s.groups != 0 || s.k % s.groups != 0) return Bad(task, "channels are not divisible by groups");
   // Compared directly: oh()'s division truncates toward zero, so with a stride above 1 a kernel larger than the

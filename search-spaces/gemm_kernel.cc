@@ -227,7 +227,9 @@ std::string GemmKernelSource(const GemmShape& sh, const GemmConfig& c) {
     << "  const size_t b = get_group_id(2);\n"
     << "  A += b * (M * K);\n  B += b * (K * N);\n  C += b * (M * N);\n";
   if (c.sa) o << "  __local real Alm[" << nbuf << " * KWG * MWG] __attribute__((aligned(32)));\n  realK ra[LPTA];\n";
-  if (c.sb) o << "  __local real Blm[" << nbuf << " * KWG * NWG] __attribute__((aligned(32)));\n  " << (sh.transb ? "realK" : "realN") << " rb[LPTB];\n";
+  if (c.sb)
+    o << "  __local real Blm[" << nbuf << " * KWG * NWG] __attribute__((aligned(32)));\n  "
+      << (sh.transb ? "realK" : "realN") << " rb[LPTB];\n";
   o << "  acc_t acc[MWI * NWI];\n#pragma unroll\n  for (int i = 0; i < MWI * NWI; ++i) acc[i] = (acc_t)0;\n\n";
 
   if (!c.sa && !c.sb) {

@@ -1,9 +1,9 @@
 // pool.worksize: max / average pooling and global pooling over NCHW, tuned only in its work size.
 // Task "pool": N,C,H,W,KH,KW,stride,pad [,mode=max|avg][,global=1]; global pooling reduces all of H x W
 // (KH, KW, stride, pad ignored). Average pooling divides by the count of in-bounds elements (padding excluded,
-// as ONNX AveragePool's default). One work-item per output element; knob local_size (conv_common.h). The reference walks all
-// outputs in one work-item. Arithmetic in float; half buffers (float16, float16-acc32) are read and written through
-// conv_common.h's LD / ST, so only float16 needs cl_khr_fp16.
+// as ONNX AveragePool's default). One work-item per output element; knob local_size (conv_common.h). The reference
+// walks all outputs in one work-item. Arithmetic in float; half buffers (float16, float16-acc32) are read and written
+// through conv_common.h's LD / ST, so only float16 needs cl_khr_fp16.
 #pragma once
 
 #include <memory>

@@ -243,7 +243,8 @@ Result<Config> Space::FromJson(const nlohmann::json& j) const {
     int found = -1;
     for (size_t ci = 0; ci < k.choices.size() && found < 0; ++ci) {
       const auto& ch = k.choices[ci];
-      if (ch == want || (tvm_rest && ch.size() == want.size() && std::equal(ch.begin() + 1, ch.end(), want.begin() + 1)))
+      if (ch == want ||
+          (tvm_rest && ch.size() == want.size() && std::equal(ch.begin() + 1, ch.end(), want.begin() + 1)))
         found = static_cast<int>(ci);
     }
     if (found < 0) return Status::InvalidArgument("knob '" + k.name + "' has no choice " + it->dump());

@@ -61,9 +61,9 @@ class Space {
  public:
   Space() = default;
 
-  // Builders (call before sharing the space). Split: all ordered factorizations of `extent` into `parts` factors; with `pow2` only powers of
-  // two (then the product may be less than extent: the kernel guards the tail); `max_factor` caps the inner
-  // parts (0 = no cap).
+  // Builders (call before sharing the space). Split: all ordered factorizations of `extent` into `parts` factors; with
+  // `pow2` only powers of two (then the product may be less than extent: the kernel guards the tail); `max_factor` caps
+  // the inner parts (0 = no cap).
   Space& AddSplit(const std::string& name, int64_t extent, int parts, bool pow2 = false, int64_t max_factor = 0);
   Space& AddList(const std::string& name, std::vector<int64_t> values);
   Space& AddBool(const std::string& name);

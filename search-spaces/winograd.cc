@@ -144,7 +144,8 @@ std::string OutputTransform(const ConvShape& s, Precision p, const WinogradMatri
     << "  const int tw = q % TW, th = (q / TW) % TH, n = q / (TW * TH);\n";
   for (int a = 0; a < w.alpha; ++a)
     for (int b = 0; b < w.alpha; ++b)
-      o << "  const float m_" << a << "_" << b << " = (float)LD(Mt, ((long)" << a * w.alpha + b << " * K + k) * P + q);\n";
+      o << "  const float m_" << a << "_" << b << " = (float)LD(Mt, ((long)" << a * w.alpha + b
+        << " * K + k) * P + q);\n";
   o << EmitSandwich(w.at, "m", "y");
   o << "  __global T* dst = out + ((long)n * K + k) * OH * OW;\n";
   for (int i = 0; i < w.m; ++i)

@@ -151,7 +151,8 @@ Status MigrateSchema(SqliteDb& db) {
     Status s = InTransaction(db, [&]() -> Status {
       TF_ASSIGN_OR_RETURN(int v, UserVersion(db));
       if (v >= LatestSchemaVersion()) return Status::OK();
-      if (v < 0) return Status::InvalidArgument("not a tunefleet tuning log (schema version " + std::to_string(v) + ")");
+      if (v < 0)
+        return Status::InvalidArgument("not a tunefleet tuning log (schema version " + std::to_string(v) + ")");
       if (v == 0) {
         TF_ASSIGN_OR_RETURN(int64_t others, ForeignTableCount(db));
         if (others > 0) {

@@ -60,7 +60,8 @@ TEST(SqliteHandleTest, GivenBadSql_PrepareShouldReturnAnError) {
 void MakeWalDb(const std::string& path) {
   Result<SqliteDb> db = SqliteDb::Open(path);
   ASSERT_TRUE(db.ok()) << db.status().ToString();
-  ASSERT_TRUE(db->Exec("PRAGMA journal_mode = WAL; CREATE TABLE t (a INTEGER); INSERT INTO t VALUES (1), (2), (3)").ok());
+  ASSERT_TRUE(
+      db->Exec("PRAGMA journal_mode = WAL; CREATE TABLE t (a INTEGER); INSERT INTO t VALUES (1), (2), (3)").ok());
 }
 
 // A path that begins with "file:" is a file of that name, not an SQLite URI (Debian's SQLite allows URIs).

@@ -200,7 +200,8 @@ TEST_F(TuningLogTest, GivenALogThatLacksATableOrColumn_OpeningShouldNameWhatIsMi
 }
 
 // What a user or another tool may add to a log without breaking a query of it: a table of its own, a virtual table of
-// a module this SQLite lacks (an extension's), a column renamed in another case (SQLite's names are not case-sensitive).
+// a module this SQLite lacks (an extension's), a column renamed in another case (SQLite's names are not
+// case-sensitive).
 TEST_F(TuningLogTest, GivenTablesOfOthersOrACaseChangedName_OpeningShouldStillWork) {
   { OpenOrDie(); }
   ExecRaw("CREATE TABLE notes (text TEXT); ALTER TABLE tasks RENAME COLUMN flops TO FLOPS; "

@@ -607,9 +607,10 @@ TEST_F(WorkerFaultE2E, GivenAMeasureStoppedByCtrlCItsRunningJobShouldEndOnTheAge
 }
 
 // A job that runs for 85 s leaves the run's Measure stream and the agent's session without a message from the tracker
-// all that time, while their keepalive may ping the tracker every 20 s. Those pings must not end either connection. (gRPC's documented default ends a connection that pings more than twice in 5 minutes without data,
-// GOAWAY "too_many_pings"; the tracker's ping policy allows them. With Debian's gRPC 1.51 this test also passed with
-// that policy taken out: it guards the pings as a whole.)
+// all that time, while their keepalive may ping the tracker every 20 s. Those pings must not end either connection.
+// (gRPC's documented default ends a connection that pings more than twice in 5 minutes without data, GOAWAY
+// "too_many_pings"; the tracker's ping policy allows them. With Debian's gRPC 1.51 this test also passed with that
+// policy taken out: it guards the pings as a whole.)
 TEST_F(WorkerFaultE2E, GivenAJobQuietForMinutesKeepalivePingsShouldNotEndTheRunOrTheAgent) {
   StartWith("hang");
   nlohmann::json marked = Marked();

@@ -501,8 +501,9 @@ TEST_F(TuneGemmE2E, GivenEarlyStoppingAUnitWhoseTrialsAllFailShouldStopAfterNOfT
                             "--trials", "30", "--tuner", "random", "--db", fleet_.db(), "--number", "1", "--repeat",
                             "1", "--batch", "2", "--early-stopping", "4", "--timeout", "0.001"});
   ASSERT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_NE(r.output.find("tunefleet tune: error: no trial succeeded: none of the 4 recorded trial(s) of the run's tasks"),
-            std::string::npos)
+  EXPECT_NE(
+      r.output.find("tunefleet tune: error: no trial succeeded: none of the 4 recorded trial(s) of the run's tasks"),
+      std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("4 trials without a new best, none of them ran: stopped early (--early-stopping 4)"),
             std::string::npos)

@@ -51,7 +51,8 @@ inline std::optional<std::string> RegisterAgentProblem(const proto::RegisterAgen
 
 // As the end of "AcquireRequest's ..."; nullopt when `client` is within the bound.
 inline std::optional<std::string> AcquireClientProblem(const std::string& client) {
-  if (client.size() > kMaxClientBytes) return request_limits_internal::TooLong("client", client.size(), kMaxClientBytes);
+  if (client.size() > kMaxClientBytes)
+    return request_limits_internal::TooLong("client", client.size(), kMaxClientBytes);
   return std::nullopt;
 }
 

@@ -296,9 +296,9 @@ void RegisterTune(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"auto", "rank", "ndcg", "reg"}));
   sub->add_option("--xgb-prior-pool", a->xgb_prior_pool,
                   "xgb without history: the first plan is the plan-size configs that the device prior "
-                  "(work-items against what the device runs at once) ranks best of N x plan-size random ones, and every model "
-                  "starts from the prior (its base margin); 0 or 1 = a random first plan and models of the results "
-                  "alone, as GEMM always has (default 4)")
+                  "(work-items against what the device runs at once) ranks best of N x plan-size random ones, and "
+                  "every model starts from the prior (its base margin); 0 or 1 = a random first plan and models of "
+                  "the results alone, as GEMM always has (default 4)")
       ->check(cli::WholeBetween(0, kMaxPriorPool));
   sub->add_option("--number", a->number, "Runs averaged into one cost (default 4)")
       ->check(cli::Positive())

@@ -11,7 +11,9 @@
 namespace tunefleet {
 namespace {
 
-Status XgbError(const char* what) { return Status::Internal(std::string("xgboost ") + what + ": " + XGBGetLastError()); }
+Status XgbError(const char* what) {
+  return Status::Internal(std::string("xgboost ") + what + ": " + XGBGetLastError());
+}
 
 }  // namespace
 

@@ -45,8 +45,9 @@ std::set<int64_t> RepeatsBesideTheMedian(const std::vector<ExportItem>& items) {
 nlohmann::ordered_json AutotvmLine(const std::string& target, const TvmWorkload& workload,
                                    const nlohmann::json& entity, const RecordRow& record) {
   nlohmann::ordered_json line;
-  line["input"] = nlohmann::ordered_json::array(
-      {target, workload.task_name, nlohmann::ordered_json::parse(workload.args.dump()), nlohmann::ordered_json::object()});
+  line["input"] =
+      nlohmann::ordered_json::array({target, workload.task_name, nlohmann::ordered_json::parse(workload.args.dump()),
+                                     nlohmann::ordered_json::object()});
   nlohmann::ordered_json config;
   config["index"] = record.config_index;
   config["code_hash"] = nullptr;
@@ -121,7 +122,8 @@ Result<ExportCounts> ExportAutotvm(TuningLog& log, const AutotvmExportOptions& o
     // import, read back what ran; its index is the one of its knob values.
     std::string why;
     const nlohmann::json json = ParseJson(it.record.config, &why);
-    auto config = json.is_discarded() ? Result<Config>(Status::InvalidArgument("config " + why)) : space->FromJson(json);
+    auto config =
+        json.is_discarded() ? Result<Config>(Status::InvalidArgument("config " + why)) : space->FromJson(json);
     std::string outside = config.ok() ? space->Check(*config) : config.status().message();
     if (!outside.empty()) {
       skip(it, "record " + std::to_string(it.record.id) + ": its config is not in the template's space: " + outside);

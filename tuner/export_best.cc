@@ -26,7 +26,8 @@ nlohmann::json ConfigJson(const std::string& text) {
 }  // namespace
 
 std::string FormatBestTable(const std::vector<BestRow>& rows, const std::set<std::string>& shared_names) {
-  std::vector<std::vector<std::string>> cells = {{"task", "template", "device", "best_ms", "gflops", "record", "config"}};
+  std::vector<std::vector<std::string>> cells = {
+      {"task", "template", "device", "best_ms", "gflops", "record", "config"}};
   // Two device models of one name (one phone model on two drivers) are told apart by their fingerprints, as the
   // report tells them.
   auto shared_name = [&rows, &shared_names](const BestRow& r) {

@@ -91,7 +91,8 @@ nlohmann::json ProgramToPackJson(const proto::KernelProgram& p) {
                        {"init", b.init() == proto::BufferSpec::RANDOM ? "random" : "zeros"}});
   }
   for (const auto& im : p.images()) {
-    images.push_back({{"name", im.name()}, {"type", TypeName(im.type())}, {"width", im.width()}, {"height", im.height()}});
+    images.push_back(
+        {{"name", im.name()}, {"type", TypeName(im.type())}, {"width", im.width()}, {"height", im.height()}});
   }
   for (const auto& l : p.launches()) {
     nlohmann::json args = nlohmann::json::array();

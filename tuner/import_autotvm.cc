@@ -266,7 +266,8 @@ Status ImportLines(std::istream& in, const std::string& source, const LogGetter&
     auto tvm_task = TaskFromTvmWorkload(line.task_name, line.args);
     if (!tvm_task.ok()) {
       ++counts.skipped;
-      if (noted.insert(line.task_name).second) notes << where << ": skipped: " << Printable(tvm_task.status().message()) << "\n";
+      if (noted.insert(line.task_name).second)
+        notes << where << ": skipped: " << Printable(tvm_task.status().message()) << "\n";
       continue;
     }
     const std::string spec = tvm_task->task.ToSpec();
@@ -289,7 +290,8 @@ Status ImportLines(std::istream& in, const std::string& source, const LogGetter&
       const DeviceLimits limits = DeviceLimits::From(*device);
       if (std::string why; !tmpl->Supports(tvm_task->task, limits, &why)) {
         notes << where << ": skipped: " << tmpl->name() << " cannot run " << spec << " on target '"
-              << Printable(line.target) << "'" << (why.empty() ? "" : ": " + Printable(why)) << " (the other lines of this target and task too)\n";
+              << Printable(line.target) << "'" << (why.empty() ? "" : ": " + Printable(why))
+              << " (the other lines of this target and task too)\n";
         cache.emplace(key, Workload{});  // no space: skipped
         ++counts.skipped;
         continue;

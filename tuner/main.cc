@@ -66,7 +66,8 @@ int main(int argc, char** argv) {
       auto named = [&](CLI::App* sub) { return sub->check_name(first); };
       const std::vector<CLI::App*> command = app.get_subcommands(named);
       if (!first.empty() && first[0] != '-' && command.empty()) {
-        std::cerr << "tunefleet: error: unknown command '" << tunefleet::Printable(first) << "' (see tunefleet --help)\n";
+        std::cerr << "tunefleet: error: unknown command '" << tunefleet::Printable(first)
+                  << "' (see tunefleet --help)\n";
         return 2;
       }
       // Named as the command's own later errors are ("tunefleet tune: error: ..."); its options are in its own

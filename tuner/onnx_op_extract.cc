@@ -144,7 +144,8 @@ ExtractedNode ExtractConv(const onnx::GraphProto& graph, const OnnxGraphView& vi
                                                 " input channel(s) per group x " + std::to_string(groups) +
                                                 " group(s), but the input " + DimsText(*x) + " has " +
                                                 std::to_string(c));
-  // kernel_shape is optional; where given, the weight's spatial dims must be it (the kernels are sized from the weight).
+  // kernel_shape is optional; where given, the weight's spatial dims must be it (the kernels are sized from the
+  // weight).
   if (Dims ks = AttrInts(node, "kernel_shape", {}); !ks.empty() && ks != Dims{kh, kw}) {
     return Contradiction(view, node, index, "kernel_shape " + DimsText(ks) + " disagrees with the weight " +
                                                 DimsText(*wt) + " (" + std::to_string(kh) + "x" + std::to_string(kw) +

@@ -97,7 +97,8 @@ TEST_F(ReportDataTest, GivenRecordsOfTwoTasks_WeShouldGetOneSeriesEachWithTheMod
   EXPECT_EQ(data->series[1].records[0].status, 4);
   ASSERT_EQ(data->devices.size(), 1u);
   bool has_cu = false;
-  for (const auto& [k, v] : data->devices[0].details) has_cu = has_cu || (k.find("compute") != std::string::npos && v == "8");
+  for (const auto& [k, v] : data->devices[0].details)
+    has_cu = has_cu || (k.find("compute") != std::string::npos && v == "8");
   EXPECT_TRUE(has_cu);
 
   std::string html = RenderReportHtml(*data);

@@ -41,14 +41,16 @@ std::string CheckWellFormed(const std::string& html) {
       return "raw '<' at " + std::to_string(i);
     }
     if (closing) {
-      if (stack.empty() || stack.back() != name) return "</" + name + "> closes <" + (stack.empty() ? "" : stack.back()) + ">";
+      if (stack.empty() || stack.back() != name)
+        return "</" + name + "> closes <" + (stack.empty() ? "" : stack.back()) + ">";
       stack.pop_back();
     } else if (!self_closed && !kVoid.count(name)) {
       stack.push_back(name);
     }
   }
   if (!stack.empty()) return "<" + stack.back() + "> never closed";
-  if (html.find("http://") != std::string::npos && CountOf(html, "http://") != CountOf(html, "xmlns=\"http://www.w3.org/2000/svg\"")) {
+  if (html.find("http://") != std::string::npos &&
+      CountOf(html, "http://") != CountOf(html, "xmlns=\"http://www.w3.org/2000/svg\"")) {
     return "refers to the network";
   }
   if (html.find("https://") != std::string::npos || html.find("<script") != std::string::npos) return "script or URL";

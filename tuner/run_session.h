@@ -6,11 +6,11 @@
 // (sessions.run_lock), and once it has its devices and begins its session it ends every other 'running' session
 // whose lock nobody holds as 'killed' (tuner/log_run_lock.h says why only such a lock may be probed), and removes
 // session lock files nobody holds (a run killed before its row named its file). Sessions without a lock name (older
-// runs) are left as they are. `tune` and `import` hold one each. A session is judged dead by its lock alone, whatever host it names: hosts
-// that write one log must share its flocks (as the task locks already require). Deleting LOG.locks/ under a live
-// run makes the next run mark its session 'killed', which the run's own end then overwrites. A run that fails because
-// the log's disk is full can still end its session: it holds a little space back from its start (SpaceReserve) and
-// gives it up when ending the session finds no room.
+// runs) are left as they are. `tune` and `import` hold one each. A session is judged dead by its lock alone, whatever
+// host it names: hosts that write one log must share its flocks (as the task locks already require). Deleting
+// LOG.locks/ under a live run makes the next run mark its session 'killed', which the run's own end then overwrites. A
+// run that fails because the log's disk is full can still end its session: it holds a little space back from its start
+// (SpaceReserve) and gives it up when ending the session finds no room.
 //
 // Ownership: owns the lock (released by the destructor, or by the kernel when the process dies); borrows the log,
 // which must outlive it.
