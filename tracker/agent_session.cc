@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <string>
+#include <system_error>
 #include <thread>
 
 #include "common/device_key.h"
@@ -12,6 +14,7 @@ namespace tunefleet::tracker {
 
 grpc::Status RunAgentSession(const SessionDeps& deps, grpc::ServerContext* ctx, AgentStream* stream) {
   TrackerState& state = deps.state;
+  const std::string peer = ctx->peer();  // read now: once the call is cancelled gRPC says "unknown"
   proto::AgentMessage first;
   {
     const TimePoint deadline =
@@ -19,24 +22,28 @@ grpc::Status RunAgentSession(const SessionDeps& deps, grpc::ServerContext* ctx, 
     CallDeadlines::Armed armed = deps.deadlines.Arm(deadline, [ctx] { ctx->TryCancel(); });
     const bool read = stream->Read(&first);
     if (!armed.Disarm()) {
-      spdlog::warn("agent session from {}: no RegisterAgent within {}; dropping the peer", ctx->peer(),
-                   SecondsText(deps.options.register_timeout));
+      if (const auto count = deps.unregistered.Occurred()) {
+        spdlog::warn("agent session from {}: no RegisterAgent within {}; dropping the peer{}", peer,
+                     SecondsText(deps.options.register_timeout),
+                     *count == 1 ? "" : " (" + std::to_string(*count) + " such sessions since the last such line, "
+                                        "said once a minute)");
+      }
       return grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "no RegisterAgent in time");
     }
     if (!read) return grpc::Status(grpc::StatusCode::CANCELLED, "stream ended before RegisterAgent");
   }
   if (!first.has_register_()) {
-    spdlog::warn("agent session from {}: first message is not RegisterAgent; dropping the peer", ctx->peer());
+    spdlog::warn("agent session from {}: first message is not RegisterAgent; dropping the peer", peer);
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "first message must be RegisterAgent");
   }
   const proto::RegisterAgent& reg = first.register_();
   if (grpc::Status s = deps.auth.Check(reg.token(), *ctx, "AgentSession"); !s.ok()) return s;
   if (const auto problem = DeviceKeyProblem(reg.key())) {  // the key itself is not logged: it may be anything
-    spdlog::warn("agent session from {}: RegisterAgent's key {}; dropping the peer", ctx->peer(), *problem);
+    spdlog::warn("agent session from {}: RegisterAgent's key {}; dropping the peer", peer, *problem);
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "the device key " + *problem);
   }
   if (const auto problem = RegisterAgentProblem(reg)) {
-    spdlog::warn("agent session from {}: RegisterAgent's {}; dropping the peer", ctx->peer(), *problem);
+    spdlog::warn("agent session from {}: RegisterAgent's {}; dropping the peer", peer, *problem);
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "RegisterAgent's " + *problem);
   }
 
@@ -44,7 +51,7 @@ grpc::Status RunAgentSession(const SessionDeps& deps, grpc::ServerContext* ctx, 
   // Registered is always the first message the agent reads. The tracker cancels the call when it removes the agent
   // (under its lock, and never after the RemoveAgent below returns, so `ctx` is still alive then).
   auto mailbox = std::make_shared<AgentMailbox>();
-  Result<std::string> added = state.AddAgent(reg, ctx->peer(), mailbox, [ctx] { ctx->TryCancel(); });
+  Result<std::string> added = state.AddAgent(reg, peer, mailbox, [ctx] { ctx->TryCancel(); });
   if (!added.ok()) return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, added.status().message());
   const std::string agent_id = *added;
   proto::TrackerMessage registered;
@@ -54,14 +61,23 @@ grpc::Status RunAgentSession(const SessionDeps& deps, grpc::ServerContext* ctx, 
     return grpc::Status(grpc::StatusCode::CANCELLED, "agent stream broken");
   }
 
-  std::thread reader([&] {
-    proto::AgentMessage msg;
-    while (stream->Read(&msg)) {
-      if (Status s = state.OnAgentMessage(agent_id, msg); !s.ok()) break;  // already removed; reason logged
-    }
-    state.RemoveAgent(agent_id, "stream ended");
-    ctx->TryCancel();  // a Write blocked on a peer that stopped reading would otherwise hold the writer
-  });
+  std::thread reader;
+  try {
+    reader = std::thread([&] {
+      proto::AgentMessage msg;
+      while (stream->Read(&msg)) {
+        if (Status s = state.OnAgentMessage(agent_id, msg); !s.ok()) break;  // already removed; reason logged
+      }
+      state.RemoveAgent(agent_id, "stream ended");
+      ctx->TryCancel();  // a Write blocked on a peer that stopped reading would otherwise hold the writer
+    });
+  } catch (const std::system_error& e) {
+    // Out of threads (a process limit): the agent is removed while `ctx` lives. Left registered, it was leasable with
+    // nobody to read its jobs, and its removal later cancelled a call already freed (the tracker crashed).
+    state.RemoveAgent(agent_id, std::string("no thread for its session: ") + e.what());
+    return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                        std::string("the tracker could start no thread for this session: ") + e.what());
+  }
 
   std::vector<proto::TrackerMessage> out;
   while (true) {

@@ -17,6 +17,7 @@
 #include "tracker/auth.h"
 #include "tracker/call_deadlines.h"
 #include "tracker/tracker_state.h"
+#include "tracker/warning_throttle.h"
 
 namespace tunefleet::tracker {
 
@@ -34,6 +35,7 @@ struct SessionDeps {
   const TokenCheck& auth;
   CallDeadlines& deadlines;
   SessionOptions options;
+  WarningThrottle& unregistered;  // the "no RegisterAgent within" warning: 1,000 silent streams said it 1,000 times
 };
 
 // Runs one agent's session to its end. Blocks the calling (gRPC handler) thread.

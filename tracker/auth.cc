@@ -27,7 +27,11 @@ grpc::Status TokenCheck::Check(const std::string& given, const grpc::ServerConte
   const char* what = given.empty() ? "invalid token: none given, and this tracker requires one (--token or "
                                      "$TUNEFLEET_TOKEN)"
                                    : "invalid token";
-  spdlog::warn("{} from {}: {}", rpc, ctx.peer(), given.empty() ? "no token" : "invalid token");
+  if (const auto count = refusals_.Occurred()) {
+    spdlog::warn("{} from {}: {}{}", rpc, ctx.peer(), given.empty() ? "no token" : "invalid token",
+                 *count == 1 ? "" : " (" + std::to_string(*count) +
+                                        " calls refused for their token since the last such line, said once a minute)");
+  }
   return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, what);
 }
 

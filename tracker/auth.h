@@ -1,10 +1,12 @@
 // The optional shared token. Every RPC carries it (a `token` field in the request, or in RegisterAgent).
-// Thread safety: immutable after construction; safe to share.
+// Thread safety: safe to share (the token is immutable; the refusals' warning throttle guards itself).
 #pragma once
 
 #include <grpcpp/server_context.h>
 
 #include <string>
+
+#include "tracker/warning_throttle.h"
 
 namespace tunefleet::tracker {
 
@@ -14,11 +16,12 @@ class TokenCheck {
 
   bool required() const { return !token_.empty(); }
   // OK when no token is configured or `given` matches; otherwise UNAUTHENTICATED "invalid token", and a
-  // warning naming the peer and the RPC is logged.
+  // warning naming the peer and the RPC is logged: the first refusal's, then at most one a minute with the count.
   grpc::Status Check(const std::string& given, const grpc::ServerContext& ctx, const char* rpc) const;
 
  private:
   const std::string token_;
+  mutable WarningThrottle refusals_;
 };
 
 // What a tracker listening on `host` without a token should warn of: "" when `token_required`, or when `host` is a

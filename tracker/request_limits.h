@@ -19,6 +19,9 @@ inline constexpr size_t kMaxDeviceTextBytes = 64 * 1024;   // each string of a D
 inline constexpr size_t kMaxDeviceInfoBytes = 256 * 1024;  // a whole DeviceInfo, serialized
 inline constexpr size_t kMaxAgentVersionBytes = 1024;
 inline constexpr size_t kMaxClientBytes = 1024;  // AcquireRequest.client ("user@host, pid")
+// Jobs in one MeasureBatch: a tune run sends at most its --batch (up to 1024). The tracker keeps ~150 bytes per job
+// beyond the request: a 12 MB batch of 2 million empty jobs cost it 300 MB.
+inline constexpr int kMaxJobsPerBatch = 4096;
 
 namespace request_limits_internal {
 inline std::string TooLong(const std::string& field, size_t bytes, size_t limit) {

@@ -1,5 +1,6 @@
 // What the tracker counts since it started, for /metrics: results by status, agents lost or refused, leases expired,
-// and every key an agent registered with (so that a key whose agents are all gone is still written, at 0).
+// and every key an agent registered with (so that a key whose agents are all gone is still written, at 0), up to
+// kMaxKeysSeen: past it, the keys without an agent are forgotten.
 // Thread safety: a value; TrackerState fills it under its mutex.
 #pragma once
 
@@ -9,6 +10,9 @@
 #include <string>
 
 namespace tunefleet::tracker {
+
+// A lab has a few keys (one per phone model); a peer that registers one-off keys must not grow /metrics for ever.
+inline constexpr size_t kMaxKeysSeen = 256;
 
 struct TrackerCounters {
   uint64_t jobs_done = 0;                      // results received (not jobs given back unmeasured)

@@ -15,7 +15,7 @@ constexpr auto kHousekeepingPeriod = std::chrono::milliseconds(250);
 TrackerService::TrackerService(const ServiceOptions& options)
     : auth_(options.token),
       state_(options.state),
-      session_{state_, auth_, deadlines_, options.session},
+      session_{state_, auth_, deadlines_, options.session, unregistered_},
       housekeeper_([this] { Housekeep(); }) {}
 
 TrackerService::~TrackerService() {

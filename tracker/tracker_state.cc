@@ -11,10 +11,6 @@
 #include "tracker/result_check.h"
 
 namespace tunefleet::tracker {
-namespace {
-
-
-}  // namespace
 
 TrackerState::TrackerState(const StateOptions& options)
     : options_(options), leases_(Seconds(options.lease_ttl)) {}
@@ -25,13 +21,9 @@ Result<std::string> TrackerState::AddAgent(const proto::RegisterAgent& msg, cons
   if (registry_.agents().size() >= options_.max_agents) {
     const std::string why = "the tracker serves at most " + std::to_string(options_.max_agents) +
                             " agents at once (--max-agents)";
-    ++refused_agents_;
     ++counters_.agents_refused;
-    const TimePoint now = Clock::now();
-    if (!refusal_said_ || now - *refusal_said_ >= std::chrono::minutes(1)) {
-      spdlog::warn("refused {} agent session(s), the latest from {}: {}", refused_agents_, peer, why);
-      refused_agents_ = 0;
-      refusal_said_ = now;
+    if (const auto count = refusals_.Occurred()) {
+      spdlog::warn("refused {} agent session(s), the latest from {}: {}", *count, peer, why);
     }
     return Status::Unavailable(why);
   }
@@ -43,7 +35,13 @@ Result<std::string> TrackerState::AddAgent(const proto::RegisterAgent& msg, cons
     spdlog::info("agent {} registered: key '{}', device '{}', agent version '{}', from {}", reg.agent_id, msg.key(),
                  Printable(msg.device().name()), Printable(msg.agent_version()), peer);
   }
-  counters_.keys_seen.insert(msg.key());
+  if (counters_.keys_seen.insert(msg.key()).second && counters_.keys_seen.size() > kMaxKeysSeen) {
+    // Keys whose agents are all gone are forgotten (their series leave /metrics): 5,000 agents of one-off keys grew
+    // /metrics to 4 MB and the tracker's memory with it.
+    std::set<std::string> live;
+    for (const auto& [id, agent] : registry_.agents()) live.insert(agent.key);
+    std::erase_if(counters_.keys_seen, [&live](const std::string& key) { return live.count(key) == 0; });
+  }
   AgentLine& line = agent_mail_[reg.agent_id] = AgentLine{std::move(mailbox), std::move(cancel)};
   if (stopping_) line.End();
   leases_.AddAgent(reg.agent_id, msg.key());
@@ -260,6 +258,10 @@ Result<proto::AcquireReply> TrackerState::Acquire(const proto::AcquireRequest& r
 Result<BatchId> TrackerState::StartMeasure(const proto::MeasureBatch& batch, std::shared_ptr<EventMailbox> events) {
   std::lock_guard<std::mutex> lock(mu_);
   if (stopping_) return Status::Unavailable("tracker is shutting down");
+  if (batch.jobs_size() > kMaxJobsPerBatch) {
+    return Status::InvalidArgument("a measure batch carries at most " + std::to_string(kMaxJobsPerBatch) +
+                                   " jobs; this one " + std::to_string(batch.jobs_size()));
+  }
   TF_RETURN_IF_ERROR(leases_.Pin(batch.lease_id()));
   std::vector<proto::MeasureJob> jobs(batch.jobs().begin(), batch.jobs().end());
   DispatchActions out;

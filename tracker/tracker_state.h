@@ -22,6 +22,7 @@
 #include "tracker/lease_table.h"
 #include "tracker/mailbox.h"
 #include "tracker/tracker_counters.h"
+#include "tracker/warning_throttle.h"
 
 namespace tunefleet::tracker {
 
@@ -98,8 +99,7 @@ class TrackerState {
   std::mutex mu_;
   std::condition_variable grant_cv_;  // notified when a waiter is granted or on Stop
   bool stopping_ = false;
-  uint64_t refused_agents_ = 0;          // over max_agents since the last warning
-  std::optional<TimePoint> refusal_said_;  // when that warning was last said
+  WarningThrottle refusals_;  // agents over max_agents
   AgentRegistry registry_;
   LeaseTable leases_;
   JobDispatcher dispatcher_;

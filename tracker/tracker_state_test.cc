@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "common/spdlog_capture_testing.h"
+#include "tracker/request_limits.h"
 
 namespace tunefleet::tracker {
 namespace {
@@ -81,6 +82,38 @@ TEST(TrackerStateTest, GivenAnAgentThatNeverAnswersItsJob_WeShouldDropItAtTheDea
   EXPECT_EQ(state.Summary().agents_size(), 0);
   EXPECT_EQ(state.counters().agents_lost, 1u);  // for /metrics
   EXPECT_EQ(state.counters().keys_seen, std::set<std::string>{"pocl"});  // its key stays there, at 0 agents
+}
+
+// A peer that registers agents of one-off keys and leaves: every key stayed in /metrics for ever (5,000 of them made
+// it 4 MB). Past kMaxKeysSeen, the keys without an agent are forgotten; a key with an agent stays.
+TEST(TrackerStateTest, GivenManyOneOffKeysTheKeysWithoutAnAgentShouldBeForgottenPastTheBound) {
+  TrackerState state(Patient());
+  ASSERT_TRUE(state.AddAgent(PoclAgent("stays"), "test-peer", std::make_shared<AgentMailbox>()).ok());
+  for (size_t i = 0; i < 3 * kMaxKeysSeen; ++i) {
+    proto::RegisterAgent reg = PoclAgent("one-off");
+    reg.set_key("one-off-" + std::to_string(i));
+    auto id = state.AddAgent(reg, "test-peer", std::make_shared<AgentMailbox>());
+    ASSERT_TRUE(id.ok()) << id.status().ToString();
+    state.RemoveAgent(*id, "stream ended");
+    ASSERT_LE(state.counters().keys_seen.size(), kMaxKeysSeen + 1) << i;
+  }
+  EXPECT_EQ(state.counters().keys_seen.count("pocl"), 1u);
+  EXPECT_GE(state.counters().keys_seen.size(), 2u);  // the latest one-off key too, at 0 agents
+}
+
+// One request must not cost the tracker without bound: a 12 MB batch of 2 million empty jobs cost it 300 MB.
+TEST(TrackerStateTest, GivenABatchOfMoreJobsThanTheBoundItShouldBeRefusedAndTheLeaseLeftAsItWas) {
+  TrackerState state(Patient());
+  ASSERT_TRUE(state.AddAgent(PoclAgent("a"), "test-peer", std::make_shared<AgentMailbox>()).ok());
+  auto lease = state.Acquire(OnePocl(), [] { return false; });
+  ASSERT_TRUE(lease.ok()) << lease.status().ToString();
+  proto::MeasureBatch batch;
+  batch.set_lease_id(lease->lease_id());
+  for (int i = 0; i <= kMaxJobsPerBatch; ++i) batch.add_jobs()->set_job_id(i);
+  auto refused = state.StartMeasure(batch, std::make_shared<EventMailbox>());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(), "a measure batch carries at most 4096 jobs; this one 4097");
+  EXPECT_TRUE(state.Release(lease->lease_id()).ok());  // not pinned by the refused batch
 }
 
 proto::RegisterAgent Registration(const std::string& name) {
