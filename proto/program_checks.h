@@ -46,17 +46,22 @@ inline uint64_t BufferCount(const proto::KernelProgram& p, const std::string& na
 }
 
 // What is wrong with the structure of `p`, in the words the agent reports it ("kernel 'k': unknown buffer 'x'"): a
-// buffer that is empty or declared twice, or random between bounds that are no range, an image declared twice, an
-// output buffer not declared, a tolerance that is none, a launch without a kernel name, whose global size has no
-// dimension, more than 3 or a 0, whose local size has other dimensions, or an argument that names no declared memory
-// or has no value; with a reference and an output buffer: a reference without an output or of such faults itself, or
-// outputs of sizes that cannot be compared (compare_count past either, or, without one, two sizes). Empty when there
-// is none. The device's limits (sizes, work-group, local memory) are the agent's to check.
+// buffer that is empty or declared twice, of a type or init the protocol does not define (a newer tuner's: measured
+// as float32, or zeros, without a word), or random between bounds that are no range, an image declared twice or of
+// an undefined type, an output buffer not declared, a tolerance that is none, a launch without a kernel name, whose
+// global size has no dimension, more than 3 or a 0, whose local size has other dimensions, or an argument that names
+// no declared memory or has no value; with a reference and an output buffer: a reference without an output or of such
+// faults itself, or outputs of sizes that cannot be compared (compare_count past either, or, without one, two sizes).
+// Empty when there is none. The device's limits (sizes, work-group, local memory) are the agent's to check.
 inline std::string StructureProblem(const proto::KernelProgram& p) {
   std::set<std::string> buffers, images;
   for (const auto& buffer : p.buffers()) {
     if (buffer.count() == 0) return "buffer '" + buffer.name() + "' is empty";
     if (!buffers.insert(buffer.name()).second) return "buffer '" + buffer.name() + "' is declared twice";
+    if (!proto::ElemType_IsValid(buffer.type())) {
+      return "buffer '" + buffer.name() + "': type " + std::to_string(buffer.type()) +
+             " is none this agent knows (float32, float16, int32): a newer tuner's?";
+    }
     if (!proto::BufferSpec::Init_IsValid(buffer.init())) {
       return "buffer '" + buffer.name() + "': init " + std::to_string(buffer.init()) +
              " is none this agent knows (zeros, random, nans): a newer tuner's?";
@@ -69,6 +74,10 @@ inline std::string StructureProblem(const proto::KernelProgram& p) {
   }
   for (const auto& image : p.images()) {
     if (!images.insert(image.name()).second) return "image '" + image.name() + "' is declared twice";
+    if (!proto::ElemType_IsValid(image.type())) {
+      return "image '" + image.name() + "': type " + std::to_string(image.type()) +
+             " is none this agent knows (float32, float16, int32): a newer tuner's?";
+    }
   }
   if (!p.output_buffer().empty() && !buffers.count(p.output_buffer())) {
     return "output buffer '" + p.output_buffer() + "' is not declared";

@@ -487,6 +487,9 @@ TEST(BadInputE2E, GivenAnEmptyValueOrANaNToleranceItShouldBeRefusedBeforeTheTrac
   // An init this agent does not know (a newer tuner's) filled zeros without a word.
   const std::string unknown_init =
       program("unknown-init", R"({"buffers": [{"name": "c", "count": 64, "init": 7}], )" + launch + "}");
+  // So did a type it does not define (measured as float32).
+  const std::string unknown_type =
+      program("unknown-type", R"({"buffers": [{"name": "c", "count": 64, "type": 9}], )" + launch + "}");
   const std::string ref_c = R"(, "reference": {)" + buffer_c + ", " + launch;
   const std::string ref_no_output =
       program("ref-no-output", "{" + buffer_c + R"(, "outputBuffer": "c", )" + launch + ref_c + "}}");
@@ -550,6 +553,8 @@ TEST(BadInputE2E, GivenAnEmptyValueOrANaNToleranceItShouldBeRefusedBeforeTheTrac
        no_range + ": buffer 'c': random between lo 2.000000 and hi 1.000000, which is no range"},
       {{bin, "measure", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--program", unknown_init},
        unknown_init + ": buffer 'c': init 7 is none this agent knows (zeros, random, nans)"},
+      {{bin, "measure", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--program", unknown_type},
+       unknown_type + ": buffer 'c': type 9 is none this agent knows (float32, float16, int32)"},
       {{bin, "measure", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--program", ref_no_output},
        ref_no_output + ": the reference: no output buffer to compare with"},
       {{bin, "measure", "--rpc-tracker", fleet.address(), "--rpc-key", "k", "--program", past_output},
