@@ -15,10 +15,10 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
-#include <onnx/shape_inference/implementation.h>
 
 #include "common/printable.h"
 #include "search-spaces/op_signature.h"
+#include "tuner/isolated_shape_inference.h"
 #include "tuner/onnx_graph_view.h"
 #include "tuner/onnx_op_extract.h"
 
@@ -363,17 +363,7 @@ Result<ImportedModel> ImportOnnxModel(onnx::ModelProto& model, const std::string
   TF_RETURN_IF_ERROR(FixInputShapes(model.mutable_graph(), options).WithContext(name));
   TF_RETURN_IF_ERROR(CheckWindowAttributes(model.graph(), "").WithContext(name));
   TF_RETURN_IF_ERROR(CheckSingleAssignment(model.graph(), "", {}).WithContext(name));
-  try {
-    // error_mode 1: a node whose shapes contradict its operator is an error, not silently skipped.
-    onnx::ShapeInferenceOptions si(/*check_type_val=*/false, /*strict_mode_val=*/1, /*data_prop_val=*/true);
-    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), si);
-  } catch (const std::exception& e) {
-    // The message quotes the model (names, bytes of a damaged file): escaped, and cut to a line.
-    std::string what = e.what();
-    for (char& c : what) c = c == '\n' ? ' ' : c;
-    return Status::InvalidArgument(name + ": shape inference failed: " +
-                                   Printable(what, 400, PrintableBytes::kAsciiOnly));
-  }
+  TF_RETURN_IF_ERROR(InferShapesIsolated(model).WithContext(name));
 
   ImportedModel out;
   out.name = name;
