@@ -275,7 +275,11 @@ ExtractedNode ExtractMatMul(const onnx::GraphProto& graph, const OnnxGraphView& 
   // A following Add of a constant [N] vector is the dense layer's bias.
   const onnx::NodeProto* tail = &node;
   int ci = -1;
-  if (const auto* add = SoleConsumer(graph, view, node, &ci); add != nullptr && add->op_type() == "Add") {
+  // ONNX's own Add of two inputs only: a custom domain's "Add" (of no inputs, in a fuzzed model) computes whatever
+  // that domain says, and reading its inputs failed protobuf's CHECK.
+  const auto* add = SoleConsumer(graph, view, node, &ci);
+  if (add != nullptr && add->op_type() == "Add" && (add->domain().empty() || add->domain() == "ai.onnx") &&
+      add->input_size() == 2 && add->output_size() >= 1) {
     const std::string& other = add->input(0) == node.output(0) ? add->input(1) : add->input(0);
     auto c = view.Shape(other);
     if (view.Constant(other) != nullptr && c && IsBiasRow(*c, n)) {

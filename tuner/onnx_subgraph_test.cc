@@ -230,6 +230,28 @@ TEST(OnnxSubgraphTest, GivenAConvOutputThatASubgraphAlsoReads_WeShouldNotFuseThe
   EXPECT_EQ(NotTuned(*out, "Identity"), 1);
 }
 
+// A MatMul whose sole reader is a custom domain's "Add" of no inputs, with a subgraph that reads the MatMul: taken
+// as the dense layer's bias, its missing inputs were read (protobuf's CHECK failed: two lines, exit 1).
+TEST(OnnxSubgraphTest, GivenAMatMulReadOnlyByACustomAddOfNoInputs_WeShouldNotFuseIt) {
+  Model m;
+  m.model.add_opset_import()->set_domain("custom");
+  m.model.mutable_opset_import(1)->set_version(1);
+  m.main().Input("x", kFloat, std::vector<int64_t>{4, 8});
+  m.main().Weight("w", {8, 16});
+  m.main().Node("MatMul", "mm", {"x", "w"}, {"y"});
+  auto* add = m.main().Node("Add", "custom_add", {}, {"z"});
+  add->set_domain("custom");
+  Graph body = Graph::Sub(add, "body");
+  body.Node("Identity", "", {"y"}, {"e"});
+  body.Output("e", kFloat);
+  m.main().Output("z", kFloat);
+  auto out = ImportOnnxModel(m.model, "custom.onnx", {});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  ASSERT_EQ(out->ops.size(), 1u);
+  EXPECT_EQ(out->ops[0].onnx_ops, "MatMul");
+  EXPECT_EQ(out->ops[0].task.ToSpec(), "gemm:4,16,8:float32");
+}
+
 TEST(OnnxSubgraphTest, GivenALoopBodyMatMulOfAnOuterWeight_WeShouldExtractItOnceWithTheRightShape) {
   Model model = LoopOfMatMul(/*nested_if=*/false, /*unknown_carry=*/false);
   auto m = ImportOnnxModel(model.model, "loop.onnx", {});
