@@ -52,6 +52,12 @@ Status DbError(sqlite3* db, int rc, std::string msg) {
                                  "(it is not writable here, so it is read without a lock); run the command again");
     }
   }
+  // A page damaged after it was written: SQLite's "database disk image is malformed" said nothing of what to do, where
+  // tune and import, which check the log before they write, explain it.
+  if (primary == SQLITE_CORRUPT) {
+    msg += " (the log is damaged: give a copy of it from before the damage; sqlite3's .recover may save the records "
+           "still readable)";
+  }
   if (primary == SQLITE_BUSY) {
     msg += " (another process held a write lock on it for longer than this one waits: a run writing its records "
            "waits up to 30 s; a sqlite3 shell's open transaction or a VACUUM can hold it longer)";

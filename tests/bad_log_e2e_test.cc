@@ -261,6 +261,11 @@ TEST(BadInputE2E, GivenALogWithADamagedPageEachReadingCommandShouldNameTheLogOnc
     EXPECT_EQ(CountLines(r.output), 1) << r.output;
     EXPECT_NE(r.output.find(db + ": "), std::string::npos) << r.output;
     EXPECT_EQ(r.output.find(db + ": " + db), std::string::npos) << r.output;
+    // SQLite's words alone said nothing of what to do.
+    EXPECT_NE(r.output.find("database disk image is malformed (the log is damaged: give a copy of it from before "
+                            "the damage"),
+              std::string::npos)
+        << r.output;
   }
   EXPECT_FALSE(std::filesystem::exists(fleet.dir() + "/r.html"));
   EXPECT_FALSE(std::filesystem::exists(fleet.dir() + "/x.csv"));
