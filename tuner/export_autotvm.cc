@@ -22,7 +22,7 @@ constexpr double kErrorCost = 1e9;
 // The successful records of configs measured more than once (tune --confirm, a --fresh pass) but the one each stands
 // as: its lower median result (of two, the faster; ties to the earlier record), as `best` ranks it. TVM takes a
 // workload's lowest cost over all lines, so every repeat written would make a config's one lucky run its pick.
-std::set<int64_t> RepeatsBesideTheMedian(const std::vector<ExportItem>& items) {
+std::set<int64_t> RepeatsBesideTheMedian(const ExportItems& items) {
   std::map<std::tuple<int64_t, int64_t, int64_t, std::string>, std::vector<std::pair<double, int64_t>>> results;
   for (const ExportItem& it : items) {
     const RecordRow& r = it.record;

@@ -24,13 +24,17 @@ proto::DeviceInfo DeviceInfoOf(const DeviceRow& d, bool* parsed) {
   return info;
 }
 
-Result<std::vector<ExportItem>> CollectExportItems(TuningLog& log, bool best_only, const TemplateLookup& lookup,
-                                                   std::ostream& notes) {
+Result<ExportItems> CollectExportItems(TuningLog& log, bool best_only, const TemplateLookup& lookup,
+                                       std::ostream& notes) {
   // One snapshot for every read below: `tune` or `import` may be writing the log meanwhile.
   TF_ASSIGN_OR_RETURN(ReadSnapshot snapshot, log.HoldReadSnapshot());
-  TF_ASSIGN_OR_RETURN(auto tasks, log.Tasks());
-  TF_ASSIGN_OR_RETURN(auto templates, log.Templates());
-  TF_ASSIGN_OR_RETURN(auto devices, log.Devices());
+  ExportItems out;
+  TF_ASSIGN_OR_RETURN(out.tasks, log.Tasks());
+  TF_ASSIGN_OR_RETURN(out.templates, log.Templates());
+  TF_ASSIGN_OR_RETURN(out.devices, log.Devices());
+  const auto& tasks = out.tasks;
+  const auto& templates = out.templates;
+  const auto& devices = out.devices;
   TF_ASSIGN_OR_RETURN(auto records, log.Records(0, 0, 0));
   std::set<int64_t> keep;
   if (best_only) {
@@ -41,15 +45,15 @@ Result<std::vector<ExportItem>> CollectExportItems(TuningLog& log, bool best_onl
   for (const auto& t : tasks) task_by_id[t.id] = &t;
   std::map<int64_t, const TemplateRow*> tmpl_by_id;
   for (const auto& t : templates) tmpl_by_id[t.id] = &t;
-  std::map<int64_t, std::pair<const DeviceRow*, proto::DeviceInfo>> dev_by_id;
+  std::map<int64_t, const DeviceRow*> dev_by_id;
   std::set<int64_t> undescribed;  // devices whose description in the log does not parse
   for (const auto& d : devices) {
     bool parsed = true;
-    dev_by_id[d.id] = {&d, DeviceInfoOf(d, &parsed)};
+    dev_by_id[d.id] = &d;
+    out.infos[d.id] = DeviceInfoOf(d, &parsed);
     if (!parsed) undescribed.insert(d.id);
   }
 
-  std::vector<ExportItem> out;
   for (auto& r : records) {
     if (best_only && !keep.count(r.id)) continue;
     auto t = task_by_id.find(r.task_id);
@@ -62,9 +66,9 @@ Result<std::vector<ExportItem>> CollectExportItems(TuningLog& log, bool best_onl
     // (images, work-group size) and driver are unknown, which the exporters would otherwise report as the device's
     // ("device has no image support").
     if (undescribed.erase(r.device_id) != 0 && !best_only) {
-      notes << UndescribedDeviceNote(*d->second.first) << "\n";
+      notes << UndescribedDeviceNote(*d->second) << "\n";
     }
-    out.push_back({*t->second, *tp->second, *d->second.first, d->second.second, std::move(r)});
+    out.items.push_back({*t->second, *tp->second, *d->second, out.infos.at(r.device_id), std::move(r)});
   }
   return out;
 }
