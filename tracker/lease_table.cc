@@ -113,6 +113,10 @@ Status LeaseTable::Renew(const std::string& lease_id, TimePoint now) {
   return Status::OK();
 }
 
+void LeaseTable::RenewAll(TimePoint now) {
+  for (auto& [id, lease] : leases_) lease.expiry = now + std::chrono::duration_cast<Clock::duration>(ttl_);
+}
+
 void LeaseTable::ForgetIfIdle(std::map<std::string, KeyState>::iterator key) {
   if (key->second.registered == 0 && key->second.free.empty() && key->second.queue.empty()) keys_.erase(key);
 }

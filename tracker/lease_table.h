@@ -95,6 +95,8 @@ class LeaseTable {
 
   // Pushes the lease's expiry to now + ttl. NotFound when the lease is unknown or expired.
   Status Renew(const std::string& lease_id, TimePoint now);
+  // Pushes every lease's expiry to now + ttl (the tracker stalled: renewals sent meanwhile are still unread).
+  void RenewAll(TimePoint now);
   // Ends a lease, freeing its agents. NotFound when unknown. Call Pump() afterwards.
   Status Release(const std::string& lease_id);
   // Ends every unpinned lease whose expiry is <= now; returns the ended leases. Call Pump() afterwards.

@@ -9,6 +9,8 @@ namespace {
 
 // How often silent agents and unrenewed leases are looked for; bounds how late a timeout is noticed.
 constexpr auto kHousekeepingPeriod = std::chrono::milliseconds(250);
+// A housekeeping wake-up this much later than the last one means the tracker itself did not run meanwhile.
+constexpr auto kStallBound = std::chrono::seconds(5);
 
 }  // namespace
 
@@ -35,11 +37,16 @@ void TrackerService::Stop() {
 
 void TrackerService::Housekeep() {
   std::unique_lock<std::mutex> lock(mu_);
+  TimePoint last = Clock::now();
   while (!stop_) {
     stop_cv_.wait_for(lock, kHousekeepingPeriod, [this] { return stop_; });
     if (stop_) break;
     lock.unlock();
-    state_.Tick(Clock::now());
+    const TimePoint now = Clock::now();
+    // Woken this late, the whole process stalled: a soak on a loaded host dropped every agent at once.
+    if (now - last > kStallBound) state_.ForgiveStall(now, now - last);
+    last = now;
+    state_.Tick(now);
     deadlines_.CancelOverdue(Clock::now());
     lock.lock();
   }

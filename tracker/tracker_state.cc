@@ -335,6 +335,15 @@ proto::SummaryReply TrackerState::Summary() {
   return reply;
 }
 
+void TrackerState::ForgiveStall(TimePoint now, Clock::duration stalled) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [id, agent] : registry_.agents()) registry_.Touch(id, now);
+  leases_.RenewAll(now);
+  spdlog::warn("the tracker stalled for {} (its host swapped, or was suspended): the silence of agents and leases "
+               "during it is not held against them",
+               SecondsText(std::chrono::duration<double>(stalled).count()));
+}
+
 void TrackerState::Tick(TimePoint now) {
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& id : registry_.Stale(now, Seconds(options_.heartbeat_timeout))) {

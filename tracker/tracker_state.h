@@ -82,6 +82,10 @@ class TrackerState {
   // Drops silent agents, agents past a job's answer deadline (JobAnswerDeadline), and expires unrenewed leases.
   // Called periodically.
   void Tick(TimePoint now);
+  // The tracker itself stalled for `stalled` (its host swapped or was suspended): the heartbeats and renewals sent
+  // meanwhile are still unread, and Tick dropped every agent at once for the stall's silence. Every agent's silence
+  // and every lease's renewal count from `now` instead; said in a warning.
+  void ForgiveStall(TimePoint now, Clock::duration stalled);
   // Shutdown: closes every mailbox, cancels every agent's call and wakes every waiting Acquire.
   void Stop();
 

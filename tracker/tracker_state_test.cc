@@ -116,6 +116,27 @@ TEST(TrackerStateTest, GivenABatchOfMoreJobsThanTheBoundItShouldBeRefusedAndTheL
   EXPECT_TRUE(state.Release(lease->lease_id()).ok());  // not pinned by the refused batch
 }
 
+// A stall of the tracker's own host: the heartbeats sent meanwhile are still unread when it runs again, and Tick
+// dropped every agent at once. After ForgiveStall, silence counts from its time; an agent that stays silent is
+// dropped a heartbeat timeout later, and a lease unrenewed expires a ttl later.
+TEST(TrackerStateTest, GivenAStallOfTheTrackerItselfAgentsAndLeasesShouldBeGivenTheirTimeoutsFromItsEnd) {
+  StateOptions options;
+  options.heartbeat_timeout = 15;
+  options.lease_ttl = 30;
+  TrackerState state(options);
+  const auto t0 = Clock::now();
+  ASSERT_TRUE(state.AddAgent(PoclAgent("a"), "test-peer", std::make_shared<AgentMailbox>()).ok());
+  auto lease = state.Acquire(OnePocl(), [] { return false; });
+  ASSERT_TRUE(lease.ok()) << lease.status().ToString();
+  const auto woke = t0 + std::chrono::seconds(40);  // stalled for 40 s: past both timeouts
+  state.ForgiveStall(woke, std::chrono::seconds(40));
+  state.Tick(woke);
+  ASSERT_EQ(state.Summary().agents_size(), 1);
+  EXPECT_TRUE(state.Renew(lease->lease_id()).ok());
+  state.Tick(woke + std::chrono::seconds(16));  // silent since the stall's end
+  EXPECT_EQ(state.Summary().agents_size(), 0);
+}
+
 proto::RegisterAgent Registration(const std::string& name) {
   proto::RegisterAgent reg;
   reg.set_key("phone");
