@@ -26,8 +26,14 @@ struct ExportItem {
   RecordRow record;
 };
 
-// The items and the rows they refer to (moving it keeps them where they are).
+// The items and the rows they refer to (moving it keeps them where they are; a copy would refer to the original's).
 struct ExportItems {
+  ExportItems() = default;
+  ExportItems(ExportItems&&) = default;
+  ExportItems& operator=(ExportItems&&) = default;
+  ExportItems(const ExportItems&) = delete;
+  ExportItems& operator=(const ExportItems&) = delete;
+
   std::vector<TaskRow> tasks;
   std::vector<TemplateRow> templates;
   std::vector<DeviceRow> devices;

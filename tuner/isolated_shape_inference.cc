@@ -53,7 +53,7 @@ void DropAttributeTensors(onnx::GraphProto& graph) {
 
 // In the child: infer, answer, leave without running the parent's atexit handlers or flushing its stdio buffers.
 [[noreturn]] void InferInChild(onnx::ModelProto& model, int out, pid_t parent) {
-  // A parent stopped by a signal of its own (not its process group's, as Ctrl-C is) ends the child too.
+  // A parent killed by a signal sent to it alone (Ctrl-C reaches the whole process group) takes the child with it.
   if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent) _exit(1);
   std::string answer;
   try {
@@ -63,7 +63,9 @@ void DropAttributeTensors(onnx::GraphProto& graph) {
     model.mutable_graph()->clear_initializer();  // the weights: the parent has them, TakeInferred takes none
     DropAttributeTensors(*model.mutable_graph());
     answer = std::string(1, kInferred);
-    if (!model.AppendToString(&answer)) answer = std::string(1, kRefused) + "the inferred model could not be serialized";
+    if (!model.AppendToString(&answer)) {
+      answer = std::string(1, kRefused) + "the inferred model could not be serialized";
+    }
   } catch (const std::exception& e) {
     answer = std::string(1, kRefused) + e.what();
   }
