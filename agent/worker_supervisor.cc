@@ -143,17 +143,9 @@ Status WorkerSupervisor::Spawn() {
 
   // The worker runs the kernels and needs no secret: the tracker's token stays out of its environment.
   std::vector<char*> env;
-  bool pocl_cache_set = false;
   for (char** e = environ; *e != nullptr; ++e) {
     if (std::strncmp(*e, "TUNEFLEET_TOKEN=", 16) != 0) env.push_back(*e);
-    pocl_cache_set = pocl_cache_set || std::strncmp(*e, "POCL_KERNEL_CACHE=", 18) == 0;
   }
-  // PoCL keeps every kernel it compiles on disk for ever (~/.cache/pocl/kcache): 59 KB a job, 315 MB after 5,166 jobs
-  // of a soak, some 6 GB per 100,000 for an agent that serves for weeks. A tuning job's kernel is seldom compiled
-  // twice, and the worker's own cache keeps those that are; so it is off unless the user set POCL_KERNEL_CACHE (a job
-  // took as long either way). Other drivers ignore the variable.
-  static char kPoclCacheOff[] = "POCL_KERNEL_CACHE=0";
-  if (!pocl_cache_set) env.push_back(kPoclCacheOff);
   env.push_back(nullptr);
   pid_t pid = -1;
   err = posix_spawn(&pid, argv[0], &actions, &attr, argv.data(), env.data());

@@ -161,32 +161,6 @@ TEST_F(WorkerSupervisorTest, GivenATokenInTheAgentsEnvironment_TheWorkerShouldNo
   EXPECT_EQ(supervisor->Run(TestVectorAdd()).status(), proto::OK);
 }
 
-// PoCL's disk cache of every kernel compiled grew by 59 KB a job for as long as the agent served (315 MB after 5,166
-// jobs): the worker runs with it off, unless the user set it.
-TEST_F(WorkerSupervisorTest, GivenNoPoclCacheSettingTheWorkerShouldRunWithPoclsDiskCacheOff) {
-  auto environment_of = [](WorkerSupervisor& supervisor) {
-    std::ifstream environ_file("/proc/" + std::to_string(supervisor.TEST_worker_pid()) + "/environ");
-    return std::string((std::istreambuf_iterator<char>(environ_file)), std::istreambuf_iterator<char>());
-  };
-  const char* before = std::getenv("POCL_KERNEL_CACHE");
-  const std::string saved = before != nullptr ? before : "";
-  unsetenv("POCL_KERNEL_CACHE");
-  std::unique_ptr<WorkerSupervisor> off = StartWorker("");
-  ASSERT_NE(off, nullptr);
-  EXPECT_NE(environment_of(*off).find(std::string("POCL_KERNEL_CACHE=0") + '\0'), std::string::npos);
-  EXPECT_EQ(off->Run(TestVectorAdd()).status(), proto::OK);
-  setenv("POCL_KERNEL_CACHE", "1", 1);
-  std::unique_ptr<WorkerSupervisor> kept = StartWorker("");
-  if (before != nullptr) {
-    setenv("POCL_KERNEL_CACHE", saved.c_str(), 1);
-  } else {
-    unsetenv("POCL_KERNEL_CACHE");
-  }
-  ASSERT_NE(kept, nullptr);
-  EXPECT_NE(environment_of(*kept).find(std::string("POCL_KERNEL_CACHE=1") + '\0'), std::string::npos);
-  EXPECT_EQ(environment_of(*kept).find("POCL_KERNEL_CACHE=0"), std::string::npos);
-}
-
 TEST_F(WorkerSupervisorTest, GivenAWorkerThatCrashes_WeShouldReportTheSignalAndRunTheNextJob) {
   std::unique_ptr<WorkerSupervisor> supervisor = StartWorker("crash");
   ASSERT_NE(supervisor, nullptr);
