@@ -235,8 +235,8 @@ class SqliteTuningLog final : public TuningLog {
     Status s = Write([&]() -> Status {
       ids.clear();  // a retried transaction starts over
       // Under the write lock: a record another process added since the caller looked is seen here. "+status" keeps
-      // SQLite on records_by_workload (down to the config): on records_best (by status) it scanned every success of
-      // the workload for each record, and an import of 34,650 lines took 3 minutes instead of seconds.
+      // SQLite on records_by_workload (down to the config and its time): on records_best (by status) it scanned every
+      // success of the workload for each record, and an import of 34,650 lines took 3 minutes instead of seconds.
       for (const RecordRow& r : rows) {
         RecordRow row = r;
         if (row.timestamp <= 0) row.timestamp = WallClockSeconds();  // as InsertRecord stores it

@@ -329,10 +329,37 @@ TEST_F(TuningLogTest, GivenARecordOfAnUnknownTask_WeShouldRefuseItByForeignKey) 
 TEST_F(TuningLogTest, GivenAnOpenLog_WeShouldBeInWalModeAtTheLatestSchema) {
   auto log = OpenOrDie();
   EXPECT_EQ(QueryRaw("PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(QueryRaw("PRAGMA user_version"), "2");
+  EXPECT_EQ(QueryRaw("PRAGMA user_version"), "3");
   EXPECT_EQ(QueryRaw("SELECT count(*) FROM sqlite_schema WHERE name IN "
                      "('devices','tasks','templates','sessions','records')"),
             "5");
+}
+
+// Schema 3 added the time to records_by_workload, so that the check of an import for a record already present does
+// not read every record of its config. A log of schema 2 (its index as it was) gets the new index when opened for
+// writing, and its records stay.
+TEST_F(TuningLogTest, GivenALogOfSchema2_WritingShouldIndexRecordsByTheirTime) {
+  {
+    auto log = OpenOrDie();
+    MakeWorld(*log);
+    ASSERT_TRUE(log->AddRecord(Rec(7, 0, 1e-3)).ok());
+  }
+  ASSERT_NO_FATAL_FAILURE(ExecRaw("DROP INDEX records_by_workload; CREATE INDEX records_by_workload ON records "
+                                  "(task_id, template_id, device_id, config_index); PRAGMA user_version = 2"));
+  const std::string columns = "SELECT group_concat(name, ',') FROM (SELECT name FROM "
+                              "pragma_index_info('records_by_workload') ORDER BY seqno)";
+  ASSERT_EQ(QueryRaw(columns), "task_id,template_id,device_id,config_index");
+  auto log = OpenOrDie();
+  EXPECT_EQ(QueryRaw("PRAGMA user_version"), "3");
+  EXPECT_EQ(QueryRaw(columns), "task_id,template_id,device_id,config_index,timestamp");
+  EXPECT_EQ(QueryRaw("SELECT count(*) FROM records"), "1");
+  RecordRow later = Rec(7, 0, 1e-3);  // the same config measured again, later
+  later.timestamp += 60;
+  auto added = log->AddRecordsUnlessPresent({later, later});
+  ASSERT_TRUE(added.ok()) << added.status().ToString();
+  ASSERT_EQ(added->size(), 2u);
+  EXPECT_TRUE(added->at(0).has_value());
+  EXPECT_FALSE(added->at(1).has_value());
 }
 
 // Schema 2 added sessions.run_lock. A log of schema 1 (the column dropped again here) is read as it is by the
@@ -357,7 +384,7 @@ TEST_F(TuningLogTest, GivenALogOfSchema1_ReadingShouldLeaveItAndWritingShouldAdd
     EXPECT_EQ(QueryRaw("PRAGMA user_version"), "1");
   }
   auto log = OpenOrDie();
-  EXPECT_EQ(QueryRaw("PRAGMA user_version"), "2");
+  EXPECT_EQ(QueryRaw("PRAGMA user_version"), "3");
   auto running = log->RunningSessions();
   ASSERT_TRUE(running.ok()) << running.status().ToString();
   ASSERT_EQ(running->size(), 1u);
