@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "tracker/lease_table.h"  // NoLeaseError
+
 namespace tunefleet::tracker {
 
 void JobDispatcher::OpenLease(const std::string& lease_id, const std::vector<LeasedAgent>& agents) {
@@ -65,7 +67,7 @@ DispatchActions JobDispatcher::CloseLease(const std::string& lease_id, const std
 Result<BatchId> JobDispatcher::Submit(const std::string& lease_id, std::vector<proto::MeasureJob> jobs,
                                       DispatchActions* out) {
   auto lit = leases_.find(lease_id);
-  if (lit == leases_.end()) return Status::NotFound("no lease '" + lease_id + "' (expired or released)");
+  if (lit == leases_.end()) return NoLeaseError(lease_id);
   if (jobs.empty()) return Status::InvalidArgument("empty measure batch");
   BatchState batch{lease_id, {}};
   for (const auto& j : jobs) {

@@ -108,7 +108,7 @@ std::vector<Grant> LeaseTable::Pump(TimePoint now) {
 
 Status LeaseTable::Renew(const std::string& lease_id, TimePoint now) {
   auto it = leases_.find(lease_id);
-  if (it == leases_.end()) return Status::NotFound("no lease '" + lease_id + "' (expired or released)");
+  if (it == leases_.end()) return NoLeaseError(lease_id);
   it->second.expiry = now + std::chrono::duration_cast<Clock::duration>(ttl_);
   return Status::OK();
 }
@@ -132,7 +132,7 @@ void LeaseTable::FreeAgents(const Lease& lease) {
 
 Status LeaseTable::Release(const std::string& lease_id) {
   auto it = leases_.find(lease_id);
-  if (it == leases_.end()) return Status::NotFound("no lease '" + lease_id + "' (expired or released)");
+  if (it == leases_.end()) return NoLeaseError(lease_id);
   FreeAgents(it->second);
   leases_.erase(it);
   return Status::OK();
@@ -154,7 +154,7 @@ std::vector<Lease> LeaseTable::Expire(TimePoint now) {
 
 Status LeaseTable::Pin(const std::string& lease_id) {
   auto it = leases_.find(lease_id);
-  if (it == leases_.end()) return Status::NotFound("no lease '" + lease_id + "' (expired or released)");
+  if (it == leases_.end()) return NoLeaseError(lease_id);
   it->second.pins++;
   return Status::OK();
 }

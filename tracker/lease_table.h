@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "common/printable.h"
 #include "common/status.h"
 
 namespace tunefleet::tracker {
@@ -42,6 +43,12 @@ inline std::string LeaseLogName(const std::string& lease_id) {
   const size_t dash = lease_id.rfind('-');
   return dash == std::string::npos || dash == 0 || lease_id.compare(0, 6, "lease-") != 0 ? "lease (malformed id)"
                                                                                           : lease_id.substr(0, dash);
+}
+
+// The error for a lease id the table does not hold. The id is the caller's, so it is shown as Printable shows text
+// from a peer (at most 200 bytes, control bytes escaped): a client's 100 KB id came back whole in the reply.
+inline Status NoLeaseError(const std::string& lease_id) {
+  return Status::NotFound("no lease '" + Printable(lease_id) + "' (expired or released)");
 }
 
 struct Lease {

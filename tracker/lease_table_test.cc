@@ -55,6 +55,19 @@ TEST_F(LeaseTableTest, GivenALease_ItsIdShouldNotBeGuessableFromTheSequence) {
   EXPECT_EQ(table_.Counts("phone").leased, 2u);
 }
 
+// The id in the error is the caller's: a 100 KB one came back whole in the reply, and a control byte went into the
+// tuner's error line as it was.
+TEST_F(LeaseTableTest, GivenAnUnknownLeaseIdOfAnyLength_ItsErrorShouldShowItShortAndPrintable) {
+  const std::string id = "lease-7-\x1b[31m" + std::string(100 * 1024, 'a');
+  for (const Status& s : {table_.Release(id), table_.Renew(id, At(1))}) {
+    EXPECT_EQ(s.code(), Status::Code::kNotFound);
+    EXPECT_LT(s.message().size(), 400u) << s.message().size();
+    EXPECT_EQ(s.message().find('\x1b'), std::string::npos);
+    EXPECT_NE(s.message().find("no lease 'lease-7-\\x1b[31maaa"), std::string::npos) << s.message().substr(0, 80);
+    EXPECT_NE(s.message().find("(expired or released)"), std::string::npos);
+  }
+}
+
 TEST_F(LeaseTableTest, GivenWaitersOfMixedPriority_WeShouldServeHigherPriorityThenFifo) {
   AddAgents("gpu", 1);
   const uint64_t holder = Want("gpu", 1);
