@@ -8,6 +8,7 @@
 #include <atomic>
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <thread>
@@ -19,6 +20,7 @@
 #include "agent/cl_api.h"
 #include "agent/device_info.h"
 #include "agent/device_lock.h"
+#include "agent/kernel_disk_cache.h"
 #include "agent/session.h"
 #include "agent/worker_main.h"
 #include "agent/worker_supervisor.h"
@@ -43,6 +45,8 @@ struct Flags {
   bool platform_given = false;  // --list-devices lists that platform only
   int device = 0;
   int job_timeout_s = 60;
+  int pocl_cache_mb = 0;  // 0: PoCL's own kernel cache folder, unbounded
+  std::string pocl_cache_dir;
   bool list_devices = false;
   bool version = false;
   bool worker = false;
@@ -91,6 +95,19 @@ int CheckDeviceLock(const std::string& path) {
   return 2;
 }
 
+// The root of the agents' kernel cache folders: --pocl-cache-dir, else $XDG_CACHE_HOME/tunefleet/pocl, else
+// $HOME/.cache/tunefleet/pocl; empty when none of them is set.
+std::string KernelCacheRoot(const Flags& flags) {
+  if (!flags.pocl_cache_dir.empty()) return flags.pocl_cache_dir;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0') {
+    return std::string(xdg) + "/tunefleet/pocl";
+  }
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
+    return std::string(home) + "/.cache/tunefleet/pocl";
+  }
+  return "";
+}
+
 int Serve(const Flags& flags, const char* argv0) {
   // Block the stop signals in every thread (gRPC's included); one thread takes them with sigtimedwait.
   sigset_t stop_signals;
@@ -122,6 +139,22 @@ int Serve(const Flags& flags, const char* argv0) {
     tls_root_certs = std::move(pem).value();
   }
   worker.default_job_timeout = std::chrono::seconds(flags.job_timeout_s);
+  if (flags.pocl_cache_mb > 0) {
+    const std::string root = KernelCacheRoot(flags);
+    if (root.empty()) {
+      std::fprintf(stderr, "tunefleet-agent: error: --pocl-cache-mb: neither HOME nor XDG_CACHE_HOME is set; give "
+                           "--pocl-cache-dir DIR\n");
+      return 2;
+    }
+    auto cache = KernelDiskCache::Claim(root, static_cast<uint64_t>(flags.pocl_cache_mb) * 1024 * 1024);
+    if (!cache.ok()) {
+      std::fprintf(stderr, "tunefleet-agent: error: --pocl-cache-mb: %s\n",
+                   Printable(cache.status().message(), 1000).c_str());
+      return cache.status().code() == Status::Code::kInvalidArgument ? 2 : 1;
+    }
+    spdlog::info("PoCL's kernel cache: {} (kept under {} MB)", (*cache)->dir().string(), flags.pocl_cache_mb);
+    worker.kernel_cache = std::move(cache).value();
+  }
   Result<std::unique_ptr<WorkerSupervisor>> supervisor = WorkerSupervisor::Start(worker);
   if (!supervisor.ok()) {
     const std::string why = supervisor.status().message();
@@ -202,6 +235,16 @@ int AgentMain(int argc, char** argv) {
   serving.push_back(app.add_option("--job-timeout", flags.job_timeout_s,
                                    "seconds a job may take when it names no timeout")
                         ->check(cli::Positive()));
+  CLI::Option* cache_mb = app.add_option("--pocl-cache-mb", flags.pocl_cache_mb,
+                 "keep PoCL's on-disk kernel cache in a folder of this agent's own and under this many MB, pruning "
+                 "the least recently used programs between jobs (default 0: PoCL's own folder, which grows "
+                 "without bound)")
+                              ->check(cli::NonNegative());
+  serving.push_back(cache_mb);
+  serving.push_back(app.add_option("--pocl-cache-dir", flags.pocl_cache_dir,
+                 "with --pocl-cache-mb: where the agents' cache folders are kept, one slot-N folder for each agent "
+                 "running (default: $XDG_CACHE_HOME/tunefleet/pocl, else ~/.cache/tunefleet/pocl)")
+                        ->check(cli::NotEmpty()));
   CLI::Option* list = app.add_flag("--list-devices", flags.list_devices,
                                    "list OpenCL platforms and devices with their indices (of --platform only, when "
                                    "given); takes no option of a serving agent");
@@ -233,6 +276,10 @@ int AgentMain(int argc, char** argv) {
   }
   if (flags.tracker.empty() || flags.key.empty()) {
     std::fprintf(stderr, "tunefleet-agent: error: --tracker host:port and --key KEY are required (see --help)\n");
+    return 2;
+  }
+  if (!flags.pocl_cache_dir.empty() && flags.pocl_cache_mb == 0) {
+    std::fprintf(stderr, "tunefleet-agent: error: --pocl-cache-dir needs --pocl-cache-mb above 0\n");
     return 2;
   }
   if (int bad = CheckDeviceLock(flags.device_lock); bad != 0) return bad;

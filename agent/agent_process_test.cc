@@ -16,6 +16,7 @@
 
 #include "agent/cl_api.h"
 #include "agent/device_info.h"
+#include "agent/kernel_disk_cache.h"
 
 extern char** environ;
 
@@ -169,7 +170,8 @@ TEST(AgentProcessTest, GivenListDevicesWithAPlatform_WeShouldListThatPlatformOnl
 // is not narrowed to one device): a serving agent's options beside it are refused before anything is opened.
 TEST(AgentProcessTest, GivenListDevicesWithAServingOption_WeShouldRefuseTheMixInOneLine) {
   for (const std::string option : {"--tracker 127.0.0.1:9190", "--key k", "--token t", "--device 1",
-                                   "--tls-ca /dev/null", "--device-lock none", "--job-timeout 5"}) {
+                                   "--tls-ca /dev/null", "--device-lock none", "--job-timeout 5",
+                                   "--pocl-cache-mb 5", "--pocl-cache-dir /tmp/kcache"}) {
     std::string output;
     EXPECT_EQ(RunAgent("--list-devices " + option + " --opencl-lib /nonexistent/libOpenCL.so", &output), 2)
         << option << ": " << output;
@@ -184,6 +186,34 @@ TEST(AgentProcessTest, GivenListDevices_WeShouldPrintIndexedPlatformsAndDevices)
   EXPECT_EQ(RunAgent("--list-devices", &output), 0);
   EXPECT_NE(output.find("platform 0:"), std::string::npos) << output;
   EXPECT_NE(output.find("device 0:"), std::string::npos) << output;
+}
+
+TEST(AgentProcessTest, GivenABadKernelCacheOption_WeShouldRefuseItInOneLineAsBadInput) {
+  const std::string serving = "--tracker 127.0.0.1:" + std::to_string(ClosedPort()) + " --key k ";
+  std::string output;
+  EXPECT_EQ(RunAgent(serving + "--pocl-cache-dir /tmp/kcache", &output), 2);
+  EXPECT_EQ(output, "tunefleet-agent: error: --pocl-cache-dir needs --pocl-cache-mb above 0\n");
+  output.clear();
+  EXPECT_EQ(RunAgent(serving + "--pocl-cache-mb 8 --pocl-cache-dir /dev/null/kcache", &output), 2);
+  const std::string said = "tunefleet-agent: error: --pocl-cache-mb: cannot make the kernel cache folder ";
+  EXPECT_EQ(output.rfind(said + "/dev/null/kcache", 0), 0u) << output;
+  EXPECT_EQ(output.find('\n'), output.size() - 1) << output;
+}
+
+// A serving agent holds its slot of the cache root while it lives: another agent (here the test) gets the next one.
+TEST(AgentProcessTest, GivenAKernelCacheRoot_TheAgentShouldHoldItsSlotWhileItRuns) {
+  if (!HaveOpenCl()) GTEST_SKIP() << "no OpenCL platform";
+  const std::filesystem::path root =
+      std::filesystem::temp_directory_path() / ("tunefleet-agent-kcache-" + std::to_string(getpid()));
+  pid_t pid = SpawnAgent({"--tracker", "127.0.0.1:" + std::to_string(ClosedPort()), "--key", "k", "--pocl-cache-mb",
+                          "8", "--pocl-cache-dir", root.string()});
+  sleep(2);  // the worker is started (and the slot taken) before the agent dials
+  Result<std::unique_ptr<KernelDiskCache>> other = KernelDiskCache::Claim(root, 1 << 20);
+  kill(pid, SIGTERM);
+  EXPECT_EQ(WaitExit(pid), 0);
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  EXPECT_EQ((*other)->dir(), root / "slot-1");
+  std::filesystem::remove_all(root);
 }
 
 TEST(AgentProcessTest, GivenNoTrackerListening_WeShouldRetryUntilSigtermThenExitCleanly) {

@@ -72,23 +72,46 @@ Result<std::unique_ptr<WorkerSupervisor>> WorkerSupervisor::Start(Options option
 }
 
 WorkerSupervisor::~WorkerSupervisor() {
-  if (socket_ >= 0) close(socket_);  // the worker sees EOF and exits 0
-  socket_ = -1;
-  if (pid_ > 0) {
-    // Give it a moment to leave on its own (releasing the driver cleanly), then insist.
-    for (int i = 0; i < 50; ++i) {
-      int status = 0;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        break;
-      }
-      usleep(20 * 1000);
-    }
-    if (pid_ > 0) Reap(true);
-  }
+  StopIdleWorker();
   for (int fd : cancel_pipe_) {
     if (fd >= 0) close(fd);
   }
+}
+
+void WorkerSupervisor::StopIdleWorker() {
+  if (socket_ >= 0) close(socket_);  // the worker sees EOF and exits 0
+  socket_ = -1;
+  if (pid_ <= 0) return;
+  // Give it a moment to leave on its own (releasing the driver cleanly), then insist.
+  for (int i = 0; i < 50; ++i) {
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      ForgetWorker();
+      return;
+    }
+    usleep(20 * 1000);
+  }
+  Reap(true);
+}
+
+void WorkerSupervisor::PruneKernelCacheIfDue() {
+  if (!options_.kernel_cache || ++jobs_since_cache_check_ < kJobsPerCacheCheck) return;
+  jobs_since_cache_check_ = 0;
+  KernelDiskCache& cache = *options_.kernel_cache;
+  const uint64_t bytes = cache.Bytes();
+  if (bytes <= cache.limit_bytes()) return;
+  StopIdleWorker();  // PoCL writes into the folder of a program that lives
+  Result<KernelDiskCache::Pruned> pruned = cache.Prune();
+  constexpr double kMb = 1024.0 * 1024.0;
+  if (!pruned.ok()) {
+    spdlog::warn("the kernel cache {} holds {:.1f} MB, over its {:.1f} MB, and could not be pruned: {}",
+                 cache.dir().string(), bytes / kMb, cache.limit_bytes() / kMb, pruned.status().message());
+    return;
+  }
+  spdlog::info("the kernel cache {} held {:.1f} MB, over its {:.1f} MB: removed its {} least recently used "
+               "program(s) ({:.1f} MB; {:.1f} MB left), with the worker replaced",
+               cache.dir().string(), bytes / kMb, cache.limit_bytes() / kMb, pruned->entries, pruned->bytes / kMb,
+               pruned->left / kMb);
 }
 
 Status WorkerSupervisor::Spawn() {
@@ -141,11 +164,17 @@ Status WorkerSupervisor::Spawn() {
   posix_spawnattr_setpgroup(&attr, 0);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
 
-  // The worker runs the kernels and needs no secret: the tracker's token stays out of its environment.
+  // The worker runs the kernels and needs no secret: the tracker's token stays out of its environment. With a kernel
+  // cache of the agent's own, PoCL's folder is that one.
+  std::string cache_dir;
+  if (options_.kernel_cache) cache_dir = "POCL_CACHE_DIR=" + options_.kernel_cache->dir().string();
   std::vector<char*> env;
   for (char** e = environ; *e != nullptr; ++e) {
-    if (std::strncmp(*e, "TUNEFLEET_TOKEN=", 16) != 0) env.push_back(*e);
+    if (std::strncmp(*e, "TUNEFLEET_TOKEN=", 16) == 0) continue;
+    if (!cache_dir.empty() && std::strncmp(*e, "POCL_CACHE_DIR=", 15) == 0) continue;
+    env.push_back(*e);
   }
+  if (!cache_dir.empty()) env.push_back(cache_dir.data());
   env.push_back(nullptr);
   pid_t pid = -1;
   err = posix_spawn(&pid, argv[0], &actions, &attr, argv.data(), env.data());
@@ -228,8 +257,9 @@ proto::MeasureResult WorkerSupervisor::RunOnce(const proto::KernelProgram& progr
     if (result.wall_time() == 0) {
       result.set_wall_time(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     }
-    // Replace a worker that died or was killed now, so the next job does not pay for its start; the start is not
-    // this job's time (it was counted in its wall time).
+    if (!cancelled_) PruneKernelCacheIfDue();
+    // Replace a worker that died or was killed (or stopped for the prune) now, so the next job does not pay for its
+    // start; the start is not this job's time (it was counted in its wall time).
     if (pid_ <= 0 && !cancelled_ && !spawn_failed) (void)Spawn();
     return result;
   };

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/kernel_disk_cache.h"
 #include "agent/output_relay.h"
 #include "common/status.h"
 #include "proto/tunefleet.pb.h"
@@ -52,7 +53,11 @@ class WorkerSupervisor final : public JobRunner {
     std::chrono::milliseconds min_device_wait{std::chrono::minutes(5)};
     // How much of the workers' stdout (kernels' printf) reaches the agent's log.
     OutputRelay::Limits output_limits;
+    // PoCL's on-disk kernel cache in a folder of this agent's own, kept under its limit (none: PoCL's own folder,
+    // unbounded). Every kJobsPerCacheCheck jobs, a folder over its limit is pruned with the worker stopped.
+    std::shared_ptr<KernelDiskCache> kernel_cache;
   };
+  static constexpr int kJobsPerCacheCheck = 16;
 
   // Starts the worker and waits for its hello; fails with the worker's own error line (e.g. OpenCL not loadable).
   static Result<std::unique_ptr<WorkerSupervisor>> Start(Options options);
@@ -89,6 +94,11 @@ class WorkerSupervisor final : public JobRunner {
   void ReapIfEndedWhileIdle();
   // Drops the reaped worker: its pid and its socket (closed).
   void ForgetWorker();
+  // Ends a worker that runs no job: closes its socket (it exits 0), and kills it when it has not left within a second.
+  void StopIdleWorker();
+  // Between jobs: every kJobsPerCacheCheck jobs, prunes a kernel cache over its limit, with the worker stopped (the
+  // next job starts a new one).
+  void PruneKernelCacheIfDue();
 
   Options options_;
   std::unique_ptr<OutputRelay> output_;  // the workers' stdout; outlives them (destroyed after the destructor's body)
@@ -98,6 +108,7 @@ class WorkerSupervisor final : public JobRunner {
   int cancel_pipe_[2] = {-1, -1};  // Cancel() and AbortJob() write one byte; the watchdog polls the read end
   std::atomic<bool> cancelled_{false};
   std::atomic<bool> aborted_{false};  // AbortJob() since the last ForgetAbort()
+  int jobs_since_cache_check_ = 0;
 };
 
 // "SIGSEGV" for SIGSEGV; "signal N" for others it does not name.

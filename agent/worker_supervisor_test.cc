@@ -161,6 +161,51 @@ TEST_F(WorkerSupervisorTest, GivenATokenInTheAgentsEnvironment_TheWorkerShouldNo
   EXPECT_EQ(supervisor->Run(TestVectorAdd()).status(), proto::OK);
 }
 
+// PoCL's kernel cache in a folder of the agent's own (--pocl-cache-mb): the worker builds there, whatever
+// POCL_CACHE_DIR the agent was given, and once the folder is over its limit it is pruned between jobs, at the
+// check of every kJobsPerCacheCheck jobs, with the worker replaced. Needs PoCL: other drivers do not read the folder.
+TEST_F(WorkerSupervisorTest, GivenAKernelCacheOverItsLimit_ItShouldBePrunedBetweenJobsWithTheWorkerReplaced) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::temp_directory_path() / ("tunefleet-kcache-test-" + std::to_string(getpid()));
+  constexpr uint64_t kLimit = 64 * 1024;
+  Result<std::unique_ptr<KernelDiskCache>> claimed = KernelDiskCache::Claim(root, kLimit);
+  ASSERT_TRUE(claimed.ok()) << claimed.status().ToString();
+  std::shared_ptr<KernelDiskCache> cache = std::move(claimed).value();
+  WorkerSupervisor::Options options;
+  options.argv = {TUNEFLEET_AGENT_BINARY, "--worker"};
+  options.kernel_cache = cache;
+  setenv("POCL_CACHE_DIR", (root / "not-this-one").c_str(), 1);
+  Result<std::unique_ptr<WorkerSupervisor>> started = WorkerSupervisor::Start(options);
+  unsetenv("POCL_CACHE_DIR");
+  ASSERT_TRUE(started.ok()) << started.status().ToString();
+  WorkerSupervisor& supervisor = **started;
+  if (supervisor.device().platform_name().find("Portable Computing Language") == std::string::npos) {
+    fs::remove_all(root);
+    GTEST_SKIP() << "not PoCL: " << supervisor.device().platform_name();
+  }
+  const pid_t first = supervisor.TEST_worker_pid();
+  auto variant = [](int i) {  // another program for PoCL, which kept programs that differed in a comment as one
+    return TestVectorAdd(64, "__kernel void variant(__global float* x) { x[0] = " + std::to_string(i) + "; }\n");
+  };
+  for (int i = 0; i + 1 < WorkerSupervisor::kJobsPerCacheCheck; ++i) {
+    ASSERT_EQ(supervisor.Run(variant(i)).status(), proto::OK);
+  }
+  EXPECT_GT(cache->Bytes(), kLimit);  // 15 programs, built in the agent's folder
+  EXPECT_FALSE(fs::exists(root / "not-this-one"));
+  EXPECT_EQ(supervisor.TEST_worker_pid(), first);  // no check before the 16th job
+  {
+    testing::CapturedSpdlog log;
+    ASSERT_EQ(supervisor.Run(variant(15)).status(), proto::OK);
+    EXPECT_NE(log.text().find("least recently used program(s)"), std::string::npos) << log.text();
+  }
+  EXPECT_LE(cache->Bytes(), kLimit / 2);
+  EXPECT_GT(supervisor.TEST_worker_pid(), 0);
+  EXPECT_NE(supervisor.TEST_worker_pid(), first);
+  EXPECT_EQ(supervisor.Run(variant(0)).status(), proto::OK);  // built again by the new worker
+  EXPECT_GT(cache->Bytes(), 0u);
+  fs::remove_all(root);
+}
+
 TEST_F(WorkerSupervisorTest, GivenAWorkerThatCrashes_WeShouldReportTheSignalAndRunTheNextJob) {
   std::unique_ptr<WorkerSupervisor> supervisor = StartWorker("crash");
   ASSERT_NE(supervisor, nullptr);

@@ -3,6 +3,7 @@
 # BIN holds tunefleet-tracker, tunefleet-agent and tunefleet (build/bin or a bundle). PORT defaults to a free one.
 # Sets FLEET_ADDR (host:port); returns once NUM_AGENTS agents are registered (or after 30 s); logs go to
 # LOG_DIR/tracker.log and LOG_DIR/agent-I.log. Several agents on one device share it through its device lock.
+# AGENT_ARGS (optional): more arguments for every agent, split at spaces.
 #   first_gpu_platform LIST_FILE
 # Prints the index of the first platform with a GPU device in LIST_FILE (`tunefleet-agent --list-devices` output),
 # else 0.
@@ -37,8 +38,9 @@ start_local_fleet() {
   FLEET_PIDS+=($!)
   local i
   for i in $(seq 1 "$agents"); do
+    # shellcheck disable=SC2086  # AGENT_ARGS is a list of words
     "$bin/tunefleet-agent" --tracker "$FLEET_ADDR" --key "$key" --platform "$platform" --device "$device" \
-      >"$logs/agent-$i.log" 2>&1 &
+      ${AGENT_ARGS:-} >"$logs/agent-$i.log" 2>&1 &
     FLEET_PIDS+=($!)
   done
   for _ in $(seq 1 100); do
