@@ -171,10 +171,21 @@ class TuningLog {
   virtual Result<std::vector<uint64_t>> MeasuredIndices(int64_t task_id, int64_t template_id, int64_t device_id) = 0;
   // Best successful record per (task, template, device).
   virtual Result<std::vector<BestRow>> Best() = 0;
-  // The successful records of one (task, template, device), fastest first (ties: the earliest): the first is its
-  // Best row. For callers that must pass over a record Best picks (a config edited by hand that is not in its
-  // template's space).
-  virtual Result<std::vector<BestRow>> RankedSuccesses(int64_t task_id, int64_t template_id, int64_t device_id) = 0;
+  // The successful records of one (task, template, device), fastest first (ties: the earliest), each given to
+  // `visit` until it returns false: the first is its Best row. For callers that must pass over a record Best picks (a
+  // config edited by hand, or imported from another device, that is not in its template's space). One row is held at
+  // a time: a group of 512k successes whose fastest lay outside the space peaked at 452 MB when returned whole.
+  virtual Status VisitRankedSuccesses(int64_t task_id, int64_t template_id, int64_t device_id,
+                                      const std::function<bool(BestRow&&)>& visit) = 0;
+  // All of them, as VisitRankedSuccesses gives them.
+  Result<std::vector<BestRow>> RankedSuccesses(int64_t task_id, int64_t template_id, int64_t device_id) {
+    std::vector<BestRow> out;
+    TF_RETURN_IF_ERROR(VisitRankedSuccesses(task_id, template_id, device_id, [&out](BestRow&& row) {
+      out.push_back(std::move(row));
+      return true;
+    }));
+    return out;
+  }
   // Every (task, template, device) with records, none of them successful, in Best's order (task spec, template,
   // device name).
   virtual Result<std::vector<FailedUnitRow>> UnitsWithoutSuccess() = 0;

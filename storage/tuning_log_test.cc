@@ -129,6 +129,48 @@ TEST_F(TuningLogTest, GivenAConfigMeasuredSeveralTimes_BestShouldRankItByItsLowe
   EXPECT_EQ(best[0].record.config_index, 2u);
 }
 
+// An id of 0 matches any; the others are compared (each built into the query only when given).
+TEST_F(TuningLogTest, GivenRecordsOfTwoTasksAndTwoDevices_RecordsShouldFilterByEveryIdGiven) {
+  auto log = OpenOrDie();
+  MakeWorld(*log);
+  const int64_t other_task =
+      log->UpsertTask("gemm:32,32,32:float32", "gemm", R"({"M":32})", 2.0 * 32 * 32 * 32).value();
+  const int64_t other_device = log->UpsertDevice(Device("gpu1")).value();
+  ASSERT_TRUE(log->AddRecord(Rec(1, 0, 1e-3)).ok());
+  RecordRow r = Rec(2, 0, 1e-3);
+  r.task_id = other_task;
+  ASSERT_TRUE(log->AddRecord(r).ok());
+  r = Rec(3, 0, 1e-3);
+  r.device_id = other_device;
+  ASSERT_TRUE(log->AddRecord(r).ok());
+  auto indices = [&](int64_t task, int64_t tmpl, int64_t device) {
+    std::vector<uint64_t> out;
+    for (const RecordRow& row : log->Records(task, tmpl, device).value()) out.push_back(row.config_index);
+    return out;
+  };
+  EXPECT_EQ(indices(0, 0, 0), (std::vector<uint64_t>{1, 2, 3}));
+  EXPECT_EQ(indices(task_, tmpl_, 0), (std::vector<uint64_t>{1, 3}));
+  EXPECT_EQ(indices(task_, tmpl_, other_device), (std::vector<uint64_t>{3}));
+  EXPECT_EQ(indices(other_task, 0, 0), (std::vector<uint64_t>{2}));
+  EXPECT_EQ(indices(0, tmpl_, dev_), (std::vector<uint64_t>{1, 2}));
+  EXPECT_TRUE(indices(other_task, tmpl_, other_device).empty());
+}
+
+// best passes over the fastest records that are not in the space one at a time, and stops at the first that is:
+// the rows after it are never read.
+TEST_F(TuningLogTest, GivenAVisitorThatStops_VisitRankedSuccessesShouldGiveNoFurtherRow) {
+  auto log = OpenOrDie();
+  MakeWorld(*log);
+  for (int i = 1; i <= 5; ++i) ASSERT_TRUE(log->AddRecord(Rec(i, 0, i * 1e-3)).ok());
+  std::vector<uint64_t> seen;
+  Status s = log->VisitRankedSuccesses(task_, tmpl_, dev_, [&seen](BestRow&& row) {
+    seen.push_back(row.record.config_index);
+    return seen.size() < 2;
+  });
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(seen, (std::vector<uint64_t>{1, 2}));
+}
+
 TEST_F(TuningLogTest, GivenSuccessesOfTwoDevices_RankedSuccessesShouldListOneGroupFastestFirst) {
   auto log = OpenOrDie();
   MakeWorld(*log);

@@ -80,18 +80,18 @@ Result<std::vector<BestRow>> BestInSpace(TuningLog& log, const TemplateLookup& l
       continue;
     }
     first_why = "record " + std::to_string(row.record.id) + ": " + first_why;
-    TF_ASSIGN_OR_RETURN(auto ranked,
-                        log.RankedSuccesses(row.record.task_id, row.record.template_id, row.record.device_id));
     size_t passed = 0;
     bool found = false;
-    for (BestRow& candidate : ranked) {
-      if (judge.Outside(candidate.record.config).empty()) {
-        out.push_back(std::move(candidate));
-        found = true;
-        break;
-      }
-      ++passed;
-    }
+    TF_RETURN_IF_ERROR(log.VisitRankedSuccesses(row.record.task_id, row.record.template_id, row.record.device_id,
+                                                [&](BestRow&& candidate) {
+                                                  if (!judge.Outside(candidate.record.config).empty()) {
+                                                    ++passed;
+                                                    return true;
+                                                  }
+                                                  out.push_back(std::move(candidate));
+                                                  found = true;
+                                                  return false;
+                                                }));
     notes << Printable(row.task) << " (" << Printable(row.template_name) << ") on " << Printable(row.device_name)
           << " [" << Printable(row.device_fingerprint) << "]: ";
     if (found) {
