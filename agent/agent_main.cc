@@ -99,7 +99,7 @@ int CheckDeviceLock(const std::string& path) {
 // $HOME/.cache/tunefleet/pocl; empty when none of them is set.
 std::string KernelCacheRoot(const Flags& flags) {
   if (!flags.pocl_cache_dir.empty()) return flags.pocl_cache_dir;
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0') {
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg == '/') {  // relative: ignored
     return std::string(xdg) + "/tunefleet/pocl";
   }
   if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
@@ -236,9 +236,9 @@ int AgentMain(int argc, char** argv) {
                                    "seconds a job may take when it names no timeout")
                         ->check(cli::Positive()));
   CLI::Option* cache_mb = app.add_option("--pocl-cache-mb", flags.pocl_cache_mb,
-                 "keep PoCL's on-disk kernel cache in a folder of this agent's own and under this many MB, pruning "
-                 "the least recently used programs between jobs (default 0: PoCL's own folder, which grows "
-                 "without bound)")
+                 "keep PoCL's on-disk kernel cache in a folder of this agent's own, and every 16 jobs, when it "
+                 "holds more than this many MB, prune its least recently used programs down to half of it (default "
+                 "0: PoCL's own folder, which grows without bound)")
                               ->check(cli::NonNegative());
   serving.push_back(cache_mb);
   serving.push_back(app.add_option("--pocl-cache-dir", flags.pocl_cache_dir,

@@ -2,10 +2,13 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -17,101 +20,128 @@ namespace {
 struct Entry {
   fs::path path;
   uint64_t bytes = 0;
-  fs::file_time_type newest = fs::file_time_type::min();  // not {}: libstdc++'s file clock counts from 2174
+  int64_t newest_ns = 0;  // the newest modification time of the entry and what is below it
 };
 
-// The bytes of the regular files at or below `path`, and the newest time among them and the folders.
-void Measure(const fs::path& path, Entry& entry) {
-  std::error_code ec;
-  const fs::file_status status = fs::symlink_status(path, ec);
-  if (ec) return;
-  const fs::file_time_type time = fs::last_write_time(path, ec);
-  if (!ec) entry.newest = std::max(entry.newest, time);
-  if (fs::is_regular_file(status)) {
-    const uintmax_t size = fs::file_size(path, ec);
-    if (!ec) entry.bytes += size;
-    return;
-  }
-  if (!fs::is_directory(status)) return;
-  for (fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, ec), end;
-       !ec && it != end; it.increment(ec)) {
-    const fs::file_time_type t = it->last_write_time(ec);
-    if (!ec) entry.newest = std::max(entry.newest, t);
-    ec.clear();
-    if (it->is_regular_file(ec) && !ec) {
-      const uintmax_t size = it->file_size(ec);
-      if (!ec) entry.bytes += size;
-    }
-    ec.clear();
-  }
+// Adds what `path` itself holds to `entry`, as lstat sees it: a symbolic link counts as a link (its target, which
+// may lie outside the folder, is neither counted nor removed).
+void Add(const fs::path& path, Entry& entry) {
+  struct stat st {};
+  if (lstat(path.c_str(), &st) != 0) return;  // gone meanwhile
+  entry.newest_ns = std::max<int64_t>(entry.newest_ns, int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec);
+  if (S_ISREG(st.st_mode)) entry.bytes += static_cast<uint64_t>(st.st_size);
 }
 
-// The entries of `dir`: each thing two levels below it (PoCL's dir/XX/PROGRAM), and whatever is not a folder one
-// level below it.
+// The bytes of the regular files at or below `path`, and the newest time among them and the folders. Links are not
+// followed.
+Entry Measure(const fs::path& path) {
+  Entry entry{path};
+  Add(path, entry);
+  std::error_code ec;
+  if (!fs::is_directory(fs::symlink_status(path, ec)) || ec) return entry;
+  for (fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, ec), end;
+       !ec && it != end; it.increment(ec)) {
+    Add(it->path(), entry);
+  }
+  return entry;
+}
+
+// The entries of `dir` (the slot, followed when it is a link): each thing two levels below it (PoCL's
+// dir/XX/PROGRAM), and whatever is not a folder one level below it.
 std::vector<Entry> Entries(const fs::path& dir) {
   std::vector<Entry> out;
   std::error_code ec;
   for (fs::directory_iterator top(dir, ec), end; !ec && top != end; top.increment(ec)) {
     std::error_code type_ec;
-    if (!top->is_directory(type_ec) || top->is_symlink(type_ec)) {
-      Entry e{top->path()};
-      Measure(top->path(), e);
-      out.push_back(std::move(e));
+    if (top->is_symlink(type_ec) || !top->is_directory(type_ec)) {
+      out.push_back(Measure(top->path()));
       continue;
     }
     std::error_code inner_ec;
     for (fs::directory_iterator it(top->path(), inner_ec), inner_end; !inner_ec && it != inner_end;
          it.increment(inner_ec)) {
-      Entry e{it->path()};
-      Measure(it->path(), e);
-      out.push_back(std::move(e));
+      out.push_back(Measure(it->path()));
     }
   }
   return out;
 }
 
+// Takes slot `slot` of `root`: its lock file (not followed when it is a link) locked, its folder there and writable.
+// nullopt when another agent holds it; an error when this agent cannot use it.
+Result<std::optional<std::pair<OwnedFd, fs::path>>> TakeSlot(const fs::path& root, int slot) {
+  const fs::path lock_path = root / ("slot-" + std::to_string(slot) + ".lock");
+  OwnedFd fd(open(lock_path.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (!fd.valid()) return Status::InvalidArgument("cannot open " + lock_path.string() + ": " + std::strerror(errno));
+  if (flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EWOULDBLOCK) return std::optional<std::pair<OwnedFd, fs::path>>();  // another agent's
+    return Status::InvalidArgument("cannot lock " + lock_path.string() + ": " + std::strerror(errno));
+  }
+  const fs::path dir = root / ("slot-" + std::to_string(slot));
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Status::InvalidArgument("cannot make the kernel cache folder " + dir.string() + ": " + ec.message());
+  if (access(dir.c_str(), R_OK | W_OK | X_OK) != 0) {
+    return Status::InvalidArgument("cannot write the kernel cache folder " + dir.string() + ": " +
+                                   std::strerror(errno));
+  }
+  return std::optional<std::pair<OwnedFd, fs::path>>(std::make_pair(std::move(fd), dir));
+}
+
 }  // namespace
 
-Result<std::unique_ptr<KernelDiskCache>> KernelDiskCache::Claim(const fs::path& root, uint64_t limit_bytes) {
+Result<std::unique_ptr<KernelDiskCache>> KernelDiskCache::Claim(const fs::path& root_given, uint64_t limit_bytes) {
   std::error_code ec;
+  const fs::path root = fs::absolute(root_given, ec);
+  if (ec) return Status::InvalidArgument("cannot resolve " + root_given.string() + ": " + ec.message());
   fs::create_directories(root, ec);
   if (ec) return Status::InvalidArgument("cannot make the kernel cache folder " + root.string() + ": " + ec.message());
+  // A slot this agent cannot use (another user's lock file, a file where its folder should be) is passed over; the
+  // first such problem is said when no slot is left.
+  std::optional<Status> first_problem;
   for (int slot = 0; slot < kMaxSlots; ++slot) {
-    const fs::path lock_path = root / ("slot-" + std::to_string(slot) + ".lock");
-    OwnedFd fd(open(lock_path.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0600));
-    if (!fd.valid()) {
-      return Status::InvalidArgument("cannot open " + lock_path.string() + ": " + std::strerror(errno));
+    auto taken = TakeSlot(root, slot);
+    if (!taken.ok()) {
+      if (!first_problem) first_problem = taken.status();
+      continue;
     }
-    if (flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
-      if (errno == EWOULDBLOCK) continue;  // another agent's
-      return Status::Unavailable("cannot lock " + lock_path.string() + ": " + std::strerror(errno));
-    }
-    const fs::path dir = root / ("slot-" + std::to_string(slot));
-    fs::create_directories(dir, ec);
-    if (ec) return Status::InvalidArgument("cannot make the kernel cache folder " + dir.string() + ": " + ec.message());
+    if (!taken->has_value()) continue;
+    auto& [fd, dir] = **taken;
     return std::unique_ptr<KernelDiskCache>(new KernelDiskCache(std::move(fd), dir, limit_bytes));
+  }
+  if (first_problem) {
+    return Status::InvalidArgument("no kernel cache slot of " + root.string() + " is free and usable (the first: " +
+                                   first_problem->message() + ")");
   }
   return Status::Unavailable("all " + std::to_string(kMaxSlots) + " kernel cache slots of " + root.string() +
                              " are held by other agents");
 }
 
 uint64_t KernelDiskCache::Bytes() const {
-  Entry all{dir_};
-  Measure(dir_, all);
-  return all.bytes;
+  uint64_t bytes = 0;
+  for (const Entry& e : Entries(dir_)) bytes += e.bytes;
+  return bytes;
 }
 
-Result<KernelDiskCache::Pruned> KernelDiskCache::Prune() {
+KernelDiskCache::Pruned KernelDiskCache::Prune() {
   std::vector<Entry> entries = Entries(dir_);
   uint64_t total = 0;
   for (const Entry& e : entries) total += e.bytes;
-  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.newest < b.newest; });
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.newest_ns < b.newest_ns; });
   Pruned pruned;
   for (const Entry& e : entries) {
-    if (total <= limit_bytes_ / 2) break;
+    if (total - pruned.stuck_bytes <= limit_bytes_ / 2) break;
     std::error_code ec;
-    fs::remove_all(e.path, ec);
-    if (ec) return Status::IOError("cannot remove " + e.path.string() + ": " + ec.message());
+    fs::remove_all(e.path, ec);  // a link is removed, not what it points to
+    if (ec) {
+      // Left, and passed over: an entry that cannot be removed (another user's, a read-only folder) does not stop
+      // the pruning of the others.
+      if (pruned.failed++ == 0) pruned.first_failure = "cannot remove " + e.path.string() + ": " + ec.message();
+      const uint64_t remaining = std::min(Measure(e.path).bytes, e.bytes);
+      pruned.bytes += e.bytes - remaining;  // what went before the failure
+      total -= e.bytes - remaining;
+      pruned.stuck_bytes += remaining;
+      continue;
+    }
     ++pruned.entries;
     pruned.bytes += e.bytes;
     total -= e.bytes;

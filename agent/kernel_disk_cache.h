@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <string>
 
 #include "common/owned_fd.h"
 #include "common/status.h"
@@ -36,18 +37,23 @@ class KernelDiskCache {
   const std::filesystem::path& dir() const { return dir_; }
   uint64_t limit_bytes() const { return limit_bytes_; }
 
-  // The bytes of the files below dir() (what a file that vanishes during the walk held is not counted).
+  // The bytes of the regular files below dir(); symbolic links are not followed (what a file that vanishes during
+  // the walk held is not counted).
   uint64_t Bytes() const;
 
   struct Pruned {
-    int entries = 0;      // programs removed
-    uint64_t bytes = 0;   // what they held
-    uint64_t left = 0;    // what the folder holds after
+    int entries = 0;           // entries removed
+    uint64_t bytes = 0;        // what was removed
+    uint64_t left = 0;         // what the folder holds after
+    int failed = 0;            // entries that could not be removed (another user's, a read-only folder): left
+    uint64_t stuck_bytes = 0;  // what they hold
+    std::string first_failure;
   };
   // Removes the least recently used entries (PoCL's program folders, two levels below dir(), by the newest time of
-  // their files) until the rest hold at most half the limit. Only while no process uses dir(). An entry that cannot
-  // be removed fails the prune, with what was removed before it gone.
-  Result<Pruned> Prune();
+  // their files; PoCL touches a program's `last_accessed` when it uses it) until the rest, leaving aside entries that
+  // cannot be removed, hold at most half the limit. Only while no process uses dir(). A symbolic link is removed as a
+  // link.
+  Pruned Prune();
 
  private:
   KernelDiskCache(OwnedFd lock, std::filesystem::path dir, uint64_t limit_bytes)

@@ -3,12 +3,14 @@
 #include "agent/kernel_disk_cache.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <system_error>
 
 namespace tunefleet::agent {
 namespace {
@@ -52,6 +54,18 @@ TEST_F(KernelDiskCacheTest, GivenTwoAgents_EachShouldTakeItsOwnSlotAndTheFirstFr
   EXPECT_EQ((*third)->dir(), root_ / "slot-0");
 }
 
+// A slot this agent cannot use is passed over: a file where its folder should be, a lock file that is a link (it
+// was followed, and its target created).
+TEST_F(KernelDiskCacheTest, GivenSlotsThatCannotBeUsed_ClaimShouldTakeTheNextOne) {
+  fs::create_directories(root_);
+  std::ofstream(root_ / "slot-0") << "not a folder";
+  fs::create_symlink(root_ / "elsewhere.lock", root_ / "slot-1.lock");
+  auto claimed = KernelDiskCache::Claim(root_, 1 << 20);
+  ASSERT_TRUE(claimed.ok()) << claimed.status().ToString();
+  EXPECT_EQ((*claimed)->dir(), root_ / "slot-2");
+  EXPECT_FALSE(fs::exists(root_ / "elsewhere.lock"));
+}
+
 TEST_F(KernelDiskCacheTest, GivenARootThatCannotBeMade_ClaimShouldSayWhyAsBadInput) {
   const fs::path file = root_.string() + "-file";
   std::ofstream(file) << "x";
@@ -70,11 +84,11 @@ TEST_F(KernelDiskCacheTest, GivenAFolderOverItsLimit_PruneShouldRemoveTheLeastRe
   const char* names[] = {"AAOLDEST", "ABOLDER", "AAMIDDLE", "BBMIDDLE", "BBNEWER", "CCNEWEST"};
   for (int i = 0; i < 6; ++i) MakeEntry(cache.dir(), names[i], 20 * 1000, std::chrono::minutes(60 - 10 * i));
   EXPECT_EQ(cache.Bytes(), 120u * 1000);
-  auto pruned = cache.Prune();
-  ASSERT_TRUE(pruned.ok()) << pruned.status().ToString();
-  EXPECT_EQ(pruned->entries, 4);
-  EXPECT_EQ(pruned->bytes, 80u * 1000);
-  EXPECT_EQ(pruned->left, 40u * 1000);
+  const KernelDiskCache::Pruned pruned = cache.Prune();
+  EXPECT_EQ(pruned.entries, 4);
+  EXPECT_EQ(pruned.bytes, 80u * 1000);
+  EXPECT_EQ(pruned.left, 40u * 1000);
+  EXPECT_EQ(pruned.failed, 0);
   EXPECT_EQ(cache.Bytes(), 40u * 1000);
   EXPECT_TRUE(fs::exists(cache.dir() / "BB" / "BBNEWER" / "program.bc"));
   EXPECT_TRUE(fs::exists(cache.dir() / "CC" / "CCNEWEST"));
@@ -93,9 +107,7 @@ TEST_F(KernelDiskCacheTest, GivenAnOldProgramUsedLately_PruneShouldKeepIt) {
   MakeEntry(cache.dir(), "CCIDLE2", 20 * 1000, std::chrono::minutes(20));
   MakeEntry(cache.dir(), "DDIDLE3", 20 * 1000, std::chrono::minutes(10));
   std::ofstream(cache.dir() / "AA" / "AAUSED" / "last_accessed") << "";
-  auto pruned = cache.Prune();
-  ASSERT_TRUE(pruned.ok()) << pruned.status().ToString();
-  EXPECT_EQ(pruned->entries, 3);
+  EXPECT_EQ(cache.Prune().entries, 3);
   EXPECT_TRUE(fs::exists(cache.dir() / "AA" / "AAUSED" / "program.bc"));
   EXPECT_FALSE(fs::exists(cache.dir() / "DD"));
 }
@@ -104,10 +116,81 @@ TEST_F(KernelDiskCacheTest, GivenAFolderWithinHalfItsLimit_PruneShouldRemoveNoth
   auto claimed = KernelDiskCache::Claim(root_, 100 * 1000);
   ASSERT_TRUE(claimed.ok()) << claimed.status().ToString();
   MakeEntry((*claimed)->dir(), "AAONE", 40 * 1000, std::chrono::minutes(5));
-  auto pruned = (*claimed)->Prune();
-  ASSERT_TRUE(pruned.ok()) << pruned.status().ToString();
-  EXPECT_EQ(pruned->entries, 0);
+  EXPECT_EQ((*claimed)->Prune().entries, 0);
   EXPECT_EQ((*claimed)->Bytes(), 40u * 1000);
+}
+
+// A symbolic link in the folder is an entry of its own, counted and removed as a link: what it points to, outside the
+// folder, is neither counted nor removed. A slot that is itself a link is followed.
+TEST_F(KernelDiskCacheTest, GivenLinksInTheFolder_TheirTargetsShouldBeNeitherCountedNorRemoved) {
+  const fs::path outside = root_.string() + "-outside";
+  fs::create_directories(outside / "folder");
+  std::ofstream(outside / "big") << std::string(300 * 1000, 'x');
+  std::ofstream(outside / "folder" / "kept") << "k";
+  fs::create_directories(root_ / "elsewhere");
+  fs::create_directory_symlink(root_ / "elsewhere", root_ / "slot-0");
+  auto claimed = KernelDiskCache::Claim(root_, 100 * 1000);
+  ASSERT_TRUE(claimed.ok()) << claimed.status().ToString();
+  KernelDiskCache& cache = **claimed;
+  MakeEntry(cache.dir(), "AAPROGRAM", 120 * 1000, std::chrono::minutes(30));
+  fs::create_symlink(outside / "big", cache.dir() / "AA" / "AAPROGRAM" / "link-to-file");
+  fs::create_directories(cache.dir() / "BB");
+  fs::create_directory_symlink(outside / "folder", cache.dir() / "BB" / "BBLINK");
+  EXPECT_EQ(cache.Bytes(), 120u * 1000);
+  const KernelDiskCache::Pruned pruned = cache.Prune();
+  EXPECT_EQ(pruned.bytes, 120u * 1000);
+  EXPECT_EQ(cache.Bytes(), 0u);
+  EXPECT_FALSE(fs::exists(root_ / "elsewhere" / "AA"));  // pruned through the slot's link
+  EXPECT_EQ(fs::file_size(outside / "big"), 300u * 1000);
+  EXPECT_TRUE(fs::exists(outside / "folder" / "kept"));
+  fs::remove_all(outside);
+}
+
+// An entry the agent cannot remove (another user's folder) is left, and the others are pruned all the same: it
+// stopped every later prune, and the folder grew past its limit for good. Run as the user nobody, in a child
+// process, since root removes anything.
+TEST_F(KernelDiskCacheTest, GivenAnEntryThatCannotBeRemoved_PruneShouldPassOverItAndRemoveTheOthers) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root, to run the prune as another user";
+  const uid_t nobody = 65534;
+  const fs::path slot = root_ / "slot-0";
+  MakeEntry(slot, "AASTUCK", 40 * 1000, std::chrono::minutes(60));  // the oldest
+  MakeEntry(slot, "BBOLD", 40 * 1000, std::chrono::minutes(50));
+  MakeEntry(slot, "CCNEW", 40 * 1000, std::chrono::minutes(10));
+  std::ofstream(root_ / "slot-0.lock") << "";
+  for (const auto& f : fs::recursive_directory_iterator(root_)) ASSERT_EQ(lchown(f.path().c_str(), nobody, nobody), 0);
+  ASSERT_EQ(chown(root_.c_str(), nobody, nobody), 0);
+  // AASTUCK and what it holds stay root's: nobody cannot remove what is in it.
+  for (const auto& f : fs::recursive_directory_iterator(slot / "AA" / "AASTUCK")) lchown(f.path().c_str(), 0, 0);
+  ASSERT_EQ(chown((slot / "AA" / "AASTUCK").c_str(), 0, 0), 0);
+  int report[2];
+  ASSERT_EQ(pipe(report), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    close(report[0]);
+    if (setgid(nobody) != 0 || setuid(nobody) != 0) _exit(3);
+    auto claimed = KernelDiskCache::Claim(root_, 100 * 1000);
+    if (!claimed.ok()) _exit(4);
+    const KernelDiskCache::Pruned p = (*claimed)->Prune();
+    const std::string line = std::to_string(p.entries) + " " + std::to_string(p.failed) + " " +
+                             std::to_string(p.stuck_bytes) + " " + std::to_string(p.left) + " " + p.first_failure;
+    (void)!write(report[1], line.data(), line.size());
+    _exit(0);
+  }
+  close(report[1]);
+  std::string got;
+  char buffer[512];
+  for (ssize_t n; (n = read(report[0], buffer, sizeof(buffer))) > 0;) got.append(buffer, static_cast<size_t>(n));
+  close(report[0]);
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  // 120 kB, limit 100 kB: AASTUCK (40 kB, the oldest) stays, BBOLD goes, and CCNEW stays: the entries that can go
+  // hold 40 kB, within half the limit, once BBOLD is gone.
+  EXPECT_EQ(got.rfind("1 1 40000 80000 cannot remove " + (slot / "AA" / "AASTUCK").string(), 0), 0u) << got;
+  EXPECT_FALSE(fs::exists(slot / "BB"));
+  EXPECT_TRUE(fs::exists(slot / "CC" / "CCNEW" / "program.bc"));
+  EXPECT_TRUE(fs::exists(slot / "AA" / "AASTUCK" / "program.bc"));
 }
 
 }  // namespace

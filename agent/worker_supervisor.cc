@@ -95,23 +95,25 @@ void WorkerSupervisor::StopIdleWorker() {
 }
 
 void WorkerSupervisor::PruneKernelCacheIfDue() {
-  if (!options_.kernel_cache || ++jobs_since_cache_check_ < kJobsPerCacheCheck) return;
+  if (!options_.kernel_cache || jobs_since_cache_check_ < kJobsPerCacheCheck) return;
   jobs_since_cache_check_ = 0;
   KernelDiskCache& cache = *options_.kernel_cache;
   const uint64_t bytes = cache.Bytes();
-  if (bytes <= cache.limit_bytes()) return;
+  if (bytes <= cache.limit_bytes() + cache_stuck_bytes_) return;
   StopIdleWorker();  // PoCL writes into the folder of a program that lives
-  Result<KernelDiskCache::Pruned> pruned = cache.Prune();
+  const KernelDiskCache::Pruned pruned = cache.Prune();
+  cache_stuck_bytes_ = pruned.stuck_bytes;
   constexpr double kMb = 1024.0 * 1024.0;
-  if (!pruned.ok()) {
-    spdlog::warn("the kernel cache {} holds {:.1f} MB, over its {:.1f} MB, and could not be pruned: {}",
-                 cache.dir().string(), bytes / kMb, cache.limit_bytes() / kMb, pruned.status().message());
-    return;
-  }
   spdlog::info("the kernel cache {} held {:.1f} MB, over its {:.1f} MB: removed its {} least recently used "
-               "program(s) ({:.1f} MB; {:.1f} MB left), with the worker replaced",
-               cache.dir().string(), bytes / kMb, cache.limit_bytes() / kMb, pruned->entries, pruned->bytes / kMb,
-               pruned->left / kMb);
+               "entries ({:.1f} MB; {:.1f} MB left); the worker was stopped for it",
+               cache.dir().string(), bytes / kMb, cache.limit_bytes() / kMb, pruned.entries, pruned.bytes / kMb,
+               pruned.left / kMb);
+  if (pruned.failed > 0) {
+    spdlog::warn("the kernel cache {}: {} entr{} ({:.1f} MB) could not be removed and stay{}, beyond its limit ({})",
+                 cache.dir().string(), pruned.failed, pruned.failed == 1 ? "y" : "ies", pruned.stuck_bytes / kMb,
+                 pruned.failed == 1 ? "s" : "", pruned.first_failure);
+  }
+  if (!cancelled_) (void)Spawn();  // a failure is the next job's to say
 }
 
 Status WorkerSupervisor::Spawn() {
@@ -234,6 +236,9 @@ void WorkerSupervisor::ReapIfEndedWhileIdle() {
 }
 
 proto::MeasureResult WorkerSupervisor::Run(const proto::KernelProgram& program) {
+  // Before the job, not after it: a result is never held back by a prune (nor lost to a stop during one).
+  if (!cancelled_) PruneKernelCacheIfDue();
+  ++jobs_since_cache_check_;
   bool killed = false;
   proto::MeasureResult result = RunOnce(program, killed);
   if (!killed) return result;
@@ -257,9 +262,8 @@ proto::MeasureResult WorkerSupervisor::RunOnce(const proto::KernelProgram& progr
     if (result.wall_time() == 0) {
       result.set_wall_time(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     }
-    if (!cancelled_) PruneKernelCacheIfDue();
-    // Replace a worker that died or was killed (or stopped for the prune) now, so the next job does not pay for its
-    // start; the start is not this job's time (it was counted in its wall time).
+    // Replace a worker that died or was killed now, so the next job does not pay for its start; the start is not
+    // this job's time (it was counted in its wall time).
     if (pid_ <= 0 && !cancelled_ && !spawn_failed) (void)Spawn();
     return result;
   };

@@ -54,7 +54,8 @@ class WorkerSupervisor final : public JobRunner {
     // How much of the workers' stdout (kernels' printf) reaches the agent's log.
     OutputRelay::Limits output_limits;
     // PoCL's on-disk kernel cache in a folder of this agent's own, kept under its limit (none: PoCL's own folder,
-    // unbounded). Every kJobsPerCacheCheck jobs, a folder over its limit is pruned with the worker stopped.
+    // unbounded). After every kJobsPerCacheCheck jobs, before the next, a folder over its limit is pruned with the
+    // worker stopped.
     std::shared_ptr<KernelDiskCache> kernel_cache;
   };
   static constexpr int kJobsPerCacheCheck = 16;
@@ -96,8 +97,8 @@ class WorkerSupervisor final : public JobRunner {
   void ForgetWorker();
   // Ends a worker that runs no job: closes its socket (it exits 0), and kills it when it has not left within a second.
   void StopIdleWorker();
-  // Between jobs: every kJobsPerCacheCheck jobs, prunes a kernel cache over its limit, with the worker stopped (the
-  // next job starts a new one).
+  // Before a job, once kJobsPerCacheCheck jobs ran since the last look: prunes a kernel cache over its limit (beyond
+  // what could not be removed before), with the worker stopped, and starts a new worker.
   void PruneKernelCacheIfDue();
 
   Options options_;
@@ -109,6 +110,7 @@ class WorkerSupervisor final : public JobRunner {
   std::atomic<bool> cancelled_{false};
   std::atomic<bool> aborted_{false};  // AbortJob() since the last ForgetAbort()
   int jobs_since_cache_check_ = 0;
+  uint64_t cache_stuck_bytes_ = 0;  // what the last prune could not remove
 };
 
 // "SIGSEGV" for SIGSEGV; "signal N" for others it does not name.
