@@ -287,9 +287,9 @@ class SqliteTuningLog final : public TuningLog {
     return out;
   }
 
-  Result<std::vector<BestRow>> Best() override {
+  Result<std::vector<BestRow>> Best(const std::string& task_spec) override {
     std::vector<BestRow> out;
-    TF_RETURN_IF_ERROR(RankedRows(std::nullopt, [&out](BestRow&& row) {
+    TF_RETURN_IF_ERROR(RankedRows(std::nullopt, task_spec, [&out](BestRow&& row) {
       out.push_back(std::move(row));
       return true;
     }));
@@ -297,7 +297,7 @@ class SqliteTuningLog final : public TuningLog {
   }
   Status VisitRankedSuccesses(int64_t task_id, int64_t template_id, int64_t device_id,
                               const std::function<bool(BestRow&&)>& visit) override {
-    return RankedRows(std::array<int64_t, 3>{task_id, template_id, device_id}, visit);
+    return RankedRows(std::array<int64_t, 3>{task_id, template_id, device_id}, "", visit);
   }
 
   Result<std::vector<FailedUnitRow>> UnitsWithoutSuccess() override {
@@ -394,18 +394,23 @@ class SqliteTuningLog final : public TuningLog {
   }
 
   // Configs ranked by mean cost within (task, template, device), ties to the earliest record: without `group`, each
-  // group's first; with it, every config of that (task id, template id, device id). A config measured more than
-  // once (tune --confirm, a --fresh pass, a recording's passes: records of one config JSON, what was measured) stands
-  // as its lower median record (of two, the faster), so that one lucky measurement does not make it the best.
-  // Best's rows (no group), or every success of one group fastest first, each given to `visit` until it returns
-  // false.
-  Status RankedRows(const std::optional<std::array<int64_t, 3>>& group, const std::function<bool(BestRow&&)>& visit) {
+  // group's first (of the task `task_spec` only, when it is given); with it, every config of that (task id, template
+  // id, device id). Each row is given to `visit` until it returns false. A config measured more than once (tune
+  // --confirm, a --fresh pass, a recording's passes: records of one config JSON, what was measured) stands as its
+  // lower median record (of two, the faster), so that one lucky measurement does not make it the best.
+  Status RankedRows(const std::optional<std::array<int64_t, 3>>& group, const std::string& task_spec,
+                    const std::function<bool(BestRow&&)>& visit) {
+    std::string filter;
+    if (group) {
+      filter = " AND r.task_id = ?1 AND r.template_id = ?2 AND r.device_id = ?3";
+    } else if (!task_spec.empty()) {  // SQLite reads that task's records alone (records_best begins with the task)
+      filter = " AND r.task_id IN (SELECT id FROM tasks WHERE spec = ?1)";
+    }
     std::string sql = std::string(
                           "WITH per_config AS (SELECT r.*, ROW_NUMBER() OVER (PARTITION BY r.task_id, r.template_id, "
                           "r.device_id, r.config ORDER BY r.mean_cost, r.id) AS k, COUNT(*) OVER (PARTITION BY "
                           "r.task_id, r.template_id, r.device_id, r.config) AS n FROM records r "
-                          "WHERE r.status = 0 AND ") + kSoundRecord +
-                      (group ? " AND r.task_id = ?1 AND r.template_id = ?2 AND r.device_id = ?3" : "") +
+                          "WHERE r.status = 0 AND ") + kSoundRecord + filter +
                       std::string("), ranked AS (SELECT m.*, ROW_NUMBER() OVER (PARTITION BY m.task_id, "
                                   "m.template_id, m.device_id ORDER BY m.mean_cost, m.id) AS rank FROM per_config m "
                                   "WHERE m.k = (m.n + 1) / 2) "
@@ -415,7 +420,11 @@ class SqliteTuningLog final : public TuningLog {
                       "JOIN devices d ON d.id = r.device_id" + std::string(group ? "" : " WHERE r.rank = 1") +
                       " ORDER BY t.spec, tp.name, d.name, r.task_id, r.template_id, r.device_id, r.rank";
     auto bind = [&](SqliteStmt& st) {
-      if (group) st.Bind(1, (*group)[0]).Bind(2, (*group)[1]).Bind(3, (*group)[2]);
+      if (group) {
+        st.Bind(1, (*group)[0]).Bind(2, (*group)[1]).Bind(3, (*group)[2]);
+      } else if (!task_spec.empty()) {
+        st.Bind(1, task_spec);
+      }
     };
     return QueryWhile(sql, bind, [&](const SqliteStmt& st) {
       BestRow b;

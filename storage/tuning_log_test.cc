@@ -145,7 +145,8 @@ TEST_F(TuningLogTest, GivenRecordsOfTwoTasksAndTwoDevices_RecordsShouldFilterByE
   ASSERT_TRUE(log->AddRecord(r).ok());
   auto indices = [&](int64_t task, int64_t tmpl, int64_t device) {
     std::vector<uint64_t> out;
-    for (const RecordRow& row : log->Records(task, tmpl, device).value()) out.push_back(row.config_index);
+    const Result<std::vector<RecordRow>> rows = log->Records(task, tmpl, device);  // kept: value() refers into it
+    for (const RecordRow& row : rows.value()) out.push_back(row.config_index);
     return out;
   };
   EXPECT_EQ(indices(0, 0, 0), (std::vector<uint64_t>{1, 2, 3}));
@@ -154,6 +155,29 @@ TEST_F(TuningLogTest, GivenRecordsOfTwoTasksAndTwoDevices_RecordsShouldFilterByE
   EXPECT_EQ(indices(other_task, 0, 0), (std::vector<uint64_t>{2}));
   EXPECT_EQ(indices(0, tmpl_, dev_), (std::vector<uint64_t>{1, 2}));
   EXPECT_TRUE(indices(other_task, tmpl_, other_device).empty());
+}
+
+// `best --task`: the best rows of that task alone, as Best() gives them for it.
+TEST_F(TuningLogTest, GivenATaskSpec_BestShouldGiveThatTasksRowsAlone) {
+  auto log = OpenOrDie();
+  MakeWorld(*log);
+  const int64_t other_task =
+      log->UpsertTask("gemm:32,32,32:float32", "gemm", R"({"M":32})", 2.0 * 32 * 32 * 32).value();
+  ASSERT_TRUE(log->AddRecord(Rec(1, 0, 2e-3)).ok());
+  ASSERT_TRUE(log->AddRecord(Rec(2, 0, 1e-3)).ok());
+  RecordRow r = Rec(3, 0, 0.5e-3);
+  r.task_id = other_task;
+  ASSERT_TRUE(log->AddRecord(r).ok());
+  auto all = log->Best().value();
+  ASSERT_EQ(all.size(), 2u);
+  auto one = log->Best("gemm:64,64,64:float32").value();
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].record.config_index, 2u);
+  EXPECT_EQ(one[0].task, "gemm:64,64,64:float32");
+  auto other = log->Best("gemm:32,32,32:float32").value();
+  ASSERT_EQ(other.size(), 1u);
+  EXPECT_EQ(other[0].record.config_index, 3u);
+  EXPECT_TRUE(log->Best("gemm:16,16,16:float32").value().empty());
 }
 
 // best passes over the fastest records that are not in the space one at a time, and stops at the first that is:

@@ -65,10 +65,9 @@ Result<std::vector<BestRow>> BestInSpace(TuningLog& log, const TemplateLookup& l
     }
   }
 
-  TF_ASSIGN_OR_RETURN(auto best, log.Best());
+  TF_ASSIGN_OR_RETURN(auto best, log.Best(task_spec));
   std::vector<BestRow> out;
   for (BestRow& row : best) {
-    if (!task_spec.empty() && row.task != task_spec) continue;
     if (auto u = undescribed.find(row.device_fingerprint); u != undescribed.end()) {
       notes << UndescribedDeviceNote(*u->second) << "\n";
       undescribed.erase(u);
