@@ -166,7 +166,17 @@ class TuningLog {
   virtual Result<std::vector<std::optional<int64_t>>> AddRecordsUnlessPresent(const std::vector<RecordRow>& rows) = 0;
   // Records of (task, template, device) in id order; an id of 0 matches any (so Records(0, 0, 0) is every
   // record).
-  virtual Result<std::vector<RecordRow>> Records(int64_t task_id, int64_t template_id, int64_t device_id) = 0;
+  Result<std::vector<RecordRow>> Records(int64_t task_id, int64_t template_id, int64_t device_id) {
+    std::vector<RecordRow> out;
+    TF_RETURN_IF_ERROR(VisitRecords(task_id, template_id, device_id, [&out](RecordRow&& r) {
+      out.push_back(std::move(r));
+    }));
+    return out;
+  }
+  // The same records, each given to `visit` as it is read, for a caller that keeps less than the rows (a warm start
+  // from every record of a template).
+  virtual Status VisitRecords(int64_t task_id, int64_t template_id, int64_t device_id,
+                              const std::function<void(RecordRow&&)>& visit) = 0;
   // Config indices already recorded for (task, template, device), for resume.
   virtual Result<std::vector<uint64_t>> MeasuredIndices(int64_t task_id, int64_t template_id, int64_t device_id) = 0;
   // Best successful record per (task, template, device).

@@ -92,20 +92,24 @@ Status TaskTuner::ReplayOwn() {
 Status TaskTuner::WarmStartFromLog(bool refresh) {
   warm_start_read_ = true;
   if (!opts_.transfer || !strategy_->UsesHistory()) return Status::OK();
-  TF_ASSIGN_OR_RETURN(std::vector<RecordRow> all, log_->Records(0, template_id_, 0));
   std::map<int64_t, std::pair<std::string, double>> tasks;  // id -> (spec, flops)
   TF_ASSIGN_OR_RETURN(auto task_rows, log_->Tasks());
   for (const auto& t : task_rows) tasks[t.id] = {t.spec, t.flops};
   std::map<int64_t, std::string> fingerprints;
   TF_ASSIGN_OR_RETURN(auto device_rows, log_->Devices());
   for (const auto& d : device_rows) fingerprints[d.id] = d.fingerprint;
+  // Built as the records are read: they are not all held (512k records of a template took 800 MB). A record of a
+  // task or device written after the two reads above (another run writes the log) is left for the next refresh.
   std::vector<HistoryRecord> history;
-  for (const RecordRow& r : all) {
-    if (r.task_id == task_id_ && r.device_id == opts_.device_id) continue;  // own results (ReplayOwn, Record)
+  TF_RETURN_IF_ERROR(log_->VisitRecords(0, template_id_, 0, [&](RecordRow&& r) {
+    if (r.task_id == task_id_ && r.device_id == opts_.device_id) return;  // own results (ReplayOwn, Record)
+    const auto task = tasks.find(r.task_id);
+    const auto device = fingerprints.find(r.device_id);
+    if (task == tasks.end() || device == fingerprints.end()) return;
     // Failures too: they enter the model as the worst.
-    history.push_back({tasks[r.task_id].first, fingerprints[r.device_id], r.config, r.status == 0, r.mean_cost,
-                       tasks[r.task_id].second});
-  }
+    history.push_back({task->second.first, device->second, std::move(r.config), r.status == 0, r.mean_cost,
+                       task->second.second});
+  }));
   std::vector<HistoryRecord> rows = CollapseHistory(history);
   if (rows.empty()) return Status::OK();  // nothing, or nothing that ranks configs
   // The records behind those rows (CollapseHistory leaves some out).
