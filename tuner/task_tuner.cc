@@ -98,8 +98,9 @@ Status TaskTuner::WarmStartFromLog(bool refresh) {
   std::map<int64_t, std::string> fingerprints;
   TF_ASSIGN_OR_RETURN(auto device_rows, log_->Devices());
   for (const auto& d : device_rows) fingerprints[d.id] = d.fingerprint;
-  // Built as the records are read: they are not all held (512k records of a template took 800 MB). A record of a
-  // task or device written after the two reads above (another run writes the log) is left for the next refresh.
+  // Built as the records are read: they are not all held (a tune against 256k records of its template peaked at
+  // 522 MB holding them, 429 MB without). A record of a task or device written after the two reads above (another
+  // run writes the log) is left for the next refresh.
   std::vector<HistoryRecord> history;
   TF_RETURN_IF_ERROR(log_->VisitRecords(0, template_id_, 0, [&](RecordRow&& r) {
     if (r.task_id == task_id_ && r.device_id == opts_.device_id) return;  // own results (ReplayOwn, Record)
