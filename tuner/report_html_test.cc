@@ -233,6 +233,24 @@ TEST(ReportHtmlTest, GivenOneTrial_TheSectionShouldBeNumberedFromOneAndSayItInTh
   EXPECT_EQ(CheckWellFormed(html), "");
 }
 
+// A resumed task of 200k trials: marks are drawn once per 2-pixel cell, so the chart's size does not grow with the
+// trials, while the step line still reaches the best and the last trial.
+TEST(ReportSvgTest, GivenFarMoreTrialsThanPixels_TheCurveShouldStaySmallAndEndAtTheBest) {
+  std::vector<double> values;
+  for (int i = 0; i < 200000; ++i) values.push_back(i % 97 == 0 ? -1.0 : 1.0 + (i * 7919 % 1000) / 100.0);
+  values[150000] = 20.0;  // the best, late
+  const std::string svg = TuningCurveSvg(values, "GFLOPS");
+  EXPECT_EQ(CheckWellFormed(svg), "");
+  EXPECT_LT(svg.size(), 600000u);  // one mark per trial: over 9 MB
+  EXPECT_LE(CountOf(svg, "<circle"), 226u * 86u);  // at most one per cell of the 452 x 170 plot
+  EXPECT_GT(CountOf(svg, "<circle"), 1000u);
+  EXPECT_LE(CountOf(svg, "<line x1"), 226u + 20u);  // failure ticks: one per column (and the axes' lines)
+  const std::string points = svg.substr(svg.find("points=\"") + 8);
+  const std::string last = points.substr(0, points.find('"'));
+  EXPECT_EQ(last.substr(last.rfind(' ') + 1), "508.0,12.0");  // the right edge of the plot, at the top: the best
+  EXPECT_EQ(TuningCurveSvg(std::vector<double>(10, -1.0), "GFLOPS").find("<polyline"), std::string::npos);
+}
+
 TEST(ReportSvgTest, GivenTrials_WeShouldDrawTheRunningBestAsAStepLine) {
   std::string svg = TuningCurveSvg({-1, 1.0, 0.5, 2.0}, "GFLOPS");
   EXPECT_EQ(CheckWellFormed(svg), "");

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <set>
+#include <utility>
 
 #include "common/html_escape.h"
 
@@ -12,6 +14,8 @@ namespace {
 constexpr double kWidth = 520, kHeight = 220;
 constexpr double kLeft = 56, kRight = 12, kTop = 12, kBottom = 38;
 constexpr double kPlotW = kWidth - kLeft - kRight, kPlotH = kHeight - kTop - kBottom;
+// The grid, in pixels, that a long tuning curve's marks are snapped to (a dot's radius is 1.8).
+constexpr double kSnap = 2;
 
 std::string Num(double v) {
   char buf[32];
@@ -85,25 +89,41 @@ std::string TuningCurveSvg(const std::vector<double>& values, const std::string&
   std::string s =
       SvgOpen("curve", "best " + y_label + " so far over " + std::to_string(n) + (n == 1 ? " trial" : " trials"));
   s += Axes(1, x_max, y_max, "trial", y_label, /*integer_x=*/true, /*integer_y=*/false);
+  // Past one trial per pixel of the plot's width, marks are snapped to a grid of kSnap pixels and drawn once per
+  // cell: the picture is the same, and the file no longer grows with the trials (512k trials made 25 MB).
+  const bool snap = static_cast<double>(n) > kPlotW;
+  auto cell = [&](double v) { return snap ? std::round(v / kSnap) * kSnap : v; };
+  std::set<std::pair<long, long>> dot_cells;
+  std::set<long> fail_cells;
   std::string dots, fails, line;
   double best = 0;
   bool started = false;
+  auto point = [&](double x, double y) { line += " " + Num(x) + "," + Num(py(y)); };
   for (size_t i = 0; i < n; ++i) {
     const double t = static_cast<double>(i + 1);
+    const double x = cell(px(t));
     if (values[i] < 0) {
-      fails += "<line x1=\"" + Num(px(t)) + "\" y1=\"" + Num(kTop + kPlotH) + "\" x2=\"" + Num(px(t)) + "\" y2=\"" +
-               Num(kTop + kPlotH - 5) + "\"/>";
-      if (!started) continue;
-    } else {
-      dots += "<circle cx=\"" + Num(px(t)) + "\" cy=\"" + Num(py(values[i])) + "\" r=\"1.8\"/>";
-      if (values[i] > best || !started) {
-        if (started) line += " " + Num(px(t)) + "," + Num(py(best));  // horizontal step, then up
-        best = std::max(best, values[i]);
-        started = true;
+      if (fail_cells.insert(std::lround(x * 10)).second) {
+        fails += "<line x1=\"" + Num(x) + "\" y1=\"" + Num(kTop + kPlotH) + "\" x2=\"" + Num(x) + "\" y2=\"" +
+                 Num(kTop + kPlotH - 5) + "\"/>";
       }
+      continue;
     }
-    line += " " + Num(px(t)) + "," + Num(py(best));
+    const double y = cell(py(values[i]));
+    if (dot_cells.emplace(std::lround(x * 10), std::lround(y * 10)).second) {
+      dots += "<circle cx=\"" + Num(x) + "\" cy=\"" + Num(y) + "\" r=\"1.8\"/>";
+    }
+    if (!started) {
+      best = values[i];
+      started = true;
+      point(px(t), best);
+    } else if (values[i] > best) {
+      point(px(t), best);  // horizontal step, then up
+      best = values[i];
+      point(px(t), best);
+    }
   }
+  if (started) point(px(static_cast<double>(n)), best);  // the step line runs on to the last trial
   s += "<g stroke=\"#c0392b\" stroke-width=\"1\">" + fails + "</g>";
   s += "<g fill=\"#9ab\" fill-opacity=\"0.7\">" + dots + "</g>";
   if (!line.empty()) {
