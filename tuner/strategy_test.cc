@@ -342,6 +342,25 @@ TEST(StrategyTest, GivenHistoryOfASiblingTask_WarmStartShouldFeatureEachRecordIn
   EXPECT_EQ((*st)->NextBatch(16).size(), 16u);
 }
 
+// A task resumed from a large log: its refits train on at most kMaxOwnFitRows of its results (tuner/fit_rows.h).
+TEST(StrategyTest, GivenMoreOwnResultsThanARefitTakes_XgbShouldFitOnABoundedShareAndSaySo) {
+  const Space s = testing::TilingSpace();
+  std::vector<Observation> resumed;
+  for (int pass = 0; pass < 3; ++pass) {  // every valid config measured three times: a config's repeats
+    s.ForEachValid([&](uint64_t i) {
+      resumed.push_back({i, true, testing::SyntheticCost(s, i) * (1.0 + 0.01 * pass)});
+      return true;
+    });
+  }
+  ASSERT_GT(resumed.size(), 8192u);
+  auto xgb = Make(s, "xgb", 5);
+  xgb->Update(resumed);
+  xgb->NextBatch(16);
+  EXPECT_NE(xgb->StatusLine().find("at " + std::to_string(resumed.size()) + " results (fitted on 8192 of them)"),
+            std::string::npos)
+      << xgb->StatusLine();
+}
+
 TEST(StrategyTest, GivenAVeryLargeHistory_WarmStartShouldThinItAndStillHelp) {
   const Space s = testing::TilingSpace();
   std::vector<HistoryRecord> h;

@@ -9,6 +9,7 @@
 #include "common/json_parse.h"
 #include "search-spaces/template.h"
 #include "tuner/device_prior.h"
+#include "tuner/fit_rows.h"
 #include "tuner/strategy_common.h"
 #include "tuner/strategy_transfer.h"
 
@@ -296,12 +297,19 @@ TrainingSet XgbStrategy::TrainingRows(size_t share, size_t shares, float history
   }
   if (!observed_.empty()) {
     const double best = BestCost(observed_);
-    set.features.insert(set.features.end(), observed_features_.begin(), observed_features_.end());
-    for (const auto& o : observed_) set.scores.push_back(RelativeScore(o.ok, o.cost, best));
-    set.group_sizes.push_back(static_cast<unsigned>(observed_.size()));
+    std::vector<float> scores;
+    scores.reserve(observed_.size());
+    for (const auto& o : observed_) scores.push_back(RelativeScore(o.ok, o.cost, best));
+    const std::vector<size_t> rows = RowsToFit(scores, kMaxOwnFitRows);
+    for (size_t r : rows) {
+      set.features.insert(set.features.end(), observed_features_.begin() + static_cast<std::ptrdiff_t>(r * dim),
+                          observed_features_.begin() + static_cast<std::ptrdiff_t>((r + 1) * dim));
+      set.scores.push_back(scores[r]);
+      if (margins) set.margins.push_back(observed_margins_[r]);
+    }
+    set.group_sizes.push_back(static_cast<unsigned>(rows.size()));
     set.group_weights.push_back(1.0f);
   }
-  if (margins) set.margins.insert(set.margins.end(), observed_margins_.begin(), observed_margins_.end());
   return set;
 }
 
@@ -472,6 +480,7 @@ std::string XgbStrategy::StatusLine() const {
                                                              : " (random)");
   if (model_.trained()) {
     s += ", refit #" + std::to_string(model_.fits()) + " at " + std::to_string(observed_at_fit_) + " results";
+    if (observed_at_fit_ > kMaxOwnFitRows) s += " (fitted on " + std::to_string(kMaxOwnFitRows) + " of them)";
     std::string objectives;
     for (const std::string& o : model_.objectives()) {
       objectives += (objectives.empty() ? "" : " + ") + XgbObjectiveName(o);

@@ -22,6 +22,8 @@
 // history record gets the features of its own task's config (the kernel that was measured) when the template
 // builds that task's space with the same feature layout; otherwise it is mapped onto the nearest config of this
 // space.
+// A refit trains on at most 8192 of the task's own results (tuner/fit_rows.h: the newest, the fastest and an even
+// stride of the rest), so a task resumed with a large log refits as fast as one of 8192 results.
 // Failed configs are trained on as the worst (score 0). History beyond 8192 rows is thinned evenly per group, and
 // a refit gives its members 8192 history rows in all: beyond 8192 / members rows, each member gets its own
 // interleaved share (plus every group's best), so an ensemble refits in about the time of one model.
@@ -81,7 +83,7 @@ class XgbStrategy final : public Strategy {
   bool HistoryFeatures(const HistoryRecord& h, OwnTaskCache& cache, std::vector<float>& out, float& margin);
   void ThinHistory();
   // The rows a refit trains on: history rows r with r % shares == share (and every group's best), at
-  // `history_weight`, then all own results.
+  // `history_weight`, then the own results RowsToFit keeps.
   TrainingSet TrainingRows(size_t share, size_t shares, float history_weight) const;
   Status Refit();
   void EvaluateNewestPlan();
