@@ -33,6 +33,7 @@ void MaybeInjectFault(const proto::KernelProgram& program, const char* stage) {
     if (std::strcmp(fault, "hang-build") == 0) {
       for (;;) pause();
     }
+    if (std::strcmp(fault, "exit-build") == 0) _exit(1);  // as LLVM's fatal error on a full disk
     return;
   }
   if (std::strcmp(fault, "crash") == 0) {

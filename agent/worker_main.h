@@ -9,7 +9,7 @@
 // Test-only fault hook: with env TUNEFLEET_TEST_FAULT=crash|sigkill|hang, a job whose kernel source contains the
 // marker TUNEFLEET_FAULT makes the worker raise SIGSEGV (crash), die of SIGKILL as the out-of-memory killer would
 // kill it (sigkill) or sleep forever (hang) once its kernels are built, instead of running them; =hang-build makes it
-// sleep forever before building.
+// sleep forever before building, =exit-build exit 1 before building (as LLVM does when the disk is full).
 #pragma once
 
 #include <string>

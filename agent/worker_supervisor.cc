@@ -349,6 +349,19 @@ proto::MeasureResult WorkerSupervisor::RunOnce(const proto::KernelProgram& progr
   } else {
     why = "worker failed: " + (reply.ok() ? std::string("unexpected message") : reply.status().message());
   }
+  if (died && !built && !killed_from_outside) {
+    // A compiler that cannot write its files exits (PoCL's LLVM: "IO failure on output stream: No space left on
+    // device", exit code 1): not the config's failure. The job is given back, and the tracker sends this agent no
+    // more jobs of the lease.
+    const std::filesystem::path cache = options_.kernel_cache ? options_.kernel_cache->dir() : "";
+    if (std::optional<std::string> full = NearlyFullDisk(CompilerWriteDirs(cache), options_.low_disk_bytes)) {
+      spdlog::warn("the worker died while building a kernel ({}) and {}: the disk is full, not the kernel at fault; "
+                   "the job is given back",
+                   why.substr(std::strlen("worker died: ")), *full);
+      return finish(NotMeasured(proto::RUNTIME_ERROR,
+                                why + " while building, and " + *full + ": a full disk, not the config; given back"));
+    }
+  }
   return finish(Failed(proto::RUNTIME_ERROR, why));
 }
 

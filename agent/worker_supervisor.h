@@ -1,7 +1,9 @@
 // The agent side of crash isolation: starts the worker process (posix_spawn of the agent binary with --worker, so
 // no gRPC state is ever forked), sends it one job at a time, and acts as the watchdog: a job that outlives its
 // timeout gets the worker SIGKILLed and replaced (RUN_TIMEOUT, or BUILD_TIMEOUT while still compiling); a worker
-// that dies mid-job is reported as RUNTIME_ERROR "worker died: SIGSEGV" and replaced. A worker killed by SIGKILL
+// that dies mid-job is reported as RUNTIME_ERROR "worker died: SIGSEGV" and replaced; one that dies while it builds,
+// with the disk where the compiler writes nearly full, gives the job back (the full disk is no property of the
+// config; PoCL's LLVM exits 1 when it cannot write). A worker killed by SIGKILL
 // that the watchdog did not send (the system's out-of-memory killer; on Android the low-memory killer) gets the job
 // once more in a new worker, and only a second such death is recorded, as "worker died: SIGKILL, twice (...)". The
 // agent itself never goes down with a job.
@@ -21,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/disk_space.h"
 #include "agent/kernel_disk_cache.h"
 #include "agent/output_relay.h"
 #include "common/status.h"
@@ -57,6 +60,9 @@ class WorkerSupervisor final : public JobRunner {
     // unbounded). After every kJobsPerCacheCheck jobs, before the next, a folder over its limit is pruned with the
     // worker stopped.
     std::shared_ptr<KernelDiskCache> kernel_cache;
+    // A worker that dies while it builds a kernel, with less than this free where the compiler writes
+    // (CompilerWriteDirs), died of the full disk: the job is given back (MeasureResult.not_measured), not failed.
+    uint64_t low_disk_bytes = kLowDiskBytes;
   };
   static constexpr int kJobsPerCacheCheck = 16;
 

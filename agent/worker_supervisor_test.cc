@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -240,6 +241,33 @@ TEST_F(WorkerSupervisorTest, GivenAWorkerThatCrashes_ItsReplacementsStartShouldN
   // A worker's start takes tens of milliseconds at least (dlopen of the ICD loader and the driver, device queries);
   // measured with the job, the two figures were within a millisecond of each other.
   EXPECT_GT(elapsed - crashed.wall_time(), 0.01) << "wall " << crashed.wall_time() << " s of " << elapsed << " s";
+}
+
+// A worker that exits while it builds is taken for the victim of a full disk only when a folder the compiler writes
+// into has less free than the threshold: a threshold above any disk's size stands in for the full disk here (filling
+// this machine's disk is not done in a test).
+TEST_F(WorkerSupervisorTest, GivenAWorkerThatExitsWhileBuildingOnAFullDisk_TheJobShouldBeGivenBackNotFailed) {
+  setenv("TUNEFLEET_TEST_FAULT", "exit-build", 1);
+  for (const bool full : {false, true}) {
+    WorkerSupervisor::Options options;
+    options.argv = {TUNEFLEET_AGENT_BINARY, "--worker"};
+    options.low_disk_bytes = full ? std::numeric_limits<uint64_t>::max() : 0;
+    Result<std::unique_ptr<WorkerSupervisor>> supervisor = WorkerSupervisor::Start(options);
+    ASSERT_TRUE(supervisor.ok()) << supervisor.status().ToString();
+    testing::CapturedSpdlog log;
+    const proto::MeasureResult r = (*supervisor)->Run(TestVectorAdd(64, kFaultComment));
+    EXPECT_EQ(r.status(), proto::RUNTIME_ERROR);
+    EXPECT_EQ(r.not_measured(), full) << r.message();
+    if (full) {
+      EXPECT_EQ(r.message().rfind("worker died: exit code 1 while building, and ", 0), 0u) << r.message();
+      EXPECT_TRUE(r.message().ends_with(" free: a full disk, not the config; given back")) << r.message();
+      EXPECT_NE(log.text().find("building a kernel (exit code 1) and "), std::string::npos) << log.text();
+      EXPECT_NE(log.text().find("the disk is full, not the kernel at fault"), std::string::npos) << log.text();
+    } else {
+      EXPECT_EQ(r.message(), "worker died: exit code 1");
+    }
+    EXPECT_EQ((*supervisor)->Run(TestVectorAdd()).status(), proto::OK);  // a new worker runs the next job
+  }
 }
 
 TEST_F(WorkerSupervisorTest, GivenAWorkerKilledFromOutsideOnce_WeShouldMeasureTheJobInANewWorker) {

@@ -1,0 +1,59 @@
+#include "agent/disk_space.h"
+
+#include <sys/statvfs.h>
+
+#include <cstdlib>
+
+namespace tunefleet::agent {
+namespace {
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v == nullptr ? std::string() : std::string(v);
+}
+
+std::string Size(uint64_t bytes) {
+  if (bytes < 1024) return std::to_string(bytes) + " bytes";
+  if (bytes < (uint64_t{1} << 20)) return std::to_string(bytes >> 10) + " KB";
+  return std::to_string(bytes >> 20) + " MB";
+}
+
+}  // namespace
+
+std::optional<uint64_t> FreeBytes(const std::filesystem::path& path) {
+  std::error_code ec;
+  std::filesystem::path p = std::filesystem::absolute(path, ec);
+  if (ec) return std::nullopt;
+  for (;;) {
+    struct statvfs st {};
+    if (statvfs(p.c_str(), &st) == 0) return static_cast<uint64_t>(st.f_bavail) * st.f_frsize;
+    if (!p.has_relative_path()) return std::nullopt;  // the root itself cannot be read
+    p = p.parent_path();
+  }
+}
+
+std::vector<std::filesystem::path> CompilerWriteDirs(const std::filesystem::path& cache_dir) {
+  std::vector<std::filesystem::path> dirs;
+  if (!cache_dir.empty()) {
+    dirs.push_back(cache_dir);
+  } else if (const std::string pocl = Env("POCL_CACHE_DIR"); !pocl.empty()) {
+    dirs.emplace_back(pocl);
+  } else if (const std::string xdg = Env("XDG_CACHE_HOME"); !xdg.empty() && xdg[0] == '/') {
+    dirs.push_back(std::filesystem::path(xdg) / "pocl");
+  } else if (const std::string home = Env("HOME"); !home.empty()) {
+    dirs.push_back(std::filesystem::path(home) / ".cache" / "pocl");
+  }
+  const std::string tmp = Env("TMPDIR");
+  dirs.emplace_back(tmp.empty() ? std::string("/tmp") : tmp);
+  return dirs;
+}
+
+std::optional<std::string> NearlyFullDisk(const std::vector<std::filesystem::path>& dirs, uint64_t min_free) {
+  for (const auto& d : dirs) {
+    const std::optional<uint64_t> free = FreeBytes(d);
+    if (free && *free < min_free) return d.string() + " has " + Size(*free) + " free";
+  }
+  return std::nullopt;
+}
+
+}  // namespace tunefleet::agent

@@ -1,0 +1,45 @@
+#include "agent/disk_space.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <limits>
+
+namespace tunefleet::agent {
+namespace {
+
+TEST(DiskSpaceTest, GivenAFolderThatDoesNotExistYet_ItsNearestExistingFolderShouldBeMeasured) {
+  const std::optional<uint64_t> tmp = FreeBytes("/tmp");
+  ASSERT_TRUE(tmp.has_value());
+  const std::optional<uint64_t> below = FreeBytes("/tmp/tunefleet-no-such-folder/deeper");
+  ASSERT_TRUE(below.has_value());
+  // The same file system, measured moments apart: within what another process may have written meanwhile.
+  EXPECT_LT(*below > *tmp ? *below - *tmp : *tmp - *below, uint64_t{256} << 20);
+}
+
+TEST(DiskSpaceTest, GivenAThreshold_TheFirstFolderBelowItShouldBeNamedWithItsFreeSpace) {
+  const std::vector<std::filesystem::path> dirs = {"/tmp/tunefleet-no-such-folder"};
+  EXPECT_EQ(NearlyFullDisk(dirs, 0), std::nullopt);
+  const std::optional<std::string> full = NearlyFullDisk(dirs, std::numeric_limits<uint64_t>::max());
+  ASSERT_TRUE(full.has_value());
+  EXPECT_EQ(full->rfind("/tmp/tunefleet-no-such-folder has ", 0), 0u) << *full;
+  EXPECT_TRUE(full->ends_with(" free")) << *full;
+}
+
+TEST(DiskSpaceTest, GivenTheEnvironment_TheCompilersFoldersShouldFollowPoclsOrder) {
+  setenv("TMPDIR", "/var/tmp", 1);
+  setenv("POCL_CACHE_DIR", "/srv/pocl", 1);
+  setenv("HOME", "/home/u", 1);
+  unsetenv("XDG_CACHE_HOME");
+  EXPECT_EQ(CompilerWriteDirs("/agent/slot-0"), (std::vector<std::filesystem::path>{"/agent/slot-0", "/var/tmp"}));
+  EXPECT_EQ(CompilerWriteDirs(""), (std::vector<std::filesystem::path>{"/srv/pocl", "/var/tmp"}));
+  unsetenv("POCL_CACHE_DIR");
+  setenv("XDG_CACHE_HOME", "/c", 1);
+  EXPECT_EQ(CompilerWriteDirs(""), (std::vector<std::filesystem::path>{"/c/pocl", "/var/tmp"}));
+  unsetenv("XDG_CACHE_HOME");
+  unsetenv("TMPDIR");
+  EXPECT_EQ(CompilerWriteDirs(""), (std::vector<std::filesystem::path>{"/home/u/.cache/pocl", "/tmp"}));
+}
+
+}  // namespace
+}  // namespace tunefleet::agent
