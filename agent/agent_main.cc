@@ -146,7 +146,10 @@ int Serve(const Flags& flags, const char* argv0) {
                            "--pocl-cache-dir DIR\n");
       return 2;
     }
-    auto cache = KernelDiskCache::Claim(root, static_cast<uint64_t>(flags.pocl_cache_mb) * 1024 * 1024);
+    // A restarted agent of the same device and key finds its own slot again, with the kernels it built.
+    const std::string owner = "key " + flags.key + ", platform " + std::to_string(flags.platform) + ", device " +
+                              std::to_string(flags.device) + "\n";
+    auto cache = KernelDiskCache::Claim(root, static_cast<uint64_t>(flags.pocl_cache_mb) * 1024 * 1024, owner);
     if (!cache.ok()) {
       std::fprintf(stderr, "tunefleet-agent: error: --pocl-cache-mb: %s\n",
                    Printable(cache.status().message(), 1000).c_str());

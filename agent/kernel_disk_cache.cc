@@ -70,7 +70,7 @@ std::vector<Entry> Entries(const fs::path& dir) {
 // nullopt when another agent holds it; an error when this agent cannot use it.
 Result<std::optional<std::pair<OwnedFd, fs::path>>> TakeSlot(const fs::path& root, int slot) {
   const fs::path lock_path = root / ("slot-" + std::to_string(slot) + ".lock");
-  OwnedFd fd(open(lock_path.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+  OwnedFd fd(open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (!fd.valid()) return Status::InvalidArgument("cannot open " + lock_path.string() + ": " + std::strerror(errno));
   if (flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
     if (errno == EWOULDBLOCK) return std::optional<std::pair<OwnedFd, fs::path>>();  // another agent's
@@ -87,9 +87,17 @@ Result<std::optional<std::pair<OwnedFd, fs::path>>> TakeSlot(const fs::path& roo
   return std::optional<std::pair<OwnedFd, fs::path>>(std::make_pair(std::move(fd), dir));
 }
 
+// What the lock file of a slot says: the owner its last agent wrote (at most 4 KB read).
+std::string OwnerOf(int fd) {
+  char buf[4096];
+  const ssize_t n = pread(fd, buf, sizeof buf, 0);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+}
+
 }  // namespace
 
-Result<std::unique_ptr<KernelDiskCache>> KernelDiskCache::Claim(const fs::path& root_given, uint64_t limit_bytes) {
+Result<std::unique_ptr<KernelDiskCache>> KernelDiskCache::Claim(const fs::path& root_given, uint64_t limit_bytes,
+                                                                const std::string& owner) {
   std::error_code ec;
   const fs::path root = fs::absolute(root_given, ec);
   if (ec) return Status::InvalidArgument("cannot resolve " + root_given.string() + ": " + ec.message());
@@ -97,16 +105,27 @@ Result<std::unique_ptr<KernelDiskCache>> KernelDiskCache::Claim(const fs::path& 
   if (ec) return Status::InvalidArgument("cannot make the kernel cache folder " + root.string() + ": " + ec.message());
   // A slot this agent cannot use (another user's lock file, a file where its folder should be) is passed over; the
   // first such problem is said when no slot is left.
+  // The first pass takes only a free slot that an agent of the same owner left (its kernels are this device's); the
+  // second the first free one. The owner is written into the slot's lock file.
   std::optional<Status> first_problem;
-  for (int slot = 0; slot < kMaxSlots; ++slot) {
-    auto taken = TakeSlot(root, slot);
-    if (!taken.ok()) {
-      if (!first_problem) first_problem = taken.status();
-      continue;
+  for (const bool own_only : {true, false}) {
+    if (own_only && owner.empty()) continue;
+    for (int slot = 0; slot < kMaxSlots; ++slot) {
+      auto taken = TakeSlot(root, slot);
+      if (!taken.ok()) {
+        if (!first_problem) first_problem = taken.status();
+        continue;
+      }
+      if (!taken->has_value()) continue;
+      auto& [fd, dir] = **taken;
+      if (own_only && OwnerOf(fd.get()) != owner) continue;  // released: its lock closes with it
+      if (!own_only && (ftruncate(fd.get(), 0) != 0 ||
+                        pwrite(fd.get(), owner.data(), owner.size(), 0) != static_cast<ssize_t>(owner.size()))) {
+        // Not worth refusing the slot for: the next agent of this owner only misses its kernels.
+        (void)ftruncate(fd.get(), 0);
+      }
+      return std::unique_ptr<KernelDiskCache>(new KernelDiskCache(std::move(fd), dir, limit_bytes));
     }
-    if (!taken->has_value()) continue;
-    auto& [fd, dir] = **taken;
-    return std::unique_ptr<KernelDiskCache>(new KernelDiskCache(std::move(fd), dir, limit_bytes));
   }
   if (first_problem) {
     return Status::InvalidArgument("no kernel cache slot of " + root.string() + " is free and usable (the first: " +

@@ -7,8 +7,8 @@
 // first launch), so the folder is pruned only while no process uses it: the agents of one host share the root, and
 // each takes the first slot folder ("slot-0", "slot-1", ...) whose lock file ("slot-N.lock", flock) no live agent
 // holds; its supervisor prunes only between jobs, with its worker stopped. A restarted agent takes the slot its
-// predecessor left, and its kernels with it. Drivers other than PoCL do not read POCL_CACHE_DIR: the folder stays
-// empty.
+// predecessor left (the lock file names what the agent served), and its kernels with it. Drivers other than PoCL do
+// not read POCL_CACHE_DIR: the folder stays empty.
 //
 // Ownership: holds the slot's lock file open; the destructor releases the slot.
 // Thread safety: none; one owner.
@@ -28,9 +28,11 @@ class KernelDiskCache {
  public:
   static constexpr int kMaxSlots = 64;
 
-  // Takes the first free slot below `root` (created when missing); fails when the root cannot be made or all
-  // kMaxSlots slots are held.
-  static Result<std::unique_ptr<KernelDiskCache>> Claim(const std::filesystem::path& root, uint64_t limit_bytes);
+  // Takes a free slot below `root` (created when missing): the first that an agent of the same `owner` (what the
+  // agent serves: key, platform, device) left, else the first free one, and writes `owner` into its lock file. Fails
+  // when the root cannot be made or all kMaxSlots slots are held.
+  static Result<std::unique_ptr<KernelDiskCache>> Claim(const std::filesystem::path& root, uint64_t limit_bytes,
+                                                        const std::string& owner = "");
   KernelDiskCache(const KernelDiskCache&) = delete;
   KernelDiskCache& operator=(const KernelDiskCache&) = delete;
 

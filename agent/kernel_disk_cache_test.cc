@@ -9,6 +9,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <system_error>
 
@@ -52,6 +53,30 @@ TEST_F(KernelDiskCacheTest, GivenTwoAgents_EachShouldTakeItsOwnSlotAndTheFirstFr
   auto third = KernelDiskCache::Claim(root_, 1 << 20);
   ASSERT_TRUE(third.ok()) << third.status().ToString();
   EXPECT_EQ((*third)->dir(), root_ / "slot-0");
+}
+
+// Two agents killed, then one restarted: it takes the slot its predecessor of the same owner left, not the lowest
+// free one (which holds the other device's kernels); an owner without a slot of its own takes the lowest free one.
+TEST_F(KernelDiskCacheTest, GivenAgentsRestartedInAnotherOrder_EachShouldFindItsOwnSlotAgain) {
+  auto a = KernelDiskCache::Claim(root_, 1 << 20, "key a, platform 0, device 0\n");
+  auto b = KernelDiskCache::Claim(root_, 1 << 20, "key b, platform 0, device 1\n");
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ((*a)->dir(), root_ / "slot-0");
+  EXPECT_EQ((*b)->dir(), root_ / "slot-1");
+  a->reset();
+  b->reset();
+  auto b_again = KernelDiskCache::Claim(root_, 1 << 20, "key b, platform 0, device 1\n");
+  ASSERT_TRUE(b_again.ok());
+  EXPECT_EQ((*b_again)->dir(), root_ / "slot-1");
+  auto c = KernelDiskCache::Claim(root_, 1 << 20, "key c, platform 0, device 2\n");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ((*c)->dir(), root_ / "slot-0");  // a's slot, the lowest free: now c's
+  c->reset();
+  auto a_again = KernelDiskCache::Claim(root_, 1 << 20, "key a, platform 0, device 0\n");
+  ASSERT_TRUE(a_again.ok());
+  EXPECT_EQ((*a_again)->dir(), root_ / "slot-0");  // no slot names a any more: the lowest free one
+  std::ifstream lock(root_ / "slot-0.lock");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(lock), {}), "key a, platform 0, device 0\n");
 }
 
 // A slot this agent cannot use is passed over: a file where its folder should be, a lock file that is a link (it
