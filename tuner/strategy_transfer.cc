@@ -71,27 +71,48 @@ std::optional<MappedConfig> MapConfigJson(const Space& space, const std::string&
 }
 
 std::vector<HistoryRecord> CollapseHistory(const std::vector<HistoryRecord>& records) {
+  HistoryCollapser c;
+  for (const HistoryRecord& r : records) c.Add(r.task_spec, r.device_fingerprint, r.config_json, r.ok, r.cost, r.flops);
+  return c.Rows();
+}
+
+uint32_t HistoryCollapser::Intern(std::map<std::string, uint32_t>& ids, std::vector<const std::string*>& names,
+                                  const std::string& name) {
+  auto [it, inserted] = ids.emplace(name, static_cast<uint32_t>(names.size()));
+  if (inserted) names.push_back(&it->first);
+  return it->second;
+}
+
+void HistoryCollapser::Add(const std::string& task_spec, const std::string& device_fingerprint,
+                           std::string config_json, bool ok, double cost, double flops) {
+  const uint32_t task = Intern(spec_ids_, specs_, task_spec);
+  const uint32_t device = Intern(fingerprint_ids_, fingerprints_, device_fingerprint);
+  auto [it, inserted] = row_of_.emplace(std::make_tuple(task, device, std::move(config_json)), rows_.size());
+  if (inserted) {
+    rows_.push_back({task, device, flops, 0, {}});
+    configs_.push_back(&std::get<2>(it->first));
+  }
+  Row& row = rows_[it->second];
+  ++row.records;
+  if (ok && cost > 0) row.ok_costs.push_back(cost);
+}
+
+std::vector<HistoryRecord> HistoryCollapser::Rows(size_t* records) const {
+  std::map<std::pair<uint32_t, uint32_t>, size_t> configs;  // per (task, device)
+  for (const Row& r : rows_) ++configs[{r.task, r.device}];
   std::vector<HistoryRecord> out;
-  std::vector<std::vector<double>> ok_costs;
-  std::map<std::tuple<std::string, std::string, std::string>, size_t> row_of;
-  for (const HistoryRecord& r : records) {
-    auto [it, inserted] = row_of.emplace(std::make_tuple(r.task_spec, r.device_fingerprint, r.config_json), out.size());
-    if (inserted) {
-      out.push_back(r);
-      out.back().ok = false;
-      out.back().cost = 0;
-      ok_costs.emplace_back();
+  if (records != nullptr) *records = 0;
+  for (size_t i = 0; i < rows_.size(); ++i) {
+    const Row& r = rows_[i];
+    if (configs[{r.task, r.device}] < 2) continue;
+    if (records != nullptr) *records += r.records;
+    HistoryRecord h{*specs_[r.task], *fingerprints_[r.device], *configs_[i], false, 0, r.flops};
+    if (!r.ok_costs.empty()) {
+      h.ok = true;
+      h.cost = LowerMedian(r.ok_costs);
     }
-    if (r.ok && r.cost > 0) ok_costs[it->second].push_back(r.cost);
+    out.push_back(std::move(h));
   }
-  std::map<std::pair<std::string, std::string>, size_t> configs;  // per (task, device)
-  for (size_t i = 0; i < out.size(); ++i) {
-    ++configs[{out[i].task_spec, out[i].device_fingerprint}];
-    if (ok_costs[i].empty()) continue;
-    out[i].ok = true;
-    out[i].cost = LowerMedian(ok_costs[i]);
-  }
-  std::erase_if(out, [&](const HistoryRecord& r) { return configs[{r.task_spec, r.device_fingerprint}] < 2; });
   return out;
 }
 

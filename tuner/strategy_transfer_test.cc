@@ -48,5 +48,31 @@ TEST(CollapseHistoryTest, GivenATaskAndDeviceWithASingleConfigItsRowShouldBeLeft
   EXPECT_TRUE(CollapseHistory({Rec("dev-a", R"({"t":[1,8]})", true, 3e-5)}).empty());
 }
 
+// The warm start's collapser, fed one record at a time, gives the same rows and counts the records behind them:
+// dev-b's two records of its single config are left out with it.
+TEST(CollapseHistoryTest, GivenRecordsOneAtATime_TheCollapserShouldGiveTheSameRowsAndCountTheRecordsBehindThem) {
+  const std::vector<HistoryRecord> records = {
+      Rec("dev-a", R"({"t":[1,8]})", true, 3e-5), Rec("dev-b", R"({"t":[1,8]})", true, 9e-5),
+      Rec("dev-a", R"({"t":[2,4]})", false, 0),   Rec("dev-b", R"({"t":[1,8]})", true, 8e-5),
+      Rec("dev-a", R"({"t":[1,8]})", true, 1e-5), Rec("dev-a", R"({"t":[4,2]})", true, 5e-5),
+  };
+  HistoryCollapser c;
+  for (const HistoryRecord& r : records) c.Add(r.task_spec, r.device_fingerprint, r.config_json, r.ok, r.cost, r.flops);
+  size_t behind = 0;
+  const std::vector<HistoryRecord> rows = c.Rows(&behind);
+  EXPECT_EQ(behind, 4u);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].config_json, R"({"t":[1,8]})");
+  EXPECT_DOUBLE_EQ(rows[0].cost, 1e-5);  // 3, 1: the lower median
+  EXPECT_FALSE(rows[1].ok);
+  EXPECT_EQ(rows[2].config_json, R"({"t":[4,2]})");
+  const std::vector<HistoryRecord> all = CollapseHistory(records);
+  ASSERT_EQ(all.size(), rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) EXPECT_EQ(all[i].config_json, rows[i].config_json);
+  HistoryCollapser moved = std::move(c);  // its rows point into its maps: they move with them
+  EXPECT_EQ(moved.Rows().size(), 3u);
+  EXPECT_EQ(moved.Rows()[0].task_spec, rows[0].task_spec);
+}
+
 }  // namespace
 }  // namespace tunefleet
