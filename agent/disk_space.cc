@@ -3,6 +3,7 @@
 #include <sys/statvfs.h>
 
 #include <cstdlib>
+#include <limits>
 
 namespace tunefleet::agent {
 namespace {
@@ -20,13 +21,19 @@ std::string Size(uint64_t bytes) {
 
 }  // namespace
 
-std::optional<uint64_t> FreeBytes(const std::filesystem::path& path) {
+std::optional<FreeSpace> FreeSpaceOf(const std::filesystem::path& path) {
   std::error_code ec;
   std::filesystem::path p = std::filesystem::absolute(path, ec);
   if (ec) return std::nullopt;
   for (;;) {
     struct statvfs st {};
-    if (statvfs(p.c_str(), &st) == 0) return static_cast<uint64_t>(st.f_bavail) * st.f_frsize;
+    if (statvfs(p.c_str(), &st) == 0) {
+      FreeSpace free;
+      free.bytes = static_cast<uint64_t>(st.f_bavail) * st.f_frsize;
+      // A file system that does not count inodes (btrfs, some FUSE ones) says 0 of 0.
+      free.inodes = st.f_files == 0 ? std::numeric_limits<uint64_t>::max() : static_cast<uint64_t>(st.f_favail);
+      return free;
+    }
     if (!p.has_relative_path()) return std::nullopt;  // the root itself cannot be read
     p = p.parent_path();
   }
@@ -38,7 +45,7 @@ std::vector<std::filesystem::path> CompilerWriteDirs(const std::filesystem::path
     dirs.push_back(cache_dir);
   } else if (const std::string pocl = Env("POCL_CACHE_DIR"); !pocl.empty()) {
     dirs.emplace_back(pocl);
-  } else if (const std::string xdg = Env("XDG_CACHE_HOME"); !xdg.empty() && xdg[0] == '/') {
+  } else if (const std::string xdg = Env("XDG_CACHE_HOME"); !xdg.empty()) {
     dirs.push_back(std::filesystem::path(xdg) / "pocl");
   } else if (const std::string home = Env("HOME"); !home.empty()) {
     dirs.push_back(std::filesystem::path(home) / ".cache" / "pocl");
@@ -48,10 +55,13 @@ std::vector<std::filesystem::path> CompilerWriteDirs(const std::filesystem::path
   return dirs;
 }
 
-std::optional<std::string> NearlyFullDisk(const std::vector<std::filesystem::path>& dirs, uint64_t min_free) {
+std::optional<std::string> NearlyFullDisk(const std::vector<std::filesystem::path>& dirs, uint64_t min_bytes,
+                                          uint64_t min_inodes) {
   for (const auto& d : dirs) {
-    const std::optional<uint64_t> free = FreeBytes(d);
-    if (free && *free < min_free) return d.string() + " has " + Size(*free) + " free";
+    const std::optional<FreeSpace> free = FreeSpaceOf(d);
+    if (!free) continue;
+    if (free->bytes < min_bytes) return d.string() + " has " + Size(free->bytes) + " free";
+    if (free->inodes < min_inodes) return d.string() + " has " + std::to_string(free->inodes) + " inodes free";
   }
   return std::nullopt;
 }

@@ -1,6 +1,6 @@
-// Free space where the OpenCL compiler writes: a worker that exits while it builds a kernel may have died of a full
-// disk, not of the kernel (PoCL's LLVM prints "IO failure on output stream: No space left on device" and exits 1).
-// Such a job is no result about its config.
+// Free space where the OpenCL compiler writes: a build that fails, or a worker that exits while it builds, may have
+// failed for the full disk, not for the kernel (PoCL's LLVM prints "IO failure on output stream: No space left on
+// device" and exits 1; with no byte left clBuildProgram fails). Such a job is no result about its config.
 // Thread safety: pure functions over the file system.
 #pragma once
 
@@ -12,19 +12,28 @@
 
 namespace tunefleet::agent {
 
-// A worker that died while building is taken for a full disk when a folder below has less free than this.
+// A build that failed is taken for the full disk's fault when a folder below has less free than this (bytes), or
+// fewer free inodes than kLowDiskInodes.
 inline constexpr uint64_t kLowDiskBytes = uint64_t{16} << 20;
+inline constexpr uint64_t kLowDiskInodes = 64;
 
-// The bytes an unprivileged process may still write on the file system of `path`, or of its nearest existing
-// folder above; nullopt when not even that can be read.
-std::optional<uint64_t> FreeBytes(const std::filesystem::path& path);
+struct FreeSpace {
+  uint64_t bytes = 0;   // what an unprivileged process may still write
+  uint64_t inodes = 0;  // files it may still make; UINT64_MAX where the file system does not count them
+};
+
+// The free space of the file system of `path`, or of its nearest existing folder above; nullopt when not even
+// that can be read.
+std::optional<FreeSpace> FreeSpaceOf(const std::filesystem::path& path);
 
 // The folders a worker's compiler writes into: the kernel cache folder (`cache_dir`, the agent's own when set,
-// else POCL_CACHE_DIR, else PoCL's default below XDG_CACHE_HOME or HOME) and the temporary folder (TMPDIR, else
-// /tmp).
+// else POCL_CACHE_DIR, else PoCL's default below XDG_CACHE_HOME or HOME; a relative one is the agent's working
+// folder's, as for the worker) and the temporary folder (TMPDIR, else /tmp).
 std::vector<std::filesystem::path> CompilerWriteDirs(const std::filesystem::path& cache_dir);
 
-// The first of `dirs` with less than `min_free` bytes free, said as "/tmp has 12 KB free"; nullopt when none is.
-std::optional<std::string> NearlyFullDisk(const std::vector<std::filesystem::path>& dirs, uint64_t min_free);
+// The first of `dirs` with less than `min_bytes` bytes or `min_inodes` inodes free, said as "/tmp has 12 KB free"
+// or "/tmp has 3 inodes free"; nullopt when none is.
+std::optional<std::string> NearlyFullDisk(const std::vector<std::filesystem::path>& dirs, uint64_t min_bytes,
+                                          uint64_t min_inodes = kLowDiskInodes);
 
 }  // namespace tunefleet::agent

@@ -141,14 +141,16 @@ uint64_t KernelDiskCache::Bytes() const {
   return bytes;
 }
 
-KernelDiskCache::Pruned KernelDiskCache::Prune() {
+KernelDiskCache::Pruned KernelDiskCache::Prune() { return PruneTo(limit_bytes_ / 2); }
+
+KernelDiskCache::Pruned KernelDiskCache::PruneTo(uint64_t keep_bytes) {
   std::vector<Entry> entries = Entries(dir_);
   uint64_t total = 0;
   for (const Entry& e : entries) total += e.bytes;
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.newest_ns < b.newest_ns; });
   Pruned pruned;
   for (const Entry& e : entries) {
-    if (total - pruned.stuck_bytes <= limit_bytes_ / 2) break;
+    if (total - pruned.stuck_bytes <= keep_bytes) break;
     std::error_code ec;
     fs::remove_all(e.path, ec);  // a link is removed, not what it points to
     if (ec) {

@@ -56,6 +56,8 @@ class KernelDiskCache {
   // cannot be removed, hold at most half the limit. Only while no process uses dir(). A symbolic link is removed as a
   // link.
   Pruned Prune();
+  // The same down to `keep_bytes` (0: every entry that can be removed; for a full disk).
+  Pruned PruneTo(uint64_t keep_bytes);
 
  private:
   KernelDiskCache(OwnedFd lock, std::filesystem::path dir, uint64_t limit_bytes)

@@ -41,6 +41,13 @@ Status Session::Run() {
       if (stopping_) return Status::OK();
     }
     if (status.code() == Status::Code::kPermissionDenied) return status;
+    if (const Room room = WaitForRoom(); room == Room::kStopped) {
+      return Status::OK();
+    } else if (room == Room::kAgain) {  // it left on purpose: nothing to say of how the connection ended
+      backoff = options_.initial_backoff;
+      said.clear();
+      continue;
+    }
     if (registered) {
       backoff = options_.initial_backoff;
       said.clear();
@@ -70,6 +77,20 @@ Status Session::Run() {
     std::unique_lock<std::mutex> lock(mu_);
     if (stop_cv_.wait_for(lock, backoff, [this] { return stopping_; })) return Status::OK();
     backoff = std::min(backoff * 2, options_.max_backoff);
+  }
+}
+
+Session::Room Session::WaitForRoom() {
+  std::optional<std::string> why = runner_->Unavailable();
+  if (!why) return Room::kAvailable;
+  spdlog::warn("not taking jobs: {}; joining tracker {} again once there is room (looked at every {:.0f} s)", *why,
+               options_.tracker, options_.room_check_interval.count() / 1000.0);
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (stop_cv_.wait_for(lock, options_.room_check_interval, [this] { return stopping_; })) return Room::kStopped;
+    }
+    if (!runner_->Unavailable()) return Room::kAgain;
   }
 }
 

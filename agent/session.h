@@ -2,7 +2,9 @@
 // token), heartbeats every few seconds, runs jobs one at a time through a JobRunner and sends their results.
 // When the tracker is unreachable or the stream breaks, it reconnects with exponential backoff (0.5 s doubling to
 // a 10 s cap, reset after a successful registration), saying why; a failure the same as the last is said once
-// more and then every 5 minutes. A failed job is just a result; it never ends the session.
+// more and then every 5 minutes. A failed job is just a result; it never ends the session. When the runner says it
+// can take no job (JobRunner::Unavailable: the disk is full), the session leaves the tracker and joins it again
+// once the runner says so no more.
 //
 // A CancelJob for the running job (its tuner went away) aborts it at once: a reader thread takes messages off the
 // stream while the job runs, and the aborted job's result is still sent (the tracker ignores it).
@@ -36,6 +38,8 @@ struct SessionOptions {
   std::chrono::milliseconds register_timeout{15000};  // a tracker that does not answer RegisterAgent in time
   std::chrono::milliseconds initial_backoff{500};
   std::chrono::milliseconds max_backoff{10000};
+  // While the runner is unavailable (a full disk), how often the session looks whether it is no longer.
+  std::chrono::milliseconds room_check_interval{10000};
 };
 
 class Session {
@@ -59,6 +63,9 @@ class Session {
  private:
   // One connection: connect, register, serve. Sets *registered when the tracker accepted the registration.
   Status Connect(bool* registered);
+  // While the runner is unavailable, waits until it is not (said once).
+  enum class Room { kAvailable, kAgain, kStopped };  // never unavailable; available again; Stop() came meanwhile
+  Room WaitForRoom();
 
   const SessionOptions options_;
   const proto::DeviceInfo device_;

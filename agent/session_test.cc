@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <future>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -114,6 +115,33 @@ class BlockingRunner final : public JobRunner {
   int started_ = 0;
   int aborts_ = 0;
   bool aborted_ = false;
+};
+
+// Stands for a runner whose disk filled up with its first job (the worker supervisor's detection of a full disk is
+// tested in worker_supervisor_test): unavailable from then until MakeRoom().
+class FullDiskRunner final : public JobRunner {
+ public:
+  proto::MeasureResult Run(const proto::KernelProgram&) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++runs_;
+    full_ = runs_ == 1;
+    return {};
+  }
+  void AbortJob() override {}
+  void ForgetAbort() override {}
+  std::optional<std::string> Unavailable() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return full_ ? std::optional<std::string>("the disk is full (/tmp has 0 bytes free)") : std::nullopt;
+  }
+  void MakeRoom() {
+    std::lock_guard<std::mutex> lock(mu_);
+    full_ = false;
+  }
+
+ private:
+  std::mutex mu_;
+  int runs_ = 0;
+  bool full_ = false;
 };
 
 // What the scripted tracker does with each session.
@@ -327,6 +355,31 @@ TEST_F(SessionTest, GivenJobs_WeShouldRunThemInOrderAndReportResultsAndHeartbeat
   // Stopped on purpose, the agent said so before it closed the stream (the tracker logs it as left, not lost).
   EXPECT_TRUE(tracker_->WaitUntil([&] { return tracker_->leavings_ > 0; }));
   EXPECT_EQ(tracker_->leavings_, 1);
+}
+
+// A runner that can take no job (a full disk) makes the session leave the tracker, not answer job after job, and
+// join it again once there is room.
+TEST_F(SessionTest, GivenARunnerWithAFullDisk_WeShouldLeaveTheTrackerAndJoinAgainOnceThereIsRoom) {
+  StartTracker(Script::kServeJobs);
+  FullDiskRunner runner;
+  SessionOptions options = Options();
+  options.room_check_interval = 20ms;
+  Session session(options, proto::DeviceInfo(), &runner);
+  testing::CapturedSpdlog log;
+  std::thread run([&] { (void)session.Run(); });
+  EXPECT_TRUE(tracker_->WaitUntil([&] { return tracker_->leavings_ == 1; }));
+  EXPECT_EQ(tracker_->CopyResults(), (std::vector<uint64_t>{7}));  // job 8 was not taken: the tracker sends it on
+  // Away while the disk stays full: no new session in 25 looks at it.
+  EXPECT_FALSE(tracker_->WaitUntil([&] { return tracker_->hellos_ > 1; }, std::chrono::seconds(1)));
+  runner.MakeRoom();
+  EXPECT_TRUE(tracker_->WaitUntil([&] { return tracker_->hellos_ == 2 && tracker_->results_.size() == 3; }));
+  session.Stop();
+  run.join();
+  EXPECT_EQ(tracker_->CopyResults(), (std::vector<uint64_t>{7, 7, 8}));
+  EXPECT_NE(log.text().find("the disk is full (/tmp has 0 bytes free): leaving tracker"), std::string::npos)
+      << log.text();
+  EXPECT_NE(log.text().find("not taking jobs: the disk is full"), std::string::npos) << log.text();
+  EXPECT_EQ(log.text().find("reconnecting in"), std::string::npos) << log.text();  // it left: no failure to say
 }
 
 TEST_F(SessionTest, GivenATrackerThatKeepsTheStreamOpenAfterLeaving_StopShouldStillEndTheSession) {

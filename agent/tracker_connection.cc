@@ -190,8 +190,18 @@ bool TrackerConnection::AnswerJob(const proto::Job& job, bool skip) {
                  result->result().mean_cost(), result->result().message().empty() ? "" : ": ",
                  result->result().message().substr(0, 200));
   }
-  std::lock_guard<std::mutex> write_lock(write_mu_);
-  return stream_->Write(reply);
+  {
+    std::lock_guard<std::mutex> write_lock(write_mu_);
+    if (!stream_->Write(reply)) return false;
+  }
+  if (std::optional<std::string> why = runner_->Unavailable()) {
+    // No job can be built now: leave, so that the tracker sends them to other devices (and the tuner waits for this
+    // one) rather than here, one refusal after another. The session comes back when there is room.
+    spdlog::warn("{}: leaving tracker {} until there is room", *why, options_.tracker);
+    std::lock_guard<std::mutex> lock(phase_mu_);
+    if (!stop_requested_) LeaveLocked();
+  }
+  return true;
 }
 
 bool TrackerConnection::SayGoodbye(bool ok, bool* said_last) {

@@ -241,7 +241,7 @@ proto::MeasureResult WorkerSupervisor::Run(const proto::KernelProgram& program) 
   ++jobs_since_cache_check_;
   bool killed = false;
   proto::MeasureResult result = RunOnce(program, killed);
-  if (!killed) return result;
+  if (!killed) return GiveBackOnFullDisk(std::move(result));
   // SIGKILL that the watchdog did not send: the system killed the worker, most often for memory (Linux's OOM killer,
   // Android's low-memory killer when the phone needs memory for something else). Not a property of the config
   // until it happens again: measured once more in a new worker.
@@ -252,6 +252,45 @@ proto::MeasureResult WorkerSupervisor::Run(const proto::KernelProgram& program) 
     result.set_message("worker died: SIGKILL, twice (killed from outside the agent: out of memory?)");
   }
   return result;
+}
+
+std::optional<std::string> WorkerSupervisor::FullDisk() const {
+  const std::filesystem::path cache = options_.kernel_cache ? options_.kernel_cache->dir() : "";
+  return NearlyFullDisk(CompilerWriteDirs(cache), low_disk_bytes_, options_.low_disk_inodes);
+}
+
+proto::MeasureResult WorkerSupervisor::GiveBackOnFullDisk(proto::MeasureResult result) {
+  // PoCL builds a kernel again for each local size at its first launch, after clBuildProgram: a full disk fails a
+  // job there too, or kills its worker (SIGABRT once the inodes ran out).
+  const bool failed = result.status() == proto::DEVICE_COMPILE_FAILED || result.status() == proto::RUNTIME_ERROR;
+  if (!failed || result.not_measured()) return result;
+  const std::optional<std::string> full = FullDisk();
+  if (!full) return result;
+  full_disk_ = *full;
+  const std::string what = result.message().substr(0, result.message().find('\n')).substr(0, 200);
+  std::string emptied;
+  if (options_.kernel_cache) {
+    // Its own folder may hold what the disk lacks: the agent's kernels cost a compile each to build again.
+    StopIdleWorker();
+    const KernelDiskCache::Pruned pruned = options_.kernel_cache->PruneTo(0);
+    cache_stuck_bytes_ = pruned.stuck_bytes;
+    emptied = "; emptied this agent's kernel cache (" + std::to_string(pruned.bytes >> 20) + " MB)";
+    if (!cancelled_) (void)Spawn();
+  }
+  spdlog::warn("a job failed ({}) and {}: the disk is full, not the kernel at fault; the job is given back{}", what,
+               *full, emptied);
+  return NotMeasured(proto::RUNTIME_ERROR, what + ", and " + *full + ": a full disk, not the config; given back");
+}
+
+std::optional<std::string> WorkerSupervisor::Unavailable() {
+  if (!full_disk_) return std::nullopt;
+  if (std::optional<std::string> full = FullDisk()) {
+    full_disk_ = *full;
+    return "the disk is full (" + *full + ")";
+  }
+  spdlog::info("there is room again where the compiler writes (it was: {}): taking jobs again", *full_disk_);
+  full_disk_.reset();
+  return std::nullopt;
 }
 
 proto::MeasureResult WorkerSupervisor::RunOnce(const proto::KernelProgram& program, bool& killed_from_outside) {
@@ -348,19 +387,6 @@ proto::MeasureResult WorkerSupervisor::RunOnce(const proto::KernelProgram& progr
     why += "exit code " + std::to_string(WEXITSTATUS(status));
   } else {
     why = "worker failed: " + (reply.ok() ? std::string("unexpected message") : reply.status().message());
-  }
-  if (died && !built && !killed_from_outside) {
-    // A compiler that cannot write its files exits (PoCL's LLVM: "IO failure on output stream: No space left on
-    // device", exit code 1): not the config's failure. The job is given back, and the tracker sends this agent no
-    // more jobs of the lease.
-    const std::filesystem::path cache = options_.kernel_cache ? options_.kernel_cache->dir() : "";
-    if (std::optional<std::string> full = NearlyFullDisk(CompilerWriteDirs(cache), options_.low_disk_bytes)) {
-      spdlog::warn("the worker died while building a kernel ({}) and {}: the disk is full, not the kernel at fault; "
-                   "the job is given back",
-                   why.substr(std::strlen("worker died: ")), *full);
-      return finish(NotMeasured(proto::RUNTIME_ERROR,
-                                why + " while building, and " + *full + ": a full disk, not the config; given back"));
-    }
   }
   return finish(Failed(proto::RUNTIME_ERROR, why));
 }

@@ -1,8 +1,8 @@
 // The agent side of crash isolation: starts the worker process (posix_spawn of the agent binary with --worker, so
 // no gRPC state is ever forked), sends it one job at a time, and acts as the watchdog: a job that outlives its
 // timeout gets the worker SIGKILLed and replaced (RUN_TIMEOUT, or BUILD_TIMEOUT while still compiling); a worker
-// that dies mid-job is reported as RUNTIME_ERROR "worker died: SIGSEGV" and replaced; one that dies while it builds,
-// with the disk where the compiler writes nearly full, gives the job back (the full disk is no property of the
+// that dies mid-job is reported as RUNTIME_ERROR "worker died: SIGSEGV" and replaced. A job that fails to build or
+// run while the disk where the compiler writes is nearly full is given back (the full disk is no property of the
 // config; PoCL's LLVM exits 1 when it cannot write). A worker killed by SIGKILL
 // that the watchdog did not send (the system's out-of-memory killer; on Android the low-memory killer) gets the job
 // once more in a new worker, and only a second such death is recorded, as "worker died: SIGKILL, twice (...)". The
@@ -20,6 +20,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,9 @@ class JobRunner {
   // abort that came too late cannot end the next job.
   virtual void AbortJob() = 0;
   virtual void ForgetAbort() = 0;
+  // Why the runner can take no job now (the disk where kernels are built is full), or nullopt. The session leaves
+  // the tracker while it says so, and comes back when it no longer does.
+  virtual std::optional<std::string> Unavailable() { return std::nullopt; }
 };
 
 class WorkerSupervisor final : public JobRunner {
@@ -60,9 +64,12 @@ class WorkerSupervisor final : public JobRunner {
     // unbounded). After every kJobsPerCacheCheck jobs, before the next, a folder over its limit is pruned with the
     // worker stopped.
     std::shared_ptr<KernelDiskCache> kernel_cache;
-    // A worker that dies while it builds a kernel, with less than this free where the compiler writes
-    // (CompilerWriteDirs), died of the full disk: the job is given back (MeasureResult.not_measured), not failed.
+    // A job that fails to build or run (DEVICE_COMPILE_FAILED, RUNTIME_ERROR: a worker that died too) with less
+    // than this free where the compiler writes (CompilerWriteDirs), or fewer inodes, failed for the full disk: the
+    // job is given back (MeasureResult.not_measured), not failed, the agent's own kernel cache is emptied, and
+    // Unavailable() says so until there is room again.
     uint64_t low_disk_bytes = kLowDiskBytes;
+    uint64_t low_disk_inodes = kLowDiskInodes;
   };
   static constexpr int kJobsPerCacheCheck = 16;
 
@@ -87,11 +94,16 @@ class WorkerSupervisor final : public JobRunner {
   // abandoned the job". Thread-safe.
   void AbortJob() override;
   void ForgetAbort() override;
+  // After a job given back for the full disk: why no job can be built while the disk stays so full; nullopt once
+  // there is room again (looked at on each call).
+  std::optional<std::string> Unavailable() override;
+  void TEST_set_low_disk_bytes(uint64_t bytes) { low_disk_bytes_ = bytes; }
 
   pid_t TEST_worker_pid() const { return pid_; }
 
  private:
-  explicit WorkerSupervisor(Options options) : options_(std::move(options)) {}
+  explicit WorkerSupervisor(Options options)
+      : options_(std::move(options)), low_disk_bytes_(options_.low_disk_bytes) {}
   Status Spawn();
   // One attempt at a job; `killed_from_outside` says the worker died of a SIGKILL the watchdog did not send.
   proto::MeasureResult RunOnce(const proto::KernelProgram& program, bool& killed_from_outside);
@@ -106,6 +118,10 @@ class WorkerSupervisor final : public JobRunner {
   // Before a job, once kJobsPerCacheCheck jobs ran since the last look: prunes a kernel cache over its limit (beyond
   // what could not be removed before), with the worker stopped, and starts a new worker.
   void PruneKernelCacheIfDue();
+  // Where the compiler writes, the first folder too full to build in (Options::low_disk_bytes and _inodes).
+  std::optional<std::string> FullDisk() const;
+  // A failed build on a full disk becomes a job given back (see Options::low_disk_bytes); other results pass.
+  proto::MeasureResult GiveBackOnFullDisk(proto::MeasureResult result);
 
   Options options_;
   std::unique_ptr<OutputRelay> output_;  // the workers' stdout; outlives them (destroyed after the destructor's body)
@@ -117,6 +133,8 @@ class WorkerSupervisor final : public JobRunner {
   std::atomic<bool> aborted_{false};  // AbortJob() since the last ForgetAbort()
   int jobs_since_cache_check_ = 0;
   uint64_t cache_stuck_bytes_ = 0;  // what the last prune could not remove
+  uint64_t low_disk_bytes_;
+  std::optional<std::string> full_disk_;    // a job was given back for the full disk, and this was full then
 };
 
 // "SIGSEGV" for SIGSEGV; "signal N" for others it does not name.

@@ -243,6 +243,40 @@ TEST_F(WorkerSupervisorTest, GivenAWorkerThatCrashes_ItsReplacementsStartShouldN
   EXPECT_GT(elapsed - crashed.wall_time(), 0.01) << "wall " << crashed.wall_time() << " s of " << elapsed << " s";
 }
 
+// A kernel whose build fails (a syntax error here; on a disk with no byte left, clBuildProgram fails so) is the
+// config's failure, unless the disk is full: then the job is given back and the agent's own kernel cache emptied.
+TEST_F(WorkerSupervisorTest, GivenABuildFailureOnAFullDisk_TheJobShouldBeGivenBackAndTheAgentsCacheEmptied) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::temp_directory_path() / ("tunefleet-fulldisk-test-" + std::to_string(getpid()));
+  Result<std::unique_ptr<KernelDiskCache>> claimed = KernelDiskCache::Claim(root, 64 << 20);
+  ASSERT_TRUE(claimed.ok()) << claimed.status().ToString();
+  std::shared_ptr<KernelDiskCache> cache = std::move(claimed).value();
+  WorkerSupervisor::Options options;
+  options.argv = {TUNEFLEET_AGENT_BINARY, "--worker"};
+  options.kernel_cache = cache;
+  options.low_disk_bytes = 0;
+  Result<std::unique_ptr<WorkerSupervisor>> started = WorkerSupervisor::Start(options);
+  ASSERT_TRUE(started.ok()) << started.status().ToString();
+  WorkerSupervisor& supervisor = **started;
+  const proto::KernelProgram broken = TestVectorAdd(64, "__kernel void broken( { }\n");
+  EXPECT_EQ(supervisor.Run(broken).status(), proto::DEVICE_COMPILE_FAILED);  // room enough: the config's failure
+  ASSERT_EQ(supervisor.Run(TestVectorAdd()).status(), proto::OK);
+  const bool pocl = supervisor.device().platform_name().find("Portable Computing Language") != std::string::npos;
+  if (pocl) {
+    EXPECT_GT(cache->Bytes(), 0u);  // the program PoCL built
+  }
+  supervisor.TEST_set_low_disk_bytes(std::numeric_limits<uint64_t>::max());  // the disk is full now
+  testing::CapturedSpdlog log;
+  const proto::MeasureResult r = supervisor.Run(broken);
+  EXPECT_TRUE(r.not_measured()) << r.message();
+  EXPECT_NE(r.message().find("CL_BUILD_PROGRAM_FAILURE, and " + cache->dir().string() + " has "), std::string::npos)
+      << r.message();
+  EXPECT_NE(log.text().find("emptied this agent's kernel cache"), std::string::npos) << log.text();
+  EXPECT_EQ(cache->Bytes(), 0u);
+  EXPECT_EQ(supervisor.Run(TestVectorAdd()).status(), proto::OK);  // a kernel that builds is still measured
+  fs::remove_all(root);
+}
+
 // A worker that exits while it builds is taken for the victim of a full disk only when a folder the compiler writes
 // into has less free than the threshold: a threshold above any disk's size stands in for the full disk here (filling
 // this machine's disk is not done in a test).
@@ -259,12 +293,18 @@ TEST_F(WorkerSupervisorTest, GivenAWorkerThatExitsWhileBuildingOnAFullDisk_TheJo
     EXPECT_EQ(r.status(), proto::RUNTIME_ERROR);
     EXPECT_EQ(r.not_measured(), full) << r.message();
     if (full) {
-      EXPECT_EQ(r.message().rfind("worker died: exit code 1 while building, and ", 0), 0u) << r.message();
+      EXPECT_EQ(r.message().rfind("worker died: exit code 1, and ", 0), 0u) << r.message();
       EXPECT_TRUE(r.message().ends_with(" free: a full disk, not the config; given back")) << r.message();
-      EXPECT_NE(log.text().find("building a kernel (exit code 1) and "), std::string::npos) << log.text();
+      EXPECT_NE(log.text().find("a job failed (worker died: exit code 1) and "), std::string::npos)
+          << log.text();
+      ASSERT_TRUE((*supervisor)->Unavailable().has_value());  // while the disk stays full
+      EXPECT_EQ((*supervisor)->Unavailable()->rfind("the disk is full (", 0), 0u);
+      (*supervisor)->TEST_set_low_disk_bytes(0);  // room again
+      EXPECT_EQ((*supervisor)->Unavailable(), std::nullopt);
       EXPECT_NE(log.text().find("the disk is full, not the kernel at fault"), std::string::npos) << log.text();
     } else {
       EXPECT_EQ(r.message(), "worker died: exit code 1");
+      EXPECT_EQ((*supervisor)->Unavailable(), std::nullopt);
     }
     EXPECT_EQ((*supervisor)->Run(TestVectorAdd()).status(), proto::OK);  // a new worker runs the next job
   }
