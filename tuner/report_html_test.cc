@@ -249,6 +249,15 @@ TEST(ReportSvgTest, GivenFarMoreTrialsThanPixels_TheCurveShouldStaySmallAndEndAt
   const std::string last = points.substr(0, points.find('"'));
   EXPECT_EQ(last.substr(last.rfind(' ') + 1), "508.0,12.0");  // the right edge of the plot, at the top: the best
   EXPECT_EQ(TuningCurveSvg(std::vector<double>(10, -1.0), "GFLOPS").find("<polyline"), std::string::npos);
+  // Every trial a new best: the step line is bounded as well (two points per trial before).
+  std::vector<double> rising;
+  for (int i = 0; i < 200000; ++i) rising.push_back(1.0 + i);
+  const std::string up = TuningCurveSvg(rising, "GFLOPS");
+  EXPECT_EQ(CheckWellFormed(up), "");
+  EXPECT_LT(up.size(), 200000u);
+  const std::string up_points = up.substr(up.find("points=\"") + 8);
+  const std::string up_line = up_points.substr(0, up_points.find('"'));
+  EXPECT_EQ(up_line.substr(up_line.rfind(' ') + 1), "508.0,12.0");
 }
 
 TEST(ReportSvgTest, GivenTrials_WeShouldDrawTheRunningBestAsAStepLine) {
