@@ -18,10 +18,12 @@ class TokenCheck {
   // OK when no token is configured or `given` matches; otherwise UNAUTHENTICATED "invalid token", and a
   // warning naming the peer and the RPC is logged: the first refusal's, then at most one a minute with the count.
   grpc::Status Check(const std::string& given, const grpc::ServerContext& ctx, const char* rpc) const;
+  // Says the refusals the last minute's warning held back, once it is past (housekeeping).
+  void SayHeldOver(WarningThrottle::Clock::time_point now) const { refusals_.SayHeldOver(now); }
 
  private:
   const std::string token_;
-  mutable WarningThrottle refusals_;
+  mutable WarningThrottle refusals_{"calls refused for their token"};
 };
 
 // What a tracker listening on `host` without a token should warn of: "" when `token_required`, or when `host` is a

@@ -48,6 +48,10 @@ void TrackerService::Housekeep() {
     last = now;
     state_.Tick(now);
     deadlines_.CancelOverdue(Clock::now());
+    // Peers' floods whose warnings were held back: said once their minute is past, even when the flood ended.
+    auth_.SayHeldOver(now);
+    state_.SayHeldOver(now);
+    unregistered_.SayHeldOver(now);
     lock.lock();
   }
 }

@@ -55,7 +55,7 @@ class TrackerService final : public proto::Tracker::Service {
   TokenCheck auth_;
   TrackerState state_;
   CallDeadlines deadlines_;  // agent streams waiting for their RegisterAgent
-  WarningThrottle unregistered_;
+  WarningThrottle unregistered_{"agent sessions dropped without a RegisterAgent in time"};
   const SessionDeps session_;
   std::mutex mu_;
   std::condition_variable stop_cv_;

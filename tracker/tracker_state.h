@@ -86,6 +86,8 @@ class TrackerState {
   // meanwhile are still unread, and Tick dropped every agent at once for the stall's silence. Every agent's silence
   // and every lease's renewal count from `now` instead; said in a warning.
   void ForgiveStall(TimePoint now, Clock::duration stalled);
+  // Says the refusals of agents over --max-agents that the last minute's warning held back, once it is past.
+  void SayHeldOver(TimePoint now) { refusals_.SayHeldOver(now); }
   // Shutdown: closes every mailbox, cancels every agent's call and wakes every waiting Acquire.
   void Stop();
 
@@ -103,7 +105,7 @@ class TrackerState {
   std::mutex mu_;
   std::condition_variable grant_cv_;  // notified when a waiter is granted or on Stop
   bool stopping_ = false;
-  WarningThrottle refusals_;  // agents over max_agents
+  WarningThrottle refusals_{"agent sessions refused for --max-agents"};
   AgentRegistry registry_;
   LeaseTable leases_;
   JobDispatcher dispatcher_;
