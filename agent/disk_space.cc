@@ -50,8 +50,6 @@ std::vector<std::filesystem::path> CompilerWriteDirs(const std::filesystem::path
   } else if (const std::string home = Env("HOME"); !home.empty()) {
     dirs.push_back(std::filesystem::path(home) / ".cache" / "pocl");
   }
-  const std::string tmp = Env("TMPDIR");
-  dirs.emplace_back(tmp.empty() ? std::string("/tmp") : tmp);
   return dirs;
 }
 

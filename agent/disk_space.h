@@ -28,7 +28,8 @@ std::optional<FreeSpace> FreeSpaceOf(const std::filesystem::path& path);
 
 // The folders a worker's compiler writes into: the kernel cache folder (`cache_dir`, the agent's own when set,
 // else POCL_CACHE_DIR, else PoCL's default below XDG_CACHE_HOME or HOME; a relative one is the agent's working
-// folder's, as for the worker) and the temporary folder (TMPDIR, else /tmp).
+// folder's, as for the worker). PoCL writes its temporary files there too, not into TMPDIR (a full TMPDIR built and
+// ran kernels).
 std::vector<std::filesystem::path> CompilerWriteDirs(const std::filesystem::path& cache_dir);
 
 // The first of `dirs` with less than `min_bytes` bytes or `min_inodes` inodes free, said as "/tmp has 12 KB free"

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <optional>
@@ -66,16 +67,25 @@ std::vector<Entry> Entries(const fs::path& dir) {
   return out;
 }
 
-// Takes slot `slot` of `root`: its lock file (not followed when it is a link) locked, its folder there and writable.
-// nullopt when another agent holds it; an error when this agent cannot use it.
-Result<std::optional<std::pair<OwnedFd, fs::path>>> TakeSlot(const fs::path& root, int slot) {
+// Locks slot `slot` of `root`: its lock file (not followed when it is a link; made when missing, if `create`) held
+// with flock. nullopt when another agent holds it, or it has no lock file and `create` is false; an error when this
+// agent cannot use it.
+Result<std::optional<OwnedFd>> LockSlot(const fs::path& root, int slot, bool create) {
   const fs::path lock_path = root / ("slot-" + std::to_string(slot) + ".lock");
-  OwnedFd fd(open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
-  if (!fd.valid()) return Status::InvalidArgument("cannot open " + lock_path.string() + ": " + std::strerror(errno));
+  OwnedFd fd(open(lock_path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW | (create ? O_CREAT : 0), 0600));
+  if (!fd.valid()) {
+    if (errno == ENOENT && !create) return std::optional<OwnedFd>();
+    return Status::InvalidArgument("cannot open " + lock_path.string() + ": " + std::strerror(errno));
+  }
   if (flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
-    if (errno == EWOULDBLOCK) return std::optional<std::pair<OwnedFd, fs::path>>();  // another agent's
+    if (errno == EWOULDBLOCK) return std::optional<OwnedFd>();  // another agent's
     return Status::InvalidArgument("cannot lock " + lock_path.string() + ": " + std::strerror(errno));
   }
+  return std::optional<OwnedFd>(std::move(fd));
+}
+
+// The folder of slot `slot`, made when missing and writable.
+Result<fs::path> SlotDir(const fs::path& root, int slot) {
   const fs::path dir = root / ("slot-" + std::to_string(slot));
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -84,47 +94,60 @@ Result<std::optional<std::pair<OwnedFd, fs::path>>> TakeSlot(const fs::path& roo
     return Status::InvalidArgument("cannot write the kernel cache folder " + dir.string() + ": " +
                                    std::strerror(errno));
   }
-  return std::optional<std::pair<OwnedFd, fs::path>>(std::make_pair(std::move(fd), dir));
+  return dir;
 }
 
-// What the lock file of a slot says: the owner its last agent wrote (at most 4 KB read).
+// What the lock file of a slot says: the owner its last agent wrote (at most 4 KB read), without trailing blanks.
 std::string OwnerOf(int fd) {
   char buf[4096];
   const ssize_t n = pread(fd, buf, sizeof buf, 0);
-  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+  std::string owner = n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+  while (!owner.empty() && std::isspace(static_cast<unsigned char>(owner.back()))) owner.pop_back();
+  return owner;
 }
 
 }  // namespace
 
 Result<std::unique_ptr<KernelDiskCache>> KernelDiskCache::Claim(const fs::path& root_given, uint64_t limit_bytes,
-                                                                const std::string& owner) {
+                                                                const std::string& owner_given) {
   std::error_code ec;
   const fs::path root = fs::absolute(root_given, ec);
   if (ec) return Status::InvalidArgument("cannot resolve " + root_given.string() + ": " + ec.message());
   fs::create_directories(root, ec);
   if (ec) return Status::InvalidArgument("cannot make the kernel cache folder " + root.string() + ": " + ec.message());
-  // A slot this agent cannot use (another user's lock file, a file where its folder should be) is passed over; the
-  // first such problem is said when no slot is left.
-  // The first pass takes only a free slot that an agent of the same owner left (its kernels are this device's); the
-  // second the first free one. The owner is written into the slot's lock file.
+  std::string owner = owner_given;
+  while (!owner.empty() && std::isspace(static_cast<unsigned char>(owner.back()))) owner.pop_back();
+  // Three passes, each over the slots in order: a free slot that an agent of the same owner left (its kernels are
+  // this device's; only existing lock files are opened), then one that no agent ever named (no lock file yet, or an
+  // empty one), then any free one. Only the slot taken gets a lock file and a folder made. A slot this agent cannot
+  // use (another user's lock file, a file where its folder should be) is passed over; the first such problem is said
+  // when no slot is left.
+  enum class Pass { kOwn, kUnowned, kAny };
   std::optional<Status> first_problem;
-  for (const bool own_only : {true, false}) {
-    if (own_only && owner.empty()) continue;
+  for (const Pass pass : {Pass::kOwn, Pass::kUnowned, Pass::kAny}) {
+    if (pass == Pass::kOwn && owner.empty()) continue;
     for (int slot = 0; slot < kMaxSlots; ++slot) {
-      auto taken = TakeSlot(root, slot);
-      if (!taken.ok()) {
-        if (!first_problem) first_problem = taken.status();
+      auto locked = LockSlot(root, slot, /*create=*/pass != Pass::kOwn);
+      if (!locked.ok()) {
+        if (!first_problem) first_problem = locked.status();
         continue;
       }
-      if (!taken->has_value()) continue;
-      auto& [fd, dir] = **taken;
-      if (own_only && OwnerOf(fd.get()) != owner) continue;  // released: its lock closes with it
-      if (!own_only && (ftruncate(fd.get(), 0) != 0 ||
-                        pwrite(fd.get(), owner.data(), owner.size(), 0) != static_cast<ssize_t>(owner.size()))) {
-        // Not worth refusing the slot for: the next agent of this owner only misses its kernels.
-        (void)ftruncate(fd.get(), 0);
+      if (!locked->has_value()) continue;
+      OwnedFd fd = std::move(**locked);
+      const std::string was = OwnerOf(fd.get());
+      if ((pass == Pass::kOwn && was != owner) || (pass == Pass::kUnowned && !was.empty())) continue;  // released
+      Result<fs::path> dir = SlotDir(root, slot);
+      if (!dir.ok()) {
+        if (!first_problem) first_problem = dir.status();
+        continue;
       }
-      return std::unique_ptr<KernelDiskCache>(new KernelDiskCache(std::move(fd), dir, limit_bytes));
+      const std::string text = owner.empty() ? std::string() : owner + "\n";
+      if (was != owner && (ftruncate(fd.get(), 0) != 0 ||
+                           pwrite(fd.get(), text.data(), text.size(), 0) != static_cast<ssize_t>(text.size()))) {
+        // Not worth refusing the slot for: the next agent of this owner only misses its kernels.
+        (void)!ftruncate(fd.get(), 0);
+      }
+      return std::unique_ptr<KernelDiskCache>(new KernelDiskCache(std::move(fd), *dir, limit_bytes));
     }
   }
   if (first_problem) {

@@ -29,8 +29,9 @@ class KernelDiskCache {
   static constexpr int kMaxSlots = 64;
 
   // Takes a free slot below `root` (created when missing): the first that an agent of the same `owner` (what the
-  // agent serves: key, platform, device) left, else the first free one, and writes `owner` into its lock file. Fails
-  // when the root cannot be made or all kMaxSlots slots are held.
+  // agent serves: key, platform, device) left, else the first no agent named, else the first free one, and writes
+  // `owner` into its lock file. Only the slot taken gets a lock file and a folder. Fails when the root cannot be
+  // made or all kMaxSlots slots are held.
   static Result<std::unique_ptr<KernelDiskCache>> Claim(const std::filesystem::path& root, uint64_t limit_bytes,
                                                         const std::string& owner = "");
   KernelDiskCache(const KernelDiskCache&) = delete;

@@ -55,14 +55,15 @@ TEST_F(KernelDiskCacheTest, GivenTwoAgents_EachShouldTakeItsOwnSlotAndTheFirstFr
   EXPECT_EQ((*third)->dir(), root_ / "slot-0");
 }
 
-// Two agents killed, then one restarted: it takes the slot its predecessor of the same owner left, not the lowest
-// free one (which holds the other device's kernels); an owner without a slot of its own takes the lowest free one.
+// Two agents killed, then restarted in the other order: each takes the slot its predecessor of the same owner left;
+// a new owner takes a slot no agent named rather than another's, and only the slot taken gets files.
 TEST_F(KernelDiskCacheTest, GivenAgentsRestartedInAnotherOrder_EachShouldFindItsOwnSlotAgain) {
   auto a = KernelDiskCache::Claim(root_, 1 << 20, "key a, platform 0, device 0\n");
   auto b = KernelDiskCache::Claim(root_, 1 << 20, "key b, platform 0, device 1\n");
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_EQ((*a)->dir(), root_ / "slot-0");
   EXPECT_EQ((*b)->dir(), root_ / "slot-1");
+  EXPECT_EQ(std::distance(fs::directory_iterator(root_), fs::directory_iterator()), 4);  // two folders, two locks
   a->reset();
   b->reset();
   auto b_again = KernelDiskCache::Claim(root_, 1 << 20, "key b, platform 0, device 1\n");
@@ -70,13 +71,29 @@ TEST_F(KernelDiskCacheTest, GivenAgentsRestartedInAnotherOrder_EachShouldFindIts
   EXPECT_EQ((*b_again)->dir(), root_ / "slot-1");
   auto c = KernelDiskCache::Claim(root_, 1 << 20, "key c, platform 0, device 2\n");
   ASSERT_TRUE(c.ok());
-  EXPECT_EQ((*c)->dir(), root_ / "slot-0");  // a's slot, the lowest free: now c's
-  c->reset();
-  auto a_again = KernelDiskCache::Claim(root_, 1 << 20, "key a, platform 0, device 0\n");
+  EXPECT_EQ((*c)->dir(), root_ / "slot-2");  // not a's free slot-0: a may come back
+  auto a_again = KernelDiskCache::Claim(root_, 1 << 20, "key a, platform 0, device 0");  // no newline: the same
   ASSERT_TRUE(a_again.ok());
-  EXPECT_EQ((*a_again)->dir(), root_ / "slot-0");  // no slot names a any more: the lowest free one
+  EXPECT_EQ((*a_again)->dir(), root_ / "slot-0");
   std::ifstream lock(root_ / "slot-0.lock");
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(lock), {}), "key a, platform 0, device 0\n");
+}
+
+// Every slot named by another owner and free: the first one is taken, and renamed.
+TEST_F(KernelDiskCacheTest, GivenEverySlotNamedByOthers_TheFirstFreeShouldBeTaken) {
+  fs::create_directories(root_);
+  for (int i = 0; i < KernelDiskCache::kMaxSlots; ++i) {
+    std::ofstream(root_ / ("slot-" + std::to_string(i) + ".lock")) << "key x, platform 0, device " << i << "\n";
+  }
+  auto held = KernelDiskCache::Claim(root_, 1 << 20, "key x, platform 0, device 0\n");
+  ASSERT_TRUE(held.ok());
+  EXPECT_EQ((*held)->dir(), root_ / "slot-0");
+  auto y = KernelDiskCache::Claim(root_, 1 << 20, "key y, platform 0, device 0\n");
+  ASSERT_TRUE(y.ok()) << y.status().ToString();
+  EXPECT_EQ((*y)->dir(), root_ / "slot-1");
+  std::ifstream lock(root_ / "slot-1.lock");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(lock), {}), "key y, platform 0, device 0\n");
+  EXPECT_FALSE(fs::exists(root_ / "slot-2"));  // the slots passed over got no folder
 }
 
 // A slot this agent cannot use is passed over: a file where its folder should be, a lock file that is a link (it

@@ -259,6 +259,7 @@ class ScriptedTracker final : public proto::Tracker::Service {
         if (message.has_result()) results_.push_back(message.result().job_id());
         if (message.has_heartbeat()) ++heartbeats_;
         if (message.has_leaving()) ++leavings_;
+        if (message.has_leaving()) leave_reasons_.push_back(message.leaving().reason());
       });
     }
     return grpc::Status::OK;
@@ -285,6 +286,7 @@ class ScriptedTracker final : public proto::Tracker::Service {
   std::vector<std::string> messages_;   // guarded by mu_ (kCancelRunningJob)
   std::vector<bool> not_measured_;      // guarded by mu_ (kCancelRunningJob)
   int leavings_ = 0;                    // Leaving messages; guarded by mu_
+  std::vector<std::string> leave_reasons_;  // theirs (kServeJobs); guarded by mu_
   bool closed_ = false;                 // kCloseWhileJobRuns ended the call; guarded by mu_
 
   // Lets a kKeepOpen session end.
@@ -376,6 +378,9 @@ TEST_F(SessionTest, GivenARunnerWithAFullDisk_WeShouldLeaveTheTrackerAndJoinAgai
   session.Stop();
   run.join();
   EXPECT_EQ(tracker_->CopyResults(), (std::vector<uint64_t>{7, 7, 8}));
+  EXPECT_TRUE(tracker_->WaitUntil([&] { return tracker_->leavings_ == 2; }));
+  EXPECT_EQ(tracker_->leave_reasons_,  // the tracker logs why; a stop says nothing
+            (std::vector<std::string>{"the disk is full (/tmp has 0 bytes free)", ""}));
   EXPECT_NE(log.text().find("the disk is full (/tmp has 0 bytes free): leaving tracker"), std::string::npos)
       << log.text();
   EXPECT_NE(log.text().find("not taking jobs: the disk is full"), std::string::npos) << log.text();

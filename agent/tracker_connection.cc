@@ -198,6 +198,7 @@ bool TrackerConnection::AnswerJob(const proto::Job& job, bool skip) {
     // No job can be built now: leave, so that the tracker sends them to other devices (and the tuner waits for this
     // one) rather than here, one refusal after another. The session comes back when there is room.
     spdlog::warn("{}: leaving tracker {} until there is room", *why, options_.tracker);
+    leave_reason_ = *why;
     std::lock_guard<std::mutex> lock(phase_mu_);
     if (!stop_requested_) LeaveLocked();
   }
@@ -210,7 +211,7 @@ bool TrackerConnection::SayGoodbye(bool ok, bool* said_last) {
     // Say Leaving and close our side; the tracker then ends the stream (the leave timer cancels it if not).
     lock.unlock();
     proto::AgentMessage bye;
-    bye.mutable_leaving();
+    bye.mutable_leaving()->set_reason(leave_reason_);
     bool wrote = false;
     {
       std::lock_guard<std::mutex> write_lock(write_mu_);

@@ -87,6 +87,7 @@ class TrackerConnection {
   std::mutex phase_mu_;
   bool serving_ = false;         // guarded by phase_mu_: the loops run and LeaveLocked() reaches them
   bool stop_requested_ = false;  // guarded by phase_mu_
+  std::string leave_reason_;     // Leaving's reason (the runner is unavailable); the job loop's thread only
 
   std::mutex hb_mu_;
   std::condition_variable hb_cv_;

@@ -254,16 +254,27 @@ proto::MeasureResult WorkerSupervisor::Run(const proto::KernelProgram& program) 
   return result;
 }
 
+bool FailedAsOnAFullDisk(const proto::MeasureResult& result) {
+  const std::string& m = result.message();
+  if (m.find("No space left on device") != std::string::npos || m.find("Disk quota exceeded") != std::string::npos) {
+    return true;
+  }
+  // A build that failed without a word from the compiler: with no byte left on its disk, PoCL says only "failed to
+  // build the program" (a kernel at fault gets "error: ..." lines).
+  if (result.status() == proto::DEVICE_COMPILE_FAILED) return m.find("error:") == std::string::npos;
+  // LLVM exits 1 when it cannot write its output; with no inode left PoCL aborted at a kernel's first launch (it
+  // builds a kernel again for each local size then). A kernel's own crash is SIGSEGV or SIGBUS.
+  return result.status() == proto::RUNTIME_ERROR &&
+         (m.rfind("worker died: exit code ", 0) == 0 || m == "worker died: SIGABRT");
+}
+
 std::optional<std::string> WorkerSupervisor::FullDisk() const {
   const std::filesystem::path cache = options_.kernel_cache ? options_.kernel_cache->dir() : "";
   return NearlyFullDisk(CompilerWriteDirs(cache), low_disk_bytes_, options_.low_disk_inodes);
 }
 
 proto::MeasureResult WorkerSupervisor::GiveBackOnFullDisk(proto::MeasureResult result) {
-  // PoCL builds a kernel again for each local size at its first launch, after clBuildProgram: a full disk fails a
-  // job there too, or kills its worker (SIGABRT once the inodes ran out).
-  const bool failed = result.status() == proto::DEVICE_COMPILE_FAILED || result.status() == proto::RUNTIME_ERROR;
-  if (!failed || result.not_measured()) return result;
+  if (result.not_measured() || !FailedAsOnAFullDisk(result)) return result;
   const std::optional<std::string> full = FullDisk();
   if (!full) return result;
   full_disk_ = *full;
@@ -274,7 +285,8 @@ proto::MeasureResult WorkerSupervisor::GiveBackOnFullDisk(proto::MeasureResult r
     StopIdleWorker();
     const KernelDiskCache::Pruned pruned = options_.kernel_cache->PruneTo(0);
     cache_stuck_bytes_ = pruned.stuck_bytes;
-    emptied = "; emptied this agent's kernel cache (" + std::to_string(pruned.bytes >> 20) + " MB)";
+    emptied = "; emptied this agent's kernel cache (" + std::to_string(pruned.entries) + " entries, " +
+              std::to_string(pruned.bytes >> 10) + " KB)";
     if (!cancelled_) (void)Spawn();
   }
   spdlog::warn("a job failed ({}) and {}: the disk is full, not the kernel at fault; the job is given back{}", what,

@@ -1,10 +1,10 @@
 // The agent side of crash isolation: starts the worker process (posix_spawn of the agent binary with --worker, so
 // no gRPC state is ever forked), sends it one job at a time, and acts as the watchdog: a job that outlives its
 // timeout gets the worker SIGKILLed and replaced (RUN_TIMEOUT, or BUILD_TIMEOUT while still compiling); a worker
-// that dies mid-job is reported as RUNTIME_ERROR "worker died: SIGSEGV" and replaced. A job that fails to build or
-// run while the disk where the compiler writes is nearly full is given back (the full disk is no property of the
-// config; PoCL's LLVM exits 1 when it cannot write). A worker killed by SIGKILL
-// that the watchdog did not send (the system's out-of-memory killer; on Android the low-memory killer) gets the job
+// that dies mid-job is reported as RUNTIME_ERROR "worker died: SIGSEGV" and replaced. A job that fails as on a full
+// disk while the kernel cache's disk is nearly full is given back (the full disk is no property of the config; PoCL's
+// LLVM exits 1 when it cannot write). A worker killed by SIGKILL that the watchdog did not send (the system's
+// out-of-memory killer; on Android the low-memory killer) gets the job
 // once more in a new worker, and only a second such death is recorded, as "worker died: SIGKILL, twice (...)". The
 // agent itself never goes down with a job.
 //
@@ -64,10 +64,10 @@ class WorkerSupervisor final : public JobRunner {
     // unbounded). After every kJobsPerCacheCheck jobs, before the next, a folder over its limit is pruned with the
     // worker stopped.
     std::shared_ptr<KernelDiskCache> kernel_cache;
-    // A job that fails to build or run (DEVICE_COMPILE_FAILED, RUNTIME_ERROR: a worker that died too) with less
-    // than this free where the compiler writes (CompilerWriteDirs), or fewer inodes, failed for the full disk: the
-    // job is given back (MeasureResult.not_measured), not failed, the agent's own kernel cache is emptied, and
-    // Unavailable() says so until there is room again.
+    // A job that failed as on a full disk (FailedAsOnAFullDisk) with less than this free in the kernel cache folder
+    // (CompilerWriteDirs), or fewer inodes, failed for the full disk: the job is given back
+    // (MeasureResult.not_measured), not failed, the agent's own kernel cache is emptied, and Unavailable() says so
+    // until there is room again.
     uint64_t low_disk_bytes = kLowDiskBytes;
     uint64_t low_disk_inodes = kLowDiskInodes;
   };
@@ -139,5 +139,10 @@ class WorkerSupervisor final : public JobRunner {
 
 // "SIGSEGV" for SIGSEGV; "signal N" for others it does not name.
 std::string SignalName(int signal_number);
+
+// Whether a failed job's result looks like a full disk's doing: ENOSPC's text in its message, a build that failed
+// without a compiler diagnostic ("error:"), or a worker that exited with a code or of SIGABRT (what LLVM and PoCL do
+// when they cannot write). A kernel's own failures (a compile error, SIGSEGV, a wrong answer) do not.
+bool FailedAsOnAFullDisk(const proto::MeasureResult& result);
 
 }  // namespace tunefleet::agent

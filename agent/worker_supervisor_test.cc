@@ -243,38 +243,63 @@ TEST_F(WorkerSupervisorTest, GivenAWorkerThatCrashes_ItsReplacementsStartShouldN
   EXPECT_GT(elapsed - crashed.wall_time(), 0.01) << "wall " << crashed.wall_time() << " s of " << elapsed << " s";
 }
 
-// A kernel whose build fails (a syntax error here; on a disk with no byte left, clBuildProgram fails so) is the
-// config's failure, unless the disk is full: then the job is given back and the agent's own kernel cache emptied.
-TEST_F(WorkerSupervisorTest, GivenABuildFailureOnAFullDisk_TheJobShouldBeGivenBackAndTheAgentsCacheEmptied) {
+// On a nearly full disk, a kernel's own compile error is still its failure (the build log has the compiler's
+// "error:"); a job that fails as the full disk makes it fail (the worker exits 1 while building, as LLVM does) is
+// given back, and the agent's own kernel cache is emptied.
+TEST_F(WorkerSupervisorTest, GivenAFullDisk_ACompileErrorShouldStayAFailureAndAWorkerExitEmptyTheCache) {
   namespace fs = std::filesystem;
   const fs::path root = fs::temp_directory_path() / ("tunefleet-fulldisk-test-" + std::to_string(getpid()));
   Result<std::unique_ptr<KernelDiskCache>> claimed = KernelDiskCache::Claim(root, 64 << 20);
   ASSERT_TRUE(claimed.ok()) << claimed.status().ToString();
   std::shared_ptr<KernelDiskCache> cache = std::move(claimed).value();
+  setenv("TUNEFLEET_TEST_FAULT", "exit-build", 1);
   WorkerSupervisor::Options options;
   options.argv = {TUNEFLEET_AGENT_BINARY, "--worker"};
   options.kernel_cache = cache;
-  options.low_disk_bytes = 0;
+  options.low_disk_bytes = std::numeric_limits<uint64_t>::max();  // stands for the full disk
   Result<std::unique_ptr<WorkerSupervisor>> started = WorkerSupervisor::Start(options);
   ASSERT_TRUE(started.ok()) << started.status().ToString();
   WorkerSupervisor& supervisor = **started;
-  const proto::KernelProgram broken = TestVectorAdd(64, "__kernel void broken( { }\n");
-  EXPECT_EQ(supervisor.Run(broken).status(), proto::DEVICE_COMPILE_FAILED);  // room enough: the config's failure
+  const proto::MeasureResult broken = supervisor.Run(TestVectorAdd(64, "__kernel void broken( { }\n"));
+  EXPECT_EQ(broken.status(), proto::DEVICE_COMPILE_FAILED) << broken.message();
+  EXPECT_FALSE(broken.not_measured());
+  EXPECT_EQ(supervisor.Unavailable(), std::nullopt);
   ASSERT_EQ(supervisor.Run(TestVectorAdd()).status(), proto::OK);
   const bool pocl = supervisor.device().platform_name().find("Portable Computing Language") != std::string::npos;
   if (pocl) {
     EXPECT_GT(cache->Bytes(), 0u);  // the program PoCL built
   }
-  supervisor.TEST_set_low_disk_bytes(std::numeric_limits<uint64_t>::max());  // the disk is full now
   testing::CapturedSpdlog log;
-  const proto::MeasureResult r = supervisor.Run(broken);
+  const proto::MeasureResult r = supervisor.Run(TestVectorAdd(64, kFaultComment));
   EXPECT_TRUE(r.not_measured()) << r.message();
-  EXPECT_NE(r.message().find("CL_BUILD_PROGRAM_FAILURE, and " + cache->dir().string() + " has "), std::string::npos)
+  EXPECT_NE(r.message().find("exit code 1, and " + cache->dir().string() + " has "), std::string::npos)
       << r.message();
   EXPECT_NE(log.text().find("emptied this agent's kernel cache"), std::string::npos) << log.text();
   EXPECT_EQ(cache->Bytes(), 0u);
-  EXPECT_EQ(supervisor.Run(TestVectorAdd()).status(), proto::OK);  // a kernel that builds is still measured
+  EXPECT_TRUE(supervisor.Unavailable().has_value());
   fs::remove_all(root);
+}
+
+// What a full disk's failures look like, and what a kernel's own do.
+TEST(FailedAsOnAFullDiskTest, GivenResults_OnlyThoseThatLookLikeTheDisksDoingShouldCount) {
+  auto result = [](proto::MeasureStatus status, const std::string& message) {
+    proto::MeasureResult r;
+    r.set_status(status);
+    r.set_message(message);
+    return r;
+  };
+  EXPECT_TRUE(FailedAsOnAFullDisk(result(proto::DEVICE_COMPILE_FAILED,
+                                         "kernel 'gemm_tuned': clBuildProgram: CL_BUILD_PROGRAM_FAILURE\nDevice X "
+                                         "failed to build the program\n")));
+  EXPECT_FALSE(FailedAsOnAFullDisk(result(proto::DEVICE_COMPILE_FAILED,
+                                          "kernel 'k': clBuildProgram: CL_BUILD_PROGRAM_FAILURE\n<source>:1:24: "
+                                          "error: unknown type name 'this'\n")));
+  EXPECT_TRUE(FailedAsOnAFullDisk(result(proto::RUNTIME_ERROR, "worker died: exit code 1")));
+  EXPECT_TRUE(FailedAsOnAFullDisk(result(proto::RUNTIME_ERROR, "worker died: SIGABRT")));
+  EXPECT_FALSE(FailedAsOnAFullDisk(result(proto::RUNTIME_ERROR, "worker died: SIGSEGV")));
+  EXPECT_TRUE(FailedAsOnAFullDisk(result(proto::RUNTIME_ERROR, "LLVM ERROR: No space left on device")));
+  EXPECT_FALSE(FailedAsOnAFullDisk(result(proto::WRONG_ANSWER, "max abs error 3")));
+  EXPECT_FALSE(FailedAsOnAFullDisk(result(proto::OK, "")));
 }
 
 // A worker that exits while it builds is taken for the victim of a full disk only when a folder the compiler writes

@@ -32,18 +32,26 @@ grpc::Status RunAgentSession(const SessionDeps& deps, grpc::ServerContext* ctx, 
     }
     if (!read) return grpc::Status(grpc::StatusCode::CANCELLED, "stream ended before RegisterAgent");
   }
+  // A peer can send these at will (the first check comes before the token's): said at most once a minute.
+  auto malformed = [&](const std::string& what) {
+    if (const auto count = deps.malformed.Occurred()) {
+      spdlog::warn("agent session from {}: {}; dropping the peer{}", peer, what,
+                   *count == 1 ? "" : " (" + std::to_string(*count) + " sessions dropped for their first message "
+                                      "since the last such line, said once a minute)");
+    }
+  };
   if (!first.has_register_()) {
-    spdlog::warn("agent session from {}: first message is not RegisterAgent; dropping the peer", peer);
+    malformed("first message is not RegisterAgent");
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "first message must be RegisterAgent");
   }
   const proto::RegisterAgent& reg = first.register_();
   if (grpc::Status s = deps.auth.Check(reg.token(), *ctx, "AgentSession"); !s.ok()) return s;
   if (const auto problem = DeviceKeyProblem(reg.key())) {  // the key itself is not logged: it may be anything
-    spdlog::warn("agent session from {}: RegisterAgent's key {}; dropping the peer", peer, *problem);
+    malformed("RegisterAgent's key " + *problem);
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "the device key " + *problem);
   }
   if (const auto problem = RegisterAgentProblem(reg)) {
-    spdlog::warn("agent session from {}: RegisterAgent's {}; dropping the peer", peer, *problem);
+    malformed("RegisterAgent's " + *problem);
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "RegisterAgent's " + *problem);
   }
 

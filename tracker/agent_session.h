@@ -36,6 +36,7 @@ struct SessionDeps {
   CallDeadlines& deadlines;
   SessionOptions options;
   WarningThrottle& unregistered;  // the "no RegisterAgent within" warning: 1,000 silent streams said it 1,000 times
+  WarningThrottle& malformed;     // a first message that is no RegisterAgent, or a bad one: 200 streams, 200 lines
 };
 
 // Runs one agent's session to its end. Blocks the calling (gRPC handler) thread.

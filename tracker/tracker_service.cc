@@ -17,7 +17,7 @@ constexpr auto kStallBound = std::chrono::seconds(5);
 TrackerService::TrackerService(const ServiceOptions& options)
     : auth_(options.token),
       state_(options.state),
-      session_{state_, auth_, deadlines_, options.session, unregistered_},
+      session_{state_, auth_, deadlines_, options.session, unregistered_, malformed_},
       housekeeper_([this] { Housekeep(); }) {}
 
 TrackerService::~TrackerService() {
@@ -52,6 +52,7 @@ void TrackerService::Housekeep() {
     auth_.SayHeldOver(now);
     state_.SayHeldOver(now);
     unregistered_.SayHeldOver(now);
+    malformed_.SayHeldOver(now);
     lock.lock();
   }
 }

@@ -56,6 +56,7 @@ class TrackerService final : public proto::Tracker::Service {
   TrackerState state_;
   CallDeadlines deadlines_;  // agent streams waiting for their RegisterAgent
   WarningThrottle unregistered_{"agent sessions dropped without a RegisterAgent in time"};
+  WarningThrottle malformed_{"agent sessions dropped for their first message"};
   const SessionDeps session_;
   std::mutex mu_;
   std::condition_variable stop_cv_;

@@ -435,18 +435,30 @@ TEST_F(TrackerServiceTest, GivenOpenStreamsAndAWaitingAcquire_ShutdownShouldEndT
   agent->WaitEnded();
 }
 
-TEST_F(TrackerServiceTest, GivenAFirstMessageThatIsNotRegisterAgent_WeShouldDropThePeer) {
-  StartTracker();
+// Before the token is checked, so anyone can send it: 200 such streams wrote 200 warnings. One is said a minute.
+TEST_F(TrackerServiceTest, GivenFirstMessagesThatAreNotRegisterAgent_WeShouldDropThePeersSayingItOnce) {
+  testing::CapturedSpdlog log;
+  StartTracker("s3cret");
   auto channel = grpc::CreateChannel(target_, grpc::InsecureChannelCredentials());
   auto stub = proto::Tracker::NewStub(channel);
-  grpc::ClientContext ctx;
-  auto stream = stub->AgentSession(&ctx);
-  proto::AgentMessage hb;
-  hb.mutable_heartbeat();
-  stream->Write(hb);
-  proto::TrackerMessage m;
-  EXPECT_FALSE(stream->Read(&m));
-  EXPECT_EQ(stream->Finish().error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  for (int i = 0; i < 20; ++i) {
+    grpc::ClientContext ctx;
+    auto stream = stub->AgentSession(&ctx);
+    proto::AgentMessage hb;
+    hb.mutable_heartbeat();
+    stream->Write(hb);
+    proto::TrackerMessage m;
+    EXPECT_FALSE(stream->Read(&m));
+    EXPECT_EQ(stream->Finish().error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  }
+  server_.reset();  // its threads stopped: the log is read whole
+  const std::string text = log.text();
+  size_t lines = 0;
+  for (size_t at = text.find("first message is not RegisterAgent"); at != std::string::npos;
+       at = text.find("first message is not RegisterAgent", at + 1)) {
+    ++lines;
+  }
+  EXPECT_EQ(lines, 1u) << text;
 }
 
 // A bare AgentSession stream, for what TestAgent does not do: send nothing, send an outsized RegisterAgent, stop
@@ -464,6 +476,25 @@ struct RawAgentStream {
   grpc::ClientContext ctx;
   std::unique_ptr<grpc::ClientReaderWriter<proto::AgentMessage, proto::TrackerMessage>> stream;
 };
+
+// An agent that leaves for a reason (its disk is full) says it, and the tracker's log gives it (escaped).
+TEST_F(TrackerServiceTest, GivenAnAgentThatLeavesForAReason_TheLogShouldSayIt) {
+  testing::CapturedSpdlog log;
+  StartTracker();
+  RawAgentStream agent(target_);
+  proto::AgentMessage hello;
+  hello.mutable_register_()->set_key("k");
+  ASSERT_TRUE(agent.stream->Write(hello));
+  proto::TrackerMessage m;
+  ASSERT_TRUE(agent.stream->Read(&m));
+  ASSERT_TRUE(m.has_registered());
+  proto::AgentMessage bye;
+  bye.mutable_leaving()->set_reason("the disk is full (/c has 0 bytes free)\x1b[2J");
+  ASSERT_TRUE(agent.stream->Write(bye));
+  EXPECT_FALSE(agent.stream->Read(&m));
+  server_.reset();
+  EXPECT_NE(log.text().find("left: the disk is full (/c has 0 bytes free)\\x1b[2J"), std::string::npos) << log.text();
+}
 
 TEST_F(TrackerServiceTest, GivenAStreamThatNeverRegisters_WeShouldCancelItAtTheRegisterDeadline) {
   StartTracker("s3cret", /*heartbeat_timeout=*/0.5, /*max_agents=*/2);  // also the deadline for RegisterAgent

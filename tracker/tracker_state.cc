@@ -75,7 +75,8 @@ Status TrackerState::OnAgentMessage(const std::string& agent_id, const proto::Ag
     return Status::OK();
   }
   if (msg.has_leaving()) {
-    RemoveAgentLocked(agent_id, "it was stopped", /*left=*/true);
+    const std::string& reason = msg.leaving().reason();
+    RemoveAgentLocked(agent_id, reason.empty() ? "it was stopped" : Printable(reason, 200), /*left=*/true);
     return Status::Unavailable("agent " + agent_id + " left");
   }
   const std::string why = msg.has_register_() ? "RegisterAgent sent twice" : "empty message";

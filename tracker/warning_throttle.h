@@ -48,10 +48,10 @@ class WarningThrottle {
     return count;
   }
 
-  // Says HeldOver's count, if any, in one warning: "3 more calls refused for their token since the last such line".
+  // Says HeldOver's count, if any, in one warning: "calls refused for their token: 3 more since the last such line".
   void SayHeldOver(Clock::time_point now = Clock::now()) {
     if (const auto count = HeldOver(now)) {
-      spdlog::warn("{} more {} since the last such line (said once a minute)", *count, what_);
+      spdlog::warn("{}: {} more since the last such line (said once a minute)", what_, *count);
     }
   }
 

@@ -34,7 +34,7 @@ TEST(WarningThrottleTest, GivenABurstThatEnds_WhatItHeldBackShouldBeSaidOnceTheI
   EXPECT_FALSE(burst.HeldOver(t0 + seconds(30)).has_value());  // too soon
   testing::CapturedSpdlog log;
   burst.SayHeldOver(t0 + seconds(61));
-  EXPECT_NE(log.text().find("2 more calls refused since the last such line"), std::string::npos) << log.text();
+  EXPECT_NE(log.text().find("calls refused: 2 more since the last such line"), std::string::npos) << log.text();
   EXPECT_FALSE(burst.HeldOver(t0 + seconds(200)).has_value());  // said
   EXPECT_FALSE(burst.Occurred(t0 + seconds(62)).has_value());    // within a minute of that line: held
   EXPECT_EQ(burst.HeldOver(t0 + seconds(122)), 1u);
