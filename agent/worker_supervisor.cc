@@ -260,8 +260,12 @@ bool FailedAsOnAFullDisk(const proto::MeasureResult& result) {
     return true;
   }
   // A build that failed without a word from the compiler: with no byte left on its disk, PoCL says only "failed to
-  // build the program" (a kernel at fault gets "error: ..." lines).
-  if (result.status() == proto::DEVICE_COMPILE_FAILED) return m.find("error:") == std::string::npos;
+  // build the program" (a kernel at fault gets "error: ..." lines). Not another call's refusal under the same status
+  // (clCreateKernel's CL_INVALID_KERNEL_NAME, clBuildProgram's CL_INVALID_BUILD_OPTIONS).
+  if (result.status() == proto::DEVICE_COMPILE_FAILED) {
+    return m.find("clBuildProgram: CL_BUILD_PROGRAM_FAILURE") != std::string::npos &&
+           m.find("error:") == std::string::npos;
+  }
   // LLVM exits 1 when it cannot write its output; with no inode left PoCL aborted at a kernel's first launch (it
   // builds a kernel again for each local size then). A kernel's own crash is SIGSEGV or SIGBUS.
   return result.status() == proto::RUNTIME_ERROR &&

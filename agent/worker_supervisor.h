@@ -140,9 +140,10 @@ class WorkerSupervisor final : public JobRunner {
 // "SIGSEGV" for SIGSEGV; "signal N" for others it does not name.
 std::string SignalName(int signal_number);
 
-// Whether a failed job's result looks like a full disk's doing: ENOSPC's text in its message, a build that failed
-// without a compiler diagnostic ("error:"), or a worker that exited with a code or of SIGABRT (what LLVM and PoCL do
-// when they cannot write). A kernel's own failures (a compile error, SIGSEGV, a wrong answer) do not.
+// Whether a failed job's result looks like a full disk's doing: ENOSPC's text in its message, a clBuildProgram
+// CL_BUILD_PROGRAM_FAILURE without a compiler diagnostic ("error:"), or a worker that exited with a code or of
+// SIGABRT (what LLVM and PoCL do when they cannot write). A kernel's own failures (a compile error, a kernel name or
+// build option refused, SIGSEGV, a wrong answer) do not.
 bool FailedAsOnAFullDisk(const proto::MeasureResult& result);
 
 }  // namespace tunefleet::agent

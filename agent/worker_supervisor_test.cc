@@ -294,6 +294,10 @@ TEST(FailedAsOnAFullDiskTest, GivenResults_OnlyThoseThatLookLikeTheDisksDoingSho
   EXPECT_FALSE(FailedAsOnAFullDisk(result(proto::DEVICE_COMPILE_FAILED,
                                           "kernel 'k': clBuildProgram: CL_BUILD_PROGRAM_FAILURE\n<source>:1:24: "
                                           "error: unknown type name 'this'\n")));
+  EXPECT_FALSE(FailedAsOnAFullDisk(result(proto::DEVICE_COMPILE_FAILED,
+                                          "kernel 'no_such_kernel': clCreateKernel: CL_INVALID_KERNEL_NAME")));
+  EXPECT_FALSE(FailedAsOnAFullDisk(result(proto::DEVICE_COMPILE_FAILED,
+                                          "kernel 'k': clBuildProgram: CL_INVALID_BUILD_OPTIONS")));
   EXPECT_TRUE(FailedAsOnAFullDisk(result(proto::RUNTIME_ERROR, "worker died: exit code 1")));
   EXPECT_TRUE(FailedAsOnAFullDisk(result(proto::RUNTIME_ERROR, "worker died: SIGABRT")));
   EXPECT_FALSE(FailedAsOnAFullDisk(result(proto::RUNTIME_ERROR, "worker died: SIGSEGV")));
