@@ -472,6 +472,15 @@ struct RawAgentStream {
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
     stream = stub->AgentSession(&ctx);
   }
+  // Sends RegisterAgent of `key` and reads the tracker's Registered (call it in ASSERT_NO_FATAL_FAILURE).
+  void Register(const std::string& key) {
+    proto::AgentMessage hello;
+    hello.mutable_register_()->set_key(key);
+    ASSERT_TRUE(stream->Write(hello));
+    proto::TrackerMessage m;
+    ASSERT_TRUE(stream->Read(&m));
+    ASSERT_TRUE(m.has_registered());
+  }
   std::unique_ptr<proto::Tracker::Stub> stub;
   grpc::ClientContext ctx;
   std::unique_ptr<grpc::ClientReaderWriter<proto::AgentMessage, proto::TrackerMessage>> stream;
@@ -482,15 +491,11 @@ TEST_F(TrackerServiceTest, GivenAnAgentThatLeavesForAReason_TheLogShouldSayIt) {
   testing::CapturedSpdlog log;
   StartTracker();
   RawAgentStream agent(target_);
-  proto::AgentMessage hello;
-  hello.mutable_register_()->set_key("k");
-  ASSERT_TRUE(agent.stream->Write(hello));
-  proto::TrackerMessage m;
-  ASSERT_TRUE(agent.stream->Read(&m));
-  ASSERT_TRUE(m.has_registered());
+  ASSERT_NO_FATAL_FAILURE(agent.Register("k"));
   proto::AgentMessage bye;
   bye.mutable_leaving()->set_reason("the disk is full (/c has 0 bytes free)\x1b[2J");
   ASSERT_TRUE(agent.stream->Write(bye));
+  proto::TrackerMessage m;
   EXPECT_FALSE(agent.stream->Read(&m));
   server_.reset();
   EXPECT_NE(log.text().find("left: the disk is full (/c has 0 bytes free)\\x1b[2J"), std::string::npos) << log.text();
@@ -553,12 +558,8 @@ TEST_F(TrackerServiceTest, GivenOutsizedDeviceInfoOrClientText_RegisterAndAcquir
 void ExpectCancelledMidJob(const std::string& target, TrackerClient* client,
                            const std::function<void(RawAgentStream&)>& end) {
   RawAgentStream agent(target);
-  proto::AgentMessage reg;
-  reg.mutable_register_()->set_key("pocl");
-  ASSERT_TRUE(agent.stream->Write(reg));
+  ASSERT_NO_FATAL_FAILURE(agent.Register("pocl"));
   proto::TrackerMessage m;
-  ASSERT_TRUE(agent.stream->Read(&m));
-  ASSERT_TRUE(m.has_registered());
   auto lease = client->Acquire("pocl", 1, 0, 0, 5, "test");
   ASSERT_TRUE(lease.ok()) << lease.status().ToString();
   std::vector<proto::MeasureJob> jobs(1);
