@@ -166,6 +166,21 @@ uint64_t KernelDiskCache::Bytes() const {
 
 KernelDiskCache::Pruned KernelDiskCache::Prune() { return PruneTo(limit_bytes_ / 2); }
 
+int KernelDiskCache::RemoveLeftovers() {
+  std::vector<fs::path> leftovers;  // gathered first: a folder is not changed while it is read
+  std::error_code ec;
+  for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code type_ec;
+    if (it->is_regular_file(type_ec) && !it->is_symlink(type_ec) &&
+        it->path().filename().string().rfind("tempfile_", 0) == 0) {
+      leftovers.push_back(it->path());
+    }
+  }
+  int removed = 0;
+  for (const fs::path& f : leftovers) removed += fs::remove(f, ec) ? 1 : 0;
+  return removed;
+}
+
 KernelDiskCache::Pruned KernelDiskCache::PruneTo(uint64_t keep_bytes) {
   std::vector<Entry> entries = Entries(dir_);
   uint64_t total = 0;

@@ -59,6 +59,10 @@ class KernelDiskCache {
   Pruned Prune();
   // The same down to `keep_bytes` (0: every entry that can be removed; for a full disk).
   Pruned PruneTo(uint64_t keep_bytes);
+  // Removes the temporary files PoCL left directly in dir() ("tempfile_*", one, often empty, at each worker's start):
+  // the byte limit never reached them, and they used up a small disk's inodes. Only while no process uses dir().
+  // Returns how many were removed.
+  int RemoveLeftovers();
 
  private:
   KernelDiskCache(OwnedFd lock, std::filesystem::path dir, uint64_t limit_bytes)

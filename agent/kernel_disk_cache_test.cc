@@ -96,6 +96,27 @@ TEST_F(KernelDiskCacheTest, GivenEverySlotNamedByOthers_TheFirstFreeShouldBeTake
   EXPECT_FALSE(fs::exists(root_ / "slot-2"));  // the slots passed over got no folder
 }
 
+// PoCL leaves a temporary file in the folder at each worker's start; with no worker running they go, and nothing
+// else does.
+TEST_F(KernelDiskCacheTest, GivenPoclsLeftoverTemporaryFiles_RemoveLeftoversShouldRemoveThemAlone) {
+  auto cache = KernelDiskCache::Claim(root_, 1 << 20);
+  ASSERT_TRUE(cache.ok());
+  const fs::path dir = (*cache)->dir();
+  MakeEntry(dir, "abcdef", 1000, std::chrono::minutes(1));
+  std::ofstream(dir / "tempfile_Xa81kq");
+  std::ofstream(dir / "tempfile_Xa81kq.cl") << "kernel";
+  std::ofstream(dir / "notes.txt") << "kept";
+  fs::create_directories(dir / "tempfile_folder");
+  fs::create_symlink(root_ / "elsewhere", dir / "tempfile_link");
+  EXPECT_EQ((*cache)->RemoveLeftovers(), 2);
+  EXPECT_FALSE(fs::exists(dir / "tempfile_Xa81kq"));
+  EXPECT_FALSE(fs::exists(dir / "tempfile_Xa81kq.cl"));
+  EXPECT_TRUE(fs::exists(dir / "notes.txt"));
+  EXPECT_TRUE(fs::exists(dir / "tempfile_folder"));
+  EXPECT_TRUE(fs::is_symlink(dir / "tempfile_link"));
+  EXPECT_TRUE(fs::exists(dir / "ab" / "abcdef" / "program.bc"));
+}
+
 // A slot this agent cannot use is passed over: a file where its folder should be, a lock file that is a link (it
 // was followed, and its target created).
 TEST_F(KernelDiskCacheTest, GivenSlotsThatCannotBeUsed_ClaimShouldTakeTheNextOne) {

@@ -117,6 +117,8 @@ void WorkerSupervisor::PruneKernelCacheIfDue() {
 }
 
 Status WorkerSupervisor::Spawn() {
+  // No worker runs now: what the last one left in the agent's own cache folder is nobody's.
+  if (options_.kernel_cache) options_.kernel_cache->RemoveLeftovers();
   int fds[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) return Errno("socketpair");
   // dup2 onto the same number would keep O_CLOEXEC; move the child end off fd 3 first.
