@@ -1,12 +1,11 @@
-// The agent side of crash isolation: starts the worker process (posix_spawn of the agent binary with --worker, so
-// no gRPC state is ever forked), sends it one job at a time, and acts as the watchdog: a job that outlives its
-// timeout gets the worker SIGKILLed and replaced (RUN_TIMEOUT, or BUILD_TIMEOUT while still compiling); a worker
-// that dies mid-job is reported as RUNTIME_ERROR "worker died: SIGSEGV" and replaced. A job that fails as on a full
-// disk while the kernel cache's disk is nearly full is given back (the full disk is no property of the config; PoCL's
-// LLVM exits 1 when it cannot write). A worker killed by SIGKILL that the watchdog did not send (the system's
-// out-of-memory killer; on Android the low-memory killer) gets the job
-// once more in a new worker, and only a second such death is recorded, as "worker died: SIGKILL, twice (...)". The
-// agent itself never goes down with a job.
+// The agent side of crash isolation: starts the worker process (posix_spawn of the agent binary with --worker, so no
+// gRPC state is ever forked), sends it one job at a time, and acts as the watchdog: a job that outlives its timeout
+// gets the worker SIGKILLed and replaced (RUN_TIMEOUT, or BUILD_TIMEOUT while still compiling); a worker that dies
+// mid-job is reported as RUNTIME_ERROR "worker died: SIGSEGV" and replaced. A job that fails as on a full disk while
+// the kernel cache's disk is nearly full is given back (the full disk is no property of the config; PoCL's LLVM exits 1
+// when it cannot write). A worker killed by SIGKILL that the watchdog did not send (the system's out-of-memory killer;
+// on Android the low-memory killer) gets the job once more in a new worker, and only a second such death is recorded,
+// as "worker died: SIGKILL, twice (...)". The agent itself never goes down with a job.
 //
 // The workers' stdout, where a kernel's printf goes, reaches the agent's log through an OutputRelay, bounded.
 //
