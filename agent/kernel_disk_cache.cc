@@ -97,13 +97,17 @@ Result<fs::path> SlotDir(const fs::path& root, int slot) {
   return dir;
 }
 
+// `s` without its trailing blanks: owners compare so ("...\n" and "...\r\n" are one owner).
+std::string WithoutTrailingBlanks(std::string s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  return s;
+}
+
 // What the lock file of a slot says: the owner its last agent wrote (at most 4 KB read), without trailing blanks.
 std::string OwnerOf(int fd) {
   char buf[4096];
   const ssize_t n = pread(fd, buf, sizeof buf, 0);
-  std::string owner = n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
-  while (!owner.empty() && std::isspace(static_cast<unsigned char>(owner.back()))) owner.pop_back();
-  return owner;
+  return WithoutTrailingBlanks(n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string());
 }
 
 }  // namespace
@@ -115,8 +119,7 @@ Result<std::unique_ptr<KernelDiskCache>> KernelDiskCache::Claim(const fs::path& 
   if (ec) return Status::InvalidArgument("cannot resolve " + root_given.string() + ": " + ec.message());
   fs::create_directories(root, ec);
   if (ec) return Status::InvalidArgument("cannot make the kernel cache folder " + root.string() + ": " + ec.message());
-  std::string owner = owner_given;
-  while (!owner.empty() && std::isspace(static_cast<unsigned char>(owner.back()))) owner.pop_back();
+  const std::string owner = WithoutTrailingBlanks(owner_given);
   // Three passes, each over the slots in order: a free slot that an agent of the same owner left (its kernels are
   // this device's; only existing lock files are opened), then one that no agent ever named (no lock file yet, or an
   // empty one), then any free one. Only the slot taken gets a lock file and a folder made. A slot this agent cannot
