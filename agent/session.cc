@@ -33,6 +33,8 @@ Status Session::Run() {
   bool still_said = false;
   std::chrono::steady_clock::time_point said_at;
   uint64_t unsaid = 0;  // attempts that failed the same way since the last line
+  // A device that cannot take jobs at the start (its disk full) does not register only to leave after a job.
+  if (WaitForRoom() == Room::kStopped) return Status::OK();
   for (;;) {
     bool registered = false;
     Status status = Connect(&registered);
@@ -83,7 +85,7 @@ Status Session::Run() {
 Session::Room Session::WaitForRoom() {
   std::optional<std::string> why = runner_->Unavailable();
   if (!why) return Room::kAvailable;
-  spdlog::warn("not taking jobs: {}; joining tracker {} again once there is room (looked at every {:.0f} s)", *why,
+  spdlog::warn("not taking jobs: {}; joining tracker {} once there is room (looked at every {:.0f} s)", *why,
                options_.tracker, options_.room_check_interval.count() / 1000.0);
   for (;;) {
     {

@@ -121,10 +121,12 @@ class BlockingRunner final : public JobRunner {
 // tested in worker_supervisor_test): unavailable from then until MakeRoom().
 class FullDiskRunner final : public JobRunner {
  public:
+  // `full_at_start`: full before any job (as WorkerSupervisor finds a disk at its start) rather than after the first.
+  explicit FullDiskRunner(bool full_at_start = false) : full_(full_at_start), fills_with_first_job_(!full_at_start) {}
   proto::MeasureResult Run(const proto::KernelProgram&) override {
     std::lock_guard<std::mutex> lock(mu_);
     ++runs_;
-    full_ = runs_ == 1;
+    if (fills_with_first_job_) full_ = runs_ == 1;
     return {};
   }
   void AbortJob() override {}
@@ -141,7 +143,8 @@ class FullDiskRunner final : public JobRunner {
  private:
   std::mutex mu_;
   int runs_ = 0;
-  bool full_ = false;
+  bool full_;
+  const bool fills_with_first_job_;
 };
 
 // What the scripted tracker does with each session.
@@ -385,6 +388,29 @@ TEST_F(SessionTest, GivenARunnerWithAFullDisk_WeShouldLeaveTheTrackerAndJoinAgai
       << log.text();
   EXPECT_NE(log.text().find("not taking jobs: the disk is full"), std::string::npos) << log.text();
   EXPECT_EQ(log.text().find("reconnecting in"), std::string::npos) << log.text();  // it left: no failure to say
+}
+
+// A runner that can take no job from the start (its disk full) does not join the tracker until there is room: joined,
+// it would be sent a job only to give it back and leave.
+TEST_F(SessionTest, GivenARunnerWithAFullDiskAtTheStart_WeShouldJoinTheTrackerOnlyOnceThereIsRoom) {
+  StartTracker(Script::kServeJobs);
+  FullDiskRunner runner(/*full_at_start=*/true);
+  SessionOptions options = Options();
+  options.room_check_interval = 20ms;
+  Session session(options, proto::DeviceInfo(), &runner);
+  testing::CapturedSpdlog log;
+  std::thread run([&] { (void)session.Run(); });
+  EXPECT_FALSE(tracker_->WaitUntil([&] { return tracker_->hellos_ > 0; }, std::chrono::seconds(1)));
+  runner.MakeRoom();
+  EXPECT_TRUE(tracker_->WaitUntil([&] { return tracker_->results_.size() == 2; }));
+  session.Stop();
+  run.join();
+  EXPECT_EQ(tracker_->CopyResults(), (std::vector<uint64_t>{7, 8}));
+  EXPECT_TRUE(tracker_->WaitUntil([&] { return tracker_->hellos_ == 1 && tracker_->leavings_ == 1; }));
+  EXPECT_EQ(tracker_->leave_reasons_, (std::vector<std::string>{""}));  // stopped, not left for the disk
+  EXPECT_NE(log.text().find("not taking jobs: the disk is full (/tmp has 0 bytes free); joining tracker"),
+            std::string::npos)
+      << log.text();
 }
 
 TEST_F(SessionTest, GivenATrackerThatKeepsTheStreamOpenAfterLeaving_StopShouldStillEndTheSession) {

@@ -67,8 +67,26 @@ Result<std::unique_ptr<WorkerSupervisor>> WorkerSupervisor::Start(Options option
   TF_ASSIGN_OR_RETURN(supervisor->output_,
                       OutputRelay::Start(supervisor->options_.output_limits,
                                          [](const std::string& line) { spdlog::info("{}", line); }));
+  supervisor->LookForRoomAtStart();
   TF_RETURN_IF_ERROR(supervisor->Spawn());
   return supervisor;
+}
+
+void WorkerSupervisor::LookForRoomAtStart() {
+  std::optional<std::string> full = FullDisk();
+  if (!full) return;
+  std::string emptied;
+  if (options_.kernel_cache) {
+    emptied = EmptyKernelCache();
+    full = FullDisk();
+    if (!full) {
+      spdlog::warn("the disk was full at the start; there is room now{}", emptied);
+      return;
+    }
+  }
+  spdlog::warn("the disk is full at the start ({}): no kernel can be built; no job is taken until there is room{}",
+               *full, emptied);
+  full_disk_ = *full;
 }
 
 WorkerSupervisor::~WorkerSupervisor() {
@@ -289,15 +307,19 @@ proto::MeasureResult WorkerSupervisor::GiveBackOnFullDisk(proto::MeasureResult r
   if (options_.kernel_cache) {
     // Its own folder may hold what the disk lacks: the agent's kernels cost a compile each to build again.
     StopIdleWorker();
-    const KernelDiskCache::Pruned pruned = options_.kernel_cache->PruneTo(0);
-    cache_stuck_bytes_ = pruned.stuck_bytes;
-    emptied = "; emptied this agent's kernel cache (" + std::to_string(pruned.entries) + " entries, " +
-              std::to_string(pruned.bytes >> 10) + " KB)";
+    emptied = EmptyKernelCache();
     if (!cancelled_) (void)Spawn();
   }
   spdlog::warn("a job failed ({}) and {}: the disk is full, not the kernel at fault; the job is given back{}", what,
                *full, emptied);
   return NotMeasured(proto::RUNTIME_ERROR, what + ", and " + *full + ": a full disk, not the config; given back");
+}
+
+std::string WorkerSupervisor::EmptyKernelCache() {
+  const KernelDiskCache::Pruned pruned = options_.kernel_cache->PruneTo(0);
+  cache_stuck_bytes_ = pruned.stuck_bytes;
+  return "; emptied this agent's kernel cache (" + std::to_string(pruned.entries) + " entries, " +
+         std::to_string(pruned.bytes >> 10) + " KB)";
 }
 
 std::optional<std::string> WorkerSupervisor::Unavailable() {

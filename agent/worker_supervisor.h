@@ -93,8 +93,8 @@ class WorkerSupervisor final : public JobRunner {
   // abandoned the job". Thread-safe.
   void AbortJob() override;
   void ForgetAbort() override;
-  // After a job given back for the full disk: why no job can be built while the disk stays so full; nullopt once
-  // there is room again (looked at on each call).
+  // After a job given back for the full disk, or when the disk was full at the start: why no job can be built while
+  // the disk stays so full; nullopt once there is room again (looked at on each call).
   std::optional<std::string> Unavailable() override;
   void TEST_set_low_disk_bytes(uint64_t bytes) { low_disk_bytes_ = bytes; }
 
@@ -121,6 +121,11 @@ class WorkerSupervisor final : public JobRunner {
   std::optional<std::string> FullDisk() const;
   // A failed build on a full disk becomes a job given back (see Options::low_disk_bytes); other results pass.
   proto::MeasureResult GiveBackOnFullDisk(proto::MeasureResult result);
+  // Empties the agent's own kernel cache (no worker may run); what follows the log line "... the disk is full".
+  std::string EmptyKernelCache();
+  // At the start, before the first worker: a disk already too full to build in makes Unavailable() say so (after the
+  // agent's own kernel cache was emptied, in case that was what filled it), so that no job is taken to give back.
+  void LookForRoomAtStart();
 
   Options options_;
   std::unique_ptr<OutputRelay> output_;  // the workers' stdout; outlives them (destroyed after the destructor's body)
@@ -133,7 +138,7 @@ class WorkerSupervisor final : public JobRunner {
   int jobs_since_cache_check_ = 0;
   uint64_t cache_stuck_bytes_ = 0;  // what the last prune could not remove
   uint64_t low_disk_bytes_;
-  std::optional<std::string> full_disk_;    // a job was given back for the full disk, and this was full then
+  std::optional<std::string> full_disk_;  // a job was given back for the full disk (or it was full at the start)
 };
 
 // "SIGSEGV" for SIGSEGV; "signal N" for others it does not name.

@@ -256,10 +256,10 @@ TEST_F(WorkerSupervisorTest, GivenAFullDisk_ACompileErrorShouldStayAFailureAndAW
   WorkerSupervisor::Options options;
   options.argv = {TUNEFLEET_AGENT_BINARY, "--worker"};
   options.kernel_cache = cache;
-  options.low_disk_bytes = std::numeric_limits<uint64_t>::max();  // stands for the full disk
   Result<std::unique_ptr<WorkerSupervisor>> started = WorkerSupervisor::Start(options);
   ASSERT_TRUE(started.ok()) << started.status().ToString();
   WorkerSupervisor& supervisor = **started;
+  supervisor.TEST_set_low_disk_bytes(std::numeric_limits<uint64_t>::max());  // the disk fills up after the start
   const proto::MeasureResult broken = supervisor.Run(TestVectorAdd(64, "__kernel void broken( { }\n"));
   EXPECT_EQ(broken.status(), proto::DEVICE_COMPILE_FAILED) << broken.message();
   EXPECT_FALSE(broken.not_measured());
@@ -277,6 +277,49 @@ TEST_F(WorkerSupervisorTest, GivenAFullDisk_ACompileErrorShouldStayAFailureAndAW
   EXPECT_NE(log.text().find("emptied this agent's kernel cache"), std::string::npos) << log.text();
   EXPECT_EQ(cache->Bytes(), 0u);
   EXPECT_TRUE(supervisor.Unavailable().has_value());
+  fs::remove_all(root);
+}
+
+// A disk already full at the start: the agent's own kernel cache is emptied (it may be what filled the disk) and,
+// the disk still full, Unavailable() says so before any job, so that the agent does not join the tracker for nothing.
+TEST_F(WorkerSupervisorTest, GivenADiskFullAtTheStart_WeShouldEmptyTheCacheAndBeUnavailableUntilThereIsRoom) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::temp_directory_path() / ("tunefleet-fullstart-test-" + std::to_string(getpid()));
+  Result<std::unique_ptr<KernelDiskCache>> claimed = KernelDiskCache::Claim(root, 64 << 20);
+  ASSERT_TRUE(claimed.ok()) << claimed.status().ToString();
+  std::shared_ptr<KernelDiskCache> cache = std::move(claimed).value();
+  fs::create_directories(cache->dir() / "ab" / "cdef");  // a program an earlier run of the agent left
+  std::ofstream(cache->dir() / "ab" / "cdef" / "program.bc") << std::string(4096, 'x');
+  ASSERT_GT(cache->Bytes(), 0u);
+  WorkerSupervisor::Options options;
+  options.argv = {TUNEFLEET_AGENT_BINARY, "--worker"};
+  options.kernel_cache = cache;
+  options.low_disk_bytes = std::numeric_limits<uint64_t>::max();  // stands for the full disk
+  testing::CapturedSpdlog log;
+  Result<std::unique_ptr<WorkerSupervisor>> started = WorkerSupervisor::Start(options);
+  ASSERT_TRUE(started.ok()) << started.status().ToString();
+  WorkerSupervisor& supervisor = **started;
+  EXPECT_EQ(cache->Bytes(), 0u);
+  ASSERT_TRUE(supervisor.Unavailable().has_value());
+  EXPECT_EQ(supervisor.Unavailable()->rfind("the disk is full (" + cache->dir().string() + " has ", 0), 0u)
+      << *supervisor.Unavailable();
+  EXPECT_NE(log.text().find("the disk is full at the start ("), std::string::npos) << log.text();
+  EXPECT_NE(log.text().find("no job is taken until there is room; emptied this agent's kernel cache (1 entries, 4 KB)"),
+            std::string::npos)
+      << log.text();
+  supervisor.TEST_set_low_disk_bytes(0);  // room again
+  EXPECT_EQ(supervisor.Unavailable(), std::nullopt);
+  EXPECT_EQ(supervisor.Run(TestVectorAdd()).status(), proto::OK);
+
+  options.low_disk_bytes = 0;  // a disk with room: nothing emptied
+  fs::create_directories(cache->dir() / "ab" / "0123");
+  std::ofstream(cache->dir() / "ab" / "0123" / "program.bc") << std::string(4096, 'x');
+  const uint64_t bytes = cache->Bytes();
+  started->reset();
+  Result<std::unique_ptr<WorkerSupervisor>> again = WorkerSupervisor::Start(options);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ((*again)->Unavailable(), std::nullopt);
+  EXPECT_GE(cache->Bytes(), bytes);
   fs::remove_all(root);
 }
 
@@ -314,9 +357,10 @@ TEST_F(WorkerSupervisorTest, GivenAWorkerThatExitsWhileBuildingOnAFullDisk_TheJo
   for (const bool full : {false, true}) {
     WorkerSupervisor::Options options;
     options.argv = {TUNEFLEET_AGENT_BINARY, "--worker"};
-    options.low_disk_bytes = full ? std::numeric_limits<uint64_t>::max() : 0;
+    options.low_disk_bytes = 0;
     Result<std::unique_ptr<WorkerSupervisor>> supervisor = WorkerSupervisor::Start(options);
     ASSERT_TRUE(supervisor.ok()) << supervisor.status().ToString();
+    if (full) (*supervisor)->TEST_set_low_disk_bytes(std::numeric_limits<uint64_t>::max());  // full after the start
     testing::CapturedSpdlog log;
     const proto::MeasureResult r = (*supervisor)->Run(TestVectorAdd(64, kFaultComment));
     EXPECT_EQ(r.status(), proto::RUNTIME_ERROR);
