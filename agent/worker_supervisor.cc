@@ -77,7 +77,7 @@ void WorkerSupervisor::LookForRoomAtStart() {
   if (!full) return;
   std::string emptied;
   if (options_.kernel_cache) {
-    emptied = EmptyKernelCache();
+    emptied = EmptyKernelCache(/*say_nothing_removed=*/false);
     full = FullDisk();
     if (!full) {
       spdlog::warn("the disk was full at the start; there is room now{}", emptied);
@@ -307,7 +307,7 @@ proto::MeasureResult WorkerSupervisor::GiveBackOnFullDisk(proto::MeasureResult r
   if (options_.kernel_cache) {
     // Its own folder may hold what the disk lacks: the agent's kernels cost a compile each to build again.
     StopIdleWorker();
-    emptied = EmptyKernelCache();
+    emptied = EmptyKernelCache(/*say_nothing_removed=*/true);
     if (!cancelled_) (void)Spawn();
   }
   spdlog::warn("a job failed ({}) and {}: the disk is full, not the kernel at fault; the job is given back{}", what,
@@ -315,9 +315,10 @@ proto::MeasureResult WorkerSupervisor::GiveBackOnFullDisk(proto::MeasureResult r
   return NotMeasured(proto::RUNTIME_ERROR, what + ", and " + *full + ": a full disk, not the config; given back");
 }
 
-std::string WorkerSupervisor::EmptyKernelCache() {
+std::string WorkerSupervisor::EmptyKernelCache(bool say_nothing_removed) {
   const KernelDiskCache::Pruned pruned = options_.kernel_cache->PruneTo(0);
   cache_stuck_bytes_ = pruned.stuck_bytes;
+  if (pruned.entries == 0 && !say_nothing_removed) return "";
   return "; emptied this agent's kernel cache (" + std::to_string(pruned.entries) + " entries, " +
          std::to_string(pruned.bytes >> 10) + " KB)";
 }
