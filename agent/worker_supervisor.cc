@@ -73,20 +73,20 @@ Result<std::unique_ptr<WorkerSupervisor>> WorkerSupervisor::Start(Options option
 }
 
 void WorkerSupervisor::LookForRoomAtStart() {
-  std::optional<std::string> full = FullDisk();
+  std::optional<std::string> full = FullDisk(/*at_start=*/true);
   if (!full) return;
-  std::string emptied;
   if (options_.kernel_cache) {
-    emptied = EmptyKernelCache(/*say_nothing_removed=*/false);
-    full = FullDisk();
-    if (!full) {
-      spdlog::warn("the disk was full at the start; there is room now{}", emptied);
-      return;
+    const std::string emptied = EmptyKernelCache(/*say_nothing_removed=*/false);
+    if (!emptied.empty()) {
+      const std::string before = *full;
+      full = FullDisk(/*at_start=*/true);
+      spdlog::warn("the disk was full at the start ({}){}{}", before, emptied,
+                   full ? "; it still is" : "; there is room now");
     }
+    if (!full) return;
   }
-  spdlog::warn("the disk is full at the start ({}): no kernel can be built; no job is taken until there is room{}",
-               *full, emptied);
-  full_disk_ = *full;
+  full_disk_ = *full;  // Session::Run says it, as it waits for room
+  full_at_start_ = true;
 }
 
 WorkerSupervisor::~WorkerSupervisor() {
@@ -292,16 +292,20 @@ bool FailedAsOnAFullDisk(const proto::MeasureResult& result) {
          (m.rfind("worker died: exit code ", 0) == 0 || m == "worker died: SIGABRT");
 }
 
-std::optional<std::string> WorkerSupervisor::FullDisk() const {
+std::optional<std::string> WorkerSupervisor::FullDisk(bool at_start) const {
   const std::filesystem::path cache = options_.kernel_cache ? options_.kernel_cache->dir() : "";
+  if (at_start) {
+    return NearlyFullDisk(CompilerWriteDirs(cache), full_at_start_bytes_, options_.full_at_start_inodes);
+  }
   return NearlyFullDisk(CompilerWriteDirs(cache), low_disk_bytes_, options_.low_disk_inodes);
 }
 
 proto::MeasureResult WorkerSupervisor::GiveBackOnFullDisk(proto::MeasureResult result) {
   if (result.not_measured() || !FailedAsOnAFullDisk(result)) return result;
-  const std::optional<std::string> full = FullDisk();
+  const std::optional<std::string> full = FullDisk(/*at_start=*/false);
   if (!full) return result;
   full_disk_ = *full;
+  full_at_start_ = false;
   const std::string what = result.message().substr(0, result.message().find('\n')).substr(0, 200);
   std::string emptied;
   if (options_.kernel_cache) {
@@ -320,16 +324,17 @@ std::string WorkerSupervisor::EmptyKernelCache(bool say_nothing_removed) {
   cache_stuck_bytes_ = pruned.stuck_bytes;
   if (pruned.entries == 0 && !say_nothing_removed) return "";
   return "; emptied this agent's kernel cache (" + std::to_string(pruned.entries) + " entries, " +
-         std::to_string(pruned.bytes >> 10) + " KB)";
+         (pruned.bytes < 10240 ? std::to_string(pruned.bytes) + " bytes)" : std::to_string(pruned.bytes >> 10) + " KB)");
 }
 
 std::optional<std::string> WorkerSupervisor::Unavailable() {
   if (!full_disk_) return std::nullopt;
-  if (std::optional<std::string> full = FullDisk()) {
+  if (std::optional<std::string> full = FullDisk(full_at_start_)) {
     full_disk_ = *full;
     return "the disk is full (" + *full + ")";
   }
-  spdlog::info("there is room again where the compiler writes (it was: {}): taking jobs again", *full_disk_);
+  spdlog::info("there is room {} where the compiler writes (it was: {}): taking jobs{}",
+               full_at_start_ ? "now" : "again", *full_disk_, full_at_start_ ? "" : " again");
   full_disk_.reset();
   return std::nullopt;
 }

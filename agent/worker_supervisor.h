@@ -69,6 +69,10 @@ class WorkerSupervisor final : public JobRunner {
     // until there is room again.
     uint64_t low_disk_bytes = kLowDiskBytes;
     uint64_t low_disk_inodes = kLowDiskInodes;
+    // At the start, with less than this free there, or fewer inodes, the disk is full: the agent's own kernel cache
+    // is emptied and, the disk still that full, Unavailable() says so until it is no longer (no job is taken).
+    uint64_t full_at_start_bytes = kFullAtStartBytes;
+    uint64_t full_at_start_inodes = kFullAtStartInodes;
   };
   static constexpr int kJobsPerCacheCheck = 16;
 
@@ -96,13 +100,16 @@ class WorkerSupervisor final : public JobRunner {
   // After a job given back for the full disk, or when the disk was full at the start: why no job can be built while
   // the disk stays so full; nullopt once there is room again (looked at on each call).
   std::optional<std::string> Unavailable() override;
-  void TEST_set_low_disk_bytes(uint64_t bytes) { low_disk_bytes_ = bytes; }
+  // Stands in for the free space in tests: UINT64_MAX makes the disk full by both thresholds, 0 gives it room.
+  void TEST_set_low_disk_bytes(uint64_t bytes) { low_disk_bytes_ = full_at_start_bytes_ = bytes; }
 
   pid_t TEST_worker_pid() const { return pid_; }
 
  private:
   explicit WorkerSupervisor(Options options)
-      : options_(std::move(options)), low_disk_bytes_(options_.low_disk_bytes) {}
+      : options_(std::move(options)),
+        low_disk_bytes_(options_.low_disk_bytes),
+        full_at_start_bytes_(options_.full_at_start_bytes) {}
   Status Spawn();
   // One attempt at a job; `killed_from_outside` says the worker died of a SIGKILL the watchdog did not send.
   proto::MeasureResult RunOnce(const proto::KernelProgram& program, bool& killed_from_outside);
@@ -117,8 +124,9 @@ class WorkerSupervisor final : public JobRunner {
   // Before a job, once kJobsPerCacheCheck jobs ran since the last look: prunes a kernel cache over its limit (beyond
   // what could not be removed before), with the worker stopped, and starts a new worker.
   void PruneKernelCacheIfDue();
-  // Where the compiler writes, the first folder too full to build in (Options::low_disk_bytes and _inodes).
-  std::optional<std::string> FullDisk() const;
+  // Where the compiler writes, the first folder too full to build in: by Options::full_at_start_bytes and _inodes
+  // when `at_start`, else by Options::low_disk_bytes and _inodes.
+  std::optional<std::string> FullDisk(bool at_start) const;
   // A failed build on a full disk becomes a job given back (see Options::low_disk_bytes); other results pass.
   proto::MeasureResult GiveBackOnFullDisk(proto::MeasureResult result);
   // Empties the agent's own kernel cache (no worker may run); returns what follows the log line "... the disk is
@@ -139,7 +147,9 @@ class WorkerSupervisor final : public JobRunner {
   int jobs_since_cache_check_ = 0;
   uint64_t cache_stuck_bytes_ = 0;  // what the last prune could not remove
   uint64_t low_disk_bytes_;
+  uint64_t full_at_start_bytes_;
   std::optional<std::string> full_disk_;  // a job was given back for the full disk (or it was full at the start)
+  bool full_at_start_ = false;            // full_disk_ was found at the start, by the start's thresholds
 };
 
 // "SIGSEGV" for SIGSEGV; "signal N" for others it does not name.
