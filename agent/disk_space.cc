@@ -1,5 +1,7 @@
 #include "agent/disk_space.h"
 
+#include <spdlog/fmt/fmt.h>
+
 #include <sys/statvfs.h>
 
 #include <cstdlib>
@@ -16,6 +18,7 @@ std::string Env(const char* name) {
 std::string Size(uint64_t bytes) {
   if (bytes < 1024) return std::to_string(bytes) + " bytes";
   if (bytes < (uint64_t{1} << 20)) return std::to_string(bytes >> 10) + " KB";
+  if (bytes < (uint64_t{10} << 20)) return fmt::format("{:.1f} MB", static_cast<double>(bytes) / (1 << 20));
   return std::to_string(bytes >> 20) + " MB";
 }
 

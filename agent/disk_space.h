@@ -17,11 +17,11 @@ namespace tunefleet::agent {
 inline constexpr uint64_t kLowDiskBytes = uint64_t{16} << 20;
 inline constexpr uint64_t kLowDiskInodes = 64;
 // An agent that starts with less than this free there (bytes), or fewer free inodes than kFullAtStartInodes, does not
-// take jobs until there is room: too little for a build (PoCL's LLVM failed with 596 KB free; a program takes about
-// 40 KB and 6 inodes in PoCL's cache). Above it, and under kLowDiskBytes, it starts: kernels may still build there,
-// and a build that fails for the disk is given back (above).
-inline constexpr uint64_t kFullAtStartBytes = uint64_t{1} << 20;
-inline constexpr uint64_t kFullAtStartInodes = 16;
+// take jobs until there is room: too little for a few builds (a 64^3 GEMM's build failed with 1008 KB free, LLVM's
+// temporary files; a program then takes 40-110 KB and about 6 inodes in PoCL's cache). Above it, and under
+// kLowDiskBytes, it starts: kernels may still build there, and a build that fails for the disk is given back (above).
+inline constexpr uint64_t kFullAtStartBytes = uint64_t{4} << 20;
+inline constexpr uint64_t kFullAtStartInodes = 32;
 
 struct FreeSpace {
   uint64_t bytes = 0;   // what an unprivileged process may still write

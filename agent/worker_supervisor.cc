@@ -323,7 +323,8 @@ std::string WorkerSupervisor::EmptyKernelCache(bool say_nothing_removed) {
   const KernelDiskCache::Pruned pruned = options_.kernel_cache->PruneTo(0);
   cache_stuck_bytes_ = pruned.stuck_bytes;
   if (pruned.entries == 0 && !say_nothing_removed) return "";
-  return "; emptied this agent's kernel cache (" + std::to_string(pruned.entries) + " entries, " +
+  return "; emptied this agent's kernel cache (" + std::to_string(pruned.entries) +
+         (pruned.entries == 1 ? " entry, " : " entries, ") +
          (pruned.bytes < 10240 ? std::to_string(pruned.bytes) + " bytes)" : std::to_string(pruned.bytes >> 10) + " KB)");
 }
 

@@ -308,7 +308,7 @@ TEST_F(WorkerSupervisorTest, GivenADiskFullAtTheStart_WeShouldEmptyTheCacheAndBe
   nearly->reset();
 
   leave_a_program("cd4567");
-  options.full_at_start_bytes = std::numeric_limits<uint64_t>::max();  // under 1 MB free: full at the start
+  options.full_at_start_bytes = std::numeric_limits<uint64_t>::max();  // under 4 MB free: full at the start
   testing::CapturedSpdlog log;
   Result<std::unique_ptr<WorkerSupervisor>> started = WorkerSupervisor::Start(options);
   ASSERT_TRUE(started.ok()) << started.status().ToString();
