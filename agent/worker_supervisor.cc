@@ -323,9 +323,10 @@ std::string WorkerSupervisor::EmptyKernelCache(bool say_nothing_removed) {
   const KernelDiskCache::Pruned pruned = options_.kernel_cache->PruneTo(0);
   cache_stuck_bytes_ = pruned.stuck_bytes;
   if (pruned.entries == 0 && !say_nothing_removed) return "";
+  const std::string size =
+      pruned.bytes < 10240 ? std::to_string(pruned.bytes) + " bytes" : std::to_string(pruned.bytes >> 10) + " KB";
   return "; emptied this agent's kernel cache (" + std::to_string(pruned.entries) +
-         (pruned.entries == 1 ? " entry, " : " entries, ") +
-         (pruned.bytes < 10240 ? std::to_string(pruned.bytes) + " bytes)" : std::to_string(pruned.bytes >> 10) + " KB)");
+         (pruned.entries == 1 ? " entry, " : " entries, ") + size + ")";
 }
 
 std::optional<std::string> WorkerSupervisor::Unavailable() {

@@ -129,8 +129,8 @@ class WorkerSupervisor final : public JobRunner {
   std::optional<std::string> FullDisk(bool at_start) const;
   // A failed build on a full disk becomes a job given back (see Options::low_disk_bytes); other results pass.
   proto::MeasureResult GiveBackOnFullDisk(proto::MeasureResult result);
-  // Empties the agent's own kernel cache (no worker may run); returns what follows the log line "... the disk is
-  // full", empty when there was nothing to remove and `say_nothing_removed` is false.
+  // Empties the agent's own kernel cache (no worker may run); returns what a log line adds ("; emptied this agent's
+  // kernel cache (N entries, K KB)"), empty when there was nothing to remove and `say_nothing_removed` is false.
   std::string EmptyKernelCache(bool say_nothing_removed);
   // At the start, before the first worker: a disk already too full to build in makes Unavailable() say so (after the
   // agent's own kernel cache was emptied, in case that was what filled it), so that no job is taken to give back.

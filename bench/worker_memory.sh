@@ -31,6 +31,7 @@ wall=$(echo "$(date +%s.%N) - $start" | bc)
 stop_local_fleet
 wait "$sampler" 2>/dev/null || true
 echo "worker RSS samples (MB): $(awk 'NR % 8 == 1 {printf "%d ", $1 / 1024}' "$work/rss.txt")"
-printf 'peak worker RSS %d MB; tune %.1f s; ' "$(sort -n "$work/rss.txt" | tail -1 | awk '{print int($1 / 1024)}')" "$wall"
+peak=$(sort -n "$work/rss.txt" | tail -1 | awk '{print int($1 / 1024)}')
+printf 'peak worker RSS %d MB; tune %.1f s; ' "$peak" "$wall"
 echo "jobs with every program cached: $(sqlite3 "$work/log.db" \
   'SELECT sum(compile_time < 0.02) || " of " || count(*) FROM records')"
