@@ -34,7 +34,7 @@ Status Session::Run() {
   std::chrono::steady_clock::time_point said_at;
   uint64_t unsaid = 0;  // attempts that failed the same way since the last line
   // A device that cannot take jobs at the start (its disk full) does not register only to leave after a job.
-  if (WaitForRoom() == Room::kStopped) return Status::OK();
+  if (WaitForRoom(/*left=*/false) == Room::kStopped) return Status::OK();
   for (;;) {
     bool registered = false;
     Status status = Connect(&registered);
@@ -43,7 +43,7 @@ Status Session::Run() {
       if (stopping_) return Status::OK();
     }
     if (status.code() == Status::Code::kPermissionDenied) return status;
-    if (const Room room = WaitForRoom(); room == Room::kStopped) {
+    if (const Room room = WaitForRoom(/*left=*/true); room == Room::kStopped) {
       return Status::OK();
     } else if (room == Room::kAgain) {  // it left on purpose: nothing to say of how the connection ended
       backoff = options_.initial_backoff;
@@ -82,11 +82,13 @@ Status Session::Run() {
   }
 }
 
-Session::Room Session::WaitForRoom() {
+Session::Room Session::WaitForRoom(bool left) {
   std::optional<std::string> why = runner_->Unavailable();
   if (!why) return Room::kAvailable;
-  spdlog::warn("not taking jobs: {}; joining tracker {} once there is room (looked at every {:.0f} s)", *why,
-               options_.tracker, options_.room_check_interval.count() / 1000.0);
+  // One line, whether the agent never joined or has just left (the runner becomes unavailable only by a job).
+  spdlog::warn("not taking jobs: {}; {} tracker {}{} once there is room (looked at every {:.0f} s)", *why,
+               left ? "left" : "joining", options_.tracker, left ? ", joining it again" : "",
+               options_.room_check_interval.count() / 1000.0);
   for (;;) {
     {
       std::unique_lock<std::mutex> lock(mu_);

@@ -63,9 +63,9 @@ class Session {
  private:
   // One connection: connect, register, serve. Sets *registered when the tracker accepted the registration.
   Status Connect(bool* registered);
-  // While the runner is unavailable, waits until it is not (said once).
+  // While the runner is unavailable, waits until it is not (said once, with whether the agent has just left).
   enum class Room { kAvailable, kAgain, kStopped };  // never unavailable; available again; Stop() came meanwhile
-  Room WaitForRoom();
+  Room WaitForRoom(bool left);
 
   const SessionOptions options_;
   const proto::DeviceInfo device_;

@@ -196,8 +196,7 @@ bool TrackerConnection::AnswerJob(const proto::Job& job, bool skip) {
   }
   if (std::optional<std::string> why = runner_->Unavailable()) {
     // No job can be built now: leave, so that the tracker sends them to other devices (and the tuner waits for this
-    // one) rather than here, one refusal after another. The session comes back when there is room.
-    spdlog::warn("{}: leaving tracker {} until there is room", *why, options_.tracker);
+    // one) rather than here, one refusal after another. The session says so and comes back when there is room.
     leave_reason_ = *why;
     std::lock_guard<std::mutex> lock(phase_mu_);
     if (!stop_requested_) LeaveLocked();
