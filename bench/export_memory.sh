@@ -6,6 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${1:-build}/bin
+source bench/require_binaries.sh
+require_binaries "$BIN" tunefleet
 DOUBLINGS=${2:-5}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -7,6 +7,7 @@
 #      agent on loopback, every result checked against the reference, and prints each best.
 # Usage: bench/fp16_cpu.sh [BUILD_DIR] [OUT_DIR]   (env: BUDGET seconds per tune, default 20; CACHE wheel dir)
 set -euo pipefail
+cd "$(dirname "$0")/.."  # BUILD_DIR and OUT_DIR are read from the repository root, as in the other scripts
 BUILD=${1:-build}
 OUT=${2:-$(mktemp -d)}
 BUDGET=${BUDGET:-20}

@@ -2,7 +2,8 @@
 # Benchmark (run by hand, not in CI): GEMM M×N×K float32 tuned by tunefleet (random search, TRIALS trials)
 # beside CLBlast's tuner (clblast_tuner_xgemm, Debian package clblast-utils) on the same OpenCL device, in one run.
 # Prints best GFLOPS and trials (configurations) per minute for both.
-#   usage: bench/gemm_vs_clblast.sh [BUILD_DIR] ; env: M N K TRIALS TUNER PLATFORM DEVICE
+#   usage: bench/gemm_vs_clblast.sh [BUILD_DIR] ; env: M N K (256), TRIALS (200), TUNER (random), PLATFORM, DEVICE,
+#   NUMBER (3: kernel runs per timing), CLBLAST_TIMEOUT (300: seconds for CLBlast's tuner)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${1:-build}/bin

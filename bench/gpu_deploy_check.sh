@@ -7,6 +7,8 @@
 #   usage: bench/gpu_deploy_check.sh DIST_DIR HEAD_OUT OUT   (after: bash bench/gpu_head_check.sh dist $O/head)
 set -u
 D=${1:?usage: bench/gpu_deploy_check.sh DIST_DIR HEAD_OUT OUT}; H=${2:?usage: HEAD_OUT}; OUT=${3:?usage: OUT}
+source "$(dirname "$0")/require_binaries.sh"
+require_binaries "$D" tunefleet tunefleet-agent tunefleet_runtime_example
 S=$OUT/summary.txt
 mkdir -p "$OUT"
 

@@ -8,6 +8,8 @@
 #   usage: bench/gpu_head_check.sh DIST_DIR OUT   (with the device tool: bash bench/gpu_head_check.sh dist $OUT)
 set -u
 D=${1:?usage: bench/gpu_head_check.sh DIST_DIR OUT}; OUT=${2:?usage: bench/gpu_head_check.sh DIST_DIR OUT}
+source "$(dirname "$0")/require_binaries.sh"
+require_binaries "$D" tunefleet tunefleet-tracker tunefleet-agent
 P=127.0.0.1:9190; S=$OUT/summary.txt
 mkdir -p "$OUT"
 

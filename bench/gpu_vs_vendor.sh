@@ -17,7 +17,10 @@
 #        CONV_ARGS (more arguments for each conv's tune, e.g. "--template conv2d_1x1.buffer"), GEMM_ARGS (the same
 #        for each GEMM's tune, e.g. "--tuner random")
 set -uo pipefail
-BIN=$1; OUT=$2; mkdir -p "$OUT"
+BIN=${1:?usage: bench/gpu_vs_vendor.sh BIN_DIR OUT_DIR}; OUT=${2:?usage: bench/gpu_vs_vendor.sh BIN_DIR OUT_DIR}
+source "$(dirname "$0")/require_binaries.sh"
+require_binaries "$BIN" tunefleet tunefleet-tracker tunefleet-agent
+mkdir -p "$OUT"
 HERE=$(cd "$(dirname "$0")" && pwd)
 PHASES=${PHASES:-"vendor agents gemm conv clblast summary"}
 PLATFORM=${PLATFORM:-}

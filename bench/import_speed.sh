@@ -10,6 +10,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${1:-build}/bin
+source bench/require_binaries.sh
+require_binaries "$BIN" tunefleet
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 for f in bench/data/*.db.xz; do

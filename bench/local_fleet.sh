@@ -9,6 +9,7 @@
 # else 0.
 #   log_records LOG
 # Prints how many records the tuning log LOG holds (0 while it does not exist yet; read-only, so it never creates it).
+source "$(dirname "${BASH_SOURCE[0]}")/require_binaries.sh"
 FLEET_PIDS=()
 FLEET_ADDR=
 
@@ -31,6 +32,7 @@ log_records() {
 
 start_local_fleet() {
   local bin=$1 logs=$2 key=$3 agents=$4 platform=$5 device=$6
+  require_binaries "$bin" tunefleet-tracker tunefleet-agent tunefleet
   local port=${7:-$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')}
   FLEET_ADDR=127.0.0.1:$port
   trap stop_local_fleet EXIT

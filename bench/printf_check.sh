@@ -5,15 +5,18 @@
 # of "kernel output:" lines (at most 16 KiB a minute: 16 KiB / 16-byte lines = 1024) and its lines saying what was
 # left out. Logs go to OUT; the summary is printed.
 #   usage: bench/printf_check.sh BIN_DIR OUT   (BIN_DIR: build/bin, or a bench/device_bundle.sh bundle)
+#   env: PORT (9290: the tracker's, on loopback)
 set -u
 D=${1:?usage: bench/printf_check.sh BIN_DIR OUT}; OUT=${2:?usage: bench/printf_check.sh BIN_DIR OUT}
-P=127.0.0.1:9290; S=$OUT/printf-summary.txt
+source "$(dirname "$0")/require_binaries.sh"
+require_binaries "$D" tunefleet tunefleet-tracker tunefleet-agent
+PORT=${PORT:-9290}; P=127.0.0.1:$PORT; S=$OUT/printf-summary.txt
 mkdir -p "$OUT"
 source "$(dirname "$0")/local_fleet.sh"  # first_gpu_platform
 "$D/tunefleet-agent" --list-devices >"$OUT/devices.txt" 2>&1
 PLAT=$(first_gpu_platform "$OUT/devices.txt")
 echo "platform $PLAT" >"$S"
-"$D/tunefleet-tracker" --host 127.0.0.1 --port 9290 >"$OUT/printf-tracker.log" 2>&1 &
+"$D/tunefleet-tracker" --host 127.0.0.1 --port "$PORT" >"$OUT/printf-tracker.log" 2>&1 &
 TRACKER=$!
 sleep 1
 "$D/tunefleet-agent" --tracker "$P" --key printf --platform "$PLAT" >"$OUT/printf-agent.log" 2>&1 &

@@ -18,6 +18,8 @@ from collections import defaultdict
 
 
 def read_run(path):
+    if not os.path.isfile(path):
+        raise SystemExit(f"search_curves: no CSV export at {path}")
     gflops = []
     with open(path, newline="") as f:
         rows = sorted(csv.DictReader(f), key=lambda r: int(r["record_id"]))

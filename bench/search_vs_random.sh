@@ -11,7 +11,10 @@
 #        TUNE_ARGS (more tune options), TRACKER + KEY (use a running tracker instead of starting one)
 # Writes OUT_DIR/<template>-<task>-<tuner>-<seed>.{db,csv,log}, OUT_DIR/curves.txt (the table) and the fleet's logs.
 set -euo pipefail
-BIN=$1; OUT=$2; mkdir -p "$OUT"
+BIN=${1:?usage: bench/search_vs_random.sh BIN_DIR OUT_DIR}; OUT=${2:?usage: bench/search_vs_random.sh BIN_DIR OUT_DIR}
+source "$(dirname "$0")/require_binaries.sh"
+require_binaries "$BIN" tunefleet tunefleet-tracker tunefleet-agent
+mkdir -p "$OUT"
 HERE=$(cd "$(dirname "$0")" && pwd)
 TASKS=${TASKS:-"conv2d_nchwc.image2d|conv2d:1,128,28,28,128,3,3,1,1
 depthwise_conv2d_nchwc.image2d|dwconv2d:1,144,56,56,3,3,1,1 gemm.buffer|gemm:1024,1024,1024"}
@@ -54,4 +57,5 @@ for entry in $TASKS; do
   done
 done
 # shellcheck disable=SC2086
-python3 "$HERE/search_curves.py" --checkpoints $CHECKPOINTS -- "${csvs[@]}" | tee "$OUT/curves.txt"
+# The steered trials start after 32, or after half the run when it is shorter (0.0 for all, before).
+python3 "$HERE/search_curves.py" --checkpoints $CHECKPOINTS --first $((TRIALS < 64 ? TRIALS / 2 : 32)) -- "${csvs[@]}" | tee "$OUT/curves.txt"

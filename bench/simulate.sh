@@ -13,6 +13,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${1:-build}/bin
+source bench/require_binaries.sh
+require_binaries "$BIN" tunefleet
 TUNER=${TUNER:-xgb}; BASELINE=${BASELINE:-random}; SEEDS=${SEEDS:-10}; TARGET=${TARGET:-0.95}
 DATA=${DATA:-bench/data}; HISTORY=${HISTORY:-both}
 case $HISTORY in both | with | without) ;; *) echo "simulate.sh: HISTORY=$HISTORY is not both, with or without" >&2; exit 2 ;; esac

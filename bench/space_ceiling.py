@@ -31,7 +31,7 @@ import tempfile
 
 def open_db(path, tmpdir):
     if not os.path.isfile(path):
-        sys.exit(f"space_ceiling: no recorded space at {path}")
+        sys.exit(f"{os.path.basename(sys.argv[0]).removesuffix('.py')}: no recorded space at {path}")
     if path.endswith(".xz"):
         dest = os.path.join(tmpdir, os.path.basename(path)[:-3])
         with lzma.open(path) as src, open(dest, "wb") as out:

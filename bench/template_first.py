@@ -9,11 +9,15 @@ Prints one line per task and the counts.
   usage: bench/template_first.py [--min-trials N] LOG.db...
 """
 import argparse
+import os
 import sqlite3
+import urllib.parse
 
 
 def tasks_of(path, min_trials):
-    db = sqlite3.connect(path)
+    if not os.path.isfile(path):
+        raise SystemExit(f"template_first: no tuning log at {path}")
+    db = sqlite3.connect(f"file:{urllib.parse.quote(path)}?mode=ro", uri=True)  # read-only: never creates a file
     spec = dict(db.execute("SELECT id, spec FROM tasks"))
     name = dict(db.execute("SELECT id, name FROM templates"))
     rows = db.execute("SELECT task_id, template_id, status, mean_cost FROM records ORDER BY id").fetchall()

@@ -6,7 +6,8 @@
 # Exit: 0 pass; 1 a check failed; 77 a tool is not built (-DTUNEFLEET_BUILD_BENCHMARKS=OFF).
 set -uo pipefail
 
-bin="$(cd "${1:?usage: tools_errors_test.sh BIN_DIR}" && pwd)"
+: "${1:?usage: tools_errors_test.sh BIN_DIR}"  # here, not inside $(...), where it would end only the subshell
+bin="$(cd "$1" && pwd)" || exit 2
 for t in tunefleet-space-count tunefleet-model-speed tunefleet-job-overhead; do
   [ -x "${bin}/${t}" ] || { echo "SKIP: ${bin}/${t} is not built"; exit 77; }
 done

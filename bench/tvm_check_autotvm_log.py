@@ -28,4 +28,8 @@ def main(path):
 
 
 if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: bench/tvm_check_autotvm_log.py AUTOTVM_LOG")
+    if not __import__("os").path.isfile(sys.argv[1]):
+        sys.exit(f"tvm_check_autotvm_log: no file at {sys.argv[1]}")
     sys.exit(main(sys.argv[1]))

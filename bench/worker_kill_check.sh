@@ -6,19 +6,22 @@
 # Prints the summary; the logs go to OUT.
 #   usage: bench/worker_kill_check.sh BIN_DIR OUT   (BIN_DIR: build/bin, or a device bundle such as dist)
 #   env: PLATFORM_MATCH (nvidia: the first platform whose line matches it, else platform 0), TASK
-#        (gemm:512,512,512), TRIALS (48), KILLS (3)
+#        (gemm:512,512,512), TRIALS (48), KILLS (3), PORT (9191: the tracker's, on loopback)
 set -u
 D=${1:?usage: bench/worker_kill_check.sh BIN_DIR OUT}; OUT=${2:?usage: bench/worker_kill_check.sh BIN_DIR OUT}
+source "$(dirname "$0")/require_binaries.sh"
+require_binaries "$D" tunefleet tunefleet-tracker tunefleet-agent
 TASK=${TASK:-gemm:512,512,512}; TRIALS=${TRIALS:-48}; KILLS=${KILLS:-3}
 mkdir -p "$OUT"
-P=127.0.0.1:9191
+PORT=${PORT:-9191}; P=127.0.0.1:$PORT
 source "$(dirname "$0")/local_fleet.sh"  # log_records
 "$D/tunefleet-agent" --list-devices >"$OUT/devices.txt" 2>&1
 PLAT=$(grep -i "${PLATFORM_MATCH:-nvidia}" "$OUT/devices.txt" | head -1 | grep -o -E '^platform [0-9]+' | grep -o -E '[0-9]+')
-"$D/tunefleet-tracker" --host 127.0.0.1 --port 9191 >"$OUT/tracker.log" 2>&1 &
+PLAT=${PLAT:-0}
+"$D/tunefleet-tracker" --host 127.0.0.1 --port "$PORT" >"$OUT/tracker.log" 2>&1 &
 TRACKER=$!
 sleep 1
-"$D/tunefleet-agent" --tracker "$P" --key k --platform "${PLAT:=0}" >"$OUT/agent.log" 2>&1 &
+"$D/tunefleet-agent" --tracker "$P" --key k --platform "$PLAT" >"$OUT/agent.log" 2>&1 &
 AGENT=$!
 sleep 3
 "$D/tunefleet" tune --rpc-tracker "$P" --rpc-key k --task "$TASK" --trials "$TRIALS" --batch 8 --number 20 \
@@ -34,8 +37,7 @@ for _ in $(seq 1 "$KILLS"); do
   done
   at=$(log_records "$OUT/kill.db")
   # The worker is the agent's child (the agent binary started with --worker).
-  w=$(pgrep -P "$AGENT" -f -- '--worker' | head -1)
-  [ -z "$w" ] && w=$(pgrep -f -- 'tunefleet-agent.* --worker' | head -1)
+  w=$(pgrep -P "$AGENT" -f -- '--worker' | head -1)  # never another agent's worker on a shared host
   if [ -n "$w" ] && kill -KILL "$w" 2>/dev/null; then kills=$((kills + 1)); fi
 done
 wait "$T"; rc=$?
