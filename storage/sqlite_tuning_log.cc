@@ -274,6 +274,15 @@ class SqliteTuningLog final : public TuningLog {
     return Query(sql, [](SqliteStmt&) {}, [&](const SqliteStmt& st) { visit(ReadRecord(st, 0)); });
   }
 
+  Result<int64_t> CountOthersOfTemplate(int64_t template_id, int64_t task_id, int64_t device_id) override {
+    int64_t count = 0;
+    TF_RETURN_IF_ERROR(Query(
+        "SELECT count(*) FROM records WHERE template_id = ?1 AND NOT (task_id = ?2 AND device_id = ?3)",
+        [&](SqliteStmt& st) { st.Bind(1, template_id).Bind(2, task_id).Bind(3, device_id); },
+        [&](const SqliteStmt& st) { count = st.Int64(0); }));
+    return count;
+  }
+
   Result<std::vector<uint64_t>> MeasuredIndices(int64_t task_id, int64_t template_id, int64_t device_id) override {
     std::vector<uint64_t> out;
     Status s = Query(

@@ -155,6 +155,12 @@ TEST_F(TuningLogTest, GivenRecordsOfTwoTasksAndTwoDevices_RecordsShouldFilterByE
   EXPECT_EQ(indices(other_task, 0, 0), (std::vector<uint64_t>{2}));
   EXPECT_EQ(indices(0, tmpl_, dev_), (std::vector<uint64_t>{1, 2}));
   EXPECT_TRUE(indices(other_task, tmpl_, other_device).empty());
+  // What a warm start's refresh counts before it reads: the template's records of other tasks or devices.
+  EXPECT_EQ(log->CountOthersOfTemplate(tmpl_, task_, dev_).value(), 2);
+  EXPECT_EQ(log->CountOthersOfTemplate(tmpl_, other_task, dev_).value(), 2);
+  EXPECT_EQ(log->CountOthersOfTemplate(tmpl_, other_task, other_device).value(), 3);
+  const int64_t other_template = log->UpsertTemplate("gemm.image2d", 1).value();
+  EXPECT_EQ(log->CountOthersOfTemplate(other_template, task_, dev_).value(), 0);
 }
 
 // `best --task`: the best rows of that task alone, as Best() gives them for it.

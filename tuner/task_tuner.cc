@@ -91,6 +91,13 @@ Status TaskTuner::ReplayOwn() {
 Status TaskTuner::WarmStartFromLog(bool refresh) {
   warm_start_read_ = true;
   if (!opts_.transfer || !strategy_->UsesHistory()) return Status::OK();
+  const auto enough_new = [this](size_t records) {
+    return records >= history_records_ + std::max<size_t>(16, history_records_ / 10);
+  };
+  if (refresh) {  // a count bounds what the read below could find: unless it could be enough, the read is skipped
+    TF_ASSIGN_OR_RETURN(const int64_t at_most, log_->CountOthersOfTemplate(template_id_, task_id_, opts_.device_id));
+    if (!enough_new(static_cast<size_t>(at_most))) return Status::OK();
+  }
   std::map<int64_t, std::pair<std::string, double>> tasks;  // id -> (spec, flops)
   TF_ASSIGN_OR_RETURN(auto task_rows, log_->Tasks());
   for (const auto& t : task_rows) tasks[t.id] = {t.spec, t.flops};
@@ -114,7 +121,7 @@ Status TaskTuner::WarmStartFromLog(bool refresh) {
   std::vector<HistoryRecord> history = collapser.Rows(&records);
   if (history.empty()) return Status::OK();  // nothing, or nothing that ranks configs
   const size_t grown = records;
-  if (refresh && grown < history_records_ + std::max<size_t>(16, history_records_ / 10)) return Status::OK();
+  if (refresh && !enough_new(grown)) return Status::OK();
   if (refresh) {
     spdlog::info("{} [{}]: warm start refreshed: {} records of other tasks/devices ({} configs), {} before",
                  task_.ToSpec(), tmpl_.name(), records, history.size(), history_records_);

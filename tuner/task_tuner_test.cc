@@ -80,9 +80,9 @@ TEST_F(TaskTunerTest, GivenSiblingRecordsArrivingAfterCreate_TheFirstBatchShould
 class TaskTunerRefreshTest : public TaskTunerTest {
  protected:
   // Measures batches of 4 (plans of 8) until the second plan has begun; after the first batch, another task of the
-  // template records 20 configs. Returns the strategy's status after the first batch, the first plan and the third
-  // batch (the second plan's first).
-  std::vector<std::string> StatusesWhileASiblingGrows() {
+  // template records `new_configs` configs (20). Returns the strategy's status after the first batch, the first plan
+  // and the third batch (the second plan's first).
+  std::vector<std::string> StatusesWhileASiblingGrows(size_t new_configs = 20) {
     RecordSibling();  // 6 records, 3 configs
     opts_.strategy.plan_size = 8;
     opts_.strategy.early_refits = false;
@@ -105,8 +105,8 @@ class TaskTunerRefreshTest : public TaskTunerTest {
     const Space space = gemm_->MakeSpace(other, limits_).value();
     const int64_t tmpl = log_->UpsertTemplate(gemm_->name(), gemm_->version()).value();
     const int64_t id = log_->UpsertTask(other.ToSpec(), "gemm", "{}", gemm_->Flops(other)).value();
-    const std::vector<uint64_t> valid = testing::FirstValid(space, 20);
-    EXPECT_EQ(valid.size(), 20u);
+    const std::vector<uint64_t> valid = testing::FirstValid(space, new_configs);
+    EXPECT_EQ(valid.size(), new_configs);
     for (size_t i = 0; i < valid.size(); ++i) AddRecord(space, id, tmpl, valid[i], 0, 1e-3 * (1 + i % 5));
     measure_batch();
     measure_batch();
@@ -120,6 +120,14 @@ TEST_F(TaskTunerRefreshTest, GivenSiblingRecordsArrivingDuringTheFirstPlan_TheNe
   EXPECT_NE(status[0].find("warm start 3 history rows"), std::string::npos) << status[0];
   EXPECT_NE(status[1].find("warm start 3 history rows"), std::string::npos) << "within a plan: " << status[1];
   EXPECT_NE(status[2].find("warm start 23 history rows"), std::string::npos) << status[2];
+}
+
+// Fewer new records than 16 (or a tenth of what was read) are not worth a refit's read: the log's count of the
+// template's other records says so before any is read.
+TEST_F(TaskTunerRefreshTest, GivenTooFewNewSiblingRecords_TheNextPlanShouldKeepTheHistoryItHas) {
+  const std::vector<std::string> status = StatusesWhileASiblingGrows(/*new_configs=*/9);
+  ASSERT_EQ(status.size(), 3u);
+  EXPECT_NE(status[2].find("warm start 3 history rows"), std::string::npos) << status[2];
 }
 
 TEST_F(TaskTunerRefreshTest, GivenTransferOnce_TheHistoryShouldBeReadAtTheFirstBatchOnly) {
