@@ -41,7 +41,6 @@ namespace tunefleet::agent {
   X(clEnqueueReadBuffer)       \
   X(clEnqueueWriteImage)       \
   X(clFinish)                  \
-  X(clWaitForEvents)           \
   X(clGetEventProfilingInfo)   \
   X(clReleaseEvent)
 

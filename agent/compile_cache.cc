@@ -23,7 +23,6 @@ Result<CompileCache::Hit> CompileCache::Get(const std::string& source, const std
   auto found = entries_.find(key);
   // The full strings are compared too: a hash collision must never run the wrong kernel.
   if (found != entries_.end() && found->second.source == source && found->second.options == options) {
-    ++hits_;
     return Hit{found->second.program(), 0.0};
   }
 

@@ -37,9 +37,6 @@ class CompileCache {
   // Builds (or finds) the program. Build failures are not cached; their Status carries the bounded build log.
   Result<Hit> Get(const std::string& source, const std::string& options);
 
-  size_t size() const { return entries_.size(); }
-  uint64_t hits() const { return hits_; }
-
  private:
   struct Entry {
     std::string source;
@@ -55,7 +52,6 @@ class CompileCache {
   size_t capacity_;
   std::unordered_map<uint64_t, Entry> entries_;
   std::deque<uint64_t> order_;  // insertion order, for eviction
-  uint64_t hits_ = 0;
 };
 
 }  // namespace tunefleet::agent

@@ -50,8 +50,6 @@ class DeviceLock {
   // Takes the lock, waiting as long as another process holds it.
   Result<Guard> Acquire();
 
-  const std::string& path() const { return path_; }
-
  private:
   DeviceLock(OwnedFd fd, std::string path) : fd_(std::move(fd)), path_(std::move(path)) {}
   OwnedFd fd_;

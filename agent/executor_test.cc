@@ -325,7 +325,6 @@ void FirstDevice(const ClApi& api, cl_device_id* device) {
 struct DrainProbe {
   decltype(&::clEnqueueNDRangeKernel) enqueue = nullptr;
   decltype(&::clFinish) finish = nullptr;
-  decltype(&::clWaitForEvents) wait = nullptr;
   std::string lock_path;
   int queued = 0;  // launches enqueued since the queue was last waited for
   bool failed = false;
@@ -357,11 +356,6 @@ cl_int FinishNotingTheLock(cl_command_queue queue) {
   return drain_probe->finish(queue);
 }
 
-cl_int WaitNoting(cl_uint count, const cl_event* events) {
-  drain_probe->queued = 0;
-  return drain_probe->wait(count, events);
-}
-
 TEST_F(ExecutorTest, GivenALaunchFailingBehindQueuedOnes_TheDeviceLockShouldPassOnOnlyOnceTheQueueIsIdle) {
   Result<std::unique_ptr<ClApi>> api = ClApi::Load();
   ASSERT_TRUE(api.ok()) << api.status().ToString();
@@ -370,7 +364,6 @@ TEST_F(ExecutorTest, GivenALaunchFailingBehindQueuedOnes_TheDeviceLockShouldPass
   DrainProbe probe;
   probe.enqueue = (*api)->clEnqueueNDRangeKernel;
   probe.finish = (*api)->clFinish;
-  probe.wait = (*api)->clWaitForEvents;
   probe.lock_path = ::testing::TempDir() + "/executor_drain_test.lock";
   drain_probe = &probe;
   struct Unset {  // on every way out, a failed ASSERT included
@@ -382,7 +375,6 @@ TEST_F(ExecutorTest, GivenALaunchFailingBehindQueuedOnes_TheDeviceLockShouldPass
   } unset{probe.lock_path};
   (*api)->clEnqueueNDRangeKernel = FailBehindQueued;
   (*api)->clFinish = FinishNotingTheLock;
-  (*api)->clWaitForEvents = WaitNoting;
   Result<std::unique_ptr<Executor>> executor = Executor::Create(std::move(*api), device);
   ASSERT_TRUE(executor.ok()) << executor.status().ToString();
   Result<DeviceLock> lock = DeviceLock::Open(probe.lock_path);

@@ -36,7 +36,6 @@ class JsonGuard {
       return !too_deep_;
     };
   }
-  bool too_deep() const { return too_deep_; }
   std::string Problem() const {
     if (too_deep_) return "JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels";
     if (repeated_key_) {

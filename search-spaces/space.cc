@@ -58,7 +58,7 @@ Space& Space::AddSplit(const std::string& name, int64_t extent, int parts, bool 
   std::vector<std::vector<int64_t>> inner;
   std::vector<int64_t> prefix;
   InnerFactors(allowed, parts - 1, extent, prefix, inner);
-  Knob knob{name, KnobKind::kSplit, {}, extent};
+  Knob knob{name, KnobKind::kSplit, {}};
   for (auto& in : inner) {
     int64_t prod = 1;
     for (int64_t f : in) prod *= f;
@@ -71,12 +71,12 @@ Space& Space::AddSplit(const std::string& name, int64_t extent, int parts, bool 
 }
 
 Space& Space::AddList(const std::string& name, std::vector<int64_t> values) {
-  Knob knob{name, KnobKind::kList, {}, 0};
+  Knob knob{name, KnobKind::kList, {}};
   for (int64_t v : values) knob.choices.push_back({v});
   return AddKnob(std::move(knob));
 }
 
-Space& Space::AddBool(const std::string& name) { return AddKnob(Knob{name, KnobKind::kBool, {{0}, {1}}, 0}); }
+Space& Space::AddBool(const std::string& name) { return AddKnob(Knob{name, KnobKind::kBool, {{0}, {1}}}); }
 
 Space& Space::AddKnob(Knob knob) {
   assert(!knob.choices.empty() && "a knob needs at least one choice");

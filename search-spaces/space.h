@@ -27,10 +27,9 @@ enum class KnobKind {
 struct Knob {
   std::string name;
   KnobKind kind = KnobKind::kList;
-  std::vector<std::vector<int64_t>> choices;  // each: split factors (outermost first), or one value
-  // Split knobs: the axis length. The outermost factor is the "rest", ceil(extent / product of the inner
-  // ones); AutoTVM writes it as -1 (see Space::ToTvmEntity).
-  int64_t extent = 0;
+  // Each: split factors (outermost first), or one value. A split's outermost factor is the "rest" of the axis,
+  // ceil(extent / product of the inner ones); AutoTVM writes it as -1 (see Space::ToTvmEntity).
+  std::vector<std::vector<int64_t>> choices;
 };
 
 // A config: the index of the chosen option of each knob, in knob order.

@@ -196,14 +196,14 @@ class SqliteTuningLog final : public TuningLog {
 
   Result<std::vector<RunningSession>> RunningSessions() override {
     Result<SqliteStmt> st =
-        db_.Prepare("SELECT id, started, host, run_lock FROM sessions WHERE state = 'running' ORDER BY id");
+        db_.Prepare("SELECT id, host, run_lock FROM sessions WHERE state = 'running' ORDER BY id");
     if (!st.ok()) return Fail(st.status());
     std::vector<RunningSession> out;
     for (;;) {
       Result<bool> row = st->Step();
       if (!row.ok()) return Fail(row.status());
       if (!*row) return out;
-      out.push_back({st->Int64(0), st->Double(1), st->Text(2), st->Text(3)});
+      out.push_back({st->Int64(0), st->Text(1), st->Text(2)});
     }
   }
 
@@ -334,11 +334,10 @@ class SqliteTuningLog final : public TuningLog {
   Result<std::vector<DeviceRow>> Devices() override {
     std::vector<DeviceRow> out;
     Status s = Query(
-        "SELECT id, fingerprint, vendor, name, driver, opencl_version, info_json, first_seen FROM devices ORDER BY id",
+        "SELECT id, fingerprint, vendor, name, driver, opencl_version, info_json FROM devices ORDER BY id",
         [](SqliteStmt&) {},
         [&](const SqliteStmt& st) {
-          out.push_back({st.Int64(0), st.Text(1), st.Text(2), st.Text(3), st.Text(4), st.Text(5), st.Text(6),
-                         st.Double(7)});
+          out.push_back({st.Int64(0), st.Text(1), st.Text(2), st.Text(3), st.Text(4), st.Text(5), st.Text(6)});
         });
     if (!s.ok()) return s;
     return out;

@@ -68,7 +68,6 @@ struct DeviceRow {
   std::string driver;
   std::string opencl_version;
   std::string info_json;       // the agent's DeviceInfo, protobuf JSON form
-  double first_seen = 0;       // unix seconds
 };
 
 struct TaskRow {
@@ -82,7 +81,6 @@ struct TaskRow {
 // A session whose run has not ended it (state 'running').
 struct RunningSession {
   int64_t id = 0;
-  double started = 0;          // unix seconds
   std::string host;
   std::string run_lock;        // the lock file's name in LOG.locks/ ('' when the run took none)
 };

@@ -14,7 +14,6 @@ class TokenCheck {
  public:
   explicit TokenCheck(std::string token) : token_(std::move(token)) {}
 
-  bool required() const { return !token_.empty(); }
   // OK when no token is configured or `given` matches; otherwise UNAUTHENTICATED "invalid token", and a
   // warning naming the peer and the RPC is logged: the first refusal's, then at most one a minute with the count.
   grpc::Status Check(const std::string& given, const grpc::ServerContext& ctx, const char* rpc) const;

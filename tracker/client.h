@@ -49,8 +49,6 @@ class TrackerClient {
   TrackerClient(const TrackerClient&) = delete;
   TrackerClient& operator=(const TrackerClient&) = delete;
 
-  const std::string& target() const { return target_; }
-
   // Waits up to `wait_s` seconds for `count` agents of `key` (at least `min_count`, 0 = 1). `queued_for_s`: how
   // long this client has already waited for the key in earlier calls, so that it keeps its place among equal
   // priorities. NotFound when the key has no agent at all, DeadlineExceeded when all of them stayed busy.

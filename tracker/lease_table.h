@@ -79,8 +79,6 @@ class LeaseTable {
   LeaseTable(const LeaseTable&) = delete;
   LeaseTable& operator=(const LeaseTable&) = delete;
 
-  Seconds ttl() const { return ttl_; }
-
   // A new agent of `key`, free. Call Pump() afterwards: it may satisfy a waiter.
   void AddAgent(const std::string& agent_id, const std::string& key);
   // Forgets an agent. Returns the id of the lease that held it ("" when it was free or unknown); that lease

@@ -13,8 +13,8 @@
 
 #include "common/status.h"
 #include "proto/tunefleet.pb.h"
+#include "search-spaces/template.h"
 #include "storage/tuning_log.h"
-#include "tuner/export_autotvm.h"
 
 namespace tunefleet {
 

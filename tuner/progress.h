@@ -31,7 +31,6 @@ class Progress {
   // Ends the in-place line so that following output starts on a fresh line.
   void Finish();
 
-  uint64_t done() const { return done_; }
   double elapsed_seconds() const;
   // Seconds left at the current rate, or -1 when unknown.
   double EtaSeconds() const;

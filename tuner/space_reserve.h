@@ -24,7 +24,6 @@ class SpaceReserve {
 
   SpaceReserve() = default;
 
-  bool held() const { return fd_.valid(); }
   // Frees the space for other writes; true when some was held.
   bool Release();
 

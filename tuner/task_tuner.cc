@@ -12,7 +12,6 @@
 #include "common/wall_clock.h"
 #include "storage/tuning_log.h"
 #include "tuner/recorded_config.h"
-#include "tuner/strategy_common.h"
 #include "tuner/strategy_transfer.h"
 #include "tuner/task_workload.h"
 

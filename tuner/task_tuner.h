@@ -103,8 +103,6 @@ class TaskTuner {
   double fallback_cost() const;
   // Whether the log or this run holds a result of the fallback config (a failure included).
   bool fallback_recorded() const { return fallback_recorded_; }
-  int64_t task_id() const { return task_id_; }
-  int64_t template_id() const { return template_id_; }
   std::string strategy_status() const { return strategy_->StatusLine(); }
   // Best cost after each trial in order, 0 while none succeeded (for the scheduler's improvement rate).
   const std::vector<double>& curve() const { return curve_; }
