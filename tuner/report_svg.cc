@@ -35,28 +35,40 @@ std::string Text(double x, double y, const std::string& s, const std::string& an
          ">" + HtmlEscape(s) + "</text>";
 }
 
-// Axes with 5 ticks on y (0..y_max) and 6 on x (x_min..x_max). `integer_x` rounds the x labels (trial numbers) and
-// writes each once; `integer_y` labels only the y ticks at whole numbers (counts of configs).
-std::string Axes(double x_min, double x_max, double y_max, const std::string& x_label, const std::string& y_label,
-                 bool integer_x, bool integer_y) {
+// The top of an axis from 0 that reaches `v` (> 0), in at most 5 intervals of 1, 2, 2.5 or 5 times a power of ten,
+// the smallest such: 226 GFLOPS is drawn 0, 50, ..., 250 (it was 0, 56.6, 113, 170, 226). `integer`: whole steps
+// only (counts of configs).
+struct AxisScale {
+  double top = 1;
+  int intervals = 1;
+};
+AxisScale ScaleFor(double v, bool integer) {
+  for (double power = std::pow(10.0, std::floor(std::log10(v / 5)));; power *= 10) {
+    for (const double m : {1.0, 2.0, 2.5, 5.0}) {
+      const double step = m * power;
+      if (integer && step != std::floor(step)) continue;
+      const double n = std::max(1.0, std::ceil(v / step - 1e-9));
+      if (n <= 5) return {n * step, static_cast<int>(n)};
+    }
+  }
+}
+
+// Axes with y ticks at `y.intervals` steps (0..y.top) and x labels at `x_ticks`, in x_min..x_max. `integer_y`
+// labels only the y ticks at whole numbers (counts of configs).
+std::string Axes(double x_min, double x_max, const std::vector<double>& x_ticks, AxisScale y,
+                 const std::string& x_label, const std::string& y_label, bool integer_y) {
   std::string s = "<g stroke=\"#444\" fill=\"none\"><line x1=\"" + Num(kLeft) + "\" y1=\"" + Num(kTop + kPlotH) +
                   "\" x2=\"" + Num(kLeft + kPlotW) + "\" y2=\"" + Num(kTop + kPlotH) + "\"/><line x1=\"" + Num(kLeft) +
                   "\" y1=\"" + Num(kTop) + "\" x2=\"" + Num(kLeft) + "\" y2=\"" + Num(kTop + kPlotH) + "\"/></g>";
-  for (int i = 0; i <= 4; ++i) {
-    double y = kTop + kPlotH - kPlotH * i / 4.0;
-    s += "<line x1=\"" + Num(kLeft) + "\" y1=\"" + Num(y) + "\" x2=\"" + Num(kLeft + kPlotW) + "\" y2=\"" + Num(y) +
-         "\" stroke=\"#ddd\"/>";
-    const double v = y_max * i / 4.0;
-    if (!integer_y || v == std::floor(v)) s += Text(kLeft - 4, y + 4, ShortNumber(v), "end");
+  for (int i = 0; i <= y.intervals; ++i) {
+    const double at = kTop + kPlotH - kPlotH * i / y.intervals;
+    s += "<line x1=\"" + Num(kLeft) + "\" y1=\"" + Num(at) + "\" x2=\"" + Num(kLeft + kPlotW) + "\" y2=\"" +
+         Num(at) + "\" stroke=\"#ddd\"/>";
+    const double v = y.top * i / y.intervals;
+    if (!integer_y || v == std::floor(v)) s += Text(kLeft - 4, at + 4, ShortNumber(v), "end");
   }
-  std::string last;
-  for (int i = 0; i <= 5; ++i) {
-    double v = x_min + (x_max - x_min) * i / 5.0;
-    if (integer_x) v = std::round(v);
-    const std::string label = ShortNumber(v);
-    if (integer_x && label == last) continue;  // a short curve: 1, 1, 1, 2, 2, 2
-    s += Text(kLeft + kPlotW * (v - x_min) / (x_max - x_min), kTop + kPlotH + 14, label, "middle");
-    last = label;
+  for (const double v : x_ticks) {
+    s += Text(kLeft + kPlotW * (v - x_min) / (x_max - x_min), kTop + kPlotH + 14, ShortNumber(v), "middle");
   }
   s += Text(kLeft + kPlotW / 2, kHeight - 4, x_label, "middle");
   s += Text(12, kTop + kPlotH / 2, y_label, "middle",
@@ -82,14 +94,23 @@ std::string TuningCurveSvg(const std::vector<double>& values, const std::string&
   const size_t n = values.size();
   double y_max = 0;
   for (double v : values) y_max = std::max(y_max, v);
-  if (y_max <= 0) y_max = 1;
+  const AxisScale scale = ScaleFor(y_max > 0 ? y_max : 1, /*integer=*/false);
+  y_max = scale.top;
   const double x_max = std::max<double>(n, 2);
+  // Trial 1, then round trial numbers up to the last trial (1, 50, 100 for 130 trials; a 1-trial curve spans 1..2,
+  // and its axis says 1 alone).
+  std::vector<double> x_ticks{1};
+  const AxisScale trials = ScaleFor(static_cast<double>(std::max<size_t>(n, 1)), /*integer=*/true);
+  const double step = trials.top / trials.intervals;
+  for (double t = step; t <= static_cast<double>(n); t += step) {
+    if (t > 1) x_ticks.push_back(t);
+  }
   auto px = [&](double trial) { return kLeft + kPlotW * (trial - 1) / (x_max - 1); };
   auto py = [&](double v) { return kTop + kPlotH - kPlotH * v / y_max; };
 
   std::string s =
       SvgOpen("curve", "best " + y_label + " so far over " + std::to_string(n) + (n == 1 ? " trial" : " trials"));
-  s += Axes(1, x_max, y_max, "trial", y_label, /*integer_x=*/true, /*integer_y=*/false);
+  s += Axes(1, x_max, x_ticks, scale, "trial", y_label, /*integer_y=*/false);
   // Past one trial per pixel of the plot's width, marks are snapped to a grid of kSnap pixels and drawn once per
   // cell: the picture is the same, and the file no longer grows with the trials (512k trials made 25 MB).
   const bool snap = static_cast<double>(n) > kPlotW;
@@ -149,16 +170,20 @@ std::string HistogramSvg(const std::vector<double>& values, int bins, const std:
   bins = std::max(bins, 1);
   double x_max = 0;
   for (double v : values) x_max = std::max(x_max, v);
-  if (x_max <= 0) x_max = 1;
+  const AxisScale x_scale = ScaleFor(x_max > 0 ? x_max : 1, /*integer=*/false);  // the bins span 0..its top
+  x_max = x_scale.top;
+  std::vector<double> x_ticks;
+  for (int i = 0; i <= x_scale.intervals; ++i) x_ticks.push_back(x_max * i / x_scale.intervals);
   std::vector<int> counts(bins, 0);
   for (double v : values) {
     int b = std::min(bins - 1, static_cast<int>(v / x_max * bins));
     ++counts[std::max(b, 0)];
   }
-  int c_max = std::max(1, *std::max_element(counts.begin(), counts.end()));
+  const AxisScale scale = ScaleFor(std::max(1, *std::max_element(counts.begin(), counts.end())), /*integer=*/true);
+  const double c_max = scale.top;
   std::string s = SvgOpen("histogram", "distribution of " + x_label + " over " + std::to_string(values.size()) +
                                            (values.size() == 1 ? " successful config" : " successful configs"));
-  s += Axes(0, x_max, c_max, x_label, "configs", /*integer_x=*/false, /*integer_y=*/true);
+  s += Axes(0, x_max, x_ticks, scale, x_label, "configs", /*integer_y=*/true);
   s += "<g fill=\"#5b9bd5\" stroke=\"#fff\" stroke-width=\"0.5\">";
   const double w = kPlotW / bins;
   for (int b = 0; b < bins; ++b) {
