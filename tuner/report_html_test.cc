@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cctype>
+#include <limits>
 #include <set>
 #include <vector>
 
@@ -288,6 +289,11 @@ TEST(ReportSvgTest, GivenValuesOfNoRoundSize_TheAxesShouldBeLabelledAtRoundSteps
   EXPECT_EQ(y_labels(HistogramSvg({1, 1, 1, 1, 1, 1, 1, 2}, 4, "GFLOPS")),  // 7 configs in the top bin
             (std::vector<std::string>{"0", "2", "4", "6", "8"}));
   EXPECT_EQ(y_labels(HistogramSvg({1}, 4, "GFLOPS")), (std::vector<std::string>{"0", "1"}));
+  // Values no tune writes (a log edited by hand) still give a chart, and in finite time.
+  for (const double odd : {5e-324, 1e-300, 1e300, std::numeric_limits<double>::infinity()}) {
+    EXPECT_EQ(CheckWellFormed(TuningCurveSvg({odd}, "GFLOPS")), "") << odd;
+    EXPECT_EQ(CheckWellFormed(HistogramSvg({odd}, 4, "GFLOPS")), "") << odd;
+  }
 }
 
 TEST(ReportSvgTest, GivenTrials_WeShouldDrawTheRunningBestAsAStepLine) {

@@ -43,6 +43,9 @@ struct AxisScale {
   int intervals = 1;
 };
 AxisScale ScaleFor(double v, bool integer) {
+  // Not finite, or so small that a power of ten under it is no normal number (a log's flops edited by hand): one
+  // interval, as drawn.
+  if (!std::isfinite(v) || v < 1e-290) return {std::isfinite(v) && v > 0 ? v : 1, 1};
   for (double power = std::pow(10.0, std::floor(std::log10(v / 5)));; power *= 10) {
     for (const double m : {1.0, 2.0, 2.5, 5.0}) {
       const double step = m * power;
