@@ -34,16 +34,17 @@ Status Session::Run() {
   std::chrono::steady_clock::time_point said_at;
   uint64_t unsaid = 0;  // attempts that failed the same way since the last line
   // A device that cannot take jobs at the start (its disk full) does not register only to leave after a job.
-  if (WaitForRoom(/*left=*/false) == Room::kStopped) return Status::OK();
+  if (WaitForRoom(/*say=*/true) == Room::kStopped) return Status::OK();
   for (;;) {
     bool registered = false;
-    Status status = Connect(&registered);
+    bool left_for_room = false;
+    Status status = Connect(&registered, &left_for_room);
     {
       std::unique_lock<std::mutex> lock(mu_);
       if (stopping_) return Status::OK();
     }
     if (status.code() == Status::Code::kPermissionDenied) return status;
-    if (const Room room = WaitForRoom(/*left=*/true); room == Room::kStopped) {
+    if (const Room room = WaitForRoom(/*say=*/!left_for_room); room == Room::kStopped) {
       return Status::OK();
     } else if (room == Room::kAgain) {  // it left on purpose: nothing to say of how the connection ended
       backoff = options_.initial_backoff;
@@ -82,13 +83,13 @@ Status Session::Run() {
   }
 }
 
-Session::Room Session::WaitForRoom(bool left) {
+Session::Room Session::WaitForRoom(bool say) {
   std::optional<std::string> why = runner_->Unavailable();
   if (!why) return Room::kAvailable;
-  // One line, whether the agent never joined or has just left (the runner becomes unavailable only by a job).
-  spdlog::warn("not taking jobs: {}; {} tracker {}{} once there is room (looked at every {:.0f} s)", *why,
-               left ? "left" : "joining", options_.tracker, left ? ", joining it again" : "",
-               options_.room_check_interval.count() / 1000.0);
+  if (say) {
+    spdlog::warn("not taking jobs: {}; joining tracker {} once there is room (looked at every {:.0f} s)", *why,
+                 options_.tracker, options_.room_check_interval.count() / 1000.0);
+  }
   for (;;) {
     {
       std::unique_lock<std::mutex> lock(mu_);
@@ -98,7 +99,7 @@ Session::Room Session::WaitForRoom(bool left) {
   }
 }
 
-Status Session::Connect(bool* registered) {
+Status Session::Connect(bool* registered, bool* left_for_room) {
   TrackerConnection connection(options_, device_, runner_, &jobs_done_);
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -106,6 +107,7 @@ Status Session::Connect(bool* registered) {
     active_ = &connection;
   }
   Status status = connection.Serve(registered);
+  *left_for_room = connection.left_for_room();
   std::lock_guard<std::mutex> lock(mu_);
   active_ = nullptr;
   return status;

@@ -61,11 +61,12 @@ class Session {
   uint64_t jobs_done() const { return jobs_done_; }
 
  private:
-  // One connection: connect, register, serve. Sets *registered when the tracker accepted the registration.
-  Status Connect(bool* registered);
-  // While the runner is unavailable, waits until it is not (said once, with whether the agent has just left).
+  // One connection: connect, register, serve. Sets *registered when the tracker accepted the registration, and
+  // *left_for_room when the agent left it because its runner became unavailable (the connection said so).
+  Status Connect(bool* registered, bool* left_for_room);
+  // While the runner is unavailable, waits until it is not; `say`: says so first (unless the connection just did).
   enum class Room { kAvailable, kAgain, kStopped };  // never unavailable; available again; Stop() came meanwhile
-  Room WaitForRoom(bool left);
+  Room WaitForRoom(bool say);
 
   const SessionOptions options_;
   const proto::DeviceInfo device_;

@@ -196,7 +196,10 @@ bool TrackerConnection::AnswerJob(const proto::Job& job, bool skip) {
   }
   if (std::optional<std::string> why = runner_->Unavailable()) {
     // No job can be built now: leave, so that the tracker sends them to other devices (and the tuner waits for this
-    // one) rather than here, one refusal after another. The session says so and comes back when there is room.
+    // one) rather than here, one refusal after another. The session comes back when there is room. One line says it
+    // (two, this and the session's, said it 6 ms apart).
+    spdlog::warn("not taking jobs: {}; left tracker {}, joining it again once there is room (looked at every {:.0f} s)",
+                 *why, options_.tracker, options_.room_check_interval.count() / 1000.0);
     leave_reason_ = *why;
     std::lock_guard<std::mutex> lock(phase_mu_);
     if (!stop_requested_) LeaveLocked();

@@ -47,6 +47,8 @@ class TrackerConnection {
   // tracker accepted the registration. Returns PermissionDenied when the tracker rejected the agent's credentials,
   // Unavailable with the reason otherwise (also after a Stop()).
   Status Serve(bool* registered);
+  // After Serve(), on its thread: whether the connection ended because the agent left for want of room (it said so).
+  bool left_for_room() const { return !leave_reason_.empty(); }
 
   // Leaves: once serving, says Leaving and closes the stream (cancelling it when the tracker does not close it
   // within 3 s); before that, cancels the call. Idempotent.
