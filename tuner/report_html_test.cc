@@ -289,11 +289,29 @@ TEST(ReportSvgTest, GivenValuesOfNoRoundSize_TheAxesShouldBeLabelledAtRoundSteps
   EXPECT_EQ(y_labels(HistogramSvg({1, 1, 1, 1, 1, 1, 1, 2}, 4, "GFLOPS")),  // 7 configs in the top bin
             (std::vector<std::string>{"0", "2", "4", "6", "8"}));
   EXPECT_EQ(y_labels(HistogramSvg({1}, 4, "GFLOPS")), (std::vector<std::string>{"0", "1"}));
-  // Values no tune writes (a log edited by hand) still give a chart, and in finite time.
+  // Large labels stay short enough for the margins ("100000" at the right edge was cut to "10000").
+  EXPECT_EQ(x_labels(TuningCurveSvg(std::vector<double>(100000, 1.0), "GFLOPS")),
+            (std::vector<std::string>{"1", "20k", "40k", "60k", "80k", "100k"}));
+  EXPECT_EQ(ShortNumber(9999), "9999");
+  EXPECT_EQ(ShortNumber(12500), "12.5k");
+  EXPECT_EQ(ShortNumber(1e10), "10G");
+  EXPECT_EQ(ShortNumber(2.5e17), "250P");
+  EXPECT_EQ(ShortNumber(1e25), "1e+25");
+  EXPECT_EQ(ShortNumber(0.25), "0.25");
+  // Values no tune writes (a log edited by hand) still give a chart, and in finite time; an infinite one is not
+  // drawn (its marks stood at y = -inf, and the histogram put it in bin 0 through an undefined cast).
   for (const double odd : {5e-324, 1e-300, 1e300, std::numeric_limits<double>::infinity()}) {
     EXPECT_EQ(CheckWellFormed(TuningCurveSvg({odd}, "GFLOPS")), "") << odd;
     EXPECT_EQ(CheckWellFormed(HistogramSvg({odd}, 4, "GFLOPS")), "") << odd;
   }
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::string curve = TuningCurveSvg({1.0, inf, 2.0}, "GFLOPS");
+  EXPECT_EQ(curve.find("inf"), std::string::npos) << curve;
+  EXPECT_EQ(CountOf(curve, "<circle"), 2u);
+  EXPECT_EQ(y_labels(curve), (std::vector<std::string>{"0", "0.5", "1", "1.5", "2"}));
+  const std::string histogram = HistogramSvg({1.0, inf}, 4, "GFLOPS");
+  EXPECT_EQ(CountOf(histogram, "<rect"), 1u);
+  EXPECT_NE(histogram.find("over 1 successful config<"), std::string::npos) << histogram;
 }
 
 TEST(ReportSvgTest, GivenTrials_WeShouldDrawTheRunningBestAsAStepLine) {

@@ -12,8 +12,9 @@
 namespace tunefleet {
 namespace {
 
-constexpr double kWidth = 520, kHeight = 220;
-constexpr double kLeft = 56, kRight = 12, kTop = 12, kBottom = 38;
+// The right margin holds half of the last x label ("12.5k"): at 12 px, "100000" was cut to "10000".
+constexpr double kWidth = 524, kHeight = 220;
+constexpr double kLeft = 56, kRight = 16, kTop = 12, kBottom = 38;
 constexpr double kPlotW = kWidth - kLeft - kRight, kPlotH = kHeight - kTop - kBottom;
 // The grid, in pixels, that a long tuning curve's marks are snapped to (a dot's radius is 1.8).
 constexpr double kSnap = 2;
@@ -85,6 +86,18 @@ std::string Axes(double x_min, double x_max, const std::vector<double>& x_ticks,
 std::string ShortNumber(double v) {
   char buf[32];
   double a = std::fabs(v);
+  if (a >= 1e4) {  // 100k, 12.5M, 10G: labels of at most 5 characters (at 1e10 one ran into the axis's name)
+    static constexpr std::pair<double, const char*> kUnits[] = {{1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"},
+                                                                 {1e3, "k"}};
+    for (const auto& [scale, unit] : kUnits) {
+      if (a >= scale && a / scale < 1000) {
+        std::snprintf(buf, sizeof buf, "%.3g%s", v / scale, unit);
+        return buf;
+      }
+    }
+    std::snprintf(buf, sizeof buf, "%.0e", v);  // 1e+25
+    return buf;
+  }
   if (a >= 100 || v == std::floor(v)) {
     std::snprintf(buf, sizeof buf, "%.0f", v);
   } else {
@@ -96,7 +109,9 @@ std::string ShortNumber(double v) {
 std::string TuningCurveSvg(const std::vector<double>& values, const std::string& y_label) {
   const size_t n = values.size();
   double y_max = 0;
-  for (double v : values) y_max = std::max(y_max, v);
+  for (double v : values) {
+    if (std::isfinite(v)) y_max = std::max(y_max, v);
+  }
   const AxisScale scale = ScaleFor(y_max > 0 ? y_max : 1, /*integer=*/false);
   y_max = scale.top;
   const double x_max = std::max<double>(n, 2);
@@ -137,6 +152,7 @@ std::string TuningCurveSvg(const std::vector<double>& values, const std::string&
   for (size_t i = 0; i < n; ++i) {
     const double t = static_cast<double>(i + 1);
     const double x = cell(px(t));
+    if (!std::isfinite(values[i])) continue;  // no point can stand for it (a log's flops edited by hand)
     if (values[i] < 0) {
       if (fail_cells.insert(std::lround(x * 10)).second) {
         fails += "<line x1=\"" + Num(x) + "\" y1=\"" + Num(kTop + kPlotH) + "\" x2=\"" + Num(x) + "\" y2=\"" +
@@ -169,8 +185,12 @@ std::string TuningCurveSvg(const std::vector<double>& values, const std::string&
   return s + "</svg>";
 }
 
-std::string HistogramSvg(const std::vector<double>& values, int bins, const std::string& x_label) {
+std::string HistogramSvg(const std::vector<double>& all_values, int bins, const std::string& x_label) {
   bins = std::max(bins, 1);
+  std::vector<double> values;  // those a bin can hold: an infinite one (flops edited by hand) fell in bin 0
+  for (double v : all_values) {
+    if (std::isfinite(v) && v >= 0) values.push_back(v);
+  }
   double x_max = 0;
   for (double v : values) x_max = std::max(x_max, v);
   const AxisScale x_scale = ScaleFor(x_max > 0 ? x_max : 1, /*integer=*/false);  // the bins span 0..its top
