@@ -7,13 +7,15 @@
 #      agent on loopback, every result checked against the reference, and prints each best.
 # Usage: bench/fp16_cpu.sh [BUILD_DIR] [OUT_DIR]   (env: BUDGET seconds per tune, default 20; CACHE wheel dir)
 set -euo pipefail
-cd "$(dirname "$0")/.."  # BUILD_DIR and OUT_DIR are read from the repository root, as in the other scripts
+here=$(cd "$(dirname "$0")" && pwd)
+cd "$here/.."  # BUILD_DIR and OUT_DIR are read from the repository root, as in the other scripts
 BUILD=${1:-build}
 OUT=${2:-$(mktemp -d)}
 BUDGET=${BUDGET:-20}
 CACHE=${CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tunefleet/intel-opencl-cpu}
 BIN=$BUILD/bin
-here=$(cd "$(dirname "$0")" && pwd)
+source "$here/require_binaries.sh"
+require_binaries "$BIN" tunefleet tunefleet-tracker tunefleet-agent
 mkdir -p "$OUT" "$CACHE"
 
 # Pinned versions: the runtime and the compiler runtime it links against are released together.

@@ -11,7 +11,10 @@
 #        bench/transfer_live.sh (TASK, DB, TEMPLATE, ...)
 set -uo pipefail
 if [ $# -ne 2 ]; then sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 2; fi
-BIN=$1; OUT=$2; mkdir -p "$OUT"
+BIN=$1; OUT=$2
+source "$(dirname "$0")/require_binaries.sh"
+require_binaries "$BIN" tunefleet tunefleet-tracker tunefleet-agent
+mkdir -p "$OUT"
 SEEDS=${SEEDS:-1 2 3 4}; B_ARGS=${B_ARGS:---xgb-objective rank}
 KIND=${KIND:-cold}; TRIALS=${TRIALS:-400}
 case $KIND in
