@@ -46,7 +46,8 @@ Status Session::Run() {
     if (status.code() == Status::Code::kPermissionDenied) return status;
     if (const Room room = WaitForRoom(/*say=*/!left_for_room); room == Room::kStopped) {
       return Status::OK();
-    } else if (room == Room::kAgain) {  // it left on purpose: nothing to say of how the connection ended
+    } else if (room == Room::kAgain || left_for_room) {  // it left on purpose: nothing to say of how it ended
+      // (left_for_room with room already: it came back in the milliseconds before the session looked)
       backoff = options_.initial_backoff;
       said.clear();
       continue;

@@ -296,8 +296,14 @@ TEST(ReportSvgTest, GivenValuesOfNoRoundSize_TheAxesShouldBeLabelledAtRoundSteps
   EXPECT_EQ(ShortNumber(12500), "12.5k");
   EXPECT_EQ(ShortNumber(1e10), "10G");
   EXPECT_EQ(ShortNumber(2.5e17), "250P");
+  EXPECT_EQ(ShortNumber(999700), "1M");  // not "1e+03k"
+  EXPECT_EQ(ShortNumber(1.25e19), "12.5E");  // it printed "1e+19" for 1e19 and 1.25e19 alike
   EXPECT_EQ(ShortNumber(1e25), "1e+25");
   EXPECT_EQ(ShortNumber(0.25), "0.25");
+  EXPECT_EQ(ShortNumber(0.0125), "12.5m");
+  EXPECT_EQ(ShortNumber(0.00075), "750\u00b5");  // "0.00075" ran into the axis's name
+  EXPECT_EQ(ShortNumber(-2e-9), "-2n");
+  EXPECT_EQ(ShortNumber(0), "0");
   // Values no tune writes (a log edited by hand) still give a chart, and in finite time; an infinite one is not
   // drawn (its marks stood at y = -inf, and the histogram put it in bin 0 through an undefined cast).
   for (const double odd : {5e-324, 1e-300, 1e300, std::numeric_limits<double>::infinity()}) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <set>
 #include <utility>
 #include <vector>
@@ -85,17 +87,21 @@ std::string Axes(double x_min, double x_max, const std::vector<double>& x_ticks,
 
 std::string ShortNumber(double v) {
   char buf[32];
-  double a = std::fabs(v);
-  if (a >= 1e4) {  // 100k, 12.5M, 10G: labels of at most 5 characters (at 1e10 one ran into the axis's name)
-    static constexpr std::pair<double, const char*> kUnits[] = {{1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"},
-                                                                 {1e3, "k"}};
+  const double a = std::fabs(v);
+  if (a != 0 && (a < 0.1 || a >= 1e4)) {
+    // Labels of at most 5 characters (750µ, 12.5m, 100k, 10G): "0.00075" ran into the axis's name, "100000" past
+    // the chart's edge. The unit is the first whose mantissa, as printed, lies in [1, 1000).
+    static constexpr std::pair<double, const char*> kUnits[] = {
+        {1e-12, "p"}, {1e-9, "n"}, {1e-6, "\u00b5"}, {1e-3, "m"}, {1e3, "k"},
+        {1e6, "M"},   {1e9, "G"},  {1e12, "T"},       {1e15, "P"}, {1e18, "E"}};
     for (const auto& [scale, unit] : kUnits) {
-      if (a >= scale && a / scale < 1000) {
-        std::snprintf(buf, sizeof buf, "%.3g%s", v / scale, unit);
-        return buf;
+      std::snprintf(buf, sizeof buf, "%.3g", a / scale);
+      const double printed = std::strtod(buf, nullptr);
+      if (std::strchr(buf, 'e') == nullptr && printed >= 1 && printed < 1000) {
+        return (v < 0 ? "-" : "") + std::string(buf) + unit;
       }
     }
-    std::snprintf(buf, sizeof buf, "%.0e", v);  // 1e+25
+    std::snprintf(buf, sizeof buf, "%.3g", v);  // 1e+25
     return buf;
   }
   if (a >= 100 || v == std::floor(v)) {
