@@ -10,13 +10,16 @@
 namespace tunefleet {
 
 // Best-so-far curve over trials. `values[i]` is the GFLOPS of trial i+1, or a negative number for a failed trial
-// (drawn as a red tick on the axis). The step line is the running maximum; successful trials are dots.
+// (drawn as a red tick on the axis); one not finite is not drawn. The step line is the running maximum; successful
+// trials are dots. Axes are labelled at round steps (0, 50, ..., 250; trials 1, 50, 100).
 std::string TuningCurveSvg(const std::vector<double>& values, const std::string& y_label);
 
-// Histogram of `values` (all >= 0) in `bins` equal bins from 0 to the maximum.
+// Histogram of `values` (those not finite or negative are left out) in `bins` equal bins from 0 to the top of the
+// axis: the maximum, rounded up to a round step.
 std::string HistogramSvg(const std::vector<double>& values, int bins, const std::string& x_label);
 
-// "12.3", "0.0123", "1234": a short number for labels (3 significant digits, no exponent below 1e6).
+// "12.3", "0.25", "1234", "12.5k", "750µ": a short number for labels (3 significant digits; under 0.1 and from
+// 10,000 in SI units p to E, beyond them with an exponent).
 std::string ShortNumber(double v);
 
 }  // namespace tunefleet
