@@ -223,9 +223,10 @@ int AgentMain(int argc, char** argv) {
                  "argument, other users of the machine cannot read)")
                         ->check(cli::NotEmpty()));
   CLI::Option* platform = app.add_option("--platform", flags.platform,
-                                         "OpenCL platform index (see --list-devices, which lists only it when given)")
+                                         "OpenCL platform index (default 0; see --list-devices, which lists only it "
+                                         "when given)")
                               ->check(cli::NonNegative());
-  serving.push_back(app.add_option("--device", flags.device, "OpenCL device index within the platform")
+  serving.push_back(app.add_option("--device", flags.device, "OpenCL device index within the platform (default 0)")
                         ->check(cli::NonNegative()));
   serving.push_back(app.add_option("--tls-ca", flags.tls_ca, "PEM file of root certificates: dial the tracker with TLS")
                         ->check(CLI::ExistingFile));
@@ -236,7 +237,7 @@ int AgentMain(int argc, char** argv) {
                  "(default: named by the device in $TMPDIR or /tmp; 'none': no lock)")
                         ->check(cli::NotEmpty()));
   serving.push_back(app.add_option("--job-timeout", flags.job_timeout_s,
-                                   "seconds a job may take when it names no timeout")
+                                   "seconds a job may take when it names no timeout (default 60)")
                         ->check(cli::Positive()));
   CLI::Option* cache_mb = app.add_option("--pocl-cache-mb", flags.pocl_cache_mb,
                  "keep PoCL's on-disk kernel cache in a folder of this agent's own, and every 16 jobs, when it "

@@ -30,6 +30,7 @@ inline std::string WithPlainWords(std::string_view reason) {
       {"connection attempt timed out before receiving SETTINGS frame",
        "the peer took the connection but did not answer"},
       {"Deadline Exceeded", "no answer in time"},
+      {"tcp handshaker shutdown", "the attempt to connect was given up before it was made"},
   };
   for (const Plain& p : kPlain) {
     if (reason == p.grpc) return std::string(p.plain) + ": " + std::string(reason);

@@ -43,6 +43,10 @@ TEST(GrpcReasonTest, GivenGrpcsOwnWordsTheCauseShouldComeFirstInPlainWords) {
             "the peer took the connection but did not answer: connection attempt timed out before receiving "
             "SETTINGS frame");
   EXPECT_EQ(GrpcReason("Deadline Exceeded"), "no answer in time: Deadline Exceeded");
+  // A connection attempt cut short (a tune's --device-wait ran out while a stopping tracker was dialled again).
+  EXPECT_EQ(GrpcReason("failed to connect to all addresses; last error: UNKNOWN: ipv4:127.0.0.1:47701: tcp "
+                       "handshaker shutdown"),
+            "the attempt to connect was given up before it was made: tcp handshaker shutdown");
   EXPECT_EQ(GrpcReason("recvmsg:Connection reset by peer"), "Connection reset by peer");
 }
 
