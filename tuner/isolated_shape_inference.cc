@@ -55,6 +55,9 @@ void DropAttributeTensors(onnx::GraphProto& graph) {
 [[noreturn]] void InferInChild(onnx::ModelProto& model, int out, pid_t parent) {
   // A parent killed by a signal sent to it alone (Ctrl-C reaches the whole process group) takes the child with it.
   if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent) _exit(1);
+  // A crash ends the child by its own signal, which the parent names, whatever handler the process had for it (a
+  // sanitizer's turned a SIGSEGV into an abort, said as SIGABRT).
+  for (const int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL}) std::signal(sig, SIG_DFL);
   std::string answer;
   try {
     // error_mode 1: a node whose shapes contradict its operator is an error, not silently skipped.
