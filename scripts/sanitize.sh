@@ -52,7 +52,7 @@ if [ "$SANITIZE" = thread ]; then
   exit $status
 fi
 export ASAN_OPTIONS="detect_leaks=${LEAKS:-0}:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1"
-export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=66"  # not a tool's own exit 1, which tests expect
 # deploy_bundle runs the bundled agent under `env -i` (a host's bare environment), which drops ASAN_OPTIONS: the
 # OpenCL driver's allocations that live until exit are then reported as leaks. It is left out here.
 ctest --output-on-failure --timeout 1800 -j 2 -E '^deploy_bundle$' "$@"
