@@ -3,19 +3,34 @@
 
 gRPC, protobuf and the OpenCL driver come from Debian's packages, built without ThreadSanitizer: their own locks and
 atomics are invisible to it, so a test that uses gRPC gets hundreds of reports inside gRPC (our frames only further
-down, as callers). A race in the project's code has one of its accesses' frame #0 in the project's sources.
+down, as callers). A race in the project's code has one of its accesses' innermost frame in the project's sources,
+counted past ThreadSanitizer's own frames (its interceptors: memmove, operator new and delete, pthread calls) and
+the C++ library's inlined templates (/usr/include/c++: a std::condition_variable, a vector's copy), which stand
+between an access and the code that made it.
 usage: scripts/tsan_ours.py ROOT LOG...   (exit 1 when such a report is found)"""
 import re
 import sys
 
 
+FRAME = re.compile(r"^\s*#\d+ (.*) (\S+) \(([^()]*)\)$", re.M)  # "#2 function file:line (module+0x...)"
+
+
+def innermost(block: str):
+    """The function and file:line of the access's first frame that is neither the sanitizer's nor the C++ library's."""
+    for function, location, module in FRAME.findall(block):
+        if module.startswith("libtsan") or "libsanitizer" in location or location.startswith("/usr/include/c++/"):
+            continue
+        return function, location
+    return None
+
+
 def ours(report: str, root: str) -> list:
     tops = []
-    for block in re.split(r"\n  (?=(?:Write|Read|Previous|Atomic))", report):
+    for block in re.split(r"\n  (?=(?:Write|Read|Previous|Atomic|Mutex|Location|Thread))", report):
         if block.startswith(("Write", "Read", "Previous", "Atomic")):
-            m = re.search(r"#0 (\S+) (\S+)", block)
-            if m and m.group(2).startswith(root) and "/build" not in m.group(2)[len(root):]:
-                tops.append(f"{m.group(1)} {m.group(2)[len(root):].lstrip('/')}")
+            frame = innermost(block)
+            if frame and frame[1].startswith(root + "/") and not frame[1][len(root):].startswith("/build"):
+                tops.append(f"{frame[0]} {frame[1][len(root):].lstrip('/')}")
     return tops
 
 
