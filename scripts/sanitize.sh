@@ -9,7 +9,7 @@
 #     are written to build-tsan/tsan/ and scripts/tsan_ours.py lists (and fails on) those with an access in the
 #     project's own code.
 #   usage: scripts/sanitize.sh [ARGS...]   address: CTest arguments, e.g. -R 'agent_|cost_model'; thread: arguments
-#          for each test binary, e.g. --gtest_filter='*Lease*'
+#          for each test binary, e.g. --gtest_filter='*Lease*' (none: all tests but tracker_service_test's MidJob)
 #   env: SANITIZE (address | thread), BUILD_DIR (build-asan | build-tsan), JOBS (nproc), LEAKS (0: leak reports
 #        are off, the OpenCL driver's allocations that live until exit would drown the project's; 1 to see them)
 set -euo pipefail
@@ -41,6 +41,10 @@ export POCL_CACHE_DIR
 if [ "$SANITIZE" = thread ]; then
   rm -rf tsan && mkdir tsan
   export TSAN_OPTIONS="exitcode=0 report_signal_unsafe=0 log_path=$PWD/tsan/report"
+  # Without arguments, the two MidJob tests of tracker_service_test are left out: their 48 MiB job crosses gRPC,
+  # whose locks ThreadSanitizer does not see, so it checks every word of it against the other threads' writes and
+  # reports them one by one (over 18 minutes; with intercept_send=0, 4 s to 500 s a test, over their deadlines).
+  [ $# -gt 0 ] || set -- --gtest_filter='-*MidJob'
   status=0
   for t in "${THREAD_TESTS[@]}"; do
     echo "== $t"
