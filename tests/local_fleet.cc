@@ -9,7 +9,7 @@
 
 namespace tunefleet::testing {
 
-LocalFleet::LocalFleet() : dir_(MakeTempDir("fleet")), port_(FreeLoopbackPort()) {}
+LocalFleet::LocalFleet() : dir_("fleet"), port_(FreeLoopbackPort()) {}
 
 LocalFleet::~LocalFleet() {
   for (auto& a : agents_) a->Signal(SIGTERM);
@@ -22,7 +22,7 @@ void LocalFleet::StartTracker(const std::vector<std::string>& extra) {
   std::vector<std::string> argv = {BinDir() + "/tunefleet-tracker", "--host", "127.0.0.1", "--port",
                                    std::to_string(port_)};
   argv.insert(argv.end(), extra.begin(), extra.end());
-  tracker_ = std::make_unique<Subprocess>(argv, dir_ + "/tracker" + std::to_string(tracker_starts_++) + ".log");
+  tracker_ = std::make_unique<Subprocess>(argv, dir() + "/tracker" + std::to_string(tracker_starts_++) + ".log");
   // Ready when it answers a query.
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   std::vector<std::string> query;  // a TLS tracker's certificate is self-signed: it is its own root
@@ -50,7 +50,7 @@ size_t LocalFleet::StartAgent(const std::string& key, const std::vector<std::str
   std::vector<std::string> argv = {BinDir() + "/tunefleet-agent", "--tracker", address(), "--key", key};
   argv.insert(argv.end(), extra.begin(), extra.end());
   agents_.push_back(
-      std::make_unique<Subprocess>(argv, dir_ + "/agent" + std::to_string(agents_.size()) + ".log", env));
+      std::make_unique<Subprocess>(argv, dir() + "/agent" + std::to_string(agents_.size()) + ".log", env));
   return agents_.size() - 1;
 }
 
@@ -98,7 +98,7 @@ RunResult LocalFleet::Cli(std::vector<std::string> args, std::chrono::seconds ti
 std::unique_ptr<Subprocess> LocalFleet::CliAsync(std::vector<std::string> args) {
   std::vector<std::string> argv = {BinDir() + "/tunefleet", args[0], "--rpc-tracker", address()};
   argv.insert(argv.end(), args.begin() + 1, args.end());
-  return std::make_unique<Subprocess>(argv, dir_ + "/cli" + std::to_string(cli_runs_++) + ".log");
+  return std::make_unique<Subprocess>(argv, dir() + "/cli" + std::to_string(cli_runs_++) + ".log");
 }
 
 int LocalFleet::Count(const std::string& query, const std::string& db_path) const {

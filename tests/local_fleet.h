@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/subprocess.h"
+#include "tests/temp_dir.h"
 
 namespace tunefleet::testing {
 
@@ -42,8 +43,8 @@ class LocalFleet {
 
   int port() const { return port_; }  // the tracker's, on 127.0.0.1
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
-  const std::string& dir() const { return dir_; }
-  std::string db() const { return dir_ + "/tune.db"; }
+  const std::string& dir() const { return dir_.path(); }  // removed with the fleet unless the test failed
+  std::string db() const { return dir_.path() + "/tune.db"; }
 
   // The first column of the first row of a SELECT (over the test's database, or `db_path`) as a number; 0 while the
   // tables do not exist yet.
@@ -57,7 +58,7 @@ class LocalFleet {
   void ExecSql(const std::string& statements, const std::string& db_path = "") const;
 
  private:
-  std::string dir_;
+  TempDir dir_;  // first: it goes after the processes that write into it
   int cli_runs_ = 0;  // names each CliAsync's output file
   int port_;
   std::unique_ptr<Subprocess> tracker_;

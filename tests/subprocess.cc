@@ -16,6 +16,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "tests/temp_dir.h"
+
 extern char** environ;
 
 namespace tunefleet::testing {
@@ -85,8 +87,8 @@ std::string Subprocess::Log() const {
 
 RunResult Run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
               const std::vector<std::string>& env) {
-  std::string log = MakeTempDir("run") + "/out.log";  // a folder of its own each time
-  Subprocess p(argv, log, env);
+  const TempDir dir("run", KeepOnFailure::kNo);  // a folder of its own each time; the output is returned
+  Subprocess p(argv, dir.path() + "/out.log", env);
   RunResult r;
   auto code = p.Wait(timeout);
   if (!code) {
@@ -110,13 +112,6 @@ int FreeLoopbackPort() {
   int port = ntohs(addr.sin_port);
   ::close(fd);
   return port;
-}
-
-std::string MakeTempDir(const std::string& prefix) {
-  const char* base = std::getenv("TMPDIR");
-  std::string tmpl = std::string(base ? base : "/tmp") + "/tunefleet-" + prefix + "-XXXXXX";
-  if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-  return tmpl;
 }
 
 std::string BinDir() { return TUNEFLEET_BIN_DIR; }

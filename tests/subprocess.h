@@ -54,9 +54,6 @@ RunResult Run(const std::vector<std::string>& argv, std::chrono::milliseconds ti
 // A TCP port on 127.0.0.1 that was free a moment ago.
 int FreeLoopbackPort();
 
-// A fresh empty directory under the test temp dir.
-std::string MakeTempDir(const std::string& prefix);
-
 // Directory of the built binaries (tunefleet, tunefleet-tracker, tunefleet-agent).
 std::string BinDir();
 

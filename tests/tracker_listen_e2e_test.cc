@@ -101,8 +101,9 @@ TEST(TrackerListenE2E, GivenAStartThatFailsTheTrackerShouldSayWhyOnStderrInOneEr
 
 TEST(TrackerListenE2E, GivenAnIPv6HostTheTrackerShouldListenThereAndAnswerQueries) {
   const int port = FreeLoopbackPort();
+  const TempDir dir("tracker-v6");
   Subprocess tracker({BinDir() + "/tunefleet-tracker", "--host", "::1", "--port", std::to_string(port)},
-                     MakeTempDir("tracker-v6") + "/tracker.log");
+                     dir.path() + "/tracker.log");
   const std::string address = "[::1]:" + std::to_string(port);
   RunResult q;
   for (int i = 0; i < 50; ++i) {  // up to 5 s for it to start
@@ -118,12 +119,12 @@ TEST(TrackerListenE2E, GivenAnIPv6HostTheTrackerShouldListenThereAndAnswerQuerie
   EXPECT_NE(tracker.Log().find("listening on " + address), std::string::npos) << tracker.Log();
 }
 
-// A tracker on 127.0.0.1 with `options`, that may open 64 files, its log in a new folder named after `name`.
-std::unique_ptr<Subprocess> TrackerWithFileLimit64(const std::string& options, const std::string& name) {
+// A tracker on 127.0.0.1 with `options`, that may open 64 files, its log in `dir` (which must outlive it).
+std::unique_ptr<Subprocess> TrackerWithFileLimit64(const std::string& options, const TempDir& dir) {
   return std::make_unique<Subprocess>(
       std::vector<std::string>{"/bin/sh", "-c", "ulimit -n 64 && exec \"$0\" --host 127.0.0.1 " + options,
                                BinDir() + "/tunefleet-tracker"},
-      MakeTempDir(name) + "/tracker.log");
+      dir.path() + "/tracker.log");
 }
 
 // Whether `line` is in the tracker's log within 10 s.
@@ -152,7 +153,8 @@ void ConnectTo(int port, int count, std::vector<OwnedFd>& into) {
 // error line and exit 1, so that a service manager starts it again.
 TEST(TrackerListenE2E, GivenMoreConnectionsThanItsFileLimitTheTrackerShouldStopSayingWhy) {
   const int port = FreeLoopbackPort();
-  auto tracker = TrackerWithFileLimit64("--port " + std::to_string(port), "tracker-fds");
+  const TempDir dir("tracker-fds");
+  auto tracker = TrackerWithFileLimit64("--port " + std::to_string(port), dir);
   ASSERT_TRUE(WaitForLine(*tracker, "listening on")) << tracker->Log();
   std::vector<OwnedFd> connections;  // held until the tracker has stopped
   ASSERT_NO_FATAL_FAILURE(ConnectTo(port, 128, connections));
@@ -171,9 +173,9 @@ TEST(TrackerListenE2E, GivenMoreConnectionsThanItsFileLimitTheTrackerShouldStopS
 TEST(TrackerListenE2E, GivenManyIdleStatusPageConnectionsTheTrackerShouldStillAnswer) {
   const int port = FreeLoopbackPort();
   const int http_port = FreeLoopbackPort();
+  const TempDir dir("tracker-http-fds");
   auto tracker =
-      TrackerWithFileLimit64("--port " + std::to_string(port) + " --http-port " + std::to_string(http_port),
-                             "tracker-http-fds");
+      TrackerWithFileLimit64("--port " + std::to_string(port) + " --http-port " + std::to_string(http_port), dir);
   ASSERT_TRUE(WaitForLine(*tracker, "status page on")) << tracker->Log();
   std::vector<OwnedFd> idle;  // held open while the tracker is asked
   ASSERT_NO_FATAL_FAILURE(ConnectTo(http_port, 100, idle));
