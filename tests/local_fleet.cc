@@ -9,7 +9,7 @@
 
 namespace tunefleet::testing {
 
-LocalFleet::LocalFleet() : dir_("fleet"), port_(FreeLoopbackPort()) {}
+LocalFleet::LocalFleet() : dir_("fleet", KeepOnFailure::kYes), port_(FreeLoopbackPort()) {}
 
 LocalFleet::~LocalFleet() {
   for (auto& a : agents_) a->Signal(SIGTERM);

@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/temp_dir_testing.h"
 #include "tests/subprocess.h"
-#include "tests/temp_dir.h"
 
 namespace tunefleet::testing {
 

@@ -16,7 +16,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "tests/temp_dir.h"
+#include "common/temp_dir_testing.h"
 
 extern char** environ;
 
@@ -87,7 +87,7 @@ std::string Subprocess::Log() const {
 
 RunResult Run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
               const std::vector<std::string>& env) {
-  const TempDir dir("run", KeepOnFailure::kNo);  // a folder of its own each time; the output is returned
+  const TempDir dir("run");  // a folder of its own each time; the output is returned
   Subprocess p(argv, dir.path() + "/out.log", env);
   RunResult r;
   auto code = p.Wait(timeout);

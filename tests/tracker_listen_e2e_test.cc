@@ -101,7 +101,7 @@ TEST(TrackerListenE2E, GivenAStartThatFailsTheTrackerShouldSayWhyOnStderrInOneEr
 
 TEST(TrackerListenE2E, GivenAnIPv6HostTheTrackerShouldListenThereAndAnswerQueries) {
   const int port = FreeLoopbackPort();
-  const TempDir dir("tracker-v6");
+  const TempDir dir("tracker-v6", KeepOnFailure::kYes);
   Subprocess tracker({BinDir() + "/tunefleet-tracker", "--host", "::1", "--port", std::to_string(port)},
                      dir.path() + "/tracker.log");
   const std::string address = "[::1]:" + std::to_string(port);
@@ -153,7 +153,7 @@ void ConnectTo(int port, int count, std::vector<OwnedFd>& into) {
 // error line and exit 1, so that a service manager starts it again.
 TEST(TrackerListenE2E, GivenMoreConnectionsThanItsFileLimitTheTrackerShouldStopSayingWhy) {
   const int port = FreeLoopbackPort();
-  const TempDir dir("tracker-fds");
+  const TempDir dir("tracker-fds", KeepOnFailure::kYes);
   auto tracker = TrackerWithFileLimit64("--port " + std::to_string(port), dir);
   ASSERT_TRUE(WaitForLine(*tracker, "listening on")) << tracker->Log();
   std::vector<OwnedFd> connections;  // held until the tracker has stopped
@@ -173,7 +173,7 @@ TEST(TrackerListenE2E, GivenMoreConnectionsThanItsFileLimitTheTrackerShouldStopS
 TEST(TrackerListenE2E, GivenManyIdleStatusPageConnectionsTheTrackerShouldStillAnswer) {
   const int port = FreeLoopbackPort();
   const int http_port = FreeLoopbackPort();
-  const TempDir dir("tracker-http-fds");
+  const TempDir dir("tracker-http-fds", KeepOnFailure::kYes);
   auto tracker =
       TrackerWithFileLimit64("--port " + std::to_string(port) + " --http-port " + std::to_string(http_port), dir);
   ASSERT_TRUE(WaitForLine(*tracker, "status page on")) << tracker->Log();
